@@ -1,0 +1,104 @@
+//! The numbers and texts the spec refers to but does not give (`../shared/spec/DECISIONS.md`),
+//! kept in one place: `decisions.json` beside this crate, our `loop.json`. Code reads them from
+//! here and never repeats them as literals.
+
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+#[derive(Debug, Deserialize)]
+pub struct Decisions {
+    pub harness_spec: String,
+    pub protocol: u32,
+    pub scheduled: Scheduled,
+    pub link: Link,
+    pub terminal: Terminal,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Scheduled {
+    pub setting: Setting,
+    pub approval_wait_seconds: Range,
+    pub monitor: Monitor,
+    pub texts: Texts,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Setting {
+    pub label: String,
+    pub description: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Range {
+    pub default: u64,
+    pub min: u64,
+    pub max: u64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Monitor {
+    pub timeout_seconds: MonitorTimeout,
+    pub excerpt_chars: usize,
+    pub output_max_bytes: usize,
+    pub kill_grace_ms: u64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct MonitorTimeout {
+    pub default: u64,
+    pub max: u64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Texts {
+    pub off: String,
+    pub plan: String,
+    pub denied: String,
+    pub no_reply: String,
+    pub monitor_asks: String,
+    pub monitor_denied: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Link {
+    pub backoff_ms: Backoff,
+    pub stable_after_ms: u64,
+    pub ping_interval_ms: u64,
+    pub dead_after_missed_pings: u32,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Backoff {
+    pub first: u64,
+    pub max: u64,
+    pub jitter: f64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Terminal {
+    pub max_per_link: usize,
+    pub cols: [u16; 2],
+    pub rows: [u16; 2],
+}
+
+/// The decisions, parsed once. The file is part of the build, so a parse failure is a bug caught by
+/// the first test that runs, never something a user can cause.
+pub fn decisions() -> &'static Decisions {
+    static CELL: OnceLock<Decisions> = OnceLock::new();
+    CELL.get_or_init(|| {
+        serde_json::from_str(include_str!("../decisions.json"))
+            .unwrap_or_else(|e| panic!("decisions.json is part of the build and must parse: {e}"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn decisions_parse() {
+        let d = super::decisions();
+        assert_eq!(d.protocol, 3);
+        assert_eq!(d.harness_spec, "3.5.0");
+        assert_eq!(d.scheduled.monitor.output_max_bytes, 1_048_576);
+        assert_eq!(d.terminal.max_per_link, 4);
+    }
+}

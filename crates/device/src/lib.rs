@@ -1,0 +1,19 @@
+//! lembas-device: the device side of the LLeMbas link, with no Tauri in it. The `lembas` command
+//! and the desktop app are thin layers over this crate.
+
+pub mod decisions;
+pub mod directories;
+pub mod discovery;
+pub mod dispatcher;
+pub mod events;
+pub mod keychain;
+pub mod link;
+pub mod lock;
+pub mod login;
+pub mod monitor;
+pub mod paths;
+pub mod policy;
+pub mod rpc;
+pub mod settings;
+pub mod status;
+pub mod terminal;

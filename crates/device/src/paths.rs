@@ -1,0 +1,54 @@
+//! Where the device keeps things. Every path honours `HOME` and `XDG_*` at the moment it is asked
+//! for, so tests run in temporary homes.
+
+use std::path::PathBuf;
+
+fn home() -> PathBuf {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"))
+}
+
+fn xdg(var: &str, fallback: &[&str]) -> PathBuf {
+    match std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from) {
+        Some(p) if p.is_absolute() => p,
+        _ => fallback.iter().fold(home(), |p, part| p.join(part)),
+    }
+}
+
+/// The folder holding `config.yaml`.
+pub fn config_dir() -> PathBuf {
+    if cfg!(target_os = "macos") && std::env::var_os("XDG_CONFIG_HOME").is_none() {
+        return home().join("Library/Application Support/lembas");
+    }
+    if cfg!(windows) {
+        if let Some(appdata) = std::env::var_os("APPDATA") {
+            return PathBuf::from(appdata).join("lembas");
+        }
+    }
+    xdg("XDG_CONFIG_HOME", &[".config"]).join("lembas")
+}
+
+/// The global config file.
+pub fn config_file() -> PathBuf {
+    config_dir().join("config.yaml")
+}
+
+/// `$XDG_STATE_HOME/lembas/`: the lock, the status file, turns, attachments.
+pub fn state_dir() -> PathBuf {
+    xdg("XDG_STATE_HOME", &[".local", "state"]).join("lembas")
+}
+
+/// The user's home folder, for `~` expansion and protected paths.
+pub fn home_dir() -> PathBuf {
+    home()
+}
+
+/// Expands a leading `~` or `~/`.
+pub fn expand_tilde(path: &str) -> PathBuf {
+    if path == "~" {
+        home()
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        home().join(rest)
+    } else {
+        PathBuf::from(path)
+    }
+}

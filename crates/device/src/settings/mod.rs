@@ -1,0 +1,118 @@
+//! The global config (`config.yaml`): typed reads with defaults here; the one lossless, atomic
+//! write path in [`edit`]. The file is the source of truth: the CLI, the tray and the window all
+//! write it through [`edit::apply`], and a running device reacts to it changing.
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+use crate::paths;
+use crate::policy::Mode;
+
+/// Everything the device reads from `config.yaml`. Unknown keys are ignored here and kept on write.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// The instance this device is logged in to (`server: { url, connection }`).
+    pub server: Option<Server>,
+    /// `<connection>/<id>` of the embedding model, set at login when none is set.
+    pub embedding: Option<String>,
+    pub remote: Remote,
+    /// Trusted projects: a directory is trusted when it or an ancestor is listed.
+    pub trusted: Vec<PathBuf>,
+    pub permissions: Permissions,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+pub struct Server {
+    pub url: String,
+    #[serde(default)]
+    pub connection: Option<String>,
+}
+
+/// The `remote:` block (DECISIONS.md, "The device's global config").
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Remote {
+    pub enabled: bool,
+    pub roots: Vec<PathBuf>,
+    pub max_mode: Mode,
+    pub require_trust: bool,
+    pub terminal: bool,
+    pub terminal_integration: bool,
+    pub scheduled: bool,
+    /// Seconds.
+    pub approval_timeout: u64,
+}
+
+impl Default for Remote {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            roots: Vec::new(),
+            max_mode: Mode::Edit,
+            require_trust: true,
+            terminal: false,
+            terminal_integration: true,
+            scheduled: false,
+            approval_timeout: 300,
+        }
+    }
+}
+
+/// `permissions: { bash: { allow, ask, deny } }`, command patterns.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default)]
+pub struct Permissions {
+    pub bash: BashRules,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default)]
+pub struct BashRules {
+    pub allow: Vec<String>,
+    pub ask: Vec<String>,
+    pub deny: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    /// The file is not valid: `line` is 1-based where the parser could tell.
+    #[error("{path}{} is not valid: {message}. Fix it by hand; nothing was changed.", line.map(|l| format!(", line {l},")).unwrap_or_default())]
+    Invalid { path: PathBuf, line: Option<usize>, message: String },
+}
+
+impl Settings {
+    /// Roots with `~` expanded (as stored, not yet resolved).
+    pub fn roots(&self) -> Vec<PathBuf> {
+        self.remote.roots.iter().map(|r| paths::expand_tilde(&r.to_string_lossy())).collect()
+    }
+}
+
+/// Reads the global config; a missing file is the defaults.
+pub fn load() -> Result<Settings, SettingsError> {
+    load_from(&paths::config_file())
+}
+
+pub fn load_from(path: &Path) -> Result<Settings, SettingsError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+        Err(source) => return Err(SettingsError::Io { path: path.to_owned(), source }),
+    };
+    parse(path, &text)
+}
+
+pub fn parse(path: &Path, text: &str) -> Result<Settings, SettingsError> {
+    if text.trim().is_empty() {
+        return Ok(Settings::default());
+    }
+    serde_norway::from_str::<Option<Settings>>(text)
+        .map(Option::unwrap_or_default)
+        .map_err(|e| SettingsError::Invalid {
+            path: path.to_owned(),
+            line: e.location().map(|l| l.line()),
+            message: e.to_string(),
+        })
+}
