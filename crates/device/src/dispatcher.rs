@@ -1,1 +1,216 @@
-//! TODO
+//! Methods to handlers, and what the device tells the instance about itself (hello, initialize,
+//! the capability list). One link has one dispatcher.
+
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio::sync::{broadcast, watch};
+
+use crate::decisions::decisions;
+use crate::directories;
+use crate::events::DeviceEvent;
+use crate::link::Outbound;
+use crate::policy::roots::FolderRules;
+use crate::rpc::{self, RpcError};
+use crate::settings::Settings;
+use crate::terminal::Terminals;
+
+pub const AGENT_NAME: &str = "LLeMbas CLI";
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Capabilities this build implements completely, given the settings. Listing one is a promise.
+pub fn capabilities(settings: &Settings) -> Vec<&'static str> {
+    let mut caps = vec!["directories"];
+    if settings.remote.terminal {
+        caps.extend(["terminal", "shell"]);
+    }
+    caps
+}
+
+/// What hello and initialize say; when it changes the device redials so the instance hears it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Announced {
+    pub roots: Vec<String>,
+    pub max_mode: String,
+    pub require_trust: bool,
+    pub scheduled: bool,
+    pub capabilities: Vec<&'static str>,
+}
+
+impl Announced {
+    pub fn of(settings: &Settings) -> Self {
+        let remote = &settings.remote;
+        let roots = if remote.enabled {
+            settings.roots().iter().map(|r| r.display().to_string()).collect()
+        } else {
+            vec![]
+        };
+        Self {
+            roots,
+            max_mode: remote.max_mode.to_string(),
+            require_trust: remote.require_trust,
+            scheduled: remote.scheduled,
+            capabilities: capabilities(settings),
+        }
+    }
+
+    /// `_lembas/hello`'s limits.
+    pub fn hello_limits(&self) -> Value {
+        json!({ "roots": self.roots, "max_mode": self.max_mode, "require_trust": self.require_trust, "scheduled": self.scheduled })
+    }
+
+    /// initialize's limits, as the spec's example has them.
+    pub fn initialize_limits(&self) -> Value {
+        json!({ "roots": self.roots, "max_mode": self.max_mode, "scheduled": self.scheduled })
+    }
+
+    pub fn hello(&self) -> Value {
+        let host = hostname::get()
+            .map(|h| h.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        json!({
+            "protocol": decisions().protocol,
+            "version": VERSION,
+            "harness_spec": decisions().harness_spec,
+            "device": { "host": host, "platform": std::env::consts::OS },
+            "limits": self.hello_limits(),
+        })
+    }
+
+    pub fn initialize_result(&self, connection: Option<&str>) -> Value {
+        json!({
+            "protocolVersion": 1,
+            "agentCapabilities": {
+                "loadSession": false,
+                "promptCapabilities": { "image": true, "audio": false, "embeddedContext": true },
+                "mcpCapabilities": { "http": false, "sse": false }
+            },
+            "authMethods": [],
+            "agentInfo": { "name": AGENT_NAME, "version": VERSION },
+            "_meta": { "lembas": {
+                "protocol": decisions().protocol,
+                "harness_spec": decisions().harness_spec,
+                "limits": self.initialize_limits(),
+                "connection": connection,
+                "capabilities": self.capabilities,
+            } }
+        })
+    }
+}
+
+pub struct Dispatcher {
+    settings: watch::Receiver<Arc<Settings>>,
+    /// What this link was told: methods of capabilities not listed here are -32601.
+    announced: Announced,
+    connection: Option<String>,
+    terminals: Terminals,
+    events: broadcast::Sender<DeviceEvent>,
+}
+
+impl Dispatcher {
+    pub fn new(
+        settings: watch::Receiver<Arc<Settings>>,
+        announced: Announced,
+        connection: Option<String>,
+        out: Outbound,
+        events: broadcast::Sender<DeviceEvent>,
+    ) -> Self {
+        Self {
+            settings,
+            announced,
+            connection,
+            terminals: Terminals::new(out),
+            events,
+        }
+    }
+
+    /// The settings as they are at this moment: limits apply to every request as they are now.
+    fn now(&self) -> Arc<Settings> {
+        self.settings.borrow().clone()
+    }
+
+    fn offers(&self, capability: &str) -> bool {
+        self.announced.capabilities.contains(&capability)
+    }
+
+    /// Remote work going on that closing the link would cut short (open shells).
+    pub fn busy(&self) -> bool {
+        self.terminals.open_count() > 0
+    }
+
+    /// Closes everything this link opened.
+    pub fn close_all(&self) {
+        self.terminals.close_all();
+    }
+
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        let result = self.route(method, params).await;
+        if let Err(e) = &result {
+            if e.code == rpc::INVALID_PARAMS {
+                let _ = self.events.send(DeviceEvent::Refused {
+                    method: method.to_string(),
+                    reason: e.message.clone(),
+                });
+            }
+        }
+        result
+    }
+
+    async fn route(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        match method {
+            "initialize" => Ok(self.announced.initialize_result(self.connection.as_deref())),
+            "_lembas/directories" if self.offers("directories") => {
+                let settings = self.now();
+                directories::handle(params, &settings.roots(), &FolderRules::from_settings(&settings))
+            }
+            "_lembas/terminal/open" if self.offers("terminal") => {
+                let settings = self.now();
+                let opened = self.terminals.open(params, &settings).await?;
+                let _ = self.events.send(DeviceEvent::TerminalOpened {
+                    terminal_id: opened["terminalId"].as_str().unwrap_or_default().to_string(),
+                    cwd: opened["cwd"].as_str().unwrap_or_default().to_string(),
+                });
+                Ok(opened)
+            }
+            // Notifications sent as requests get an empty answer.
+            "_lembas/terminal/input" | "_lembas/terminal/resize" | "_lembas/terminal/close"
+                if self.offers("terminal") =>
+            {
+                self.terminal_notification(method, params)
+                    .await
+                    .map(|()| json!({}))
+            }
+            _ => Err(RpcError::method_not_found(method)),
+        }
+    }
+
+    async fn terminal_notification(&self, method: &str, params: Value) -> Result<(), RpcError> {
+        match method {
+            "_lembas/terminal/input" => self.terminals.input(params).await,
+            "_lembas/terminal/resize" => self.terminals.resize(params).await,
+            _ => {
+                let id = params
+                    .get("terminalId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                self.terminals.close(params).await?;
+                let _ = self.events.send(DeviceEvent::TerminalClosed { terminal_id: id });
+                Ok(())
+            }
+        }
+    }
+
+    /// A notification has nobody to answer; a failure is logged.
+    pub async fn notification(&self, method: &str, params: Value) {
+        let result = match method {
+            m if m.starts_with("_lembas/terminal/") && self.offers("terminal") => {
+                self.terminal_notification(m, params).await
+            }
+            "session/cancel" | "notifications/initialized" => Ok(()),
+            other => Err(RpcError::method_not_found(other)),
+        };
+        if let Err(e) = result {
+            tracing::warn!(method, error = %e, "notification not handled");
+        }
+    }
+}

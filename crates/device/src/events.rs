@@ -1,1 +1,68 @@
-//! TODO
+//! What the device is doing, for any UI: the link's state and every remote action, broadcast as
+//! [`DeviceEvent`]s and summed up in [`crate::status::Status`].
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The link's state as a person reads it in the tray and `lembas status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum LinkState {
+    Starting,
+    NotLoggedIn,
+    Connecting,
+    Linked {
+        connection: Option<String>,
+    },
+    Offline {
+        retry_in_ms: u64,
+    },
+    /// The server speaks an older protocol, or closed with 4400: no redial.
+    ServerNeedsUpdate,
+    /// The token was refused (401): log in again.
+    TokenRefused,
+    Stopped,
+}
+
+impl LinkState {
+    /// Whether the supervisor has given up (a person must act).
+    pub fn is_final(&self) -> bool {
+        matches!(
+            self,
+            LinkState::ServerNeedsUpdate
+                | LinkState::TokenRefused
+                | LinkState::NotLoggedIn
+                | LinkState::Stopped
+        )
+    }
+}
+
+/// One thing that happened, for the activity list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DeviceEvent {
+    Link {
+        link: LinkState,
+        error: Option<String>,
+    },
+    /// Limits the instance was told (hello and initialize).
+    LimitsSent {
+        limits: Value,
+    },
+    TerminalOpened {
+        terminal_id: String,
+        cwd: String,
+    },
+    TerminalClosed {
+        terminal_id: String,
+    },
+    Watch {
+        cwd: String,
+        command: String,
+        outcome: Value,
+    },
+    Refused {
+        method: String,
+        reason: String,
+    },
+}

@@ -14,6 +14,7 @@ pub mod monitor;
 pub mod paths;
 pub mod policy;
 pub mod rpc;
+pub mod runtime;
 pub mod settings;
 pub mod status;
 pub mod terminal;

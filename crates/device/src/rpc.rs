@@ -21,14 +21,22 @@ pub struct RpcError {
 
 impl RpcError {
     pub fn new(code: i64, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), data: None }
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
     }
     pub fn invalid_params(message: impl Into<String>) -> Self {
         Self::new(INVALID_PARAMS, message)
     }
     /// -32602 with `data: { reason }`, as scheduled refusals carry.
     pub fn refused(message: impl Into<String>, reason: &str) -> Self {
-        Self { code: INVALID_PARAMS, message: message.into(), data: Some(json!({ "reason": reason })) }
+        Self {
+            code: INVALID_PARAMS,
+            message: message.into(),
+            data: Some(json!({ "reason": reason })),
+        }
     }
     pub fn method_not_found(method: &str) -> Self {
         Self::new(METHOD_NOT_FOUND, format!("This device does not offer {method}."))
@@ -49,10 +57,20 @@ impl std::error::Error for RpcError {}
 /// A message read from the link.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
-    Request { id: Value, method: String, params: Value },
-    Notification { method: String, params: Value },
+    Request {
+        id: Value,
+        method: String,
+        params: Value,
+    },
+    Notification {
+        method: String,
+        params: Value,
+    },
     /// An answer to one of our own requests.
-    Response { id: Value, result: Result<Value, RpcError> },
+    Response {
+        id: Value,
+        result: Result<Value, RpcError>,
+    },
 }
 
 /// What a frame that is not a usable message gets: an error answer (id null when none was readable).
@@ -67,11 +85,17 @@ pub fn parse(text: &str) -> Result<Incoming, Rejected> {
         id: Value::Null,
         error: RpcError::new(PARSE_ERROR, format!("The message is not valid JSON ({e}).")),
     })?;
-    let invalid = |id: Value, why: &str| Rejected { id, error: RpcError::new(INVALID_REQUEST, why.to_string()) };
+    let invalid = |id: Value, why: &str| Rejected {
+        id,
+        error: RpcError::new(INVALID_REQUEST, why.to_string()),
+    };
     let obj = match value {
         Value::Object(obj) => obj,
         Value::Array(_) => {
-            return Err(invalid(Value::Null, "Batches (JSON arrays) are not supported on this link: send one message per frame."));
+            return Err(invalid(
+                Value::Null,
+                "Batches (JSON arrays) are not supported on this link: send one message per frame.",
+            ));
         }
         _ => return Err(invalid(Value::Null, "A JSON-RPC message must be a JSON object.")),
     };
@@ -81,13 +105,19 @@ pub fn parse(text: &str) -> Result<Incoming, Rejected> {
         return Err(invalid(Value::Null, "The id must be a string, a number or null."));
     }
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(invalid(id.unwrap_or(Value::Null), "The message must say \"jsonrpc\": \"2.0\"."));
+        return Err(invalid(
+            id.unwrap_or(Value::Null),
+            "The message must say \"jsonrpc\": \"2.0\".",
+        ));
     }
     match obj.get("method") {
         Some(Value::String(method)) => {
             let params = obj.get("params").cloned().unwrap_or(Value::Null);
             if !matches!(params, Value::Null | Value::Object(_) | Value::Array(_)) {
-                return Err(invalid(id.unwrap_or(Value::Null), "params must be an object or an array."));
+                return Err(invalid(
+                    id.unwrap_or(Value::Null),
+                    "params must be an object or an array.",
+                ));
             }
             let method = method.clone();
             Ok(match id {
@@ -98,17 +128,30 @@ pub fn parse(text: &str) -> Result<Incoming, Rejected> {
         Some(_) => Err(invalid(id.unwrap_or(Value::Null), "The method must be a string.")),
         None => {
             let Some(id) = id else {
-                return Err(invalid(Value::Null, "A message needs a method, or an id with a result or an error."));
+                return Err(invalid(
+                    Value::Null,
+                    "A message needs a method, or an id with a result or an error.",
+                ));
             };
             if let Some(result) = obj.get("result") {
-                return Ok(Incoming::Response { id, result: Ok(result.clone()) });
+                return Ok(Incoming::Response {
+                    id,
+                    result: Ok(result.clone()),
+                });
             }
             match obj.get("error").and_then(Value::as_object) {
                 Some(err) => {
                     let code = err.get("code").and_then(Value::as_i64).unwrap_or(INTERNAL_ERROR);
-                    let message = err.get("message").and_then(Value::as_str).unwrap_or("").to_string();
+                    let message = err
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
                     let data = err.get("data").cloned();
-                    Ok(Incoming::Response { id, result: Err(RpcError { code, message, data }) })
+                    Ok(Incoming::Response {
+                        id,
+                        result: Err(RpcError { code, message, data }),
+                    })
                 }
                 None => Err(invalid(id, "An answer needs a result or an error.")),
             }
@@ -133,7 +176,11 @@ pub fn answer(id: &Value, result: Result<Value, RpcError>) -> String {
 
 /// Reads typed params, turning a mismatch into -32602 with serde's sentence about what is wrong.
 pub fn params<T: serde::de::DeserializeOwned>(method: &str, params: Value) -> Result<T, RpcError> {
-    let params = if params.is_null() { Value::Object(Map::new()) } else { params };
+    let params = if params.is_null() {
+        Value::Object(Map::new())
+    } else {
+        params
+    };
     serde_json::from_value(params)
         .map_err(|e| RpcError::invalid_params(format!("The params of {method} are not right: {e}.")))
 }
@@ -148,16 +195,25 @@ mod tests {
             (r#"{"jsonrpc":"2.0","id":1,"method":"a","params":{}}"#, None),
             (r#"{"jsonrpc":"2.0","method":"a"}"#, None),
             (r#"{"jsonrpc":"2.0","id":"x","result":{}}"#, None),
-            (r#"{"jsonrpc":"2.0","id":"x","error":{"code":-1,"message":"m"}}"#, None),
+            (
+                r#"{"jsonrpc":"2.0","id":"x","error":{"code":-1,"message":"m"}}"#,
+                None,
+            ),
             ("{", Some(PARSE_ERROR)),
             ("", Some(PARSE_ERROR)),
             ("[]", Some(INVALID_REQUEST)),
-            (r#"[{"jsonrpc":"2.0","id":1,"method":"a"}]"#, Some(INVALID_REQUEST)),
+            (
+                r#"[{"jsonrpc":"2.0","id":1,"method":"a"}]"#,
+                Some(INVALID_REQUEST),
+            ),
             ("42", Some(INVALID_REQUEST)),
             (r#"{"id":1,"method":"a"}"#, Some(INVALID_REQUEST)),
             (r#"{"jsonrpc":"2.0","id":{},"method":"a"}"#, Some(INVALID_REQUEST)),
             (r#"{"jsonrpc":"2.0","id":1,"method":5}"#, Some(INVALID_REQUEST)),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"a","params":3}"#, Some(INVALID_REQUEST)),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"a","params":3}"#,
+                Some(INVALID_REQUEST),
+            ),
             (r#"{"jsonrpc":"2.0","id":1}"#, Some(INVALID_REQUEST)),
         ];
         for (text, code) in cases {

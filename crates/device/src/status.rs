@@ -1,1 +1,72 @@
-//! TODO
+//! The runtime's state, written to `$XDG_STATE_HOME/lembas/status.json` (atomically) on every
+//! change, so `lembas status` and the tray app can read it from another process.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::PathBuf;
+
+use crate::events::LinkState;
+use crate::paths;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    pub pid: u32,
+    #[serde(flatten)]
+    pub link: LinkState,
+    pub server: Option<String>,
+    pub connection: Option<String>,
+    /// The limits as last sent to the instance.
+    pub limits: Option<Value>,
+    pub last_error: Option<String>,
+    /// Unix milliseconds of the last change.
+    pub updated_ms: u64,
+}
+
+impl Status {
+    pub fn new() -> Self {
+        Self {
+            pid: std::process::id(),
+            link: LinkState::Starting,
+            server: None,
+            connection: None,
+            limits: None,
+            last_error: None,
+            updated_ms: now_ms(),
+        }
+    }
+}
+
+impl Default for Status {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+pub fn status_file() -> PathBuf {
+    paths::state_dir().join("status.json")
+}
+
+/// Writes the status atomically (temp file, then rename): a reader never sees half of it.
+pub fn write(status: &Status) -> std::io::Result<()> {
+    let path = status_file();
+    let dir = paths::state_dir();
+    std::fs::create_dir_all(&dir)?;
+    let tmp = dir.join(format!(".status.{}.tmp", std::process::id()));
+    let text = serde_json::to_vec_pretty(status).map_err(std::io::Error::other)?;
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, &path)
+}
+
+/// The last status written, if a runtime holds the device lock now; `None` when none runs.
+pub fn read_live() -> Option<Status> {
+    crate::lock::holder()?;
+    let text = std::fs::read_to_string(status_file()).ok()?;
+    serde_json::from_str(&text).ok()
+}

@@ -1,5 +1,10 @@
 //! The link to the instance: one WebSocket carrying JSON-RPC 2.0, dialled and kept up by the
 //! supervisor.
 
+pub mod connection;
 pub mod outbound;
+pub mod supervisor;
+pub mod wake;
+
 pub use outbound::Outbound;
+pub use supervisor::{LinkOptions, Stop};

@@ -41,7 +41,13 @@ pub struct OutboundQueue {
 pub fn channel() -> (Outbound, OutboundQueue) {
     let (control, control_rx) = mpsc::channel(CONTROL_BOUND);
     let (bulk, bulk_rx) = mpsc::channel(BULK_BOUND);
-    (Outbound { control, bulk }, OutboundQueue { control: control_rx, bulk: bulk_rx })
+    (
+        Outbound { control, bulk },
+        OutboundQueue {
+            control: control_rx,
+            bulk: bulk_rx,
+        },
+    )
 }
 
 impl Outbound {
@@ -91,7 +97,8 @@ mod tests {
             out.bulk(format!("bulk{i}")).await.unwrap();
         }
         // The bulk lane is full: a further bulk send waits, a control send does not.
-        let blocked = tokio::time::timeout(std::time::Duration::from_millis(50), out.bulk("late".into())).await;
+        let blocked =
+            tokio::time::timeout(std::time::Duration::from_millis(50), out.bulk("late".into())).await;
         assert!(blocked.is_err(), "bulk must wait while its lane is full");
         out.control("answer".into()).await.unwrap();
         assert_eq!(queue.next().await.as_deref(), Some("answer"));

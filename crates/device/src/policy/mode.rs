@@ -52,7 +52,12 @@ mod tests {
 
     #[test]
     fn lowering_takes_the_narrower() {
-        for (asked, max, got) in [(Auto, Edit, Edit), (Plan, Auto, Plan), (Manual, Manual, Manual), (Edit, Plan, Plan)] {
+        for (asked, max, got) in [
+            (Auto, Edit, Edit),
+            (Plan, Auto, Plan),
+            (Manual, Manual, Manual),
+            (Edit, Plan, Plan),
+        ] {
             assert_eq!(asked.lowered_to(max), got);
         }
     }

@@ -15,10 +15,16 @@ pub struct Verdict {
 
 impl Verdict {
     fn yes() -> Self {
-        Self { accepted: true, reason: None }
+        Self {
+            accepted: true,
+            reason: None,
+        }
     }
     fn no(reason: impl Into<String>) -> Self {
-        Self { accepted: false, reason: Some(reason.into()) }
+        Self {
+            accepted: false,
+            reason: Some(reason.into()),
+        }
     }
 }
 
@@ -72,7 +78,9 @@ pub fn is_trusted(dir: &Path, trusted: &[PathBuf]) -> bool {
 /// The pure decision for a resolved folder.
 pub fn folder_verdict(dir: &Path, rules: &FolderRules) -> Verdict {
     if !rules.enabled {
-        return Verdict::no("Remote work is off on this computer. Turn it on in LLeMbas Desktop, or run: lembas remote on");
+        return Verdict::no(
+            "Remote work is off on this computer. Turn it on in LLeMbas Desktop, or run: lembas remote on",
+        );
     }
     if rules.roots.is_empty() {
         return Verdict::no(
@@ -100,7 +108,11 @@ pub fn folder_verdict(dir: &Path, rules: &FolderRules) -> Verdict {
 pub fn judge_folder(path: &Path, rules: &FolderRules) -> Result<PathBuf, Verdict> {
     let resolved = resolve(path).map_err(Verdict::no)?;
     let verdict = folder_verdict(&resolved, rules);
-    if verdict.accepted { Ok(resolved) } else { Err(verdict) }
+    if verdict.accepted {
+        Ok(resolved)
+    } else {
+        Err(verdict)
+    }
 }
 
 #[cfg(test)]
@@ -160,7 +172,13 @@ mod tests {
         assert!(judge_folder(&root, &rules).is_ok());
         let escaped = judge_folder(&root.join("escape"), &rules).unwrap_err();
         assert!(escaped.reason.unwrap().contains("outside the folders"));
-        assert!(judge_folder(&root.join("missing"), &rules).unwrap_err().reason.unwrap().contains("does not exist"));
+        assert!(
+            judge_folder(&root.join("missing"), &rules)
+                .unwrap_err()
+                .reason
+                .unwrap()
+                .contains("does not exist")
+        );
         assert!(judge_folder(Path::new("relative"), &rules).is_err());
     }
 }

@@ -80,13 +80,21 @@ pub enum SettingsError {
     Io { path: PathBuf, source: std::io::Error },
     /// The file is not valid: `line` is 1-based where the parser could tell.
     #[error("{path}{} is not valid: {message}. Fix it by hand; nothing was changed.", line.map(|l| format!(", line {l},")).unwrap_or_default())]
-    Invalid { path: PathBuf, line: Option<usize>, message: String },
+    Invalid {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
 }
 
 impl Settings {
     /// Roots with `~` expanded (as stored, not yet resolved).
     pub fn roots(&self) -> Vec<PathBuf> {
-        self.remote.roots.iter().map(|r| paths::expand_tilde(&r.to_string_lossy())).collect()
+        self.remote
+            .roots
+            .iter()
+            .map(|r| paths::expand_tilde(&r.to_string_lossy()))
+            .collect()
     }
 }
 
@@ -99,7 +107,12 @@ pub fn load_from(path: &Path) -> Result<Settings, SettingsError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
-        Err(source) => return Err(SettingsError::Io { path: path.to_owned(), source }),
+        Err(source) => {
+            return Err(SettingsError::Io {
+                path: path.to_owned(),
+                source,
+            });
+        }
     };
     parse(path, &text)
 }
@@ -116,3 +129,4 @@ pub fn parse(path: &Path, text: &str) -> Result<Settings, SettingsError> {
             message: e.to_string(),
         })
 }
+pub mod watch;

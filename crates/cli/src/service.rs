@@ -1,0 +1,99 @@
+//! `lembas service run` and `lembas status`.
+
+use lembas_device::events::LinkState;
+use lembas_device::link::{LinkOptions, Stop};
+use lembas_device::runtime::Runtime;
+use lembas_device::status;
+use std::process::ExitCode;
+
+pub fn run() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("lembas: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(serve())
+}
+
+async fn serve() -> ExitCode {
+    let device = match Runtime::start("lembas service run", LinkOptions::default()) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("lembas: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let shutdown = device.shutdown_handle();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("stopping: closing the link");
+        let _ = shutdown.send(true);
+    });
+    match device.wait().await {
+        Stop::Shutdown => ExitCode::SUCCESS,
+        stop => {
+            eprintln!("lembas: {}", stop.message().unwrap_or("stopped"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
+    else {
+        // Without signal handlers the default action (exit) still applies.
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+pub fn status(json: bool) -> ExitCode {
+    let live = status::read_live();
+    if json {
+        let value = match &live {
+            Some(s) => serde_json::json!({ "running": true, "status": s }),
+            None => serde_json::json!({ "running": false, "status": null }),
+        };
+        println!("{value}");
+        return ExitCode::SUCCESS;
+    }
+    let Some(s) = live else {
+        println!("No LLeMbas device is running for this user. Start one with: lembas service run");
+        return ExitCode::SUCCESS;
+    };
+    let server = s.server.as_deref().unwrap_or("no server");
+    let line = match &s.link {
+        LinkState::Linked { connection } => format!(
+            "Linked to {} ({server}).",
+            connection.as_deref().unwrap_or(server)
+        ),
+        LinkState::Connecting | LinkState::Starting => format!("Connecting to {server}…"),
+        LinkState::Offline { retry_in_ms } => {
+            format!("Offline, retrying in {}s.", retry_in_ms.div_ceil(1000))
+        }
+        LinkState::NotLoggedIn => "Not logged in.".to_string(),
+        LinkState::ServerNeedsUpdate => format!("{server} needs updating."),
+        LinkState::TokenRefused => format!("{server} refused the token: log in again."),
+        LinkState::Stopped => "Stopped.".to_string(),
+    };
+    println!("{line}");
+    if let Some(limits) = &s.limits {
+        println!("Limits the instance was told: {limits}");
+    }
+    if let Some(e) = &s.last_error {
+        println!("Last error: {e}");
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,120 @@
+//! The device runtime: what `lembas service run` and the desktop app both run. Takes the device
+//! lock, keeps the settings current from the file, supervises the link, and publishes the state
+//! (a watch for the app, `status.json` for other processes, events for activity lists).
+
+use std::sync::Arc;
+use tokio::sync::{broadcast, watch};
+use tokio::task::JoinHandle;
+
+use crate::events::DeviceEvent;
+use crate::link::supervisor::Supervisor;
+use crate::link::{LinkOptions, Stop, wake};
+use crate::lock::{self, DeviceLock, LockError};
+use crate::paths;
+use crate::settings::{self, Settings, SettingsError};
+use crate::status::{self, Status};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+}
+
+pub struct Runtime {
+    pub status: watch::Receiver<Status>,
+    pub events: broadcast::Sender<DeviceEvent>,
+    pub settings: watch::Receiver<Arc<Settings>>,
+    shutdown: watch::Sender<bool>,
+    supervisor: JoinHandle<Stop>,
+    _lock: DeviceLock,
+    _watcher: notify::RecommendedWatcher,
+}
+
+impl Runtime {
+    /// Starts the runtime; `what` names the holder of the device lock ("lembas service run").
+    pub fn start(what: &str, options: LinkOptions) -> Result<Runtime, StartError> {
+        let lock = lock::acquire(what)?;
+        let config = paths::config_file();
+        let (settings_tx, settings_rx) = watch::channel(Arc::new(settings::load_from(&config)?));
+        let (status_tx, status_rx) = watch::channel(Status::new());
+        let (events, _) = broadcast::channel(256);
+        let (shutdown, shutdown_rx) = watch::channel(false);
+
+        let (watcher, mut changed) = settings::watch::watch(&config)?;
+        let status_for_settings = status_tx.clone();
+        tokio::spawn(async move {
+            while changed.recv().await.is_some() {
+                match settings::load_from(&config) {
+                    Ok(new) => {
+                        settings_tx.send_if_modified(|current| {
+                            let differs = **current != new;
+                            if differs {
+                                *current = Arc::new(new.clone());
+                            }
+                            differs
+                        });
+                    }
+                    // Keep the last good settings; say why the new ones were not taken.
+                    Err(e) => {
+                        tracing::error!("{e}");
+                        status_for_settings.send_modify(|s| s.last_error = Some(e.to_string()));
+                    }
+                }
+            }
+        });
+
+        let mut status_watch = status_rx.clone();
+        tokio::spawn(async move {
+            loop {
+                let snapshot = status_watch.borrow_and_update().clone();
+                if let Err(e) = status::write(&snapshot) {
+                    tracing::warn!("cannot write the status file: {e}");
+                }
+                if status_watch.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+
+        let supervisor = Supervisor {
+            options,
+            settings: settings_rx.clone(),
+            status: status_tx,
+            events: events.clone(),
+            shutdown: shutdown_rx,
+            wake: wake::spawn_watch(),
+        };
+        let supervisor = tokio::spawn(supervisor.run());
+        Ok(Runtime {
+            status: status_rx,
+            events,
+            settings: settings_rx,
+            shutdown,
+            supervisor,
+            _lock: lock,
+            _watcher: watcher,
+        })
+    }
+
+    /// Asks the link to close (1000) and waits for the supervisor to end.
+    pub async fn stop(self) -> Stop {
+        let _ = self.shutdown.send(true);
+        self.wait().await
+    }
+
+    /// Waits until the supervisor stops by itself (a final state) or is stopped.
+    pub async fn wait(self) -> Stop {
+        let stop = self.supervisor.await.unwrap_or(Stop::Shutdown);
+        // The last status must reach the file before the lock is released.
+        let last = self.status.borrow().clone();
+        let _ = status::write(&last);
+        stop
+    }
+
+    /// A handle to ask for shutdown from elsewhere (a signal handler).
+    pub fn shutdown_handle(&self) -> watch::Sender<bool> {
+        self.shutdown.clone()
+    }
+}
