@@ -1,7 +1,7 @@
 //! `lembas service run` and `lembas status`.
 
 use lembas_device::events::LinkState;
-use lembas_device::link::{LinkOptions, Stop};
+use lembas_device::link::Stop;
 use lembas_device::runtime::Runtime;
 use lembas_device::status;
 use std::process::ExitCode;
@@ -24,7 +24,7 @@ pub fn run() -> ExitCode {
 }
 
 async fn serve() -> ExitCode {
-    let device = match Runtime::start("lembas service run", LinkOptions::default()) {
+    let device = match Runtime::start("lembas service run") {
         Ok(d) => d,
         Err(e) => {
             eprintln!("lembas: {e}");

@@ -34,10 +34,13 @@ pub struct Runtime {
 
 impl Runtime {
     /// Starts the runtime; `what` names the holder of the device lock ("lembas service run").
-    pub fn start(what: &str, options: LinkOptions) -> Result<Runtime, StartError> {
+    /// The link's timings are the decided ones with the config's `link:` overrides.
+    pub fn start(what: &str) -> Result<Runtime, StartError> {
         let lock = lock::acquire(what)?;
         let config = paths::config_file();
-        let (settings_tx, settings_rx) = watch::channel(Arc::new(settings::load_from(&config)?));
+        let initial = settings::load_from(&config)?;
+        let options = LinkOptions::from_settings(&initial.link);
+        let (settings_tx, settings_rx) = watch::channel(Arc::new(initial));
         let (status_tx, status_rx) = watch::channel(Status::new());
         let (events, _) = broadcast::channel(256);
         let (shutdown, shutdown_rx) = watch::channel(false);

@@ -44,6 +44,20 @@ impl Default for LinkOptions {
 }
 
 impl LinkOptions {
+    /// The decided timings with the config's `link:` overrides applied.
+    pub fn from_settings(timings: &crate::settings::LinkTimings) -> Self {
+        let d = Self::default();
+        let ms = |v: Option<u64>, default: Duration| v.map(Duration::from_millis).unwrap_or(default);
+        Self {
+            backoff_first: ms(timings.backoff_first_ms, d.backoff_first),
+            backoff_max: ms(timings.backoff_max_ms, d.backoff_max),
+            jitter: d.jitter,
+            stable_after: ms(timings.stable_after_ms, d.stable_after),
+            ping_interval: ms(timings.ping_interval_ms, d.ping_interval).max(Duration::from_millis(50)),
+            dead_after_missed_pings: timings.dead_after_missed_pings.unwrap_or(d.dead_after_missed_pings),
+        }
+    }
+
     /// The wait before redial number `attempt` (0-based): doubling, capped, jittered.
     pub fn backoff(&self, attempt: u32, random: f64) -> Duration {
         let base = self

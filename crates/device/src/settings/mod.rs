@@ -20,6 +20,19 @@ pub struct Settings {
     /// Trusted projects: a directory is trusted when it or an ancestor is listed.
     pub trusted: Vec<PathBuf>,
     pub permissions: Permissions,
+    /// Optional overrides of the link's timings (DECISIONS.md `link`), for slow or lossy networks
+    /// and for tests; absent keys keep the decided values.
+    pub link: LinkTimings,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default)]
+pub struct LinkTimings {
+    pub ping_interval_ms: Option<u64>,
+    pub dead_after_missed_pings: Option<u32>,
+    pub backoff_first_ms: Option<u64>,
+    pub backoff_max_ms: Option<u64>,
+    pub stable_after_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]

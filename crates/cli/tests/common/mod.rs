@@ -1,0 +1,220 @@
+//! What the end-to-end tests share: a temporary home, the real `lembas` binary, a token put in the
+//! real keychain through the same core function login uses, and a freezable loopback proxy.
+//! Run them inside `scripts/with-keyring` (the README's test command does).
+
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+pub const TOKEN: &str = "e2e-device-token-7f3a9c";
+
+/// Puts the test token in the OS keychain (the same entry and function login uses). Every test
+/// uses the same token, so tests running at once agree on it.
+pub fn store_token() {
+    let token = lembas_device::keychain::Token::new(TOKEN).unwrap();
+    lembas_device::keychain::store(&token)
+        .expect("the tests need a Secret Service: run them through scripts/with-keyring");
+}
+
+/// A temporary home: config, state and the processes started in it.
+pub struct Home {
+    pub dir: tempfile::TempDir,
+}
+
+impl Home {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        for d in [".config/lembas", ".local/state", "work"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        Home { dir }
+    }
+    pub fn path(&self) -> PathBuf {
+        std::fs::canonicalize(self.dir.path()).unwrap()
+    }
+    pub fn config(&self) -> PathBuf {
+        self.path().join(".config/lembas/config.yaml")
+    }
+    pub fn state(&self) -> PathBuf {
+        self.path().join(".local/state/lembas")
+    }
+    pub fn write_config(&self, text: &str) {
+        std::fs::write(self.config(), text).unwrap();
+    }
+    /// A config linking to `server` with fast link timings so tests see redials quickly.
+    pub fn config_for(&self, server: &str, extra: &str) {
+        self.write_config(&format!(
+            "server:\n  url: {server}\n  connection: example\nlink:\n  backoff_first_ms: 100\n  backoff_max_ms: 400\n{extra}"
+        ));
+    }
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_lembas"));
+        c.args(args)
+            .env("HOME", self.path())
+            .env("XDG_CONFIG_HOME", self.path().join(".config"))
+            .env("XDG_STATE_HOME", self.path().join(".local/state"))
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null());
+        c
+    }
+    /// Runs `lembas service run` in the background, its stderr to a file.
+    pub fn service(&self) -> Service {
+        let log = self.path().join(format!("service-{}.log", fastrand()));
+        let child = self
+            .command(&["service", "run"])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        Service { child, log }
+    }
+    pub fn run(&self, args: &[&str]) -> std::process::Output {
+        self.command(args).output().unwrap()
+    }
+}
+
+fn fastrand() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+}
+
+pub struct Service {
+    pub child: Child,
+    pub log: PathBuf,
+}
+
+impl Service {
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+    pub fn signal(&self, sig: i32) {
+        unsafe { libc::kill(self.pid(), sig) };
+    }
+    /// Waits for the process to end; its exit status.
+    pub fn wait_exit(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let end = Instant::now() + within;
+        while Instant::now() < end {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls until `f` is true.
+pub fn eventually(within: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + within;
+    while Instant::now() < end {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    f()
+}
+
+/// A loopback TCP proxy that can freeze: bytes stop flowing both ways while the sockets stay open,
+/// as on a network that went away without a word. New connections after `thaw` flow again.
+pub struct Proxy {
+    pub addr: std::net::SocketAddr,
+    frozen: Arc<AtomicBool>,
+}
+
+impl Proxy {
+    pub async fn start(target: std::net::SocketAddr) -> Proxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let frozen = Arc::new(AtomicBool::new(false));
+        let f = frozen.clone();
+        tokio::spawn(async move {
+            while let Ok((inbound, _)) = listener.accept().await {
+                let Ok(outbound) = tokio::net::TcpStream::connect(target).await else { continue };
+                let (ri, wi) = inbound.into_split();
+                let (ro, wo) = outbound.into_split();
+                tokio::spawn(pump(ri, wo, f.clone()));
+                tokio::spawn(pump(ro, wi, f.clone()));
+            }
+        });
+        Proxy { addr, frozen }
+    }
+    pub fn freeze(&self) {
+        self.frozen.store(true, Ordering::SeqCst);
+    }
+    pub fn thaw(&self) {
+        self.frozen.store(false, Ordering::SeqCst);
+    }
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+async fn pump(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp::OwnedWriteHalf, frozen: Arc<AtomicBool>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        if frozen.load(Ordering::SeqCst) {
+            // Swallow everything from now on, keeping both sockets open.
+            let _keep = to;
+            loop {
+                if matches!(from.read(&mut buf).await, Ok(0) | Err(_)) {
+                    return;
+                }
+            }
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Reads a file of a process in /proc (cmdline, environ) as bytes.
+pub fn proc_file(pid: i32, name: &str) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(format!("/proc/{pid}/{name}")).and_then(|mut f| f.read_to_end(&mut bytes)).unwrap();
+    bytes
+}
+
+/// Every file under `dir`, recursively.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() { stack.push(p) } else { out.push(p) }
+        }
+    }
+    out
+}
+
+/// Validates `value` against a definition of the official ACP schema.
+pub fn validate_acp(definition: &str, value: &serde_json::Value) -> Result<(), String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/spec/acp-schema-v1/schema.json");
+    let mut schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let obj = schema.as_object_mut().unwrap();
+    obj.remove("anyOf");
+    obj.insert("$ref".into(), serde_json::json!(format!("#/$defs/{definition}")));
+    let validator = jsonschema::validator_for(&schema).map_err(|e| e.to_string())?;
+    let errors: Vec<String> = validator.iter_errors(value).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+}
