@@ -1,0 +1,270 @@
+//! The process side of `_lembas/monitor` (spec acp.md, "Monitor mode" and "_lembas/monitor"): run a
+//! schedule's watch command, hash its output as it streams, and answer with the result's shape. The
+//! permission judgement and the refusals are the caller's; this runs what it is given.
+//!
+//! How a watch runs:
+//! - `bash -c <command>` in `cwd`, in its own process group, stdin `/dev/null`, and standard output
+//!   and standard error as one pipe (both are the same pipe's write end), so the bytes are in the
+//!   order the process wrote them.
+//! - The output is read asynchronously; every byte goes through SHA-256, the first
+//!   `scheduled.monitor.output_max_bytes` are kept for the excerpt, the rest are only counted.
+//! - The watch is over when the pipe is closed and bash has exited. Bash exiting while something it
+//!   started still holds the pipe (`sleep 100 &`) is not the end: the output is not complete, so the
+//!   watch keeps reading until the timeout, and then it is a timeout like any other.
+//! - At the timeout the group is stopped: SIGTERM to the group, SIGKILL to the group when anything
+//!   is left after `kill_grace_ms`, then at most `kill_grace_ms` more for it to be gone. Members left
+//!   behind by a watch that finished (a background job that let go of the output) are stopped the
+//!   same way, since a schedule repeating the watch would otherwise pile them up.
+//! - Dropping the future part-way kills the group (SIGKILL) and leaves bash to tokio's reaper.
+//!
+//! `truncated` is true exactly when the excerpt is not the whole output: the output was longer than
+//! what was kept, or the kept bytes decode to more than `excerpt_chars` characters. When keeping
+//! stopped inside a multi-byte character, that partial character is left out of the excerpt.
+
+mod output;
+mod process_group;
+#[cfg(test)]
+mod tests;
+
+use crate::decisions::decisions;
+use output::OutputSink;
+use process_group::ProcessGroup;
+use serde::Serialize;
+use std::io;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::process::{Child, Command};
+use tokio::time::Instant;
+
+/// How much output is read at a time: the only buffer besides the kept start of the output.
+const READ_CHUNK: usize = 64 * 1024;
+/// How often a stopping watch looks whether its group is gone (a group ending wakes nothing).
+const GROUP_POLL: Duration = Duration::from_millis(20);
+
+/// The result of `_lembas/monitor`, serialized exactly as the spec's result:
+/// `{ hash, exit, timed_out, excerpt, truncated, bytes, duration_ms }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WatchOutcome {
+    /// `sha256:<hex>` of the output, a newline and the exit status (128 + signal when a signal
+    /// ended it); null when the watch timed out.
+    pub hash: Option<String>,
+    /// The exit status; null when a signal ended it or it timed out.
+    pub exit: Option<i32>,
+    pub timed_out: bool,
+    /// The start of the output decoded as UTF-8, invalid bytes replaced, at most `excerpt_chars`.
+    pub excerpt: String,
+    /// Whether the output had more than the excerpt shows.
+    pub truncated: bool,
+    /// The output's length in bytes: all of it, kept or not.
+    pub bytes: u64,
+    /// From starting bash to having the answer, stopping the group included.
+    pub duration_ms: u64,
+}
+
+/// The watch's time limit from the request's `timeout_s`: absent, zero, negative or not a number
+/// gives `scheduled.monitor.timeout_seconds.default`; more than `max` (infinity included) gives `max`.
+/// Fractions of a second are kept.
+pub fn clamp_timeout(requested: Option<f64>) -> Duration {
+    let limits = &decisions().scheduled.monitor.timeout_seconds;
+    let max = Duration::from_secs(limits.max);
+    let default = Duration::from_secs(limits.default).min(max);
+    match requested {
+        Some(seconds) if seconds.is_nan() || seconds <= 0.0 => default,
+        Some(seconds) if seconds >= limits.max as f64 => max,
+        Some(seconds) => Duration::from_secs_f64(seconds),
+        None => default,
+    }
+}
+
+/// Runs `command` as a watch (see the module's description) and answers with its outcome. A timeout
+/// is an outcome, not an error; errors are failures to run at all (no bash, a `cwd` that cannot be
+/// entered) or to read the output, each with a message a person can act on.
+///
+/// Must be called inside a tokio runtime with I/O and time enabled.
+pub async fn run_watch(cwd: &Path, command: &str, timeout: Duration) -> io::Result<WatchOutcome> {
+    let numbers = &decisions().scheduled.monitor;
+    let limits = WatchLimits {
+        output_max_bytes: numbers.output_max_bytes,
+        excerpt_chars: numbers.excerpt_chars,
+        kill_grace: Duration::from_millis(numbers.kill_grace_ms),
+    };
+    run_watch_within(cwd, command, timeout, &limits).await
+}
+
+/// The decisions' numbers a watch runs by; apart so the tests can use small ones.
+struct WatchLimits {
+    output_max_bytes: usize,
+    excerpt_chars: usize,
+    kill_grace: Duration,
+}
+
+async fn run_watch_within(
+    cwd: &Path,
+    command: &str,
+    timeout: Duration,
+    limits: &WatchLimits,
+) -> io::Result<WatchOutcome> {
+    let started = Instant::now();
+    let mut watch = Watch::start(cwd, command, limits.output_max_bytes)?;
+    let finished = watch
+        .run_until(started + timeout, Watch::output_and_exit_seen, false)
+        .await?;
+    if !finished || watch.group.alive() {
+        watch.stop_group(limits.kill_grace).await?;
+    }
+    watch.group.disarm();
+
+    let (hash, exit) = match (finished, watch.status) {
+        (false, _) => (None, None),
+        (true, Some(status)) => {
+            let (hashed, exit) = hashed_status(status)?;
+            (Some(watch.sink.hash(hashed)), exit)
+        }
+        (true, None) => return Err(io::Error::other("the watch command's exit status was lost")),
+    };
+    let (excerpt, truncated) = watch.sink.excerpt(limits.excerpt_chars);
+    Ok(WatchOutcome {
+        hash,
+        exit,
+        timed_out: !finished,
+        excerpt,
+        truncated,
+        bytes: watch.sink.bytes(),
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    })
+}
+
+/// The status the hash uses and the `exit` the result says: an exit code is both; a signal hashes as
+/// a shell reports it (128 + the signal) and has no exit.
+fn hashed_status(status: ExitStatus) -> io::Result<(i32, Option<i32>)> {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Ok((code, Some(code))),
+        (None, Some(signal)) => Ok((128 + signal, None)),
+        (None, None) => Err(io::Error::other(format!(
+            "the watch command ended in an unexpected way ({status})"
+        ))),
+    }
+}
+
+/// One running watch: bash, the read end of its output, and what has been seen so far.
+struct Watch {
+    child: Child,
+    /// None once the pipe is closed (or given up on while stopping).
+    output: Option<pipe::Receiver>,
+    status: Option<ExitStatus>,
+    sink: OutputSink,
+    buffer: Box<[u8]>,
+    group: ProcessGroup,
+}
+
+impl Watch {
+    fn start(cwd: &Path, command: &str, output_max_bytes: usize) -> io::Result<Self> {
+        // Both ends are close-on-exec, so no other process started meanwhile inherits the write end
+        // and keeps the pipe open; the child's copies are its fds 1 and 2, made by dup2.
+        let (write_end, read_end) = pipe::pipe()?;
+        let stdout = write_end.into_blocking_fd()?;
+        let stderr = stdout.try_clone()?;
+        let mut bash = Command::new("bash");
+        bash.arg("-c")
+            .arg(command)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .stderr(stderr)
+            .process_group(0);
+        let child = bash.spawn().map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "Could not start the watch command with bash in {}: {e}",
+                    cwd.display()
+                ),
+            )
+        })?;
+        // The Command holds our copies of the write end; the pipe only closes once they are gone.
+        drop(bash);
+        let pid = child
+            .id()
+            .ok_or_else(|| io::Error::other("the watch command ended before it started"))?;
+        Ok(Self {
+            child,
+            output: Some(read_end),
+            status: None,
+            sink: OutputSink::new(output_max_bytes),
+            buffer: vec![0; READ_CHUNK].into_boxed_slice(),
+            group: ProcessGroup::led_by(pid)?,
+        })
+    }
+
+    fn output_and_exit_seen(&self) -> bool {
+        self.output.is_none() && self.status.is_some()
+    }
+
+    /// Reads output and reaps bash until `done` holds (true) or `until` passes (false). With
+    /// `poll_group`, also wakes now and then, for a `done` that looks at the group.
+    async fn run_until(
+        &mut self,
+        until: Instant,
+        done: fn(&Self) -> bool,
+        poll_group: bool,
+    ) -> io::Result<bool> {
+        let deadline = tokio::time::sleep_until(until);
+        tokio::pin!(deadline);
+        let mut ticks = tokio::time::interval(GROUP_POLL);
+        loop {
+            if done(self) {
+                return Ok(true);
+            }
+            let reading = self.output.is_some();
+            let waiting = self.status.is_none();
+            tokio::select! {
+                read = read_some(&mut self.output, &mut self.buffer), if reading => match read {
+                    Ok(0) => self.output = None,
+                    Ok(n) => self.sink.take(&self.buffer[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(io::Error::new(e.kind(), format!("Could not read the watch command's output: {e}"))),
+                },
+                status = self.child.wait(), if waiting => {
+                    self.status = Some(status.map_err(|e| {
+                        io::Error::new(e.kind(), format!("Could not wait for the watch command: {e}"))
+                    })?);
+                }
+                _ = &mut deadline => return Ok(false),
+                _ = ticks.tick(), if poll_group => {}
+            }
+        }
+    }
+
+    /// SIGTERM to the group; SIGKILL after the grace if anything is left; then at most the grace again
+    /// for it to be gone. Output read meanwhile still counts.
+    async fn stop_group(&mut self, grace: Duration) -> io::Result<()> {
+        self.group.signal(libc::SIGTERM);
+        let gone = self
+            .run_until(Instant::now() + grace, |w| !w.group.alive(), true)
+            .await?;
+        if !gone {
+            self.group.signal(libc::SIGKILL);
+            self.run_until(
+                Instant::now() + grace,
+                |w| w.status.is_some() && !w.group.alive(),
+                true,
+            )
+            .await?;
+        }
+        // Whatever still holds the pipe now has left the group (setsid); its output is not waited for.
+        self.output = None;
+        Ok(())
+    }
+}
+
+/// Reads from the pipe, or never finishes once it is closed (so a select can leave it out).
+async fn read_some(output: &mut Option<pipe::Receiver>, buffer: &mut [u8]) -> io::Result<usize> {
+    match output {
+        Some(reader) => reader.read(buffer).await,
+        None => std::future::pending().await,
+    }
+}
