@@ -36,7 +36,7 @@ async fn hello_first_then_initialize_as_the_spec_shows() {
     assert_eq!(lembas["harness_spec"], "3.5.0");
     assert_eq!(lembas["connection"], "example");
     assert_eq!(lembas["limits"], json!({ "roots": [], "max_mode": "edit", "scheduled": false }));
-    assert_eq!(lembas["capabilities"], json!(["directories"]));
+    assert_eq!(lembas["capabilities"], json!(["directories", "scheduled"]));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -11,6 +11,7 @@ use crate::events::DeviceEvent;
 use crate::link::Outbound;
 use crate::policy::roots::FolderRules;
 use crate::rpc::{self, RpcError};
+use crate::scheduled;
 use crate::settings::Settings;
 use crate::terminal::Terminals;
 
@@ -19,7 +20,8 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Capabilities this build implements completely, given the settings. Listing one is a promise.
 pub fn capabilities(settings: &Settings) -> Vec<&'static str> {
-    let mut caps = vec!["directories"];
+    // `scheduled` whatever the setting says: whether it is accepted now is limits.scheduled.
+    let mut caps = vec!["directories", "scheduled"];
     if settings.remote.terminal {
         caps.extend(["terminal", "shell"]);
     }
@@ -161,6 +163,16 @@ impl Dispatcher {
             "_lembas/directories" if self.offers("directories") => {
                 let settings = self.now();
                 directories::handle(params, &settings.roots(), &FolderRules::from_settings(&settings))
+            }
+            "_lembas/monitor" if self.offers("scheduled") => {
+                let settings = self.now();
+                let cwd = params.get("cwd").and_then(Value::as_str).unwrap_or_default().to_string();
+                let command = params.get("command").and_then(Value::as_str).unwrap_or_default().to_string();
+                let result = scheduled::monitor(params, &settings).await;
+                if let Ok(outcome) = &result {
+                    let _ = self.events.send(DeviceEvent::Watch { cwd, command, outcome: outcome.clone() });
+                }
+                result
             }
             "_lembas/terminal/open" if self.offers("terminal") => {
                 let settings = self.now();

@@ -15,6 +15,7 @@ pub mod paths;
 pub mod policy;
 pub mod rpc;
 pub mod runtime;
+pub mod scheduled;
 pub mod settings;
 pub mod status;
 pub mod terminal;
