@@ -1,0 +1,555 @@
+//! One device's link, seen from the instance: a task that owns the WebSocket (reads every frame,
+//! records it, judges the hello) and the [`LinkHandle`] a test drives it with.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use axum::http::HeaderMap;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+
+use crate::config::REFUSAL_CLOSE_CODE;
+use crate::lock;
+
+/// The close code a close frame without a payload stands for (RFC 6455 §7.1.5).
+const NO_STATUS_CODE: u16 = 1005;
+
+/// How long `close` waits for the device's half of the closing handshake before dropping the link.
+const CLOSE_HANDSHAKE_WAIT: Duration = Duration::from_secs(2);
+
+/// What the link accepts in a hello, fixed when the device links.
+#[derive(Debug, Clone)]
+pub(crate) struct HelloRules {
+    pub protocols: Vec<u64>,
+    pub refusal_reason: String,
+}
+
+/// A frame to send, and where to say whether it went.
+struct Outgoing {
+    message: Message,
+    sent: oneshot::Sender<Result<(), String>>,
+}
+
+/// What the link task hands the handle, in the order it happened.
+enum Incoming {
+    Message(Value),
+    /// A frame that is not a JSON-RPC message (not JSON, or binary): the sentence saying so.
+    Unreadable(String),
+    /// The device's close frame: its code and reason.
+    Closed((u16, String)),
+    /// The connection ended without a close frame.
+    Abrupt(String),
+}
+
+/// How the link ended, once the handle has seen it.
+#[derive(Debug, Clone)]
+enum LinkEnd {
+    Closed((u16, String)),
+    Abrupt(String),
+}
+
+impl LinkEnd {
+    fn describe(&self) -> String {
+        match self {
+            LinkEnd::Closed((code, reason)) => format!("the device closed the link ({code} \"{reason}\")"),
+            LinkEnd::Abrupt(why) => format!("the link ended without a close frame ({why})"),
+        }
+    }
+}
+
+/// Everything recorded on one link, shared between the task and the handle.
+#[derive(Debug, Default)]
+struct LinkRecord {
+    received: Vec<Value>,
+    sent: Vec<Value>,
+    faults: Vec<String>,
+    peer_close: Option<(u16, String)>,
+    hello_refused: Option<String>,
+}
+
+/// One device's link. Dropping it drops the connection without a close frame, like
+/// [`LinkHandle::drop_tcp`].
+pub struct LinkHandle {
+    /// The upgrade request's headers (`Authorization`, `User-Agent`, ...).
+    pub headers: HeaderMap,
+    outgoing: mpsc::Sender<Outgoing>,
+    incoming: mpsc::UnboundedReceiver<Incoming>,
+    /// Messages read while waiting for something else, kept for `recv`.
+    pending: VecDeque<Value>,
+    record: Arc<Mutex<LinkRecord>>,
+    next_id: u64,
+    ended: Option<LinkEnd>,
+}
+
+/// What one read from the link gave.
+enum Pulled {
+    Message(Value),
+    Unreadable(String),
+    Ended,
+    TimedOut,
+}
+
+impl LinkHandle {
+    /// The first message of the link, which must be the `_lembas/hello` notification with a
+    /// protocol this peer speaks; returns its params. An error says what the device did instead
+    /// (and, when the hello's protocol was refused, that the peer closed the link with 4400).
+    pub async fn hello(&mut self, within: Duration) -> anyhow::Result<Value> {
+        let message = self.recv_described(within, "_lembas/hello").await?;
+        let first = lock(&self.record).received.first().cloned();
+        if first.as_ref() != Some(&message) {
+            bail!(
+                "the hello must be the first message on the link, but this handle already took \
+                 other messages; the first was {}",
+                first.unwrap_or(Value::Null)
+            );
+        }
+        if !is_notification(&message, "_lembas/hello") {
+            bail!("the device's first message must be the _lembas/hello notification; it sent {message}");
+        }
+        if message.get("jsonrpc") != Some(&json!("2.0")) {
+            bail!("the device's hello lacks \"jsonrpc\": \"2.0\": {message}");
+        }
+        if let Some(refusal) = lock(&self.record).hello_refused.clone() {
+            bail!(refusal);
+        }
+        Ok(message.get("params").cloned().unwrap_or(Value::Null))
+    }
+
+    /// Sends `initialize` as LLeMbas 2.0 does and returns the result; an error answer is an error.
+    pub async fn initialize(&mut self, within: Duration) -> anyhow::Result<Value> {
+        let params = json!({
+            "protocolVersion": 1,
+            "clientCapabilities": { "_meta": { "lembas": { "protocol": 3, "show": true } } },
+        });
+        let answer = self.request("initialize", params, within).await?;
+        if let Some(error) = answer.get("error") {
+            bail!("the device answered initialize with an error: {error}");
+        }
+        answer
+            .get("result")
+            .cloned()
+            .ok_or_else(|| anyhow!("the device's initialize answer has no result: {answer}"))
+    }
+
+    /// Sends a request (the peer picks the id: 1, 2, 3, ...) and returns the device's whole answer,
+    /// `result` or `error`. Messages arriving meanwhile are kept for `recv`; a frame that is not a
+    /// JSON-RPC message arriving meanwhile fails the call (it is in `faults`).
+    pub async fn request(&mut self, method: &str, params: Value, within: Duration) -> anyhow::Result<Value> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut message = json!({ "jsonrpc": "2.0", "id": id, "method": method });
+        if !params.is_null() {
+            message["params"] = params;
+        }
+        self.send_value(message).await?;
+        let deadline = Instant::now() + within;
+        loop {
+            match self.pull(deadline).await {
+                Pulled::Message(message) if is_answer_to(&message, id) => return Ok(message),
+                Pulled::Message(message) => self.pending.push_back(message),
+                Pulled::Unreadable(fault) => bail!("while waiting for the answer to {method}: {fault}"),
+                Pulled::Ended => bail!("no answer to {method} (id {id}): {}", self.end_description()),
+                Pulled::TimedOut => bail!("no answer to {method} (id {id}) within {within:?}"),
+            }
+        }
+    }
+
+    /// Sends a notification.
+    pub async fn notify(&mut self, method: &str, params: Value) -> anyhow::Result<()> {
+        let mut message = json!({ "jsonrpc": "2.0", "method": method });
+        if !params.is_null() {
+            message["params"] = params;
+        }
+        self.send_value(message).await
+    }
+
+    /// Answers a request the device sent.
+    pub async fn answer(&mut self, id: Value, result: Value) -> anyhow::Result<()> {
+        self.send_value(json!({ "jsonrpc": "2.0", "id": id, "result": result }))
+            .await
+    }
+
+    /// Answers a request the device sent with a JSON-RPC error.
+    pub async fn answer_error(&mut self, id: Value, code: i64, message: &str) -> anyhow::Result<()> {
+        self.send_value(json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }))
+            .await
+    }
+
+    /// Sends any text frame, even one that is not JSON. Recorded in `sent` as its JSON value, or
+    /// as a JSON string holding the text when it is not JSON.
+    pub async fn send_raw(&mut self, text: String) -> anyhow::Result<()> {
+        let recorded = serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text.clone()));
+        self.send_frame(Message::Text(text.into())).await?;
+        lock(&self.record).sent.push(recorded);
+        Ok(())
+    }
+
+    /// The next message from the device that `request` or `recv_*` did not take.
+    pub async fn recv(&mut self, within: Duration) -> anyhow::Result<Value> {
+        self.recv_described(within, "message").await
+    }
+
+    /// The next notification named `method`; other messages are kept for `recv`.
+    pub async fn recv_notification(&mut self, method: &str, within: Duration) -> anyhow::Result<Value> {
+        self.recv_matching(within, &format!("{method} notification"), |m| {
+            is_notification(m, method)
+        })
+        .await
+    }
+
+    /// The next request the device sends named `method` (answer it with `answer`); other messages
+    /// are kept for `recv`.
+    pub async fn recv_request(&mut self, method: &str, within: Duration) -> anyhow::Result<Value> {
+        self.recv_matching(within, &format!("{method} request"), |m| is_request(m, method))
+            .await
+    }
+
+    /// Every message the device sent on this link, in order (unreadable frames are in `faults`).
+    pub fn received(&self) -> Vec<Value> {
+        lock(&self.record).received.clone()
+    }
+
+    /// Every message the peer sent on this link, in order.
+    pub fn sent(&self) -> Vec<Value> {
+        lock(&self.record).sent.clone()
+    }
+
+    /// What the device did that the spec does not allow, as the peer noticed it: a frame that is
+    /// not JSON, a binary frame, a first message that is not the hello, a hello's protocol refused.
+    pub fn faults(&self) -> Vec<String> {
+        lock(&self.record).faults.clone()
+    }
+
+    /// The close frame the peer sent, if it did (by `close`, or 4400 for a refused hello).
+    pub fn peer_close(&self) -> Option<(u16, String)> {
+        lock(&self.record).peer_close.clone()
+    }
+
+    /// Sends a close frame with `code` and `reason`, waits briefly for the device's reply, then
+    /// drops the connection.
+    pub async fn close(mut self, code: u16, reason: &str) {
+        let frame = CloseFrame {
+            code,
+            reason: reason.into(),
+        };
+        if let Err(error) = self.send_frame(Message::Close(Some(frame))).await {
+            tracing::warn!("could not send the close frame: {error:#}");
+            return;
+        }
+        lock(&self.record).peer_close = Some((code, reason.to_string()));
+        let deadline = Instant::now() + CLOSE_HANDSHAKE_WAIT;
+        while !matches!(self.pull(deadline).await, Pulled::Ended | Pulled::TimedOut) {}
+    }
+
+    /// Drops the TCP connection with no close frame.
+    pub fn drop_tcp(self) {
+        drop(self);
+    }
+
+    /// Waits until the link ends: `Some((code, reason))` for the device's close frame (1005 and ""
+    /// for one without a payload), `None` when the connection ended without one. Messages arriving
+    /// meanwhile are kept for `recv`.
+    pub async fn closed(&mut self, within: Duration) -> anyhow::Result<Option<(u16, String)>> {
+        let deadline = Instant::now() + within;
+        loop {
+            match self.pull(deadline).await {
+                Pulled::Message(message) => self.pending.push_back(message),
+                Pulled::Unreadable(_) => {}
+                Pulled::TimedOut => bail!("the link was still open after {within:?}"),
+                Pulled::Ended => {
+                    return Ok(match &self.ended {
+                        Some(LinkEnd::Closed(close)) => Some(close.clone()),
+                        _ => None,
+                    });
+                }
+            }
+        }
+    }
+
+    async fn recv_described(&mut self, within: Duration, what: &str) -> anyhow::Result<Value> {
+        if let Some(message) = self.pending.pop_front() {
+            return Ok(message);
+        }
+        match self.pull(Instant::now() + within).await {
+            Pulled::Message(message) => Ok(message),
+            Pulled::Unreadable(fault) => bail!(fault),
+            Pulled::Ended => bail!("no {what}: {}", self.end_description()),
+            Pulled::TimedOut => bail!("no {what} from the device within {within:?}"),
+        }
+    }
+
+    async fn recv_matching(
+        &mut self,
+        within: Duration,
+        what: &str,
+        wanted: impl Fn(&Value) -> bool,
+    ) -> anyhow::Result<Value> {
+        if let Some(position) = self.pending.iter().position(&wanted) {
+            return self.pending.remove(position).context("a kept message vanished");
+        }
+        let deadline = Instant::now() + within;
+        loop {
+            match self.pull(deadline).await {
+                Pulled::Message(message) if wanted(&message) => return Ok(message),
+                Pulled::Message(message) => self.pending.push_back(message),
+                Pulled::Unreadable(_) => {}
+                Pulled::Ended => bail!("no {what}: {}", self.end_description()),
+                Pulled::TimedOut => bail!("no {what} from the device within {within:?}"),
+            }
+        }
+    }
+
+    /// One thing from the link task, noting the end of the link when that is what it was.
+    async fn pull(&mut self, deadline: Instant) -> Pulled {
+        if self.ended.is_some() {
+            return Pulled::Ended;
+        }
+        let incoming = match tokio::time::timeout_at(deadline, self.incoming.recv()).await {
+            Err(_) => return Pulled::TimedOut,
+            Ok(incoming) => incoming,
+        };
+        match incoming {
+            Some(Incoming::Message(message)) => Pulled::Message(message),
+            Some(Incoming::Unreadable(fault)) => Pulled::Unreadable(fault),
+            Some(Incoming::Closed(close)) => {
+                self.ended = Some(LinkEnd::Closed(close));
+                Pulled::Ended
+            }
+            Some(Incoming::Abrupt(why)) => {
+                self.ended = Some(LinkEnd::Abrupt(why));
+                Pulled::Ended
+            }
+            None => {
+                self.ended = Some(LinkEnd::Abrupt("the peer's side of the link stopped".to_string()));
+                Pulled::Ended
+            }
+        }
+    }
+
+    fn end_description(&self) -> String {
+        self.ended
+            .as_ref()
+            .map(LinkEnd::describe)
+            .unwrap_or_else(|| "the link is open".to_string())
+    }
+
+    async fn send_value(&mut self, message: Value) -> anyhow::Result<()> {
+        self.send_frame(Message::Text(message.to_string().into())).await?;
+        lock(&self.record).sent.push(message);
+        Ok(())
+    }
+
+    async fn send_frame(&mut self, message: Message) -> anyhow::Result<()> {
+        let (sent, outcome) = oneshot::channel();
+        let gone = || anyhow!("cannot send: the link is gone ({})", self.end_description());
+        self.outgoing
+            .send(Outgoing { message, sent })
+            .await
+            .map_err(|_| gone())?;
+        outcome
+            .await
+            .map_err(|_| gone())?
+            .map_err(|error| anyhow!("sending to the device failed: {error}"))
+    }
+}
+
+fn is_notification(message: &Value, method: &str) -> bool {
+    message.get("method").and_then(Value::as_str) == Some(method) && message.get("id").is_none()
+}
+
+fn is_request(message: &Value, method: &str) -> bool {
+    message.get("method").and_then(Value::as_str) == Some(method) && message.get("id").is_some()
+}
+
+fn is_answer_to(message: &Value, id: u64) -> bool {
+    message.get("method").is_none()
+        && message.get("id").and_then(Value::as_u64) == Some(id)
+        && (message.get("result").is_some() || message.get("error").is_some())
+}
+
+/// What the peer makes of the link's first message.
+enum FirstMessage {
+    Accepted,
+    /// Not a hello: a fault, but the link stays open (the spec says nothing of closing it).
+    NotHello(String),
+    /// A hello naming a protocol this server does not speak: closed with 4400.
+    Refused(String),
+}
+
+fn judge_first(message: &Value, rules: &HelloRules) -> FirstMessage {
+    if !is_notification(message, "_lembas/hello") {
+        return FirstMessage::NotHello(format!(
+            "the device's first message was not the _lembas/hello notification: {message}"
+        ));
+    }
+    let protocol = message.pointer("/params/protocol");
+    match protocol.and_then(Value::as_u64) {
+        Some(protocol) if rules.protocols.contains(&protocol) => FirstMessage::Accepted,
+        _ => FirstMessage::Refused(format!(
+            "the device's hello says protocol {}, which this server does not speak ({:?}); the peer \
+             closed the link with {REFUSAL_CLOSE_CODE} \"{}\"",
+            protocol
+                .map(Value::to_string)
+                .unwrap_or_else(|| "nothing".to_string()),
+            rules.protocols,
+            rules.refusal_reason
+        )),
+    }
+}
+
+/// Makes the handle for a freshly upgraded link, and the future that runs the link until it ends.
+pub(crate) fn open(
+    socket: WebSocket,
+    headers: HeaderMap,
+    rules: HelloRules,
+    shutdown: watch::Receiver<bool>,
+) -> (LinkHandle, impl Future<Output = ()> + Send + 'static) {
+    // Room for a few frames: a sender waits on its own `sent` answer anyway.
+    let (outgoing_tx, outgoing_rx) = mpsc::channel(16);
+    let (incoming_tx, incoming_rx) = mpsc::unbounded_channel();
+    let record = Arc::new(Mutex::new(LinkRecord::default()));
+    let handle = LinkHandle {
+        headers,
+        outgoing: outgoing_tx,
+        incoming: incoming_rx,
+        pending: VecDeque::new(),
+        record: record.clone(),
+        next_id: 1,
+        ended: None,
+    };
+    let task = LinkTask {
+        socket,
+        record,
+        incoming: incoming_tx,
+        rules,
+        first: true,
+        close_seen: false,
+    };
+    (handle, task.run(outgoing_rx, shutdown))
+}
+
+struct LinkTask {
+    socket: WebSocket,
+    record: Arc<Mutex<LinkRecord>>,
+    // Unbounded on purpose: the peer is an examiner that keeps every message for the test, and
+    // the device's output must never be slowed by a test that reads late.
+    incoming: mpsc::UnboundedSender<Incoming>,
+    rules: HelloRules,
+    first: bool,
+    close_seen: bool,
+}
+
+impl LinkTask {
+    async fn run(mut self, mut outgoing: mpsc::Receiver<Outgoing>, mut shutdown: watch::Receiver<bool>) {
+        loop {
+            tokio::select! {
+                frame = self.socket.recv() => {
+                    let Some(frame) = frame else {
+                        self.end_abruptly("the connection ended without a close frame".to_string());
+                        break;
+                    };
+                    match frame {
+                        Ok(frame) => self.on_frame(frame).await,
+                        Err(error) => {
+                            self.end_abruptly(error.to_string());
+                            break;
+                        }
+                    }
+                }
+                next = outgoing.recv() => {
+                    // The handle is gone: drop the connection without a close frame.
+                    let Some(Outgoing { message, sent }) = next else { break };
+                    let _ = sent.send(self.socket.send(message).await.map_err(|error| error.to_string()));
+                }
+                // The peer stopped, or was dropped (the sender gone): cut the link.
+                () = stopped(&mut shutdown) => break,
+            }
+        }
+    }
+
+    fn end_abruptly(&mut self, why: String) {
+        if !self.close_seen {
+            let _ = self.incoming.send(Incoming::Abrupt(why));
+        }
+    }
+
+    fn fault(&mut self, fault: String) {
+        lock(&self.record).faults.push(fault.clone());
+        let _ = self.incoming.send(Incoming::Unreadable(fault));
+    }
+
+    async fn on_frame(&mut self, frame: Message) {
+        if self.close_seen {
+            return;
+        }
+        match frame {
+            Message::Text(text) => match serde_json::from_str::<Value>(text.as_str()) {
+                Ok(message) => self.on_message(message).await,
+                Err(error) => {
+                    let shown: String = text.as_str().chars().take(200).collect();
+                    self.fault(format!("the device sent a text frame that is not JSON ({error}): {shown}"));
+                }
+            },
+            Message::Binary(bytes) => self.fault(format!(
+                "the device sent a binary frame ({} bytes); the link carries one JSON-RPC message per text frame",
+                bytes.len()
+            )),
+            // axum answers pings itself.
+            Message::Ping(_) | Message::Pong(_) => {}
+            Message::Close(frame) => {
+                self.close_seen = true;
+                let close = frame
+                    .map(|frame| (frame.code, frame.reason.to_string()))
+                    .unwrap_or((NO_STATUS_CODE, String::new()));
+                let _ = self.incoming.send(Incoming::Closed(close));
+            }
+        }
+    }
+
+    async fn on_message(&mut self, message: Value) {
+        tracing::debug!(%message, "device → peer");
+        let verdict = if std::mem::take(&mut self.first) {
+            judge_first(&message, &self.rules)
+        } else {
+            FirstMessage::Accepted
+        };
+        let mut refusal = None;
+        {
+            let mut record = lock(&self.record);
+            record.received.push(message.clone());
+            match verdict {
+                FirstMessage::Accepted => {}
+                FirstMessage::NotHello(fault) => record.faults.push(fault),
+                FirstMessage::Refused(fault) => {
+                    record.faults.push(fault.clone());
+                    record.hello_refused = Some(fault);
+                    let close = (REFUSAL_CLOSE_CODE, self.rules.refusal_reason.clone());
+                    record.peer_close = Some(close.clone());
+                    refusal = Some(close);
+                }
+            }
+        }
+        let _ = self.incoming.send(Incoming::Message(message));
+        if let Some((code, reason)) = refusal {
+            tracing::info!(code, reason, "refusing the device's hello");
+            let frame = CloseFrame {
+                code,
+                reason: reason.into(),
+            };
+            if let Err(error) = self.socket.send(Message::Close(Some(frame))).await {
+                lock(&self.record)
+                    .faults
+                    .push(format!("could not send the 4400 close frame: {error}"));
+            }
+        }
+    }
+}
+
+/// Resolves when the peer stops (or is dropped, which ends the sender).
+async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|stopped| *stopped).await;
+}
