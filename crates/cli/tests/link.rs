@@ -21,9 +21,9 @@ async fn hello_first_then_initialize_as_the_spec_shows() {
     home.config_for(&peer.url(), "");
     let _service = home.service();
     let mut link = peer.next_link(WAIT).await.unwrap();
-    assert_eq!(link.header("authorization").as_deref(), Some(format!("Bearer {TOKEN}").as_str()));
+    assert_eq!(link.headers.get("authorization").and_then(|h| h.to_str().ok()), Some(format!("Bearer {TOKEN}").as_str()));
     let hello = link.hello(WAIT).await.unwrap();
-    let p = &hello["params"];
+    let p = &hello;
     assert_eq!(p["protocol"], 3);
     assert_eq!(p["harness_spec"], "3.5.0");
     assert_eq!(p["limits"], json!({ "roots": [], "max_mode": "edit", "require_trust": true, "scheduled": false }));
@@ -87,7 +87,7 @@ async fn directories_follow_roots_and_trust() {
     let _service = home.service();
     let mut link = peer.next_link(WAIT).await.unwrap();
     let hello = link.hello(WAIT).await.unwrap();
-    assert_eq!(hello["params"]["limits"]["roots"], json!([work.display().to_string()]));
+    assert_eq!(hello["limits"]["roots"], json!([work.display().to_string()]));
     let listing = link.request("_lembas/directories", json!({ "path": work }), WAIT).await.unwrap();
     let entries = listing["result"]["entries"].as_array().unwrap().clone();
     assert_eq!(entries.len(), 2, "{listing}");
@@ -132,12 +132,12 @@ async fn refused_token_stops_and_says_log_in_again() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_older_server_is_named_word_for_word() {
     store_token();
-    let peer = Peer::start(PeerConfig { token: TOKEN.into(), ..PeerConfig::protocol_2_server() }).await.unwrap();
+    let peer = Peer::start(PeerConfig::with_token(TOKEN).protocol_2_server()).await.unwrap();
     let home = Home::new();
     home.config_for(&peer.url(), "");
     let mut service = home.service();
     assert!(!service.wait_exit(WAIT).expect("stops").success());
-    let version = PeerConfig::protocol_2_server().discovery["version"].as_str().unwrap().to_string();
+    let version = PeerConfig::with_token(TOKEN).protocol_2_server().discovery["version"].as_str().unwrap().to_string();
     let sentence = format!(
         "{} runs LLeMbas {version}, which speaks link protocol 1 and 2; this LLeMbas CLI needs a LLeMbas 2.0 server (protocol 3) — update the server, or use LLeMbas CLI 1.x with it",
         peer.url()
@@ -165,7 +165,7 @@ async fn drops_are_redialled() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_silent_link_is_noticed_by_its_pings() {
     let peer = peer().await;
-    let proxy = Proxy::start(peer.addr()).await;
+    let proxy = Proxy::start(peer.address()).await;
     let home = Home::new();
     home.config_for(&proxy.url(), "  ping_interval_ms: 200\n  dead_after_missed_pings: 2\n");
     let _service = home.service();
@@ -188,13 +188,13 @@ async fn new_limits_redial_at_once() {
     home.config_for(&peer.url(), "");
     let _service = home.service();
     let mut link = peer.next_link(WAIT).await.unwrap();
-    assert_eq!(link.hello(WAIT).await.unwrap()["params"]["limits"]["scheduled"], false);
+    assert_eq!(link.hello(WAIT).await.unwrap()["limits"]["scheduled"], false);
     let text = std::fs::read_to_string(home.config()).unwrap();
     home.write_config(&format!("{text}remote:\n  scheduled: true\n"));
     let closed = link.closed(WAIT).await.unwrap();
     assert_eq!(closed.map(|c| c.0), Some(1000));
     let mut link = peer.next_link(WAIT).await.unwrap();
-    assert_eq!(link.hello(WAIT).await.unwrap()["params"]["limits"]["scheduled"], true);
+    assert_eq!(link.hello(WAIT).await.unwrap()["limits"]["scheduled"], true);
 }
 
 #[tokio::test(flavor = "multi_thread")]
