@@ -21,12 +21,18 @@ async fn hello_first_then_initialize_as_the_spec_shows() {
     home.config_for(&peer.url(), "");
     let _service = home.service();
     let mut link = peer.next_link(WAIT).await.unwrap();
-    assert_eq!(link.headers.get("authorization").and_then(|h| h.to_str().ok()), Some(format!("Bearer {TOKEN}").as_str()));
+    assert_eq!(
+        link.headers.get("authorization").and_then(|h| h.to_str().ok()),
+        Some(format!("Bearer {TOKEN}").as_str())
+    );
     let hello = link.hello(WAIT).await.unwrap();
     let p = &hello;
     assert_eq!(p["protocol"], 3);
     assert_eq!(p["harness_spec"], "3.5.0");
-    assert_eq!(p["limits"], json!({ "roots": [], "max_mode": "edit", "require_trust": true, "scheduled": false }));
+    assert_eq!(
+        p["limits"],
+        json!({ "roots": [], "max_mode": "edit", "require_trust": true, "scheduled": false })
+    );
     assert!(p["device"]["host"].is_string() && p["device"]["platform"] == std::env::consts::OS);
     let init = link.initialize(WAIT).await.unwrap();
     validate_acp("InitializeResponse", &init).unwrap();
@@ -35,7 +41,10 @@ async fn hello_first_then_initialize_as_the_spec_shows() {
     assert_eq!(lembas["protocol"], 3);
     assert_eq!(lembas["harness_spec"], "3.5.0");
     assert_eq!(lembas["connection"], "example");
-    assert_eq!(lembas["limits"], json!({ "roots": [], "max_mode": "edit", "scheduled": false }));
+    assert_eq!(
+        lembas["limits"],
+        json!({ "roots": [], "max_mode": "edit", "scheduled": false })
+    );
     assert_eq!(lembas["capabilities"], json!(["directories", "scheduled"]));
 }
 
@@ -62,13 +71,30 @@ async fn bad_input_gets_answers_and_keeps_the_link() {
     }
     let unknown = link.request("_lembas/nonsense", json!({}), WAIT).await.unwrap();
     assert_eq!(unknown["error"]["code"], -32601);
-    let session = link.request("session/new", json!({ "cwd": "/" }), WAIT).await.unwrap();
-    assert_eq!(session["error"]["code"], -32601, "sessions are not offered yet: {session}");
-    let bad = link.request("_lembas/directories", json!({ "path": 42 }), WAIT).await.unwrap();
+    let session = link
+        .request("session/new", json!({ "cwd": "/" }), WAIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        session["error"]["code"], -32601,
+        "sessions are not offered yet: {session}"
+    );
+    let bad = link
+        .request("_lembas/directories", json!({ "path": 42 }), WAIT)
+        .await
+        .unwrap();
     assert_eq!(bad["error"]["code"], -32602);
-    assert!(bad["error"]["message"].as_str().unwrap().contains("_lembas/directories"));
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("_lembas/directories")
+    );
     // Still linked: a good request is answered on the same link.
-    let places = link.request("_lembas/directories", json!({}), WAIT).await.unwrap();
+    let places = link
+        .request("_lembas/directories", json!({}), WAIT)
+        .await
+        .unwrap();
     assert_eq!(places["result"], json!({ "path": "", "places": [] }));
     assert_eq!(peer.links_accepted(), 1);
 }
@@ -82,21 +108,47 @@ async fn directories_follow_roots_and_trust() {
     std::fs::create_dir_all(work.join("loose")).unwrap();
     home.config_for(
         &peer.url(),
-        &format!("remote:\n  enabled: true\n  roots:\n    - {}\ntrusted:\n  - {}\n", work.display(), work.join("proj").display()),
+        &format!(
+            "remote:\n  enabled: true\n  roots:\n    - {}\ntrusted:\n  - {}\n",
+            work.display(),
+            work.join("proj").display()
+        ),
     );
     let _service = home.service();
     let mut link = peer.next_link(WAIT).await.unwrap();
     let hello = link.hello(WAIT).await.unwrap();
     assert_eq!(hello["limits"]["roots"], json!([work.display().to_string()]));
-    let listing = link.request("_lembas/directories", json!({ "path": work }), WAIT).await.unwrap();
+    let listing = link
+        .request("_lembas/directories", json!({ "path": work }), WAIT)
+        .await
+        .unwrap();
     let entries = listing["result"]["entries"].as_array().unwrap().clone();
     assert_eq!(entries.len(), 2, "{listing}");
-    assert_eq!((entries[0]["name"].clone(), entries[0]["accepted"].clone()), (json!("loose"), json!(false)));
-    assert!(entries[0]["reason"].as_str().unwrap().contains("not in a trusted project"));
-    assert_eq!((entries[1]["name"].clone(), entries[1]["accepted"].clone()), (json!("proj"), json!(true)));
-    let outside = link.request("_lembas/directories", json!({ "path": home.path() }), WAIT).await.unwrap();
+    assert_eq!(
+        (entries[0]["name"].clone(), entries[0]["accepted"].clone()),
+        (json!("loose"), json!(false))
+    );
+    assert!(
+        entries[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not in a trusted project")
+    );
+    assert_eq!(
+        (entries[1]["name"].clone(), entries[1]["accepted"].clone()),
+        (json!("proj"), json!(true))
+    );
+    let outside = link
+        .request("_lembas/directories", json!({ "path": home.path() }), WAIT)
+        .await
+        .unwrap();
     assert_eq!(outside["error"]["code"], -32602);
-    assert!(outside["error"]["message"].as_str().unwrap().contains("outside the folders"));
+    assert!(
+        outside["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("outside the folders")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -118,26 +170,36 @@ async fn close_4400_stops_without_redial() {
 #[tokio::test(flavor = "multi_thread")]
 async fn refused_token_stops_and_says_log_in_again() {
     store_token();
-    let peer = Peer::start(PeerConfig::with_token("another-token")).await.unwrap();
+    let peer = Peer::start(PeerConfig::with_token("another-token"))
+        .await
+        .unwrap();
     let home = Home::new();
     home.config_for(&peer.url(), "");
     let mut service = home.service();
     let status = service.wait_exit(WAIT).expect("the service stops on 401");
     assert!(!status.success());
     let log = service.log();
-    assert!(log.contains("refused this device's token") && log.contains("lembas login"), "{log}");
+    assert!(
+        log.contains("refused this device's token") && log.contains("lembas login"),
+        "{log}"
+    );
     assert!(!log.contains(TOKEN));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_older_server_is_named_word_for_word() {
     store_token();
-    let peer = Peer::start(PeerConfig::with_token(TOKEN).protocol_2_server()).await.unwrap();
+    let peer = Peer::start(PeerConfig::with_token(TOKEN).protocol_2_server())
+        .await
+        .unwrap();
     let home = Home::new();
     home.config_for(&peer.url(), "");
     let mut service = home.service();
     assert!(!service.wait_exit(WAIT).expect("stops").success());
-    let version = PeerConfig::with_token(TOKEN).protocol_2_server().discovery["version"].as_str().unwrap().to_string();
+    let version = PeerConfig::with_token(TOKEN).protocol_2_server().discovery["version"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let sentence = format!(
         "{} runs LLeMbas {version}, which speaks link protocol 1 and 2; this LLeMbas CLI needs a LLeMbas 2.0 server (protocol 3) — update the server, or use LLeMbas CLI 1.x with it",
         peer.url()
@@ -155,10 +217,16 @@ async fn drops_are_redialled() {
     let mut link = peer.next_link(WAIT).await.unwrap();
     link.hello(WAIT).await.unwrap();
     link.drop_tcp();
-    let mut link = peer.next_link(WAIT).await.expect("redialled after a dropped connection");
+    let mut link = peer
+        .next_link(WAIT)
+        .await
+        .expect("redialled after a dropped connection");
     link.hello(WAIT).await.unwrap();
     link.close(1011, "server restarting").await;
-    let mut link = peer.next_link(WAIT).await.expect("redialled after a close that is not 4400");
+    let mut link = peer
+        .next_link(WAIT)
+        .await
+        .expect("redialled after a close that is not 4400");
     link.hello(WAIT).await.unwrap();
 }
 
@@ -167,7 +235,10 @@ async fn a_silent_link_is_noticed_by_its_pings() {
     let peer = peer().await;
     let proxy = Proxy::start(peer.address()).await;
     let home = Home::new();
-    home.config_for(&proxy.url(), "  ping_interval_ms: 200\n  dead_after_missed_pings: 2\n");
+    home.config_for(
+        &proxy.url(),
+        "  ping_interval_ms: 200\n  dead_after_missed_pings: 2\n",
+    );
     let _service = home.service();
     let mut link = peer.next_link(WAIT).await.unwrap();
     link.hello(WAIT).await.unwrap();
@@ -177,7 +248,10 @@ async fn a_silent_link_is_noticed_by_its_pings() {
     proxy.freeze();
     tokio::time::sleep(Duration::from_millis(100)).await;
     proxy.thaw();
-    let mut again = peer.next_link(WAIT).await.expect("redialled once the link went silent");
+    let mut again = peer
+        .next_link(WAIT)
+        .await
+        .expect("redialled once the link went silent");
     again.hello(WAIT).await.unwrap();
 }
 
@@ -240,7 +314,10 @@ async fn not_logged_in_says_how_to_log_in() {
     let out = home.run(&["service", "run"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("Not logged in") && err.contains("lembas login --token-stdin"), "{err}");
+    assert!(
+        err.contains("Not logged in") && err.contains("lembas login --token-stdin"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

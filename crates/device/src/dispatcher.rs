@@ -166,11 +166,23 @@ impl Dispatcher {
             }
             "_lembas/monitor" if self.offers("scheduled") => {
                 let settings = self.now();
-                let cwd = params.get("cwd").and_then(Value::as_str).unwrap_or_default().to_string();
-                let command = params.get("command").and_then(Value::as_str).unwrap_or_default().to_string();
+                let cwd = params
+                    .get("cwd")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let command = params
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
                 let result = scheduled::monitor(params, &settings).await;
                 if let Ok(outcome) = &result {
-                    let _ = self.events.send(DeviceEvent::Watch { cwd, command, outcome: outcome.clone() });
+                    let _ = self.events.send(DeviceEvent::Watch {
+                        cwd,
+                        command,
+                        outcome: outcome.clone(),
+                    });
                 }
                 result
             }

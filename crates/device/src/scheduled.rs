@@ -49,7 +49,11 @@ struct MonitorParams {
 /// trusted folder that holds it. A file that cannot be read refuses the watch rather than
 /// silently dropping the project's deny rules.
 fn project_rules(folder: &Path, trusted: &[PathBuf]) -> Result<Option<Permissions>, RpcError> {
-    let Some(top) = trusted.iter().filter(|t| folder.starts_with(t)).max_by_key(|t| t.components().count()) else {
+    let Some(top) = trusted
+        .iter()
+        .filter(|t| folder.starts_with(t))
+        .max_by_key(|t| t.components().count())
+    else {
         return Ok(None);
     };
     for dir in folder.ancestors().take_while(|d| d.starts_with(top)) {
@@ -62,10 +66,20 @@ fn project_rules(folder: &Path, trusted: &[PathBuf]) -> Result<Option<Permission
         struct ProjectConfig {
             permissions: Permissions,
         }
-        let text = std::fs::read_to_string(&file)
-            .map_err(|e| RpcError::invalid_params(format!("The project's rules in {} cannot be read: {e}.", file.display())))?;
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            RpcError::invalid_params(format!(
+                "The project's rules in {} cannot be read: {e}.",
+                file.display()
+            ))
+        })?;
         let config: Option<ProjectConfig> = serde_norway::from_str(&text).map_err(|e| {
-            RpcError::refused(format!("The project's rules in {} are not valid ({e}); fix them first.", file.display()), "permission")
+            RpcError::refused(
+                format!(
+                    "The project's rules in {} are not valid ({e}); fix them first.",
+                    file.display()
+                ),
+                "permission",
+            )
         })?;
         return Ok(Some(config.unwrap_or_default().permissions));
     }
@@ -79,7 +93,11 @@ pub async fn monitor(params: Value, settings: &Settings) -> Result<Value, RpcErr
     let rules = FolderRules::from_settings(settings);
     let folder = admit_folder(Path::new(&params.cwd), &rules)?;
     let trusted = roots::is_trusted(&folder, &rules.trusted);
-    let project = if trusted { project_rules(&folder, &rules.trusted)? } else { None };
+    let project = if trusted {
+        project_rules(&folder, &rules.trusted)?
+    } else {
+        None
+    };
     let home = std::fs::canonicalize(paths::home_dir()).unwrap_or_else(|_| paths::home_dir());
     let ctx = JudgeContext {
         mode,
@@ -137,7 +155,11 @@ mod tests {
                 (Err(e), Err(reason)) => {
                     assert_eq!(e.code, rpc::INVALID_PARAMS);
                     assert_eq!(e.data, Some(serde_json::json!({ "reason": reason })));
-                    let text = if *reason == "plan" { &texts.plan } else { &texts.off };
+                    let text = if *reason == "plan" {
+                        &texts.plan
+                    } else {
+                        &texts.off
+                    };
                     assert_eq!(&e.message, text);
                 }
                 (got, want) => panic!("{enabled} {scheduled} {max:?} {asked:?}: got {got:?}, want {want:?}"),

@@ -79,7 +79,10 @@ impl Home {
 }
 
 fn fastrand() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
 }
 
 pub struct Service {
@@ -144,7 +147,9 @@ impl Proxy {
         let f = frozen.clone();
         tokio::spawn(async move {
             while let Ok((inbound, _)) = listener.accept().await {
-                let Ok(outbound) = tokio::net::TcpStream::connect(target).await else { continue };
+                let Ok(outbound) = tokio::net::TcpStream::connect(target).await else {
+                    continue;
+                };
                 let (ri, wi) = inbound.into_split();
                 let (ro, wo) = outbound.into_split();
                 tokio::spawn(pump(ri, wo, f.clone()));
@@ -164,7 +169,11 @@ impl Proxy {
     }
 }
 
-async fn pump(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp::OwnedWriteHalf, frozen: Arc<AtomicBool>) {
+async fn pump(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    frozen: Arc<AtomicBool>,
+) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut buf = vec![0u8; 16 * 1024];
     loop {
@@ -190,7 +199,9 @@ async fn pump(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp:
 /// Reads a file of a process in /proc (cmdline, environ) as bytes.
 pub fn proc_file(pid: i32, name: &str) -> Vec<u8> {
     let mut bytes = Vec::new();
-    std::fs::File::open(format!("/proc/{pid}/{name}")).and_then(|mut f| f.read_to_end(&mut bytes)).unwrap();
+    std::fs::File::open(format!("/proc/{pid}/{name}"))
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .unwrap();
     bytes
 }
 
@@ -209,12 +220,23 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
 
 /// Validates `value` against a definition of the official ACP schema.
 pub fn validate_acp(definition: &str, value: &serde_json::Value) -> Result<(), String> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/spec/acp-schema-v1/schema.json");
-    let mut schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/spec/acp-schema-v1/schema.json"
+    );
+    let mut schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let obj = schema.as_object_mut().unwrap();
     obj.remove("anyOf");
     obj.insert("$ref".into(), serde_json::json!(format!("#/$defs/{definition}")));
     let validator = jsonschema::validator_for(&schema).map_err(|e| e.to_string())?;
-    let errors: Vec<String> = validator.iter_errors(value).map(|e| format!("{e} at {}", e.instance_path())).collect();
-    if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
 }

@@ -54,7 +54,9 @@ impl LinkOptions {
             jitter: d.jitter,
             stable_after: ms(timings.stable_after_ms, d.stable_after),
             ping_interval: ms(timings.ping_interval_ms, d.ping_interval).max(Duration::from_millis(50)),
-            dead_after_missed_pings: timings.dead_after_missed_pings.unwrap_or(d.dead_after_missed_pings),
+            dead_after_missed_pings: timings
+                .dead_after_missed_pings
+                .unwrap_or(d.dead_after_missed_pings),
         }
     }
 

@@ -22,5 +22,8 @@ pub struct JudgeContext<'a> {
     pub home: &'a Path,
 }
 pub fn judge(_line: &str, _ctx: &JudgeContext) -> Judgement {
-    Judgement { decision: Decision::Ask, reason: String::new() }
+    Judgement {
+        decision: Decision::Ask,
+        reason: String::new(),
+    }
 }

@@ -8,6 +8,10 @@ use std::path::{Path, PathBuf};
 use crate::paths;
 use crate::policy::Mode;
 
+mod atomic_write;
+pub mod edit;
+pub mod watch;
+
 /// Everything the device reads from `config.yaml`. Unknown keys are ignored here and kept on write.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(default)]
@@ -98,6 +102,22 @@ pub enum SettingsError {
         line: Option<usize>,
         message: String,
     },
+    /// A requested change cannot be made (a folder that does not exist, an entry not listed, ...);
+    /// the sentence says what to do instead.
+    #[error("{0}")]
+    Refused(String),
+    #[error("cannot write {path}: {source}. Nothing was changed.")]
+    Write { path: PathBuf, source: std::io::Error },
+    /// The lossless editor could not make the change without touching anything else.
+    #[error(
+        "cannot change {path} without disturbing the rest of it ({message}). Nothing was changed; edit it by hand."
+    )]
+    EditFailed { path: PathBuf, message: String },
+    /// Other writers kept changing the file while this one tried to save.
+    #[error("{path} kept changing while saving ({attempts} tries). Nothing was changed; try again.")]
+    Contended { path: PathBuf, attempts: usize },
+    #[error("cannot watch {path} for changes: {source}")]
+    Watch { path: PathBuf, source: notify::Error },
 }
 
 impl Settings {
@@ -142,4 +162,3 @@ pub fn parse(path: &Path, text: &str) -> Result<Settings, SettingsError> {
             message: e.to_string(),
         })
 }
-pub mod watch;

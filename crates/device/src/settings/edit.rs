@@ -1,0 +1,493 @@
+//! The one write path for `config.yaml`: the CLI, the tray and the window all change settings here.
+//!
+//! Edits are lossless: the text is edited in place with `yaml-edit`, so comments, blank lines, key
+//! order, unknown keys and formatting stay as they were outside the edited values. Every change is
+//! first planned on the parsed YAML value, which decides what changes and refuses what cannot be
+//! done; the text edit then carries out that plan, and its result must parse to exactly the planned
+//! value (nothing else moved) before it is written.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_norway::{Mapping as ValueMap, Value};
+use yaml_edit::{Document, Mapping, Sequence};
+
+use super::{Settings, SettingsError, atomic_write, parse};
+use crate::paths;
+use crate::policy::Mode;
+
+/// One change to the global config. A list of them is applied together: all or none.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    RemoteEnabled(bool),
+    /// A folder remote work may use; `~` is expanded and the folder must exist. Stored absolute.
+    AddRoot(PathBuf),
+    RemoveRoot(PathBuf),
+    MaxMode(Mode),
+    RequireTrust(bool),
+    Terminal(bool),
+    TerminalIntegration(bool),
+    Scheduled(bool),
+    /// Trust a project folder; `~` is expanded and the folder must exist. Stored absolute.
+    Trust(PathBuf),
+    Untrust(PathBuf),
+    /// `server: { url, connection }`; a `None` connection removes the key.
+    SetServer {
+        url: String,
+        connection: Option<String>,
+    },
+    ClearServer,
+    /// Sets the top-level `embedding:` unless one is already set (missing, null or empty is unset).
+    SetEmbeddingIfUnset(String),
+}
+
+/// Applies `changes` to the global config ([`paths::config_file`]) and returns what it now holds.
+pub fn apply(changes: &[Change]) -> Result<Settings, SettingsError> {
+    apply_to(&paths::config_file(), changes)
+}
+
+/// Applies `changes` to the config file at `path` (created, with its folder, when missing) and
+/// returns what it now holds. Nothing is written when an existing file is invalid, when a change is
+/// refused, or when the changes leave the settings as they were.
+pub fn apply_to(path: &Path, changes: &[Change]) -> Result<Settings, SettingsError> {
+    apply_with_hook(path, changes, &mut || {})
+}
+
+fn apply_with_hook(
+    path: &Path,
+    changes: &[Change],
+    before_commit: &mut dyn FnMut(),
+) -> Result<Settings, SettingsError> {
+    let ops = changes.iter().map(Op::resolve).collect::<Result<Vec<_>, _>>()?;
+    let text = atomic_write::update(path, &mut |old| edit_text(path, old, &ops), before_commit)?;
+    parse(path, &text)
+}
+
+/// A [`Change`] with its paths resolved against the file system (once, before any reading).
+#[derive(Debug)]
+enum Op {
+    SetRemote(&'static str, Scalar),
+    Add(List, PathBuf),
+    Remove {
+        list: List,
+        given: PathBuf,
+        candidates: Vec<PathBuf>,
+    },
+    SetServer {
+        url: String,
+        connection: Option<String>,
+    },
+    ClearServer,
+    EmbeddingIfUnset(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Scalar {
+    Bool(bool),
+    Str(String),
+}
+
+impl Scalar {
+    fn to_value(&self) -> Value {
+        match self {
+            Scalar::Bool(b) => Value::Bool(*b),
+            Scalar::Str(s) => Value::String(s.clone()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum List {
+    Roots,
+    Trusted,
+}
+
+impl List {
+    /// Where the list lives: (parent key, key).
+    fn place(self) -> (Option<&'static str>, &'static str) {
+        match self {
+            List::Roots => (Some("remote"), "roots"),
+            List::Trusted => (None, "trusted"),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            List::Roots => "remote.roots",
+            List::Trusted => "trusted",
+        }
+    }
+}
+
+impl Op {
+    fn resolve(change: &Change) -> Result<Op, SettingsError> {
+        let remote = |key, value| Ok(Op::SetRemote(key, value));
+        match change {
+            Change::RemoteEnabled(b) => remote("enabled", Scalar::Bool(*b)),
+            Change::MaxMode(mode) => remote("max_mode", Scalar::Str(mode.as_str().to_owned())),
+            Change::RequireTrust(b) => remote("require_trust", Scalar::Bool(*b)),
+            Change::Terminal(b) => remote("terminal", Scalar::Bool(*b)),
+            Change::TerminalIntegration(b) => remote("terminal_integration", Scalar::Bool(*b)),
+            Change::Scheduled(b) => remote("scheduled", Scalar::Bool(*b)),
+            Change::AddRoot(p) => Ok(Op::Add(List::Roots, existing_folder(p, "a remote root")?)),
+            Change::Trust(p) => Ok(Op::Add(List::Trusted, existing_folder(p, "a trusted project")?)),
+            Change::RemoveRoot(p) => Ok(removal(List::Roots, p)),
+            Change::Untrust(p) => Ok(removal(List::Trusted, p)),
+            Change::SetServer { url, connection } => {
+                if url.trim().is_empty() {
+                    return Err(SettingsError::Refused(
+                        "The server URL is empty; give the instance's URL.".into(),
+                    ));
+                }
+                Ok(Op::SetServer {
+                    url: url.clone(),
+                    connection: connection.clone(),
+                })
+            }
+            Change::ClearServer => Ok(Op::ClearServer),
+            Change::SetEmbeddingIfUnset(model) => {
+                if model.trim().is_empty() {
+                    return Err(SettingsError::Refused(
+                        "The embedding model is empty; give it as <connection>/<id>.".into(),
+                    ));
+                }
+                Ok(Op::EmbeddingIfUnset(model.clone()))
+            }
+        }
+    }
+}
+
+/// `~`-expands and resolves `given` (symlinks followed) to an existing folder, as a UTF-8 path.
+fn existing_folder(given: &Path, what: &str) -> Result<PathBuf, SettingsError> {
+    let expanded = paths::expand_tilde(&given.to_string_lossy());
+    let resolved = fs::canonicalize(&expanded).map_err(|e| {
+        SettingsError::Refused(if e.kind() == std::io::ErrorKind::NotFound {
+            format!(
+                "{} does not exist; give an existing folder to add as {what}.",
+                given.display()
+            )
+        } else {
+            format!(
+                "Cannot resolve {} ({e}); give a folder you can open to add as {what}.",
+                given.display()
+            )
+        })
+    })?;
+    if !resolved.is_dir() {
+        return Err(SettingsError::Refused(format!(
+            "{} is not a folder (it is {}); give a folder to add as {what}.",
+            given.display(),
+            resolved.display()
+        )));
+    }
+    if resolved.to_str().is_none() {
+        return Err(SettingsError::Refused(format!(
+            "{} cannot be written to config.yaml because its name is not valid UTF-8; rename it or pick \
+             another folder.",
+            resolved.display()
+        )));
+    }
+    Ok(resolved)
+}
+
+fn removal(list: List, given: &Path) -> Op {
+    let expanded = paths::expand_tilde(&given.to_string_lossy());
+    let mut candidates = vec![given.to_owned(), expanded.clone()];
+    candidates.extend(fs::canonicalize(&expanded).ok());
+    Op::Remove {
+        list,
+        given: given.to_owned(),
+        candidates,
+    }
+}
+
+/// Whether a listed entry names `folder` (an existing, canonical folder).
+fn names_folder(entry: &str, folder: &Path) -> bool {
+    let expanded = paths::expand_tilde(entry);
+    expanded == folder || fs::canonicalize(&expanded).is_ok_and(|c| c == folder)
+}
+
+/// Whether a listed entry is the one a removal asked for: as written, `~`-expanded or resolved.
+fn names_any(entry: &str, candidates: &[PathBuf]) -> bool {
+    let expanded = paths::expand_tilde(entry);
+    let resolved = fs::canonicalize(&expanded).ok();
+    candidates
+        .iter()
+        .any(|c| Path::new(entry) == c || expanded == *c || resolved.as_deref() == Some(c))
+}
+
+/// One step of the text edit, decided while planning on the parsed value.
+#[derive(Debug)]
+enum TextEdit {
+    Set {
+        parent: Option<&'static str>,
+        key: &'static str,
+        value: Scalar,
+    },
+    RemoveKey {
+        parent: Option<&'static str>,
+        key: &'static str,
+    },
+    Push {
+        list: List,
+        entry: String,
+    },
+    /// Indices into the list as it is at this step, in ascending order.
+    RemoveAt {
+        list: List,
+        indices: Vec<usize>,
+    },
+}
+
+/// The whole edit of one text: validate, plan, edit, verify. Returns `old` itself when nothing
+/// changes.
+fn edit_text(path: &Path, old: &str, ops: &[Op]) -> Result<String, SettingsError> {
+    parse(path, old)?;
+    let before = to_value(old).map_err(|e| invalid(path, &e))?;
+    let mut planned = before.clone();
+    let mut edits = Vec::new();
+    for op in ops {
+        plan(op, &mut planned, &mut edits)?;
+    }
+    if edits.is_empty() {
+        return Ok(old.to_owned());
+    }
+    let failed = |message: String| SettingsError::EditFailed {
+        path: path.to_owned(),
+        message,
+    };
+    let new = edit_yaml(old, before.is_null(), &edits).map_err(failed)?;
+    let after = to_value(&new).map_err(|e| failed(format!("the edited text does not parse: {e}")))?;
+    if after != planned {
+        return Err(failed("the edited text does not read back as intended".into()));
+    }
+    parse(path, &new).map_err(|e| failed(e.to_string()))?;
+    Ok(new)
+}
+
+fn to_value(text: &str) -> Result<Value, serde_norway::Error> {
+    if text.trim().is_empty() {
+        Ok(Value::Null)
+    } else {
+        serde_norway::from_str(text)
+    }
+}
+
+fn invalid(path: &Path, e: &serde_norway::Error) -> SettingsError {
+    SettingsError::Invalid {
+        path: path.to_owned(),
+        line: e.location().map(|l| l.line()),
+        message: e.to_string(),
+    }
+}
+
+/// Applies `op` to the parsed value and records the matching text edits. Only real changes are
+/// recorded, so untouched values keep their exact spelling.
+fn plan(op: &Op, value: &mut Value, edits: &mut Vec<TextEdit>) -> Result<(), SettingsError> {
+    let top = as_map(value);
+    match op {
+        Op::SetRemote(key, scalar) => set(top, Some("remote"), key, scalar, edits),
+        Op::SetServer { url, connection } => {
+            set(top, Some("server"), "url", &Scalar::Str(url.clone()), edits);
+            match connection {
+                Some(c) => set(top, Some("server"), "connection", &Scalar::Str(c.clone()), edits),
+                None => {
+                    let server = top.get_mut("server").map(as_map);
+                    if server.and_then(|s| s.remove("connection")).is_some() {
+                        edits.push(TextEdit::RemoveKey {
+                            parent: Some("server"),
+                            key: "connection",
+                        });
+                    }
+                }
+            }
+        }
+        Op::ClearServer => {
+            if top.remove("server").is_some() {
+                edits.push(TextEdit::RemoveKey {
+                    parent: None,
+                    key: "server",
+                });
+            }
+        }
+        Op::EmbeddingIfUnset(model) => {
+            let unset = match top.get("embedding") {
+                None | Some(Value::Null) => true,
+                Some(Value::String(s)) => s.is_empty(),
+                Some(_) => false,
+            };
+            if unset {
+                set(top, None, "embedding", &Scalar::Str(model.clone()), edits);
+            }
+        }
+        Op::Add(list, folder) => {
+            let entries = list_mut(top, *list);
+            let present = entries
+                .iter()
+                .any(|e| e.as_str().is_some_and(|e| names_folder(e, folder)));
+            if !present {
+                let entry = folder.to_string_lossy().into_owned();
+                entries.push(Value::String(entry.clone()));
+                edits.push(TextEdit::Push { list: *list, entry });
+            }
+        }
+        Op::Remove {
+            list,
+            given,
+            candidates,
+        } => {
+            let entries = list_mut(top, *list);
+            let indices: Vec<usize> = (0..entries.len())
+                .filter(|&i| entries[i].as_str().is_some_and(|e| names_any(e, candidates)))
+                .collect();
+            if indices.is_empty() {
+                let listed: Vec<&str> = entries.iter().filter_map(Value::as_str).collect();
+                return Err(SettingsError::Refused(if listed.is_empty() {
+                    format!(
+                        "{} is not listed in {}: the list is empty.",
+                        given.display(),
+                        list.name()
+                    )
+                } else {
+                    format!(
+                        "{} is not listed in {}; the list holds: {}.",
+                        given.display(),
+                        list.name(),
+                        listed.join(", ")
+                    )
+                }));
+            }
+            for &i in indices.iter().rev() {
+                entries.remove(i);
+            }
+            edits.push(TextEdit::RemoveAt { list: *list, indices });
+        }
+    }
+    Ok(())
+}
+
+/// The map in `value`, making a null (absent block) an empty map. The read side has already
+/// checked that the keys this module edits hold maps, lists or nothing.
+fn as_map(value: &mut Value) -> &mut ValueMap {
+    if !value.is_mapping() {
+        *value = Value::Mapping(ValueMap::new());
+    }
+    match value {
+        Value::Mapping(map) => map,
+        _ => unreachable!("just made a mapping"),
+    }
+}
+
+fn child_map<'a>(top: &'a mut ValueMap, parent: Option<&'static str>) -> &'a mut ValueMap {
+    match parent {
+        None => top,
+        Some(key) => as_map(top.entry(Value::from(key)).or_insert(Value::Null)),
+    }
+}
+
+fn set(
+    top: &mut ValueMap,
+    parent: Option<&'static str>,
+    key: &'static str,
+    scalar: &Scalar,
+    edits: &mut Vec<TextEdit>,
+) {
+    let map = child_map(top, parent);
+    let new = scalar.to_value();
+    if map.get(key) != Some(&new) {
+        map.insert(Value::from(key), new);
+        edits.push(TextEdit::Set {
+            parent,
+            key,
+            value: scalar.clone(),
+        });
+    }
+}
+
+fn list_mut(top: &mut ValueMap, list: List) -> &mut Vec<Value> {
+    let (parent, key) = list.place();
+    let value = child_map(top, parent)
+        .entry(Value::from(key))
+        .or_insert(Value::Null);
+    if !value.is_sequence() {
+        *value = Value::Sequence(Vec::new());
+    }
+    match value {
+        Value::Sequence(entries) => entries,
+        _ => unreachable!("just made a sequence"),
+    }
+}
+
+/// Carries out the planned edits on the text. A file that holds no document yet (empty, only
+/// comments) keeps its comments and gets the new keys after them.
+fn edit_yaml(old: &str, empty_document: bool, edits: &[TextEdit]) -> Result<String, String> {
+    let doc = if empty_document {
+        Document::new_mapping()
+    } else {
+        old.parse::<Document>().map_err(|e| e.to_string())?
+    };
+    let top = doc.as_mapping().ok_or("the top level is not a map")?;
+    for edit in edits {
+        match edit {
+            TextEdit::Set { parent, key, value } => {
+                let map = yaml_child_map(&top, *parent)?;
+                match value {
+                    Scalar::Bool(b) => map.set(*key, *b),
+                    Scalar::Str(s) => map.set(*key, s.as_str()),
+                }
+            }
+            TextEdit::RemoveKey { parent, key } => {
+                let map = yaml_child_map(&top, *parent)?;
+                map.remove(*key).ok_or_else(|| format!("`{key}` was not found"))?;
+            }
+            TextEdit::Push { list, entry } => yaml_list(&top, *list)?.push(entry.as_str()),
+            TextEdit::RemoveAt { list, indices } => {
+                let seq = yaml_list(&top, *list)?;
+                for &i in indices.iter().rev() {
+                    seq.remove(i)
+                        .ok_or_else(|| format!("{} has no item {i}", list.name()))?;
+                }
+            }
+        }
+    }
+    if !empty_document {
+        return Ok(doc.to_string());
+    }
+    // Keep the comments, blank lines and directives of a document-less file; drop a bare `~`/`null`.
+    let mut text: String = old
+        .lines()
+        .filter(|line| {
+            let t = line.trim();
+            t.is_empty() || t.starts_with('#') || t.starts_with('%') || t == "---"
+        })
+        .map(|line| format!("{line}\n"))
+        .collect();
+    text.push_str(&doc.to_string());
+    Ok(text)
+}
+
+/// The map under `parent` (or the top level), created as a block when it is missing or empty.
+fn yaml_child_map(top: &Mapping, parent: Option<&'static str>) -> Result<Mapping, String> {
+    let Some(key) = parent else { return Ok(top.clone()) };
+    if let Some(map) = top.get_mapping(key) {
+        return Ok(map);
+    }
+    top.set(key, Mapping::new());
+    top.get_mapping(key)
+        .ok_or_else(|| format!("could not add `{key}:`"))
+}
+
+fn yaml_list(top: &Mapping, list: List) -> Result<Sequence, String> {
+    let (parent, key) = list.place();
+    let map = yaml_child_map(top, parent)?;
+    if let Some(seq) = map.get_sequence(key) {
+        return Ok(seq);
+    }
+    map.set(key, Sequence::new());
+    map.get_sequence(key)
+        .ok_or_else(|| format!("could not add `{}:`", list.name()))
+}
+
+#[cfg(all(test, unix))]
+#[path = "edit_tests.rs"]
+mod tests;

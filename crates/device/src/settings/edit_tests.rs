@@ -1,0 +1,669 @@
+use super::*;
+use crate::settings::{Server, load_from};
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::time::{Duration, Instant};
+
+/// A folder with real sub-folders `a`, `b`, `c` and a file `f`, its path resolved.
+struct Home {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Home {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        for sub in ["a", "b", "c", "conf"] {
+            fs::create_dir(root.join(sub)).unwrap();
+        }
+        fs::write(root.join("f"), "not a folder").unwrap();
+        Self { _dir: dir, root }
+    }
+
+    fn at(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    fn s(&self, name: &str) -> String {
+        self.at(name).to_str().unwrap().to_owned()
+    }
+
+    fn config(&self) -> PathBuf {
+        self.at("conf/config.yaml")
+    }
+}
+
+/// `text` with the single occurrence of `from` replaced by `to`.
+fn replace_once(text: &str, from: &str, to: &str) -> String {
+    assert_eq!(
+        text.matches(from).count(),
+        1,
+        "{from:?} should occur once in:\n{text}"
+    );
+    text.replacen(from, to, 1)
+}
+
+fn read(path: &Path) -> String {
+    fs::read_to_string(path).unwrap()
+}
+
+fn leftovers(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect()
+}
+
+const BASE: &str = "\
+# LLeMbas device config, written by hand.
+
+server:
+  url: https://old.example   # the instance
+  connection: conn-1
+
+future_top: keep me   # a key from a newer version
+remote:
+  enabled: false  # off for now
+  unknown_inner: [1, 2]
+  roots:
+    - ROOT_A
+    # a comment between items
+    - ROOT_B
+  max_mode: plan
+
+# trusted projects
+trusted:
+  - ROOT_A
+
+permissions:
+  bash:
+    allow: [\"git status\"]   # keep
+";
+
+#[test]
+fn every_change_edits_only_its_value() {
+    let home = Home::new();
+    let (a, b, c) = (home.s("a"), home.s("b"), home.s("c"));
+    symlink(home.at("a"), home.at("link-a")).unwrap();
+    symlink(home.at("c"), home.at("link-c")).unwrap();
+    let path = home.config();
+    let mut expected = BASE.replace("ROOT_A", &a).replace("ROOT_B", &b);
+    fs::write(&path, &expected).unwrap();
+
+    let mut step = |changes: &[Change], from: &str, to: &str| {
+        if !from.is_empty() {
+            expected = replace_once(&expected, from, to);
+        }
+        let settings = apply_to(&path, changes).unwrap();
+        assert_eq!(read(&path), expected, "after {changes:?}");
+        assert_eq!(settings, load_from(&path).unwrap());
+        settings
+    };
+
+    let s = step(
+        &[Change::RemoteEnabled(true)],
+        "enabled: false  #",
+        "enabled: true  #",
+    );
+    assert!(s.remote.enabled);
+    // Through a symlink: stored as the folder it resolves to.
+    let s = step(
+        &[Change::AddRoot(home.at("link-c"))],
+        &format!("    - {b}\n"),
+        &format!("    - {b}\n    - {c}\n"),
+    );
+    assert_eq!(s.remote.roots, [home.at("a"), home.at("b"), home.at("c")]);
+    step(&[Change::AddRoot(home.at("b"))], "", "");
+    step(&[Change::AddRoot(home.at("link-c"))], "", "");
+    let s = step(
+        &[Change::RemoveRoot(home.at("a"))],
+        &format!("  roots:\n    - {a}\n"),
+        "  roots:\n",
+    );
+    assert_eq!(s.remote.roots, [home.at("b"), home.at("c")]);
+    let s = step(&[Change::MaxMode(Mode::Auto)], "max_mode: plan", "max_mode: auto");
+    assert_eq!(s.remote.max_mode, Mode::Auto);
+    let s = step(
+        &[Change::RequireTrust(false)],
+        "max_mode: auto\n",
+        "max_mode: auto\n  require_trust: false\n",
+    );
+    assert!(!s.remote.require_trust);
+    let s = step(
+        &[
+            Change::Terminal(true),
+            Change::TerminalIntegration(false),
+            Change::Scheduled(true),
+        ],
+        "require_trust: false\n",
+        "require_trust: false\n  terminal: true\n  terminal_integration: false\n  scheduled: true\n",
+    );
+    assert!(s.remote.terminal && !s.remote.terminal_integration && s.remote.scheduled);
+    let s = step(
+        &[Change::Trust(home.at("b"))],
+        &format!("  - {a}\n"),
+        &format!("  - {a}\n  - {b}\n"),
+    );
+    assert_eq!(s.trusted, [home.at("a"), home.at("b")]);
+    // Named through a symlink: matched by where it resolves.
+    let s = step(
+        &[Change::Untrust(home.at("link-a"))],
+        &format!("trusted:\n  - {a}\n"),
+        "trusted:\n",
+    );
+    assert_eq!(s.trusted, [home.at("b")]);
+    let s = step(
+        &[Change::SetServer {
+            url: "https://new.example/x".into(),
+            connection: None,
+        }],
+        "  url: https://old.example   # the instance\n  connection: conn-1\n",
+        "  url: https://new.example/x   # the instance\n",
+    );
+    assert_eq!(
+        s.server,
+        Some(Server {
+            url: "https://new.example/x".into(),
+            connection: None
+        })
+    );
+    let s = step(
+        &[Change::SetEmbeddingIfUnset("conn-1/nomic".into())],
+        "# keep\n",
+        "# keep\nembedding: conn-1/nomic\n",
+    );
+    assert_eq!(s.embedding.as_deref(), Some("conn-1/nomic"));
+    step(&[Change::SetEmbeddingIfUnset("other/model".into())], "", "");
+    let s = step(
+        &[Change::ClearServer],
+        "server:\n  url: https://new.example/x   # the instance\n",
+        "",
+    );
+    assert_eq!(s.server, None);
+    step(&[Change::ClearServer], "", "");
+
+    // What was never touched is still there, word for word.
+    let text = read(&path);
+    for kept in [
+        "# LLeMbas device config, written by hand.\n\n",
+        "future_top: keep me   # a key from a newer version\n",
+        "  unknown_inner: [1, 2]\n",
+        "    # a comment between items\n",
+        "\n# trusted projects\n",
+        "permissions:\n  bash:\n    allow: [\"git status\"]   # keep\n",
+    ] {
+        assert!(text.contains(kept), "{kept:?} was lost:\n{text}");
+    }
+    assert_eq!(load_from(&path).unwrap().permissions.bash.allow, ["git status"]);
+}
+
+#[test]
+fn a_missing_file_and_folder_are_created_private() {
+    let home = Home::new();
+    let path = home.at("new/deeper/config.yaml");
+    let a = home.s("a");
+    let settings = apply_to(
+        &path,
+        &[
+            Change::SetServer {
+                url: "https://x.example".into(),
+                connection: Some("c1".into()),
+            },
+            Change::RemoteEnabled(true),
+            Change::AddRoot(home.at("a")),
+            Change::Trust(home.at("a")),
+            Change::SetEmbeddingIfUnset("c1/m".into()),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        read(&path),
+        format!(
+            "server:\n  url: https://x.example\n  connection: c1\nremote:\n  enabled: true\n  roots:\n    \
+             - {a}\ntrusted:\n  - {a}\nembedding: c1/m\n"
+        )
+    );
+    assert!(settings.remote.enabled);
+    assert_eq!(settings.remote.roots, [home.at("a")]);
+    assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    for dir in ["new", "new/deeper"] {
+        assert_eq!(
+            fs::metadata(home.at(dir)).unwrap().permissions().mode() & 0o777,
+            0o700,
+            "{dir}"
+        );
+    }
+    assert!(leftovers(&home.at("new/deeper")).is_empty());
+}
+
+#[test]
+fn nothing_to_change_writes_nothing() {
+    let home = Home::new();
+    let path = home.config();
+    let settings = apply_to(&path, &[Change::ClearServer]).unwrap();
+    assert_eq!(settings, Settings::default());
+    assert!(!path.exists(), "a no-op must not create the file");
+}
+
+#[test]
+fn a_file_with_only_comments_keeps_them() {
+    let home = Home::new();
+    let path = home.config();
+    fs::write(&path, "# just a comment\n\n").unwrap();
+    apply_to(&path, &[Change::RemoteEnabled(true)]).unwrap();
+    assert_eq!(read(&path), "# just a comment\n\nremote:\n  enabled: true\n");
+}
+
+#[test]
+fn keys_are_added_to_a_block_that_lacks_them() {
+    let home = Home::new();
+    let path = home.config();
+    let b = home.s("b");
+    fs::write(
+        &path,
+        "remote:   # remote work\n    enabled: true\n\n# the end\nother: 1\n",
+    )
+    .unwrap();
+    apply_to(
+        &path,
+        &[Change::AddRoot(home.at("b")), Change::MaxMode(Mode::Plan)],
+    )
+    .unwrap();
+    assert_eq!(
+        read(&path),
+        format!(
+            "remote:   # remote work\n    enabled: true\n    roots:\n      - {b}\n    max_mode: plan\n\n# the \
+             end\nother: 1\n"
+        )
+    );
+}
+
+#[test]
+fn an_invalid_file_is_named_by_line_and_left_alone() {
+    let home = Home::new();
+    let path = home.config();
+    for (text, line) in [
+        ("# header\nremote:\n  enabled: true\n  max_mode: sideways\n", 4),
+        ("remote:\n  enabled: maybe\n", 2),
+        ("remote:\n  enabled: true\n  roots: [\n", 4),
+        ("trusted:\n  - /a\n - /b\n", 3),
+    ] {
+        fs::write(&path, text).unwrap();
+        let error = apply_to(&path, &[Change::RemoteEnabled(false)]).unwrap_err();
+        match &error {
+            SettingsError::Invalid { line: Some(l), .. } => assert_eq!(*l, line, "{text:?}: {error}"),
+            other => panic!("{text:?}: expected Invalid with a line, got {other:?}"),
+        }
+        assert!(error.to_string().contains(&format!("line {line}")), "{error}");
+        assert_eq!(read(&path), text, "the invalid file must stay as it was");
+        assert!(leftovers(&home.at("conf")).is_empty());
+    }
+}
+
+#[test]
+fn refused_changes_say_why_and_write_nothing() {
+    let home = Home::new();
+    let path = home.config();
+    let original = format!("remote:\n  roots:\n    - {}\n", home.s("a"));
+    fs::write(&path, &original).unwrap();
+
+    let missing = home.at("gone");
+    let error = apply_to(
+        &path,
+        &[Change::RemoteEnabled(true), Change::AddRoot(missing.clone())],
+    )
+    .unwrap_err();
+    assert!(matches!(error, SettingsError::Refused(_)));
+    assert!(
+        error
+            .to_string()
+            .contains(&format!("{} does not exist", missing.display())),
+        "{error}"
+    );
+
+    let error = apply_to(&path, &[Change::Trust(home.at("f"))]).unwrap_err();
+    assert!(error.to_string().contains("is not a folder"), "{error}");
+
+    let error = apply_to(&path, &[Change::RemoveRoot(home.at("b"))]).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("is not listed in remote.roots") && message.contains(&home.s("a")),
+        "{message}"
+    );
+
+    let error = apply_to(&path, &[Change::Untrust(home.at("b"))]).unwrap_err();
+    assert!(error.to_string().contains("the list is empty"), "{error}");
+
+    let error = apply_to(
+        &path,
+        &[Change::SetServer {
+            url: " ".into(),
+            connection: None,
+        }],
+    )
+    .unwrap_err();
+    assert!(matches!(error, SettingsError::Refused(_)));
+
+    assert_eq!(read(&path), original);
+}
+
+#[test]
+fn permissions_and_symlinks_are_kept() {
+    let home = Home::new();
+    let real = home.at("a/dotfiles-config.yaml");
+    fs::write(&real, "remote:\n  enabled: false\n").unwrap();
+    fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
+    let path = home.config();
+    symlink(&real, &path).unwrap();
+
+    apply_to(&path, &[Change::RemoteEnabled(true)]).unwrap();
+    assert!(
+        fs::symlink_metadata(&path).unwrap().file_type().is_symlink(),
+        "the link was replaced"
+    );
+    assert_eq!(read(&real), "remote:\n  enabled: true\n");
+    assert_eq!(fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o640);
+}
+
+#[test]
+fn another_writer_between_read_and_rename_is_not_lost() {
+    let home = Home::new();
+    let path = home.config();
+    fs::write(&path, "# mine\nremote:\n  enabled: false\n  max_mode: plan\n").unwrap();
+    let mut calls = 0;
+    let settings = apply_with_hook(&path, &[Change::RemoteEnabled(true)], &mut || {
+        calls += 1;
+        if calls == 1 {
+            // An editor saves its own change while ours waits in the temporary file.
+            fs::write(
+                &path,
+                "# mine\n# theirs\nremote:\n  enabled: false\n  max_mode: manual\n",
+            )
+            .unwrap();
+        }
+    })
+    .unwrap();
+    assert_eq!(calls, 2, "the edit should have been redone once");
+    assert_eq!(
+        read(&path),
+        "# mine\n# theirs\nremote:\n  enabled: true\n  max_mode: manual\n"
+    );
+    assert!(settings.remote.enabled);
+    assert_eq!(settings.remote.max_mode, Mode::Manual);
+    assert!(leftovers(&home.at("conf")).is_empty());
+}
+
+#[test]
+fn writers_at_the_same_time_all_land() {
+    let home = Home::new();
+    let path = home.config();
+    fs::write(&path, "# shared\n").unwrap();
+    let folders: Vec<PathBuf> = (0..8).map(|i| home.at(&format!("w{i}"))).collect();
+    std::thread::scope(|scope| {
+        for folder in &folders {
+            fs::create_dir(folder).unwrap();
+            let path = &path;
+            scope.spawn(move || {
+                for _ in 0..5 {
+                    apply_to(path, &[Change::AddRoot(folder.clone())]).unwrap();
+                    apply_to(path, &[Change::RemoveRoot(folder.clone())]).unwrap();
+                }
+                apply_to(
+                    path,
+                    &[Change::AddRoot(folder.clone()), Change::Trust(folder.clone())],
+                )
+                .unwrap();
+            });
+        }
+    });
+    let mut settings = load_from(&path).unwrap();
+    settings.remote.roots.sort();
+    settings.trusted.sort();
+    assert_eq!(settings.remote.roots, folders);
+    assert_eq!(settings.trusted, folders);
+    assert!(read(&path).starts_with("# shared\n"));
+}
+
+#[test]
+fn a_writer_that_never_stops_gives_up_without_writing() {
+    let home = Home::new();
+    let path = home.config();
+    fs::write(&path, "remote:\n  enabled: false\n").unwrap();
+    let mut calls = 0;
+    let error = apply_with_hook(&path, &[Change::RemoteEnabled(true)], &mut || {
+        calls += 1;
+        let text = read(&path);
+        fs::write(&path, format!("{text}# theirs {calls}\n")).unwrap();
+    })
+    .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            SettingsError::Contended {
+                attempts: atomic_write::MAX_ATTEMPTS,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    let text = read(&path);
+    assert!(
+        text.starts_with("remote:\n  enabled: false\n"),
+        "ours must not be written: {text}"
+    );
+    assert!(text.ends_with(&format!("# theirs {}\n", atomic_write::MAX_ATTEMPTS)));
+    assert!(leftovers(&home.at("conf")).is_empty());
+}
+
+const CRASH_CHILD: &str = "LEMBAS_SETTINGS_CRASH_CHILD";
+
+/// The child process of [`a_killed_writer_never_corrupts_the_file`]: edits forever. Every file it
+/// saves whole satisfies [`whole_save`].
+#[test]
+#[ignore = "runs only as the child process of a_killed_writer_never_corrupts_the_file"]
+fn crash_child_writer() {
+    let path = PathBuf::from(std::env::var_os(CRASH_CHILD).unwrap());
+    let folder = path.parent().unwrap().parent().unwrap().join("b");
+    for round in 0u64.. {
+        let padding = "x".repeat((round * 37 % 2000) as usize);
+        let server = Change::SetServer {
+            url: format!("https://example.test/{padding}/{round}"),
+            connection: Some(round.to_string()),
+        };
+        let trust = if round % 2 == 0 {
+            Change::Trust(folder.clone())
+        } else {
+            Change::Untrust(folder.clone())
+        };
+        apply_to(&path, &[server, trust, Change::RemoteEnabled(round % 2 == 0)]).unwrap();
+    }
+}
+
+/// Whether `text` is a file the crash child saved whole (or the starting file).
+fn whole_save(text: &str, header: &str, folder: &Path) -> Result<(), String> {
+    if !text.starts_with(header) || !text.ends_with('\n') {
+        return Err("cut short".into());
+    }
+    let settings = parse(Path::new("config.yaml"), text).map_err(|e| e.to_string())?;
+    if let Some(server) = settings.server {
+        let connection = server.connection.ok_or("no connection")?;
+        if !server.url.ends_with(&format!("/{connection}")) {
+            return Err("url and connection are from different saves".into());
+        }
+        let trusted = connection.parse::<u64>().map_err(|e| e.to_string())? % 2 == 0;
+        if settings.remote.enabled != trusted
+            || settings.trusted != if trusted { vec![folder.to_owned()] } else { vec![] }
+        {
+            return Err("remote and trusted are from different saves".into());
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_killed_writer_never_corrupts_the_file() {
+    let home = Home::new();
+    let path = home.config();
+    let header = "# header that must survive\nkeep: [1, 2, 3]\n";
+    fs::write(&path, header).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    for _ in 0..40 {
+        let before = read(&path);
+        let mut child = std::process::Command::new(&exe)
+            .args([
+                "--exact",
+                "settings::edit::tests::crash_child_writer",
+                "--ignored",
+                "--test-threads=1",
+            ])
+            .env(CRASH_CHILD, &path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Let it save at least once, then kill it at some point in its loop.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while read(&path) == before {
+            assert!(Instant::now() < deadline, "the child never wrote");
+            assert!(child.try_wait().unwrap().is_none(), "the child exited early");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_micros(fastrand::u64(0..10_000)));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+
+        let text = read(&path);
+        if let Err(problem) = whole_save(&text, header, &home.at("b")) {
+            panic!("config.yaml is corrupt after a kill ({problem}):\n{text}");
+        }
+    }
+    // A killed writer may leave a temporary file; it never shadows config.yaml and the next
+    // writer clears it.
+    fs::write(
+        home.at("conf/.config.yaml.1.00000000deadbeef.tmp"),
+        "remote: [broken",
+    )
+    .unwrap();
+    apply_to(&path, &[Change::Scheduled(true)]).unwrap();
+    assert!(load_from(&path).unwrap().remote.scheduled);
+    assert!(leftovers(&home.at("conf")).is_empty());
+}
+
+#[test]
+fn awkward_folder_names_round_trip() {
+    let home = Home::new();
+    let path = home.config();
+    fs::write(&path, "# roots with odd names\nremote:\n  enabled: true\n").unwrap();
+    let names = [
+        "with space",
+        "colon: x",
+        "hash #x",
+        "quote'd \"x\"",
+        "ünïcödé",
+        "- dash",
+        "yes",
+        "[x]",
+        "{y}",
+    ];
+    let folders: Vec<PathBuf> = names.iter().map(|n| home.at(n)).collect();
+    for folder in &folders {
+        fs::create_dir(folder).unwrap();
+    }
+    let adds: Vec<Change> = folders.iter().cloned().map(Change::AddRoot).collect();
+    let settings = apply_to(&path, &adds).unwrap();
+    assert_eq!(settings.remote.roots, folders);
+    let removes: Vec<Change> = folders.iter().cloned().map(Change::RemoveRoot).collect();
+    let settings = apply_to(&path, &removes).unwrap();
+    assert!(settings.remote.roots.is_empty());
+    assert!(read(&path).starts_with("# roots with odd names\nremote:\n  enabled: true\n"));
+}
+
+#[test]
+fn flow_lists_and_crlf_files_keep_their_style() {
+    let home = Home::new();
+    let path = home.config();
+    let (a, b) = (home.s("a"), home.s("b"));
+    fs::write(&path, format!("trusted: [{a}]   # flow\n")).unwrap();
+    apply_to(&path, &[Change::Trust(home.at("b"))]).unwrap();
+    assert_eq!(read(&path), format!("trusted: [{a}, {b}]   # flow\n"));
+    apply_to(&path, &[Change::Untrust(home.at("a"))]).unwrap();
+    assert_eq!(read(&path), format!("trusted: [{b}]   # flow\n"));
+
+    fs::write(&path, "remote:\r\n  enabled: false # x\r\n").unwrap();
+    apply_to(&path, &[Change::RemoteEnabled(true), Change::Terminal(true)]).unwrap();
+    assert_eq!(
+        read(&path),
+        "remote:\r\n  enabled: true # x\r\n  terminal: true\r\n"
+    );
+}
+
+const TILDE_CHILD: &str = "LEMBAS_SETTINGS_TILDE_CHILD";
+
+/// The child process of [`tilde_and_the_global_file_follow_the_environment`], run with its own
+/// `HOME` and `XDG_CONFIG_HOME` (the environment is shared by all tests of one process).
+#[test]
+#[ignore = "runs only as the child process of tilde_and_the_global_file_follow_the_environment"]
+fn tilde_child() {
+    assert!(std::env::var_os(TILDE_CHILD).is_some());
+    let home = fs::canonicalize(std::env::var_os("HOME").unwrap()).unwrap();
+    let settings = apply(&[Change::AddRoot("~/a".into()), Change::Trust("~".into())]).unwrap();
+    assert_eq!(settings.remote.roots, [home.join("a")]);
+    assert_eq!(settings.trusted, std::slice::from_ref(&home));
+    // Removing by the `~` spelling finds the absolute entry.
+    let settings = apply(&[Change::RemoveRoot("~/a".into()), Change::AddRoot("~/b".into())]).unwrap();
+    assert_eq!(settings.remote.roots, [home.join("b")]);
+    // An entry written by hand with `~` is recognised too.
+    let path = crate::paths::config_file();
+    fs::write(&path, "trusted:\n  - ~/c\n").unwrap();
+    assert_eq!(
+        apply(&[Change::Trust("~/c".into())]).unwrap().trusted,
+        [PathBuf::from("~/c")]
+    );
+    assert!(
+        apply(&[Change::Untrust(home.join("c"))])
+            .unwrap()
+            .trusted
+            .is_empty()
+    );
+    fs::write(&path, "trusted: []\n").unwrap();
+    apply(&[Change::Trust("~/c".into())]).unwrap();
+}
+
+#[test]
+fn tilde_and_the_global_file_follow_the_environment() {
+    let home = Home::new();
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "settings::edit::tests::tilde_child",
+            "--ignored",
+            "--test-threads=1",
+        ])
+        .env(TILDE_CHILD, "1")
+        .env("HOME", &home.root)
+        .env("XDG_CONFIG_HOME", home.at("xdg"))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("1 passed"));
+    let written = read(&home.at("xdg/lembas/config.yaml"));
+    assert_eq!(written, format!("trusted: [{}]\n", home.s("c")));
+}
+
+#[test]
+fn an_edit_that_would_move_anything_else_is_refused() {
+    let home = Home::new();
+    let path = home.config();
+    // Changing the anchored block through the text would change its alias as well.
+    let original = "remote: &shared\n  enabled: false\nbackup: *shared\n";
+    fs::write(&path, original).unwrap();
+    let error = apply_to(&path, &[Change::RemoteEnabled(true)]).unwrap_err();
+    assert!(matches!(error, SettingsError::EditFailed { .. }), "{error:?}");
+    assert!(error.to_string().contains("edit it by hand"), "{error}");
+    assert_eq!(read(&path), original);
+}
