@@ -60,19 +60,20 @@ async fn wait_for_signal() {
 }
 
 pub fn status(json: bool) -> ExitCode {
-    let live = status::read_live();
+    let (running, last) = status::read();
     if json {
-        let value = match &live {
-            Some(s) => serde_json::json!({ "running": true, "status": s }),
-            None => serde_json::json!({ "running": false, "status": null }),
-        };
-        println!("{value}");
+        println!("{}", serde_json::json!({ "running": running, "status": last }));
         return ExitCode::SUCCESS;
     }
-    let Some(s) = live else {
+    if !running {
         println!("No LLeMbas device is running for this user. Start one with: lembas service run");
+    }
+    let Some(s) = last else {
         return ExitCode::SUCCESS;
     };
+    if !running {
+        print!("When it stopped: ");
+    }
     let server = s.server.as_deref().unwrap_or("no server");
     let line = match &s.link {
         LinkState::Linked => format!(

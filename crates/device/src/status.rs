@@ -64,9 +64,20 @@ pub fn write(status: &Status) -> std::io::Result<()> {
     std::fs::rename(&tmp, &path)
 }
 
-/// The last status written, if a runtime holds the device lock now; `None` when none runs.
+/// The last status written, and whether a runtime holds the device lock now (when none does, the
+/// status is what the last one said as it stopped, its last error included).
+pub fn read() -> (bool, Option<Status>) {
+    let running = crate::lock::holder().is_some();
+    let last = std::fs::read_to_string(status_file())
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    (running, last)
+}
+
+/// The status of the runtime running now, if one is.
 pub fn read_live() -> Option<Status> {
-    crate::lock::holder()?;
-    let text = std::fs::read_to_string(status_file()).ok()?;
-    serde_json::from_str(&text).ok()
+    match read() {
+        (true, status) => status,
+        (false, _) => None,
+    }
 }
