@@ -247,6 +247,16 @@ fn from_discovery(e: DiscoveryError) -> LoginError {
     }
 }
 
+/// The innermost cause of a request error ("Connection refused (os error 111)"), which says more to
+/// a person than reqwest's own "error sending request".
+fn cause(e: &reqwest::Error) -> String {
+    let mut inner: &dyn std::error::Error = e;
+    while let Some(next) = inner.source() {
+        inner = next;
+    }
+    inner.to_string()
+}
+
 /// GETs `path` with the token; the body of a 2xx answer, parsed.
 async fn get_json(
     client: &reqwest::Client,
@@ -262,8 +272,7 @@ async fn get_json(
         .await
         .map_err(|e| LoginError::Unreachable {
             server: base_url.to_string(),
-            // Without the URL: it says nothing the sentence does not, and is never the token.
-            why: e.without_url().to_string(),
+            why: cause(&e),
         })?;
     let status = response.status();
     if !status.is_success() {
