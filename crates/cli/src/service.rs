@@ -75,9 +75,9 @@ pub fn status(json: bool) -> ExitCode {
     };
     let server = s.server.as_deref().unwrap_or("no server");
     let line = match &s.link {
-        LinkState::Linked { connection } => format!(
+        LinkState::Linked => format!(
             "Linked to {} ({server}).",
-            connection.as_deref().unwrap_or(server)
+            s.connection.as_deref().unwrap_or(server)
         ),
         LinkState::Connecting | LinkState::Starting => format!("Connecting to {server}…"),
         LinkState::Offline { retry_in_ms } => {

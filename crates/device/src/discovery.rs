@@ -90,6 +90,9 @@ pub fn endpoint(server: &Url, path: &str) -> Url {
 pub fn http_client() -> reqwest::Client {
     reqwest::Client::builder()
         .timeout(HTTP_TIMEOUT)
+        // One request per dial: a pooled connection may have died with the network (after sleep,
+        // a changed Wi-Fi) and would make the next discovery wait for the timeout.
+        .pool_max_idle_per_host(0)
         .user_agent(concat!("lembas/", env!("CARGO_PKG_VERSION")))
         .build()
         .unwrap_or_default()

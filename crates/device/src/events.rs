@@ -11,9 +11,8 @@ pub enum LinkState {
     Starting,
     NotLoggedIn,
     Connecting,
-    Linked {
-        connection: Option<String>,
-    },
+    /// Linked; the connection's name is in the status beside it.
+    Linked,
     Offline {
         retry_in_ms: u64,
     },

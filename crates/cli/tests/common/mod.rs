@@ -132,37 +132,40 @@ pub fn eventually(within: Duration, mut f: impl FnMut() -> bool) -> bool {
     f()
 }
 
-/// A loopback TCP proxy that can freeze: bytes stop flowing both ways while the sockets stay open,
-/// as on a network that went away without a word. New connections after `thaw` flow again.
+/// A loopback TCP proxy that can freeze the connections it carries: bytes stop flowing both ways
+/// while the sockets stay open, as on a network that went away without a word. Connections made
+/// after the freeze flow normally.
 pub struct Proxy {
     pub addr: std::net::SocketAddr,
-    frozen: Arc<AtomicBool>,
+    carried: Arc<std::sync::Mutex<Vec<Arc<AtomicBool>>>>,
 }
 
 impl Proxy {
     pub async fn start(target: std::net::SocketAddr) -> Proxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let frozen = Arc::new(AtomicBool::new(false));
-        let f = frozen.clone();
+        let carried: Arc<std::sync::Mutex<Vec<Arc<AtomicBool>>>> = Arc::default();
+        let list = carried.clone();
         tokio::spawn(async move {
             while let Ok((inbound, _)) = listener.accept().await {
                 let Ok(outbound) = tokio::net::TcpStream::connect(target).await else {
                     continue;
                 };
+                let frozen = Arc::new(AtomicBool::new(false));
+                list.lock().unwrap().push(frozen.clone());
                 let (ri, wi) = inbound.into_split();
                 let (ro, wo) = outbound.into_split();
-                tokio::spawn(pump(ri, wo, f.clone()));
-                tokio::spawn(pump(ro, wi, f.clone()));
+                tokio::spawn(pump(ri, wo, frozen.clone()));
+                tokio::spawn(pump(ro, wi, frozen));
             }
         });
-        Proxy { addr, frozen }
+        Proxy { addr, carried }
     }
+    /// Freezes every connection carried so far.
     pub fn freeze(&self) {
-        self.frozen.store(true, Ordering::SeqCst);
-    }
-    pub fn thaw(&self) {
-        self.frozen.store(false, Ordering::SeqCst);
+        for f in self.carried.lock().unwrap().iter() {
+            f.store(true, Ordering::SeqCst);
+        }
     }
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
@@ -184,11 +187,8 @@ async fn pump(
         if frozen.load(Ordering::SeqCst) {
             // Swallow everything from now on, keeping both sockets open.
             let _keep = to;
-            loop {
-                if matches!(from.read(&mut buf).await, Ok(0) | Err(_)) {
-                    return;
-                }
-            }
+            while !matches!(from.read(&mut buf).await, Ok(0) | Err(_)) {}
+            return;
         }
         if to.write_all(&buf[..n]).await.is_err() {
             return;

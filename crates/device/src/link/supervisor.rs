@@ -229,12 +229,7 @@ impl Supervisor {
             };
             drop(token);
             let linked_at = Instant::now();
-            self.set(
-                LinkState::Linked {
-                    connection: server.connection.clone(),
-                },
-                None,
-            );
+            self.set(LinkState::Linked, None);
             let announced = crate::dispatcher::Announced::of(&settings);
             self.status
                 .send_modify(|s| s.limits = Some(announced.hello_limits()));
