@@ -1,9 +1,14 @@
 //! `lembas`: the headless LLeMbas device command. A thin layer over lembas-device.
 
 use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod login;
+mod remote;
 mod service;
+
+use remote::{ModeArg, OnOff};
 
 #[derive(Parser)]
 #[command(
@@ -29,20 +34,155 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Log in with a device token read from standard input (never from an argument).
+    Login {
+        /// Read the token from standard input (the only way this command takes one).
+        #[arg(long)]
+        token_stdin: bool,
+        /// The LLeMbas instance, e.g. https://llembas.example.org
+        #[arg(long, value_name = "URL")]
+        server: String,
+        /// One JSON line: the done line, or { "event": "error", "message" }.
+        #[arg(long)]
+        json: bool,
+        /// Keep the token in a file only you can read instead of the OS keychain.
+        #[arg(long)]
+        insecure_storage: bool,
+    },
+    /// Remove the login: the token and the server in the config.
+    Logout {
+        /// One JSON line instead of sentences.
+        #[arg(long)]
+        json: bool,
+    },
+    /// What remote work may do on this computer.
+    Remote {
+        #[command(subcommand)]
+        command: RemoteCommand,
+    },
+    /// Trust a project folder (and everything in it) for remote work.
+    Trust {
+        path: PathBuf,
+        /// Print the new settings as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop trusting a project folder.
+    Untrust {
+        path: PathBuf,
+        /// Print the new settings as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
 enum ServiceCommand {
     /// Run the device in the foreground (Ctrl-C or SIGTERM closes the link and exits).
     Run,
+    /// Accept scheduled work on this computer, or not (the same as lembas remote scheduled).
+    Scheduled {
+        state: OnOff,
+        /// Print the new settings as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum RemoteCommand {
+    /// Show the remote settings and the trusted projects.
+    List {
+        /// The whole remote block and the trusted projects as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Allow remote work within these limits.
+    On {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Refuse all remote work.
+    Off {
+        #[arg(long)]
+        json: bool,
+    },
+    /// The folders remote work may use.
+    Roots {
+        #[command(subcommand)]
+        command: RootsCommand,
+    },
+    /// The widest mode a remote session gets.
+    MaxMode {
+        mode: ModeArg,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Terminals opened from LLeMbas.
+    Terminal {
+        state: OnOff,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Whether a remote session's folder must be in a trusted project.
+    Trust {
+        state: OnOff,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Accept scheduled work on this computer.
+    Scheduled {
+        state: OnOff,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum RootsCommand {
+    /// Add an existing folder (stored resolved and absolute).
+    Add {
+        path: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a folder from the list.
+    Remove {
+        path: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Service {
-            command: ServiceCommand::Run,
-        } => service::run(),
+        Command::Service { command } => match command {
+            ServiceCommand::Run => service::run(),
+            ServiceCommand::Scheduled { state, json } => remote::scheduled(state, json),
+        },
         Command::Status { json } => service::status(json),
+        Command::Login {
+            token_stdin,
+            server,
+            json,
+            insecure_storage,
+        } => login::login(token_stdin, &server, json, insecure_storage),
+        Command::Logout { json } => login::logout(json),
+        Command::Remote { command } => match command {
+            RemoteCommand::List { json } => remote::list(json),
+            RemoteCommand::On { json } => remote::enabled(true, json),
+            RemoteCommand::Off { json } => remote::enabled(false, json),
+            RemoteCommand::Roots { command } => match command {
+                RootsCommand::Add { path, json } => remote::add_root(path, json),
+                RootsCommand::Remove { path, json } => remote::remove_root(path, json),
+            },
+            RemoteCommand::MaxMode { mode, json } => remote::max_mode(mode, json),
+            RemoteCommand::Terminal { state, json } => remote::terminal(state, json),
+            RemoteCommand::Trust { state, json } => remote::require_trust(state, json),
+            RemoteCommand::Scheduled { state, json } => remote::scheduled(state, json),
+        },
+        Command::Trust { path, json } => remote::trust(path, json),
+        Command::Untrust { path, json } => remote::untrust(path, json),
     }
 }

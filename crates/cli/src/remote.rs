@@ -1,0 +1,219 @@
+//! The settings commands: `lembas remote …`, `lembas trust|untrust <path>` and
+//! `lembas service scheduled on|off`. Each is one change through the settings' one write path,
+//! then prints the new state; a running device picks the change up from the file by itself.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+use lembas_device::paths;
+use lembas_device::policy::Mode;
+use lembas_device::settings::edit::{self, Change};
+use lembas_device::settings::{self, Settings};
+use serde_json::{Value, json};
+
+use crate::login::fail;
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+impl OnOff {
+    fn is_on(self) -> bool {
+        matches!(self, OnOff::On)
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ModeArg {
+    Plan,
+    Manual,
+    Edit,
+    Auto,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::Plan => Mode::Plan,
+            ModeArg::Manual => Mode::Manual,
+            ModeArg::Edit => Mode::Edit,
+            ModeArg::Auto => Mode::Auto,
+        }
+    }
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b { "on" } else { "off" }
+}
+
+pub fn list(json: bool) -> ExitCode {
+    match settings::load() {
+        Ok(s) => {
+            print_state(&s, json);
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(json, e.to_string()),
+    }
+}
+
+pub fn enabled(on: bool, json: bool) -> ExitCode {
+    apply(
+        Change::RemoteEnabled(on),
+        json,
+        &format!("Remote work is {}.", on_off(on)),
+    )
+}
+
+pub fn add_root(path: PathBuf, json: bool) -> ExitCode {
+    let shown = resolved(&path);
+    apply(
+        Change::AddRoot(path),
+        json,
+        &format!("Remote work may use {shown}."),
+    )
+}
+
+pub fn remove_root(path: PathBuf, json: bool) -> ExitCode {
+    let shown = path.display().to_string();
+    apply(
+        Change::RemoveRoot(path),
+        json,
+        &format!("Remote work may no longer use {shown}."),
+    )
+}
+
+pub fn max_mode(mode: ModeArg, json: bool) -> ExitCode {
+    let mode = Mode::from(mode);
+    apply(
+        Change::MaxMode(mode),
+        json,
+        &format!("Remote sessions get at most {mode} mode."),
+    )
+}
+
+pub fn terminal(state: OnOff, json: bool) -> ExitCode {
+    apply(
+        Change::Terminal(state.is_on()),
+        json,
+        &format!("Terminals for remote work are {}.", on_off(state.is_on())),
+    )
+}
+
+pub fn require_trust(state: OnOff, json: bool) -> ExitCode {
+    let headline = if state.is_on() {
+        "A remote session's folder must be in a trusted project."
+    } else {
+        "A remote session's folder need not be in a trusted project."
+    };
+    apply(Change::RequireTrust(state.is_on()), json, headline)
+}
+
+pub fn scheduled(state: OnOff, json: bool) -> ExitCode {
+    apply(
+        Change::Scheduled(state.is_on()),
+        json,
+        &format!("Accept scheduled work is {}.", on_off(state.is_on())),
+    )
+}
+
+pub fn trust(path: PathBuf, json: bool) -> ExitCode {
+    let shown = resolved(&path);
+    apply(
+        Change::Trust(path),
+        json,
+        &format!("{shown} is a trusted project."),
+    )
+}
+
+pub fn untrust(path: PathBuf, json: bool) -> ExitCode {
+    let shown = path.display().to_string();
+    apply(
+        Change::Untrust(path),
+        json,
+        &format!("{shown} is no longer a trusted project."),
+    )
+}
+
+/// The folder as it will be stored, for the sentence; the change itself resolves it again and
+/// refuses what does not exist.
+fn resolved(path: &Path) -> String {
+    let expanded = paths::expand_tilde(&path.to_string_lossy());
+    std::fs::canonicalize(&expanded)
+        .unwrap_or(expanded)
+        .display()
+        .to_string()
+}
+
+/// Applies one change, then prints the new state (after `headline` in sentences).
+fn apply(change: Change, json: bool, headline: &str) -> ExitCode {
+    let before = settings::load().ok();
+    match edit::apply(&[change]) {
+        Ok(after) => {
+            if !json {
+                let same = before.as_ref() == Some(&after);
+                println!("{headline}{}", if same { " (It already was.)" } else { "" });
+                println!();
+            }
+            print_state(&after, json);
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(json, e.to_string()),
+    }
+}
+
+/// `{ remote: { …every key… }, trusted: [...] }`, as stored.
+pub fn state_json(s: &Settings) -> Value {
+    let r = &s.remote;
+    json!({
+        "remote": {
+            "enabled": r.enabled,
+            "roots": r.roots,
+            "max_mode": r.max_mode,
+            "require_trust": r.require_trust,
+            "terminal": r.terminal,
+            "terminal_integration": r.terminal_integration,
+            "scheduled": r.scheduled,
+            "approval_timeout": r.approval_timeout,
+        },
+        "trusted": s.trusted,
+    })
+}
+
+fn print_state(s: &Settings, json: bool) {
+    if json {
+        println!("{}", state_json(s));
+        return;
+    }
+    let r = &s.remote;
+    let folders = |list: &[PathBuf], none: &str| {
+        if list.is_empty() {
+            format!("  (none: {none})")
+        } else {
+            list.iter()
+                .map(|p| format!("  {}", p.display()))
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+    };
+    println!("Remote work: {}", on_off(r.enabled));
+    println!(
+        "Folders remote work may use:\n{}",
+        folders(&r.roots, "add one with lembas remote roots add <folder>")
+    );
+    println!("Widest mode: {}", r.max_mode);
+    println!("Trusted project required: {}", on_off(r.require_trust));
+    println!("Terminals: {}", on_off(r.terminal));
+    println!("Shell integration: {}", on_off(r.terminal_integration));
+    println!("Accept scheduled work: {}", on_off(r.scheduled));
+    println!("Approval timeout: {} s", r.approval_timeout);
+    println!(
+        "Trusted projects:\n{}",
+        folders(&s.trusted, "add one with lembas trust <folder>")
+    );
+    if r.scheduled && !r.enabled {
+        println!("\nScheduled work also needs remote work on: lembas remote on");
+    }
+}
