@@ -87,6 +87,16 @@ pub fn endpoint(server: &Url, path: &str) -> Url {
     url
 }
 
+/// The innermost cause of a request error ("Connection refused (os error 111)"), which says more to
+/// a person than reqwest's own "error sending request".
+pub fn cause(e: &reqwest::Error) -> String {
+    let mut inner: &dyn std::error::Error = e;
+    while let Some(next) = inner.source() {
+        inner = next;
+    }
+    inner.to_string()
+}
+
 pub fn http_client() -> reqwest::Client {
     reqwest::Client::builder()
         .timeout(HTTP_TIMEOUT)
@@ -106,11 +116,7 @@ pub async fn discover(client: &reqwest::Client, server: &Url) -> Result<Discover
         server: shown.clone(),
         why,
     };
-    let response = client
-        .get(url)
-        .send()
-        .await
-        .map_err(|e| unreachable(e.to_string()))?;
+    let response = client.get(url).send().await.map_err(|e| unreachable(cause(&e)))?;
     let status = response.status();
     if status.is_server_error() {
         return Err(unreachable(format!("it answered {status}")));

@@ -247,16 +247,6 @@ fn from_discovery(e: DiscoveryError) -> LoginError {
     }
 }
 
-/// The innermost cause of a request error ("Connection refused (os error 111)"), which says more to
-/// a person than reqwest's own "error sending request".
-fn cause(e: &reqwest::Error) -> String {
-    let mut inner: &dyn std::error::Error = e;
-    while let Some(next) = inner.source() {
-        inner = next;
-    }
-    inner.to_string()
-}
-
 /// GETs `path` with the token; the body of a 2xx answer, parsed.
 async fn get_json(
     client: &reqwest::Client,
@@ -272,7 +262,7 @@ async fn get_json(
         .await
         .map_err(|e| LoginError::Unreachable {
             server: base_url.to_string(),
-            why: cause(&e),
+            why: discovery::cause(&e),
         })?;
     let status = response.status();
     if !status.is_success() {
