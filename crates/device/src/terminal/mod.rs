@@ -49,7 +49,7 @@ struct Registry {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 struct OpenParams {
     cwd: Option<PathBuf>,
     cols: Option<f64>,

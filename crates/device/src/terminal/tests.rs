@@ -311,6 +311,30 @@ async fn bash_reads_logout_files_and_exit_comes_last() {
     let next = tokio::time::timeout(Duration::from_millis(300), h.queue.next()).await;
     assert!(next.is_err(), "a frame after the exit: {next:?}");
     assert_eq!(h.terminals.open_count(), 0);
+
+    // `logout` works as in a login shell, and reads the logout files too.
+    std::fs::remove_file(h.home.join("logout-ran")).unwrap();
+    let id = h.open_id().await;
+    h.until("the first prompt", &id, |h| h.count(&id, "B") >= 1).await;
+    h.send(&id, "logout\r").await;
+    h.until("the exit", &id, |h| h.exit_code(&id).is_some()).await;
+    assert_eq!(h.exit_code(&id), Some(json!(0)), "{}", h.text(&id));
+    assert!(
+        h.home.join("logout-ran").exists(),
+        "~/.bash_logout did not run on logout"
+    );
+}
+
+#[tokio::test]
+async fn a_shell_that_ignores_the_hangup_is_killed() {
+    let mut h = Harness::new("/bin/bash", &[(".bash_profile", "trap '' HUP\n")]);
+    let id = h.open_id().await;
+    h.until("the first prompt", &id, |h| h.count(&id, "B") >= 1).await;
+    let pid = h.terminals.session(&id).unwrap().pid();
+    h.terminals.close(json!({ "terminalId": id })).await.unwrap();
+    h.until("the exit", &id, |h| h.exit_code(&id).is_some()).await;
+    assert_eq!(h.exit_code(&id), Some(json!(128 + libc::SIGKILL)));
+    assert_ne!(unsafe { libc::kill(pid, 0) }, 0, "the shell {pid} is still there");
 }
 
 #[tokio::test]
@@ -431,6 +455,10 @@ async fn refusals_and_the_limit_per_link() {
     remote_off.remote.enabled = false;
     let refused = h.terminals.open(json!({}), &remote_off).await.unwrap_err();
     assert!(refused.message.contains("Remote work is off"), "{refused}");
+    let mut no_roots = h.settings();
+    no_roots.remote.roots.clear();
+    let refused = h.terminals.open(json!({}), &no_roots).await.unwrap_err();
+    assert!(refused.message.contains("allows no folders"), "{refused}");
     let bad = h.open(json!({ "cwd": "relative/dir" })).await.unwrap_err();
     assert!(bad.message.contains("not an absolute path"), "{bad}");
 
@@ -628,4 +656,52 @@ async fn bad_params_are_refused_with_a_reason() {
         .await
         .unwrap_err();
     assert!(unknown.message.contains("t7"), "{unknown}");
+}
+
+/// The environment a command sees, as `sum=<md5>` of `env | sort`, for the newest terminal.
+async fn env_digest(h: &mut Harness) -> String {
+    let id = h.open_id().await;
+    h.send(&id, "env | sort | md5sum | sed 's/^/sum=/'\r").await;
+    let digest = |h: &Harness| {
+        let text = h.text(&id);
+        text.match_indices("sum=").find_map(|(at, _)| {
+            let hex = text.get(at + 4..at + 36)?;
+            hex.chars()
+                .all(|c| c.is_ascii_hexdigit())
+                .then(|| hex.to_string())
+        })
+    };
+    h.until("the digest", &id, |h| digest(h).is_some()).await;
+    digest(h).unwrap()
+}
+
+#[tokio::test]
+async fn integration_leaves_the_environment_as_a_login_shell_has_it() {
+    let files = [
+        (".bash_profile", "export FROM_PROFILE=1\n"),
+        (".zshenv", "export FROM_ZSHENV=1\n"),
+        (".config/fish/config.fish", "set -gx FROM_FISH 1\n"),
+    ];
+    for shell in ["/bin/bash", "/usr/bin/zsh", "/usr/bin/fish"] {
+        let mut h = Harness::new(shell, &files);
+        h.integration = false;
+        let plain = env_digest(&mut h).await;
+        h.integration = true;
+        let integrated = env_digest(&mut h).await;
+        assert_eq!(plain, integrated, "{shell}: {}", h.text("t2"));
+    }
+}
+
+#[test]
+fn the_handlers_can_run_as_tasks() {
+    fn send_sync<T: Send + Sync>(_: &T) {}
+    fn send<T: Send>(_: &T) {}
+    let (out, _queue) = channel();
+    let terminals = Terminals::new(out);
+    send_sync(&terminals);
+    let settings = Settings::default();
+    send(&terminals.open(json!({}), &settings));
+    send(&terminals.input(json!({})));
+    send(&terminals.resize(json!({})));
+    send(&terminals.close(json!({})));
 }
