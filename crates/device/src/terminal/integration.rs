@@ -1,5 +1,26 @@
 //! The shell integration's rc wrappers (OSC 133 prompt marks and OSC 7), kept as assets beside this
 //! file and written per terminal into a private folder (0700) that is removed when the terminal ends.
+//!
+//! Marks, the same in every shell: `D;<status>` and OSC 7 before each prompt (D only when a command
+//! line was run, so never for an empty one or the first prompt), `A` where the prompt starts, `B`
+//! where it ends, `C` when a command line is accepted. OSC 7 is `file://<host><cwd>`, the path
+//! percent-encoded byte by byte (unreserved ASCII and '/' kept). Sequences end with BEL.
+//!
+//! - bash: `bash --rcfile <ours> -i`. Ours reads /etc/profile (PS1 unset), then the first of
+//!   ~/.bash_profile, ~/.bash_login, ~/.profile. Not being a login shell, it gets an EXIT trap
+//!   (set before any EXIT trap the user's files set, which it keeps and runs after) reading
+//!   ~/.bash_logout then /etc/bash.bash_logout, and a `logout` function that exits; the trap also
+//!   runs when the shell is hung up. Marks: a hook first and one last in PROMPT_COMMAND (array or
+//!   string kept as it was), the last one putting A/B around PS1 afresh; C in PS0; "a command ran"
+//!   is the prompt's command number (`\#`) having grown. `$?` and `$_` are kept for the user's hooks.
+//! - zsh: `zsh -l` with ZDOTDIR at ours. Our .zshenv and .zprofile read the user's with the user's
+//!   ZDOTDIR in place (unset, or the environment's, or what their .zshenv set, exported or not);
+//!   our .zshrc restores it, removes our variables and functions, reads the user's .zshrc, then adds
+//!   precmd hooks first and last (the last one puts itself last again at every prompt) and a
+//!   preexec hook. zsh then reads the user's .zlogin itself.
+//! - fish: `fish -l --init-command 'source <ours>'`, after the user's configuration: fish_prompt is
+//!   wrapped (A, theirs, B), and wrapped again whenever something defines it afresh; events
+//!   fish_preexec (C) and fish_postexec (D).
 
 use std::ffi::OsStr;
 use std::io::Write;
