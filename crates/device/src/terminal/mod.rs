@@ -1,31 +1,309 @@
-//! Placeholder until the terminal branch lands: the API the dispatcher calls.
-use crate::link::Outbound;
-use crate::rpc::RpcError;
-use crate::settings::Settings;
-use serde_json::Value;
+//! `_lembas/terminal/*`: login shells in PTYs for the web terminal, at most a few per link, each
+//! closed with the link. Output is coalesced and sent on the link's bulk lane (backpressure: a shell
+//! is read only as fast as the link sends); bash, zsh and fish get the shell integration's prompt marks.
 
+mod integration;
+mod session;
+mod shell;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use base64::Engine;
+use portable_pty::PtySize;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::decisions::decisions;
+use crate::link::outbound::Outbound;
+use crate::policy::roots::{FolderRules, folder_verdict, judge_folder};
+use crate::rpc::{self, RpcError};
+use crate::settings::Settings;
+use session::Session;
+use shell::Environment;
+pub use shell::ShellKind;
+
+pub const EXIT: &str = "_lembas/terminal/exit";
+pub use session::OUTPUT;
+
+/// A size the client leaves out: the classic 80 × 24 (then clamped to the decided ranges).
+const DEFAULT_COLS: f64 = 80.0;
+const DEFAULT_ROWS: f64 = 24.0;
+
+/// One link's terminals. Dropping it hangs up every shell.
 pub struct Terminals {
-    _out: Outbound,
+    out: Outbound,
+    environment: Environment,
+    open: Arc<Mutex<Registry>>,
+}
+
+#[derive(Default)]
+struct Registry {
+    sessions: HashMap<String, Arc<Session>>,
+    /// Opens under way, counted against the limit before their shell exists.
+    starting: usize,
+    last_id: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OpenParams {
+    cwd: Option<PathBuf>,
+    cols: Option<f64>,
+    rows: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InputParams {
+    terminal_id: String,
+    data: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResizeParams {
+    terminal_id: String,
+    cols: f64,
+    rows: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CloseParams {
+    terminal_id: String,
 }
 
 impl Terminals {
     pub fn new(out: Outbound) -> Self {
-        Self { _out: out }
+        Self::with_environment(out, Environment::default())
     }
-    pub async fn open(&self, _params: Value, _settings: &Settings) -> Result<Value, RpcError> {
-        Err(RpcError::method_not_found("_lembas/terminal/open"))
+
+    fn with_environment(out: Outbound, environment: Environment) -> Self {
+        Self {
+            out,
+            environment,
+            open: Arc::default(),
+        }
     }
-    pub async fn input(&self, _params: Value) -> Result<(), RpcError> {
+
+    /// `_lembas/terminal/open`: `{ cwd?, cols?, rows? }` →
+    /// `{ terminalId, cwd, cols, rows, shell, integration }`.
+    pub async fn open(&self, params: Value, settings: &Settings) -> Result<Value, RpcError> {
+        let method = "_lembas/terminal/open";
+        let params: OpenParams = rpc::params(method, params)?;
+        let rules = FolderRules::from_settings(settings);
+        if !rules.enabled {
+            // The policy's own sentence: remote work is off, and how to turn it on.
+            let verdict = folder_verdict(Path::new("/"), &rules);
+            return Err(RpcError::invalid_params(verdict.reason.unwrap_or_default()));
+        }
+        if !settings.remote.terminal {
+            return Err(RpcError::invalid_params(format!(
+                "Terminals are off on this computer. Turn them on in LLeMbas Desktop, or set remote.terminal: true in {}.",
+                crate::paths::config_file().display()
+            )));
+        }
+        let requested = match params.cwd {
+            Some(cwd) => cwd,
+            None => match settings.roots().into_iter().next() {
+                Some(first) => first,
+                // No root to default to: the policy's own sentence says what to do.
+                None => PathBuf::from("/"),
+            },
+        };
+        let cwd = judge_folder(&requested, &rules).map_err(|verdict| {
+            RpcError::invalid_params(
+                verdict
+                    .reason
+                    .unwrap_or_else(|| "This folder is not allowed.".into()),
+            )
+        })?;
+        let size = PtySize {
+            cols: clamp(params.cols.unwrap_or(DEFAULT_COLS), decisions().terminal.cols),
+            rows: clamp(params.rows.unwrap_or(DEFAULT_ROWS), decisions().terminal.rows),
+            pixel_width: 0,
+            pixel_height: 0,
+        };
+
+        let slot = self.reserve()?;
+        let shell = self.environment.login_shell();
+        let mut integration = settings.remote.terminal_integration;
+        if integration && ShellKind::of(&shell) == ShellKind::Bash {
+            integration = shell::bash_supports_marks(&shell).await;
+        }
+        let host = hostname::get().unwrap_or_else(|_| "localhost".into());
+        let launch = shell::launch(&self.environment, &shell, &cwd, integration, &host)
+            .map_err(|e| RpcError::internal(format!("The shell's start files could not be written: {e}.")))?;
+        let (kind, integration) = (launch.kind, launch.integration);
+        let started = session::start(launch.command, launch.rc_folder, size).map_err(RpcError::internal)?;
+        let id = slot.fill(started.session.clone());
+
+        let (out, open, session) = (self.out.clone(), self.open.clone(), started.session);
+        let terminal_id = id.clone();
+        tokio::spawn(async move {
+            let ended =
+                session::forward_output(&session, &terminal_id, started.output, started.exited, &out).await;
+            remove(&open, &terminal_id, &session);
+            drop(session);
+            if !ended.link_closed {
+                // On the bulk lane, so it comes after every output frame of this terminal.
+                let exit = rpc::notification(EXIT, json!({ "terminalId": terminal_id, "code": ended.code }));
+                let _ = out.bulk(exit).await;
+            }
+        });
+        Ok(json!({
+            "terminalId": id,
+            "cwd": cwd.to_string_lossy(),
+            "cols": size.cols,
+            "rows": size.rows,
+            "shell": kind.name(),
+            "integration": integration,
+        }))
+    }
+
+    /// `_lembas/terminal/input`: `{ terminalId, data: <base64> }`.
+    pub async fn input(&self, params: Value) -> Result<(), RpcError> {
+        let params: InputParams = rpc::params("_lembas/terminal/input", params)?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(params.data.as_bytes())
+            .map_err(|e| {
+                RpcError::invalid_params(format!(
+                    "The data of _lembas/terminal/input must be base64 ({e})."
+                ))
+            })?;
+        let session = self.find(&params.terminal_id)?;
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        session
+            .write(bytes)
+            .await
+            .map_err(|()| ended(&params.terminal_id))
+    }
+
+    /// `_lembas/terminal/resize`: `{ terminalId, cols, rows }`, clamped to the decided ranges.
+    pub async fn resize(&self, params: Value) -> Result<(), RpcError> {
+        let params: ResizeParams = rpc::params("_lembas/terminal/resize", params)?;
+        let session = self.find(&params.terminal_id)?;
+        let size = PtySize {
+            cols: clamp(params.cols, decisions().terminal.cols),
+            rows: clamp(params.rows, decisions().terminal.rows),
+            pixel_width: 0,
+            pixel_height: 0,
+        };
+        session.resize(size).map_err(RpcError::internal)
+    }
+
+    /// `_lembas/terminal/close`: `{ terminalId }`, hung up (SIGHUP). Its exit follows.
+    pub async fn close(&self, params: Value) -> Result<(), RpcError> {
+        let params: CloseParams = rpc::params("_lembas/terminal/close", params)?;
+        let session = self
+            .lock()
+            .sessions
+            .remove(&params.terminal_id)
+            .ok_or_else(|| unknown(&params.terminal_id))?;
+        session.hang_up();
         Ok(())
     }
-    pub async fn resize(&self, _params: Value) -> Result<(), RpcError> {
-        Ok(())
+
+    /// The link closed: every shell is hung up.
+    pub fn close_all(&self) {
+        let sessions: Vec<_> = self.lock().sessions.drain().map(|(_, session)| session).collect();
+        for session in sessions {
+            session.hang_up();
+        }
     }
-    pub async fn close(&self, _params: Value) -> Result<(), RpcError> {
-        Ok(())
-    }
-    pub fn close_all(&self) {}
+
     pub fn open_count(&self) -> usize {
-        0
+        self.lock().sessions.len()
     }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn find(&self, id: &str) -> Result<Arc<Session>, RpcError> {
+        self.lock().sessions.get(id).cloned().ok_or_else(|| unknown(id))
+    }
+
+    /// A place under the per-link limit, held until the shell is in the registry or the open failed.
+    fn reserve(&self) -> Result<Slot<'_>, RpcError> {
+        let max = decisions().terminal.max_per_link;
+        let mut registry = self.lock();
+        if registry.sessions.len() + registry.starting >= max {
+            return Err(RpcError::invalid_params(format!(
+                "This link already has {max} terminals open, the most it may have. Close one first."
+            )));
+        }
+        registry.starting += 1;
+        Ok(Slot {
+            terminals: self,
+            filled: false,
+        })
+    }
+
+    #[cfg(test)]
+    fn session(&self, id: &str) -> Option<Arc<Session>> {
+        self.lock().sessions.get(id).cloned()
+    }
+}
+
+impl Drop for Terminals {
+    fn drop(&mut self) {
+        self.close_all();
+    }
+}
+
+struct Slot<'a> {
+    terminals: &'a Terminals,
+    filled: bool,
+}
+
+impl Slot<'_> {
+    /// Registers the session under a new id ("t1", "t2", … never reused on this link).
+    fn fill(mut self, session: Arc<Session>) -> String {
+        let mut registry = self.terminals.lock();
+        registry.last_id += 1;
+        let id = format!("t{}", registry.last_id);
+        registry.sessions.insert(id.clone(), session);
+        registry.starting -= 1;
+        self.filled = true;
+        id
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        if !self.filled {
+            self.terminals.lock().starting -= 1;
+        }
+    }
+}
+
+/// Takes `id` out of the registry if it still names this session (a close took it out already).
+fn remove(open: &Mutex<Registry>, id: &str, session: &Arc<Session>) {
+    let mut registry = open.lock().unwrap_or_else(PoisonError::into_inner);
+    if registry.sessions.get(id).is_some_and(|s| Arc::ptr_eq(s, session)) {
+        registry.sessions.remove(id);
+    }
+}
+
+/// A size within `[min, max]`; what is not a number in range becomes the nearest bound.
+fn clamp(value: f64, [min, max]: [u16; 2]) -> u16 {
+    if value.is_nan() {
+        return min;
+    }
+    value.round().clamp(f64::from(min), f64::from(max)) as u16
+}
+
+fn unknown(id: &str) -> RpcError {
+    RpcError::invalid_params(format!("There is no terminal {id} open on this link."))
+}
+
+fn ended(id: &str) -> RpcError {
+    RpcError::invalid_params(format!("The terminal {id} has ended."))
 }

@@ -1,0 +1,398 @@
+//! One terminal: a shell in a PTY and the threads around it. A reader thread reads the PTY into a
+//! small bounded channel; [`forward_output`] takes what is there, coalesced into frames, and waits on
+//! the link's bulk lane, so a flooding shell stops being read while the link is behind. A waiter
+//! thread learns the shell's exit status without reaping it first, so no signal can reach a reused pid.
+
+use std::fs::File;
+use std::io::{PipeReader, PipeWriter, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use base64::Engine;
+use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
+use serde_json::json;
+use tokio::sync::{mpsc, oneshot};
+
+use super::integration::RcFolder;
+use crate::link::outbound::Outbound;
+use crate::rpc;
+
+/// The most one read of the PTY takes.
+pub const READ_CHUNK: usize = 64 * 1024;
+/// The most output one `_lembas/terminal/output` frame carries (before base64).
+pub const FRAME_MAX: usize = 64 * 1024;
+/// Chunks read but not yet sent, at most: with the link's own small bulk lane, what bounds memory.
+pub const READ_QUEUE: usize = 4;
+/// Keystroke writes waiting for the PTY, at most.
+const INPUT_QUEUE: usize = 64;
+/// How long a hung-up shell has to end before its process group is killed.
+const HANGUP_GRACE: Duration = Duration::from_secs(3);
+/// How long output is still read after the shell ended, for a background job that keeps the PTY open.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
+
+pub const OUTPUT: &str = "_lembas/terminal/output";
+
+/// Whether the shell has been reaped: signals go to its pid (and group) only while it has not, so
+/// they can never reach a process that reused the pid.
+#[derive(Default)]
+struct Life {
+    reaped: Mutex<bool>,
+    changed: Condvar,
+}
+
+impl Life {
+    fn lock(&self) -> MutexGuard<'_, bool> {
+        self.reaped.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `kill(target, signal)` while the shell is not reaped (`target` negative: a process group).
+    fn signal(&self, target: libc::pid_t, signal: libc::c_int) {
+        let reaped = self.lock();
+        if !*reaped {
+            unsafe { libc::kill(target, signal) };
+        }
+    }
+}
+
+/// A running terminal, shared by the handlers and its output task.
+pub struct Session {
+    pid: libc::pid_t,
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    input: mpsc::Sender<Vec<u8>>,
+    life: Arc<Life>,
+    stop_reader: Mutex<Option<PipeWriter>>,
+    /// Bytes read from the PTY so far (the flood test watches it stop).
+    #[cfg(test)]
+    bytes_read: Arc<AtomicU64>,
+    /// The rc wrappers: removed when the session is gone.
+    _rc_folder: Option<RcFolder>,
+}
+
+/// A session just started, with the ends its output task takes.
+pub struct Started {
+    pub session: Arc<Session>,
+    pub output: mpsc::Receiver<Vec<u8>>,
+    pub exited: oneshot::Receiver<Option<i32>>,
+}
+
+/// Starts `command` in a new PTY of `size`.
+pub fn start(command: CommandBuilder, rc_folder: Option<RcFolder>, size: PtySize) -> Result<Started, String> {
+    let pair = native_pty_system()
+        .openpty(size)
+        .map_err(|e| format!("A terminal could not be opened on this computer: {e}."))?;
+    let fd = pair
+        .master
+        .as_raw_fd()
+        .ok_or("A terminal could not be opened on this computer.")?;
+    let cannot = |e: std::io::Error| format!("A terminal could not be opened on this computer: {e}.");
+    let reader = duplicate(fd).map_err(cannot)?;
+    let writer = duplicate(fd).map_err(cannot)?;
+    let (stop_rx, stop_tx) = std::io::pipe().map_err(cannot)?;
+    let child = pair
+        .slave
+        .spawn_command(command)
+        .map_err(|e| format!("The shell could not be started: {e}."))?;
+    drop(pair.slave);
+    let Some(pid) = child.process_id().and_then(|pid| libc::pid_t::try_from(pid).ok()) else {
+        return Err("The shell started without a process id.".into());
+    };
+
+    let life = Arc::new(Life::default());
+    let (exit_tx, exited) = oneshot::channel();
+    let (output_tx, output) = mpsc::channel(READ_QUEUE);
+    let (input, input_rx) = mpsc::channel(INPUT_QUEUE);
+    let bytes_read = Arc::new(AtomicU64::new(0));
+
+    let waiter = {
+        let life = life.clone();
+        std::thread::Builder::new()
+            .name(format!("terminal-wait-{pid}"))
+            .spawn(move || wait_for_exit(child, pid, &life, exit_tx))
+    };
+    if let Err(e) = waiter {
+        // The child went with the closure; nobody will reap it, but it must not run on.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        return Err(format!("The shell could not be watched: {e}."));
+    }
+    let session = Arc::new(Session {
+        pid,
+        master: Mutex::new(pair.master),
+        input,
+        life,
+        stop_reader: Mutex::new(Some(stop_tx)),
+        #[cfg(test)]
+        bytes_read: bytes_read.clone(),
+        _rc_folder: rc_folder,
+    });
+    let threads = std::thread::Builder::new()
+        .name(format!("terminal-read-{pid}"))
+        .spawn(move || read_pty(reader, stop_rx, output_tx, &bytes_read))
+        .and_then(|_| {
+            std::thread::Builder::new()
+                .name(format!("terminal-write-{pid}"))
+                .spawn(move || write_pty(writer, input_rx))
+        });
+    if let Err(e) = threads {
+        session.life.signal(-pid, libc::SIGKILL);
+        return Err(format!("The terminal could not be started: {e}."));
+    }
+    Ok(Started {
+        session,
+        output,
+        exited,
+    })
+}
+
+impl Session {
+    #[cfg(test)]
+    pub fn pid(&self) -> libc::pid_t {
+        self.pid
+    }
+
+    #[cfg(test)]
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read.load(Ordering::Relaxed)
+    }
+
+    /// Keystrokes, in order. Errors once the shell is gone.
+    pub async fn write(&self, bytes: Vec<u8>) -> Result<(), ()> {
+        self.input.send(bytes).await.map_err(|_| ())
+    }
+
+    pub fn resize(&self, size: PtySize) -> Result<(), String> {
+        let master = self.master.lock().unwrap_or_else(PoisonError::into_inner);
+        master
+            .resize(size)
+            .map_err(|e| format!("The terminal could not be resized: {e}."))
+    }
+
+    /// SIGHUP to the shell's process group and to the job in the foreground, as a closing terminal
+    /// does; a shell still there after the grace is killed with its group.
+    pub fn hang_up(&self) {
+        let foreground = self
+            .master
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .process_group_leader();
+        self.life.signal(-self.pid, libc::SIGHUP);
+        if let Some(group) = foreground.filter(|&group| group != self.pid) {
+            self.life.signal(-group, libc::SIGHUP);
+            self.life.signal(-group, libc::SIGCONT);
+        }
+        let (life, pid) = (self.life.clone(), self.pid);
+        let _ = std::thread::Builder::new()
+            .name(format!("terminal-hangup-{pid}"))
+            .spawn(move || {
+                let reaped = life.lock();
+                let (reaped, _) = life
+                    .changed
+                    .wait_timeout_while(reaped, HANGUP_GRACE, |reaped| !*reaped)
+                    .unwrap_or_else(PoisonError::into_inner);
+                if !*reaped {
+                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                }
+            });
+    }
+
+    fn stop_reading(&self) {
+        if let Some(mut stop) = self
+            .stop_reader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            let _ = stop.write_all(b"x");
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.stop_reading();
+    }
+}
+
+/// How the output ended.
+pub struct Ended {
+    /// The shell's exit status (128 + signal for a shell ended by a signal), when it could be learnt.
+    pub code: Option<i32>,
+    /// The link went away while output was being sent.
+    pub link_closed: bool,
+}
+
+/// Sends the session's output as `_lembas/terminal/output` frames until the shell has ended and its
+/// output is read, then says how it ended. Each frame takes what the reader has (sent at once when
+/// there is little; up to [`FRAME_MAX`] when there is much) and waits for the link's bulk lane.
+pub async fn forward_output(
+    session: &Session,
+    id: &str,
+    mut output: mpsc::Receiver<Vec<u8>>,
+    mut exited: oneshot::Receiver<Option<i32>>,
+    out: &Outbound,
+) -> Ended {
+    let mut code = None;
+    let mut shell_ended = false;
+    let mut carried: Option<Vec<u8>> = None;
+    let drain = tokio::time::sleep(Duration::MAX);
+    tokio::pin!(drain);
+    let mut link_closed = false;
+    loop {
+        let first = match carried.take() {
+            Some(chunk) => chunk,
+            None => tokio::select! {
+                chunk = output.recv() => match chunk {
+                    Some(chunk) => chunk,
+                    None => break,
+                },
+                status = &mut exited, if !shell_ended => {
+                    shell_ended = true;
+                    code = status.ok().flatten();
+                    drain.as_mut().reset(tokio::time::Instant::now() + DRAIN_AFTER_EXIT);
+                    continue;
+                }
+                () = &mut drain => break,
+            },
+        };
+        let mut frame = first;
+        while frame.len() < FRAME_MAX {
+            match output.try_recv() {
+                Ok(more) if frame.len() + more.len() <= FRAME_MAX => frame.extend_from_slice(&more),
+                Ok(more) => {
+                    carried = Some(more);
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        let data = base64::engine::general_purpose::STANDARD.encode(&frame);
+        let text = rpc::notification(OUTPUT, json!({ "terminalId": id, "data": data }));
+        if out.bulk(text).await.is_err() {
+            // Nobody is left to read it: the shell goes too.
+            link_closed = true;
+            session.hang_up();
+            break;
+        }
+    }
+    session.stop_reading();
+    drop(output);
+    if !shell_ended {
+        code = exited.await.ok().flatten();
+    }
+    Ended { code, link_closed }
+}
+
+/// A close-on-exec duplicate of the PTY's master end.
+fn duplicate(fd: RawFd) -> std::io::Result<File> {
+    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if dup < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(unsafe { File::from_raw_fd(dup) })
+}
+
+/// The reader thread: waits for output or for the stop pipe, reads, and hands chunks over, blocking
+/// while the channel is full (the backpressure). Ends at the PTY's end (EIO once no process holds
+/// it), when stopped, or when the output task is gone.
+fn read_pty(mut pty: File, stop: PipeReader, chunks: mpsc::Sender<Vec<u8>>, bytes_read: &AtomicU64) {
+    let mut buf = vec![0u8; READ_CHUNK];
+    loop {
+        let mut fds = [
+            libc::pollfd {
+                fd: pty.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: stop.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+        if ready < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        if fds[1].revents != 0 || fds[0].revents & libc::POLLNVAL != 0 {
+            return;
+        }
+        if fds[0].revents == 0 {
+            continue;
+        }
+        match pty.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                bytes_read.fetch_add(n as u64, Ordering::Relaxed);
+                if chunks.blocking_send(buf[..n].to_vec()).is_err() {
+                    return;
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+                ) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// The writer thread: keystrokes in order, until the session is gone or the PTY is.
+fn write_pty(mut pty: File, mut input: mpsc::Receiver<Vec<u8>>) {
+    while let Some(bytes) = input.blocking_recv() {
+        if pty.write_all(&bytes).is_err() {
+            return;
+        }
+    }
+}
+
+/// The waiter thread: waits for the shell to end without reaping it, marks it reaped while it reaps
+/// it (so no signal goes out in between), and reports its status.
+fn wait_for_exit(
+    mut child: Box<dyn Child + Send + Sync>,
+    pid: libc::pid_t,
+    life: &Life,
+    done: oneshot::Sender<Option<i32>>,
+) {
+    let code = loop {
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if rc == 0 {
+            break Some(status_code(&info));
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break None;
+        }
+    };
+    {
+        let mut reaped = life.lock();
+        let _ = child.wait();
+        *reaped = true;
+        life.changed.notify_all();
+    }
+    let _ = done.send(code);
+}
+
+/// The status as a shell reports it: the exit code, or 128 + the signal that ended it.
+fn status_code(info: &libc::siginfo_t) -> i32 {
+    #[cfg(target_os = "macos")]
+    let status = info.si_status;
+    #[cfg(not(target_os = "macos"))]
+    let status = unsafe { info.si_status() };
+    if info.si_code == libc::CLD_EXITED {
+        status
+    } else {
+        128 + status
+    }
+}
