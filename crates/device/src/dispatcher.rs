@@ -136,7 +136,17 @@ impl Dispatcher {
 
     /// Remote work going on that closing the link would cut short (open shells).
     pub fn busy(&self) -> bool {
-        self.terminals.open_count() > 0
+        self.terminals.live_count() > 0
+    }
+
+    /// Takes back what the settings no longer allow: open shells once terminals or remote work are
+    /// turned off (the person's switch wins over a shell the instance holds open).
+    pub fn enforce(&self) {
+        let settings = self.now();
+        if (!settings.remote.enabled || !settings.remote.terminal) && self.terminals.open_count() > 0 {
+            tracing::info!("terminals are no longer allowed: hanging up the open ones");
+            self.terminals.close_all();
+        }
     }
 
     /// Closes everything this link opened.

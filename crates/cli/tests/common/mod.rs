@@ -64,9 +64,13 @@ impl Home {
     }
     /// Runs `lembas service run` in the background, its stderr to a file.
     pub fn service(&self) -> Service {
+        self.service_with_env(&[])
+    }
+    pub fn service_with_env(&self, env: &[(&str, &str)]) -> Service {
         let log = self.path().join(format!("service-{}.log", fastrand()));
         let child = self
             .command(&["service", "run"])
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()

@@ -121,6 +121,7 @@ pub async fn run(ws: Ws, mut ctx: LinkContext) -> LinkEnd {
                 if last_seen.elapsed() > ctx.dead_after {
                     break LinkEnd::Dead;
                 }
+                dispatcher.enforce();
                 let idle = tasks.is_empty() && !dispatcher.busy();
                 if idle && Announced::of(&ctx.settings.borrow()) != announced {
                     close(1000, "limits changed");
@@ -181,6 +182,12 @@ async fn write_frames(
         tokio::select! {
             biased;
             frame = &mut close => {
+                // What is already queued (answers, a shell's last output and exit) goes first.
+                while let Some(text) = queue.try_next() {
+                    if sink.send(Message::text(text)).await.is_err() {
+                        return;
+                    }
+                }
                 if let Ok(frame) = frame {
                     let _ = sink.send(Message::Close(Some(frame))).await;
                 }

@@ -75,6 +75,11 @@ impl Outbound {
 }
 
 impl OutboundQueue {
+    /// A frame already waiting, control first; for flushing before a close.
+    pub fn try_next(&mut self) -> Option<String> {
+        self.control.try_recv().or_else(|_| self.bulk.try_recv()).ok()
+    }
+
     /// The next frame to write: control first, then bulk. `None` once every sender is gone.
     pub async fn next(&mut self) -> Option<String> {
         tokio::select! {

@@ -10,6 +10,7 @@ mod tests;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use base64::Engine;
@@ -38,6 +39,9 @@ pub struct Terminals {
     out: Outbound,
     environment: Environment,
     open: Arc<Mutex<Registry>>,
+    /// Shells whose exit has not been queued yet, closed ones included: the link counts them as
+    /// work, so a redial for new limits waits until their `exit` has gone out.
+    live: Arc<AtomicUsize>,
 }
 
 #[derive(Default)]
@@ -87,6 +91,7 @@ impl Terminals {
             out,
             environment,
             open: Arc::default(),
+            live: Arc::default(),
         }
     }
 
@@ -144,7 +149,9 @@ impl Terminals {
 
         let (out, open, session) = (self.out.clone(), self.open.clone(), started.session);
         let terminal_id = id.clone();
+        let live = LiveGuard::new(&self.live);
         tokio::spawn(async move {
+            let _live = live;
             let ended =
                 session::forward_output(&session, &terminal_id, started.output, started.exited, &out).await;
             remove(&open, &terminal_id, &session);
@@ -222,6 +229,11 @@ impl Terminals {
         self.lock().sessions.len()
     }
 
+    /// Shells still running or still sending their last output and `exit`.
+    pub fn live_count(&self) -> usize {
+        self.live.load(Ordering::SeqCst)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -281,6 +293,22 @@ impl Drop for Slot<'_> {
         if !self.filled {
             self.terminals.lock().starting -= 1;
         }
+    }
+}
+
+/// Counts a shell as live until its forwarding task ends, however it ends.
+struct LiveGuard(Arc<AtomicUsize>);
+
+impl LiveGuard {
+    fn new(live: &Arc<AtomicUsize>) -> Self {
+        live.fetch_add(1, Ordering::SeqCst);
+        Self(live.clone())
+    }
+}
+
+impl Drop for LiveGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
