@@ -489,5 +489,5 @@ fn yaml_list(top: &Mapping, list: List) -> Result<Sequence, String> {
 }
 
 #[cfg(all(test, unix))]
-#[path = "edit_tests.rs"]
+#[path = "edit_tests/mod.rs"]
 mod tests;
