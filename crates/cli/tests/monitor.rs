@@ -205,7 +205,7 @@ async fn the_setting_is_judged_at_each_request_and_flips_without_restart() {
             .unwrap()
             .contains(&json!("scheduled"))
     );
-    let ok = monitor(&mut link, json!({ "cwd": work, "command": "echo hi" })).await;
+    let ok = monitor(&mut link, json!({ "cwd": work, "command": "echo hello" })).await;
     assert_eq!(
         ok["result"]["hash"], "sha256:0dfd9a02e216eb6994856ba1a1f8c5affbfaca7c7345226e3289e71d70ae8e77",
         "{ok}"

@@ -1,0 +1,233 @@
+//! The bash permission judge (DECISIONS.md): a pure function from a command line, the mode, the
+//! rules and the folder to allow, ask or deny, with a reason a person can read.
+//!
+//! The line is parsed as bash (brush-parser); every simple command in it, in substitutions, in
+//! functions and in the commands that run other commands (`env`, `xargs`, `bash -c`, `eval`,
+//! `find -exec`…) is judged, and the strictest part decides. Paths are judged lexically: the judge
+//! reads no file system, so it follows no symlink.
+
+mod commands;
+mod paths;
+mod patterns;
+mod readers;
+mod walk;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+
+use crate::policy::Mode;
+use crate::settings::BashRules;
+use commands::{Assessment, Class, Inner, Scope};
+use walk::{Arg, Part, Walk};
+
+/// Ordered from the most to the least permissive: the strictest part of a line is the largest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Decision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Judgement {
+    pub decision: Decision,
+    pub reason: String,
+}
+
+pub struct JudgeContext<'a> {
+    pub mode: Mode,
+    pub global: &'a BashRules,
+    /// A trusted project's own rules; `None` for an untrusted folder, whose rules count for nothing.
+    pub project: Option<&'a BashRules>,
+    pub folder: &'a Path,
+    pub roots: &'a [PathBuf],
+    pub home: &'a Path,
+}
+
+/// Scripts inside scripts (`bash -c "eval '…'"`) deeper than this are not looked into: they ask.
+const MAX_DEPTH: usize = 8;
+
+pub fn judge(line: &str, ctx: &JudgeContext) -> Judgement {
+    judge_script(line, ctx, 0)
+}
+
+fn judge_script(line: &str, ctx: &JudgeContext, depth: usize) -> Judgement {
+    if depth > MAX_DEPTH {
+        return opaque(ctx.mode, "scripts nested too deep to read");
+    }
+    let program = match walk::parse(line) {
+        Ok(program) => program,
+        Err(_) => return opaque(ctx.mode, "the line is not bash the judge can read"),
+    };
+    let home = ctx.home.to_string_lossy();
+    let walk = Walk::of(&program, &home);
+    let scope = Scope {
+        folder: ctx.folder,
+        home: ctx.home,
+        roots: ctx.roots,
+        functions: &walk.functions,
+    };
+    let mut verdict = None;
+    for part in &walk.parts {
+        let judged = match part {
+            Part::Command {
+                words,
+                writes,
+                assigns,
+            } => judge_command(words, writes, assigns, ctx, &scope, depth),
+            Part::Script(script) => judge_script(script, ctx, depth + 1),
+            Part::Opaque(what) => opaque(ctx.mode, what),
+            Part::ForkBomb(name) => deny(format!(
+                "`{name}` calls itself in a pipeline or in the background: a fork bomb is never allowed."
+            )),
+        };
+        verdict = stricter(verdict, judged);
+    }
+    verdict.unwrap_or_else(|| allow("Nothing to run.".into()))
+}
+
+fn judge_command(
+    words: &[Arg],
+    writes: &[Arg],
+    assigns: &[String],
+    ctx: &JudgeContext,
+    scope: &Scope,
+    depth: usize,
+) -> Judgement {
+    let mut verdict = None;
+    // A redirection is judged apart from its command: a rule allows commands, not the files they
+    // write.
+    for target in writes.iter().filter(|t| !harmless_device(t)) {
+        let class = match paths::resolve(target, ctx.folder) {
+            Some(path) if paths::protected(&path, ctx.home) => Class::Hardline(format!(
+                "Writing {} is never allowed: it is a protected path.",
+                path.display()
+            )),
+            _ => Class::Changes,
+        };
+        let shown = format!("Writing {}", target.text);
+        verdict = stricter(verdict, decide(class, &[], &shown, ctx));
+    }
+    let Assessment { class, inner } = commands::assess(words, assigns, scope);
+    verdict = stricter(verdict, decide(class, words, &shown(words), ctx));
+    for command in inner {
+        let judged = match command {
+            Inner::Words(inner_words) => judge_command(&inner_words, &[], &[], ctx, scope, depth + 1),
+            Inner::Script(script) => judge_script(&script, ctx, depth + 1),
+        };
+        verdict = stricter(verdict, judged);
+    }
+    verdict.unwrap_or_else(|| allow("Nothing to run.".into()))
+}
+
+/// `> /dev/null` and friends write no file.
+fn harmless_device(target: &Arg) -> bool {
+    let t = target.text.as_str();
+    !target.dynamic
+        && (["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"].contains(&t) || t.starts_with("/dev/fd/"))
+}
+
+/// DECISIONS.md's precedence for one command: hardline, deny rules, ask rules, allow rules, then
+/// the mode's defaults. Plan mode only reads: an allow rule does not open a change there.
+fn decide(class: Class, words: &[Arg], shown: &str, ctx: &JudgeContext) -> Judgement {
+    if let Class::Hardline(why) = class {
+        return deny(why);
+    }
+    let rules = std::iter::once(ctx.global).chain(ctx.project);
+    let rule = |pick: fn(&BashRules) -> &Vec<String>| {
+        rules
+            .clone()
+            .flat_map(pick)
+            .find(|p| !words.is_empty() && patterns::matches(p, words))
+            .cloned()
+    };
+    if let Some(pattern) = rule(|r| &r.deny) {
+        return deny(format!(
+            "{shown} is refused by the permission rule \"{pattern}\"."
+        ));
+    }
+    if let Some(pattern) = rule(|r| &r.ask) {
+        return ask(format!("{shown} needs approval: permission rule \"{pattern}\"."));
+    }
+    let changes = class != Class::ReadOnly;
+    if let Some(pattern) = rule(|r| &r.allow) {
+        if ctx.mode == Mode::Plan && changes {
+            return deny(format!("{shown} may change things, and plan mode only reads."));
+        }
+        return allow(format!(
+            "{shown} is allowed by the permission rule \"{pattern}\"."
+        ));
+    }
+    match (class, ctx.mode) {
+        (Class::ReadOnly, _) => allow(format!("{shown} only reads.")),
+        (Class::Opaque(what), mode) => opaque(mode, &what),
+        (_, Mode::Plan) => deny(format!("{shown} may change things, and plan mode only reads.")),
+        (_, Mode::Auto) => allow(format!("{shown} is allowed in auto mode.")),
+        (_, mode) => ask(format!("{shown} needs approval in {mode} mode.")),
+    }
+}
+
+/// What the judge cannot see it does not allow unattended, in any mode.
+fn opaque(mode: Mode, what: &str) -> Judgement {
+    if mode == Mode::Plan {
+        deny(format!(
+            "The line has {what}, and plan mode only runs what it can read."
+        ))
+    } else {
+        ask(format!("The line has {what}: it needs approval."))
+    }
+}
+
+fn shown(words: &[Arg]) -> String {
+    let line: String = words
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let short: String = line.chars().take(60).collect();
+    if words.is_empty() {
+        "An assignment".into()
+    } else if short.len() < line.len() {
+        format!("`{short}…`")
+    } else {
+        format!("`{short}`")
+    }
+}
+
+fn stricter(a: Option<Judgement>, b: Judgement) -> Option<Judgement> {
+    match a {
+        Some(a) if a.decision >= b.decision => Some(a),
+        _ => Some(b),
+    }
+}
+
+fn allow(reason: String) -> Judgement {
+    Judgement {
+        decision: Decision::Allow,
+        reason,
+    }
+}
+fn ask(reason: String) -> Judgement {
+    Judgement {
+        decision: Decision::Ask,
+        reason,
+    }
+}
+fn deny(reason: String) -> Judgement {
+    Judgement {
+        decision: Decision::Deny,
+        reason,
+    }
+}

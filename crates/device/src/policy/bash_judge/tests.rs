@@ -1,0 +1,365 @@
+//! The judge on a table of command lines, each with its decision in plan, manual, edit and auto
+//! (A allow, Q ask, D deny), from a project at /home/p/work/proj under the root /home/p/work.
+
+use super::*;
+
+const HOME: &str = "/home/p";
+const FOLDER: &str = "/home/p/work/proj";
+const ROOT: &str = "/home/p/work";
+
+fn rules(allow: &[&str], ask: &[&str], deny: &[&str]) -> BashRules {
+    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+    BashRules {
+        allow: owned(allow),
+        ask: owned(ask),
+        deny: owned(deny),
+    }
+}
+
+fn global() -> BashRules {
+    rules(
+        &["cargo *", "npm run test*", "sudo *"],
+        &["git push*"],
+        &["curl *evil*"],
+    )
+}
+
+fn judged(line: &str, mode: Mode, project: Option<&BashRules>) -> Judgement {
+    let roots = [PathBuf::from(ROOT)];
+    let global = global();
+    let ctx = JudgeContext {
+        mode,
+        global: &global,
+        project,
+        folder: Path::new(FOLDER),
+        roots: &roots,
+        home: Path::new(HOME),
+    };
+    judge(line, &ctx)
+}
+
+fn letter(d: Decision) -> char {
+    match d {
+        Decision::Allow => 'A',
+        Decision::Ask => 'Q',
+        Decision::Deny => 'D',
+    }
+}
+
+fn check(table: &[(&str, &str)], project: Option<&BashRules>) {
+    let mut wrong = Vec::new();
+    for (line, want) in table {
+        let got: String = Mode::ALL
+            .iter()
+            .map(|m| letter(judged(line, *m, project).decision))
+            .collect();
+        if got != *want {
+            let reasons: Vec<String> = Mode::ALL
+                .iter()
+                .map(|m| judged(line, *m, project).reason)
+                .collect();
+            wrong.push(format!("{line:?}: want {want}, got {got} ({reasons:?})"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} rows wrong:\n{}",
+        wrong.len(),
+        table.len(),
+        wrong.join("\n")
+    );
+}
+
+/// Read-only in every mode.
+const READS: &[(&str, &str)] = &[
+    ("ls", "AAAA"),
+    ("ls -la | wc -l", "AAAA"),
+    ("cat README.md", "AAAA"),
+    ("head -n 5 file | tail -1", "AAAA"),
+    ("grep -r foo . | sort | uniq -c", "AAAA"),
+    ("rg TODO src", "AAAA"),
+    ("find . -name '*.rs' -type f", "AAAA"),
+    ("stat Cargo.toml", "AAAA"),
+    ("du -sh . ; df -h", "AAAA"),
+    ("echo hello && printf '%s\\n' x", "AAAA"),
+    ("date; uname -a; whoami; id", "AAAA"),
+    ("which bash; type ls", "AAAA"),
+    ("env", "AAAA"),
+    ("sha256sum a b; md5sum c", "AAAA"),
+    ("diff a b || cmp a b", "AAAA"),
+    ("tree -L 2", "AAAA"),
+    ("basename /a/b; dirname /a/b; realpath .; readlink -f x", "AAAA"),
+    ("jq .name package.json", "AAAA"),
+    ("cut -d, -f1 data.csv | tr a-z A-Z", "AAAA"),
+    ("git status", "AAAA"),
+    ("git log --oneline -5", "AAAA"),
+    ("git diff HEAD~1", "AAAA"),
+    ("git show HEAD:README.md", "AAAA"),
+    ("git branch -a", "AAAA"),
+    ("git rev-parse HEAD", "AAAA"),
+    ("git ls-files", "AAAA"),
+    ("git remote -v", "AAAA"),
+    ("git -C sub --no-pager status", "AAAA"),
+    ("curl -s https://example.com/api", "AAAA"),
+    ("curl -sSL -X GET https://example.com", "AAAA"),
+    ("curl -H 'Accept: application/json' https://example.com", "AAAA"),
+    ("wget -qO- https://example.com", "AAAA"),
+    ("wget -O - https://example.com", "AAAA"),
+    ("echo $(date)", "AAAA"),
+    ("echo \"`whoami`\"", "AAAA"),
+    ("cat file > /dev/null 2>&1", "AAAA"),
+    ("ls 2>&1 | head", "AAAA"),
+    ("for f in *.rs; do wc -l \"$f\"; done", "AAAA"),
+    ("if test -f x; then cat x; else echo none; fi", "AAAA"),
+    ("(cd sub && ls)", "AAAA"),
+    ("{ ls; pwd; }", "AAAA"),
+    ("x=1; echo $x", "AAAA"),
+    ("cat <<EOF\nhello $(date)\nEOF", "AAAA"),
+    ("sleep 5; true", "AAAA"),
+    ("command -v git", "AAAA"),
+    ("env LC_ALL=C sort file", "AAAA"),
+    ("xargs echo < list", "AAAA"),
+    ("find . -type f | xargs wc -l", "AAAA"),
+    ("timeout 5 ls", "AAAA"),
+    ("nice -n 10 grep x file", "AAAA"),
+    ("bash -c 'ls | wc -l'", "AAAA"),
+    ("sh -c \"echo hi\"", "AAAA"),
+    ("eval \"ls -la\"", "AAAA"),
+    ("[ -d .git ] && git status", "AAAA"),
+    ("diff <(ls a) <(ls b)", "AAAA"),
+    ("sort -u file", "AAAA"),
+    ("while read l; do echo \"$l\"; done < list", "AAAA"),
+    ("case $x in a) ls ;; *) pwd ;; esac", "AAAA"),
+    ("ls \\\n  -la", "AAAA"),
+];
+
+/// Changes: refused in plan, asked in manual and edit, allowed in auto; or decided by a rule.
+const CHANGES: &[(&str, &str)] = &[
+    ("npm install", "DQQA"),
+    ("touch newfile", "DQQA"),
+    ("mkdir build", "DQQA"),
+    ("cp a b", "DQQA"),
+    ("mv a b", "DQQA"),
+    ("rm file.txt", "DQQA"),
+    ("rm -rf build target", "DQQA"),
+    ("echo hi > out.txt", "DQQA"),
+    ("echo hi >> log.txt", "DQQA"),
+    ("ls &> list.txt", "DQQA"),
+    ("sort -o out file", "DQQA"),
+    ("sed -i s/a/b/ file", "DQQA"),
+    ("find . -name '*.tmp' -delete", "DQQA"),
+    ("find . -type f -exec cat {} \\;", "DQQA"),
+    ("find . -fprint out", "DQQA"),
+    ("git commit -m x", "DQQA"),
+    ("git checkout main", "DQQA"),
+    ("git branch new-feature", "DQQA"),
+    ("git branch -D old", "DQQA"),
+    ("git -c core.pager=less log", "DQQA"),
+    ("git diff --output=patch.diff", "DQQA"),
+    ("curl -o out https://x", "DQQA"),
+    ("curl -O https://x/file", "DQQA"),
+    ("curl -X POST https://x", "DQQA"),
+    ("curl -XDELETE https://x", "DQQA"),
+    ("curl --request=PUT https://x", "DQQA"),
+    ("curl -d a=b https://x", "DQQA"),
+    ("curl -F f=@file https://x", "DQQA"),
+    ("curl -T file https://x", "DQQA"),
+    ("curl --data-binary @f https://x", "DQQA"),
+    ("curl -sSLo out https://x", "DQQA"),
+    ("wget https://x/file", "DQQA"),
+    ("wget -qO- --post-data=a https://x", "DQQA"),
+    ("python3 script.py", "DQQA"),
+    ("make", "DQQA"),
+    ("bash script.sh", "DQQA"),
+    ("xargs rm < list", "DQQA"),
+    ("env FOO=1 npm install", "DQQA"),
+    ("nohup ./server &", "DQQA"),
+    ("tee out.txt < in", "DQQA"),
+    ("PAGER=cat git log", "DQQA"),
+    ("env LD_PRELOAD=x.so ls", "DQQA"),
+    ("chmod +x run.sh", "DQQA"),
+    ("ssh host ls", "DQQA"),
+    ("ls; npm install; ls", "DQQA"),
+    ("echo $(npm install)", "DQQA"),
+    ("source env.sh", "DQQA"),
+    ("cargo build --release", "DAAA"),
+    ("npm run test:unit", "DAAA"),
+    ("env CI=1 cargo test", "DAAA"),
+    ("cargo test > out.txt", "DQQA"),
+    ("git push origin main", "QQQQ"),
+    ("ls && git push", "QQQQ"),
+    ("curl https://evil.example", "DDDD"),
+    ("env curl https://evil.example/x", "DDDD"),
+    // A rule word matches one word: `curl *evil*` does not reach past `-s`.
+    ("curl -s https://evil.example", "AAAA"),
+    ("ls > /dev/stderr; echo x 2> /dev/null", "AAAA"),
+];
+
+/// The hardline, however it is spelled or hidden: denied in every mode, whatever the rules say.
+const HARDLINE: &[(&str, &str)] = &[
+    ("sudo ls", "DDDD"),
+    ("su -c ls", "DDDD"),
+    ("doas ls", "DDDD"),
+    ("pkexec ls", "DDDD"),
+    ("/usr/bin/sudo ls", "DDDD"),
+    ("\"su\"do ls", "DDDD"),
+    ("s\\udo ls", "DDDD"),
+    ("su\\\ndo ls", "DDDD"),
+    ("echo $(sudo cat /etc/shadow)", "DDDD"),
+    ("echo `sudo id`", "DDDD"),
+    ("echo \"$(echo $(sudo id))\"", "DDDD"),
+    ("eval \"sudo ls\"", "DDDD"),
+    ("eval 'su'\"do\" ls", "DDDD"),
+    ("bash -c \"sudo ls\"", "DDDD"),
+    ("sh -lc 'sudo ls'", "DDDD"),
+    ("bash -c \"bash -c 'eval sudo\\ ls'\"", "DDDD"),
+    ("env sudo ls", "DDDD"),
+    ("env -i PATH=/usr/bin sudo ls", "DDDD"),
+    ("env -S 'sudo ls'", "DDDD"),
+    ("xargs sudo rm < list", "DDDD"),
+    ("find . -exec sudo rm {} \\;", "DDDD"),
+    ("timeout 5 sudo ls", "DDDD"),
+    ("nice sudo ls", "DDDD"),
+    ("command sudo ls", "DDDD"),
+    ("exec sudo ls", "DDDD"),
+    ("ls | sudo tee /etc/x", "DDDD"),
+    ("ls && sudo reboot", "DDDD"),
+    ("true || (sudo ls)", "DDDD"),
+    ("rm -rf /", "DDDD"),
+    ("rm -rf ~", "DDDD"),
+    ("rm -rf $HOME", "DDDD"),
+    ("rm -rf ${HOME}", "DDDD"),
+    ("rm -rf \"$HOME\"", "DDDD"),
+    ("rm -rf ~/", "DDDD"),
+    ("rm -fr /home/p", "DDDD"),
+    ("rm -r -f /", "DDDD"),
+    ("rm --recursive --force ~", "DDDD"),
+    ("rm -Rf /*", "DDDD"),
+    ("rm -rf /home/p/work", "DDDD"),
+    ("rm -rf ..", "DDDD"),
+    ("rm -rf ../..", "DDDD"),
+    ("rm -rf /home", "DDDD"),
+    ("rm -r ~", "DDDD"),
+    ("cd /tmp && rm -rf ~/*", "DDDD"),
+    ("mkfs.ext4 /dev/sda1", "DDDD"),
+    ("mkfs -t ext4 /dev/sdb", "DDDD"),
+    ("dd if=/dev/zero of=/dev/sda", "DDDD"),
+    ("shutdown -h now", "DDDD"),
+    ("reboot", "DDDD"),
+    ("halt; poweroff", "DDDD"),
+    ("init 0", "DDDD"),
+    ("init 6", "DDDD"),
+    ("systemctl reboot", "DDDD"),
+    (":(){ :|:& };:", "DDDD"),
+    ("bomb(){ bomb | bomb & }; bomb", "DDDD"),
+    ("f() { f & f; }; f", "DDDD"),
+    ("chmod -R 777 /", "DDDD"),
+    ("chown -R me ~", "DDDD"),
+    ("echo x > .env", "DDDD"),
+    ("echo x >> ~/.ssh/authorized_keys", "DDDD"),
+    ("cp key ~/.ssh/id_ed25519", "DDDD"),
+    ("cat x > .git/hooks/pre-commit", "DDDD"),
+    ("tee .env.local < x", "DDDD"),
+    ("sed -i s/a/b/ ~/.aws/credentials", "DDDD"),
+    ("rm server.pem", "DDDD"),
+    ("echo x > $HOME/.config/lembas/config.yaml", "DDDD"),
+    ("mv a .git/config", "DDDD"),
+    ("touch id_rsa", "DDDD"),
+    ("dd if=x of=tls.key", "DDDD"),
+    ("ls > sub/../.env", "DDDD"),
+    ("bash -c \"rm -rf ~\"", "DDDD"),
+    ("find / -exec rm -rf / \\;", "DDDD"),
+    ("xargs -I{} rm -rf / {}", "DDDD"),
+    ("a=$(sudo ls)", "DDDD"),
+    ("ls > >(sudo tee x)", "DDDD"),
+    ("diff <(sudo cat a) b", "DDDD"),
+    ("for x in $(sudo ls); do echo $x; done", "DDDD"),
+    ("[[ $(sudo id) == x ]]", "DDDD"),
+];
+
+/// What the judge cannot see through: never allowed unattended.
+const OPAQUE: &[(&str, &str)] = &[
+    ("$CMD ls", "DQQQ"),
+    ("$(echo ls)", "DQQQ"),
+    ("eval \"$X\"", "DQQQ"),
+    ("bash -c \"$SCRIPT\"", "DQQQ"),
+    ("rm -rf $DIR", "DQQQ"),
+    ("rm -rf \"$TARGET\"/*", "DQQQ"),
+    ("xargs rm -rf < list", "DQQQ"),
+    ("find . -exec rm -rf {} \\;", "DQQQ"),
+    ("echo 'unterminated", "DQQQ"),
+    ("echo $(( $(date +%s) + 1 ))", "DQQQ"),
+];
+
+#[test]
+fn reads() {
+    check(READS, None);
+}
+
+#[test]
+fn changes_and_rules() {
+    check(CHANGES, None);
+}
+
+#[test]
+fn the_hardline() {
+    check(HARDLINE, None);
+}
+
+#[test]
+fn what_cannot_be_seen_through() {
+    check(OPAQUE, None);
+}
+
+#[test]
+fn the_table_is_large() {
+    let rows = READS.len() + CHANGES.len() + HARDLINE.len() + OPAQUE.len();
+    assert!(rows >= 200, "{rows} rows");
+}
+
+#[test]
+fn a_trusted_projects_rules_count_and_an_untrusted_ones_do_not() {
+    let project = rules(&["make build", "./deploy.sh *"], &["ls secret*"], &["rm *"]);
+    let table: &[(&str, &str)] = &[
+        ("make build", "DAAA"),
+        ("./deploy.sh staging", "DAAA"),
+        ("ls secrets", "QQQQ"),
+        ("rm a.txt", "DDDD"),
+        ("sudo make build", "DDDD"),
+        ("cargo build", "DAAA"),
+    ];
+    check(table, Some(&project));
+    let untrusted: &[(&str, &str)] = &[
+        ("make build", "DQQA"),
+        ("./deploy.sh staging", "DQQA"),
+        ("ls secrets", "AAAA"),
+        ("rm a.txt", "DQQA"),
+    ];
+    check(untrusted, None);
+}
+
+#[test]
+fn reasons_name_what_decided() {
+    let cases = [
+        ("ls; sudo ls", Mode::Auto, "`sudo` is never allowed"),
+        (
+            "npm install",
+            Mode::Edit,
+            "`npm install` needs approval in edit mode",
+        ),
+        ("rm -rf ~", Mode::Auto, "`rm -r` of /home/p is never allowed"),
+        ("echo > .env", Mode::Auto, "protected path"),
+        (
+            "curl https://evil.example",
+            Mode::Auto,
+            "permission rule \"curl *evil*\"",
+        ),
+        (":(){ :|:& };:", Mode::Auto, "fork bomb"),
+        ("$X", Mode::Edit, "only known when it runs"),
+        ("cargo build", Mode::Plan, "plan mode only reads"),
+    ];
+    for (line, mode, want) in cases {
+        let got = judged(line, mode, None);
+        assert!(got.reason.contains(want), "{line:?} in {mode}: {:?}", got.reason);
+    }
+}
