@@ -53,12 +53,12 @@ pub struct Scope<'a> {
 const NEVER: [&str; 8] = [
     "sudo", "su", "doas", "pkexec", "shutdown", "reboot", "halt", "poweroff",
 ];
-const SHELLS: [&str; 7] = ["bash", "sh", "zsh", "dash", "ksh", "fish", "busybox"];
+const SHELLS: [&str; 6] = ["bash", "sh", "zsh", "dash", "ksh", "fish"];
 /// Run the rest of their words as a command, after their own options (which take no value unless
 /// listed in `wrapper_options`).
-const WRAPPERS: [&str; 12] = [
-    "nice", "nohup", "timeout", "command", "exec", "builtin", "stdbuf", "time", "setsid", "ionice", "chrt",
-    "unbuffer",
+const WRAPPERS: [&str; 13] = [
+    "busybox", "nice", "nohup", "timeout", "command", "exec", "builtin", "stdbuf", "time", "setsid",
+    "ionice", "chrt", "unbuffer",
 ];
 /// Environment variables that change what a command runs or loads.
 fn steering(name: &str) -> bool {
@@ -128,6 +128,22 @@ fn assess_named(name: &str, args: &[Arg], scope: &Scope) -> Assessment {
         },
         "env" => env(args),
         "xargs" => xargs(args),
+        // `watch 'cmd'` runs its words as a script, again and again.
+        "watch" => {
+            let with_value = ["-n", "--interval", "-d", "--differences"];
+            let mut i = 0;
+            while args.get(i).is_some_and(|a| a.text.starts_with('-')) {
+                i += if with_value.contains(&args[i].text.as_str()) {
+                    2
+                } else {
+                    1
+                };
+            }
+            match script_of(&args[i.min(args.len())..]) {
+                Some(script) => Assessment::running(Inner::Script(script)),
+                None => Assessment::of(Class::Opaque("`watch` of text only known when it runs".into())),
+            }
+        }
         "source" | "." => Assessment::of(Class::Changes),
         _ if SHELLS.contains(&name) => shell(name, args),
         _ if WRAPPERS.contains(&name) => wrapper(name, args),
