@@ -139,7 +139,7 @@ mod tests {
         assert!(places[1]["reason"].as_str().unwrap().contains("does not exist"));
         assert_eq!(places[2]["path"], t.root.join("proj").display().to_string());
         assert_eq!(places[2]["accepted"], true);
-        let off = handle(json!({}), &[t.root.clone()], &rules(&t, false)).unwrap();
+        let off = handle(json!({}), std::slice::from_ref(&t.root), &rules(&t, false)).unwrap();
         assert_eq!(off, json!({ "path": "", "places": [] }));
     }
 

@@ -156,13 +156,13 @@ impl Dispatcher {
 
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         let result = self.route(method, params).await;
-        if let Err(e) = &result {
-            if e.code == rpc::INVALID_PARAMS {
-                let _ = self.events.send(DeviceEvent::Refused {
-                    method: method.to_string(),
-                    reason: e.message.clone(),
-                });
-            }
+        if let Err(e) = &result
+            && e.code == rpc::INVALID_PARAMS
+        {
+            let _ = self.events.send(DeviceEvent::Refused {
+                method: method.to_string(),
+                reason: e.message.clone(),
+            });
         }
         result
     }

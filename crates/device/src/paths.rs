@@ -22,10 +22,10 @@ pub fn config_dir() -> PathBuf {
     if cfg!(target_os = "macos") && std::env::var_os("XDG_CONFIG_HOME").is_none() {
         return home().join("Library/Application Support/lembas");
     }
-    if cfg!(windows) {
-        if let Some(appdata) = std::env::var_os("APPDATA") {
-            return PathBuf::from(appdata).join("lembas");
-        }
+    if cfg!(windows)
+        && let Some(appdata) = std::env::var_os("APPDATA")
+    {
+        return PathBuf::from(appdata).join("lembas");
     }
     xdg("XDG_CONFIG_HOME", &[".config"]).join("lembas")
 }

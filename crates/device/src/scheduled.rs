@@ -137,7 +137,9 @@ mod tests {
     fn admit_table() {
         let texts = &decisions().scheduled.texts;
         use Mode::*;
-        let cases: &[(bool, bool, Mode, Option<Mode>, Result<Mode, &str>)] = &[
+        // (remote on, scheduled on, max mode, asked mode, lowered mode or refusal reason)
+        type Case = (bool, bool, Mode, Option<Mode>, Result<Mode, &'static str>);
+        let cases: &[Case] = &[
             (true, true, Auto, None, Ok(Edit)),
             (true, true, Auto, Some(Auto), Ok(Auto)),
             (true, true, Edit, Some(Auto), Ok(Edit)),

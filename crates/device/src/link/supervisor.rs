@@ -100,7 +100,7 @@ pub struct Supervisor {
 }
 
 enum Dial {
-    Linked(Ws),
+    Linked(Box<Ws>),
     Unauthorized,
     Failed(String),
 }
@@ -116,7 +116,7 @@ async fn dial(url: &url::Url, token: &Token) -> Dial {
     bearer.set_sensitive(true);
     request.headers_mut().insert(http::header::AUTHORIZATION, bearer);
     match tokio::time::timeout(DIAL_TIMEOUT, tokio_tungstenite::connect_async(request)).await {
-        Ok(Ok((ws, _))) => Dial::Linked(ws),
+        Ok(Ok((ws, _))) => Dial::Linked(Box::new(ws)),
         Ok(Err(tungstenite::Error::Http(response)))
             if response.status() == http::StatusCode::UNAUTHORIZED =>
         {
@@ -210,7 +210,7 @@ impl Supervisor {
                 }
             }
             let ws = match dial(&discovery::link_url(&url), &token).await {
-                Dial::Linked(ws) => ws,
+                Dial::Linked(ws) => *ws,
                 Dial::Unauthorized => {
                     return self.stop(Stop::TokenRefused(format!(
                         "{} refused this device's token (401). Log in again: lembas login --token-stdin --server {}",
