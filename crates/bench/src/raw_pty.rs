@@ -88,28 +88,51 @@ impl Drop for RawPty {
     }
 }
 
-/// Finds a byte string in a stream of chunks, across chunk boundaries.
+/// Finds byte strings, one after the other, in a stream of chunks, across chunk boundaries.
 pub struct Finder {
-    needle: Vec<u8>,
+    needles: Vec<Vec<u8>>,
+    next: usize,
     tail: Vec<u8>,
 }
 
 impl Finder {
     pub fn new(needle: &str) -> Self {
+        Finder::in_order(&[needle])
+    }
+
+    /// Each needle must come after the previous one's end.
+    pub fn in_order(needles: &[&str]) -> Self {
+        let needles = needles.iter().map(|n| n.as_bytes().to_vec()).collect();
         Finder {
-            needle: needle.as_bytes().to_vec(),
+            needles,
+            next: 0,
             tail: Vec::new(),
         }
     }
 
+    /// Whether every needle has been seen, this chunk included.
     pub fn found_in(&mut self, chunk: &[u8]) -> bool {
         self.tail.extend_from_slice(chunk);
-        let found = self.tail.windows(self.needle.len()).any(|w| w == self.needle);
-        let keep = self.needle.len().saturating_sub(1);
-        if self.tail.len() > keep {
-            self.tail.drain(..self.tail.len() - keep);
+        while let Some(needle) = self.needles.get(self.next) {
+            match self
+                .tail
+                .windows(needle.len())
+                .position(|w| w == needle.as_slice())
+            {
+                Some(at) => {
+                    self.tail.drain(..at + needle.len());
+                    self.next += 1;
+                }
+                None => {
+                    let keep = needle.len().saturating_sub(1);
+                    if self.tail.len() > keep {
+                        self.tail.drain(..self.tail.len() - keep);
+                    }
+                    return false;
+                }
+            }
         }
-        found
+        true
     }
 }
 
@@ -184,4 +207,18 @@ pub fn ctrl_c(home: &Path, trials: usize) -> anyhow::Result<Vec<Duration>> {
         samples.push(started.elapsed());
     }
     Ok(samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Finder;
+
+    #[test]
+    fn finds_needles_in_order_across_chunks() {
+        let mut finder = Finder::in_order(&["OK\r\n", "$ "]);
+        assert!(!finder.found_in(b"$ echo O"));
+        assert!(!finder.found_in(b"K\r"));
+        assert!(!finder.found_in(b"\n\x1b[?2004h"));
+        assert!(finder.found_in(b"$ "));
+    }
 }

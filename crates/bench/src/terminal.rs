@@ -142,7 +142,8 @@ impl<'a> RemoteTerminal<'a> {
             id,
             decoded: Vec::new(),
         };
-        let mut ready = Finder::new(&format!("OPENED_7\r\n{PROMPT}"));
+        // The marker, then the prompt: readline may write escapes (bracketed paste) between them.
+        let mut ready = Finder::in_order(&["OPENED_7\r\n", PROMPT]);
         terminal.type_text("echo OPENED_$((3+4))\r").await?;
         terminal.read_until(|chunk| ready.found_in(chunk)).await?;
         Ok(terminal)
