@@ -114,11 +114,7 @@ impl Finder {
     pub fn found_in(&mut self, chunk: &[u8]) -> bool {
         self.tail.extend_from_slice(chunk);
         while let Some(needle) = self.needles.get(self.next) {
-            match self
-                .tail
-                .windows(needle.len())
-                .position(|w| w == needle.as_slice())
-            {
+            match find(&self.tail, needle) {
                 Some(at) => {
                     self.tail.drain(..at + needle.len());
                     self.next += 1;
@@ -136,6 +132,27 @@ impl Finder {
     }
 }
 
+/// Where `needle` starts in `haystack`. Looks for the first byte before comparing, so scanning a
+/// flood costs the client little (the throughput figures count the client's work).
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    let Some(&first) = needle.first() else {
+        return Some(0);
+    };
+    let mut from = 0;
+    while let Some(skip) = haystack[from..].iter().position(|&b| b == first) {
+        let at = from + skip;
+        if haystack[at..].starts_with(needle) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// The marker the terminal throughput command prints after its output (`$((6*7))` in the typed
+/// line, so the echo of the line does not match).
+pub const THROUGHPUT_END: &str = "BENCH_42_END";
+
 /// Time to read `bytes` of `head -c` output through a raw PTY.
 pub fn throughput(home: &Path, bytes: u64) -> anyhow::Result<Duration> {
     let started = Instant::now();
@@ -148,7 +165,9 @@ pub fn throughput(home: &Path, bytes: u64) -> anyhow::Result<Duration> {
             &format!("head -c {bytes} /dev/zero"),
         ],
     )?;
-    let (read, _) = pty.read_until(|_| false)?;
+    // The same scan the linked client does for its end marker, so both sides do the same work.
+    let mut end = Finder::new(THROUGHPUT_END);
+    let (read, _) = pty.read_until(|chunk| end.found_in(chunk))?;
     let took = started.elapsed();
     if read < bytes {
         bail!("the raw PTY gave {read} of {bytes} bytes");

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::device::{DeviceHome, PROMPT};
 use crate::instance::{LeanInstance, RawLink};
-use crate::raw_pty::{self, ECHOED_LINE, FLOOD_BEFORE_CTRL_C, Finder};
+use crate::raw_pty::{self, ECHOED_LINE, FLOOD_BEFORE_CTRL_C, Finder, THROUGHPUT_END};
 use crate::report::{Row, ms};
 use crate::stats::{max, mib_per_s, percentile};
 
@@ -191,8 +191,7 @@ impl<'a> RemoteTerminal<'a> {
 
 async fn output_throughput(link: &mut RawLink, work: &Path, bytes: u64) -> anyhow::Result<Duration> {
     let mut terminal = RemoteTerminal::open(link, work).await?;
-    // The arithmetic makes the marker appear only in the output, not in the echoed command line.
-    let mut end = Finder::new("BENCH_42_END");
+    let mut end = Finder::new(THROUGHPUT_END);
     let started = Instant::now();
     terminal
         .type_text(&format!("head -c {bytes} /dev/zero; echo BENCH_$((6*7))_END\r"))
