@@ -1,1 +1,137 @@
-fn main() {}
+//! `lembas-bench`: the device's figures, each beside a baseline measured in the same run, as one
+//! table. Run it through `scripts/bench` (a real keychain; the `lembas` binary built beside it).
+//! `--quick` shortens every benchmark for a smoke test; its figures are not the goals' figures.
+
+mod device;
+mod idle;
+mod instance;
+mod monitor;
+mod procfs;
+mod raw_pty;
+mod report;
+mod round_trip;
+mod start;
+mod stats;
+mod terminal;
+
+use std::time::Duration;
+
+use instance::LeanInstance;
+use report::Row;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// How long or how often each benchmark runs.
+struct Plan {
+    idle_window: Duration,
+    round_trips: usize,
+    starts: usize,
+    terminal: terminal::Sizes,
+    monitor_bytes: u64,
+}
+
+impl Plan {
+    fn full() -> Self {
+        Plan {
+            idle_window: Duration::from_secs(30),
+            round_trips: 2000,
+            starts: 10,
+            terminal: terminal::Sizes {
+                output_bytes: 256 << 20,
+                echo_rounds: 500,
+                ctrl_c_trials: 5,
+            },
+            monitor_bytes: 512 << 20,
+        }
+    }
+
+    fn quick() -> Self {
+        Plan {
+            idle_window: Duration::from_secs(3),
+            round_trips: 200,
+            starts: 3,
+            terminal: terminal::Sizes {
+                output_bytes: 16 << 20,
+                echo_rounds: 50,
+                ctrl_c_trials: 1,
+            },
+            monitor_bytes: 32 << 20,
+        }
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let outcome = match args.first().map(String::as_str) {
+        Some(monitor::IN_PROCESS_FLAG) => monitor::watch_in_process(&args[1..]),
+        Some("--quick") if args.len() == 1 => run(Plan::quick()),
+        None => run(Plan::full()),
+        _ => {
+            eprintln!("usage: lembas-bench [--quick]");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("lembas-bench: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(plan: Plan) -> anyhow::Result<()> {
+    device::store_token()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rows = runtime.block_on(measure(&plan))?;
+    print!("{}", report::render(&rows));
+    Ok(())
+}
+
+/// Every benchmark in turn; one that fails still gets its rows, saying why.
+async fn measure(plan: &Plan) -> anyhow::Result<Vec<Row>> {
+    let mut instance = LeanInstance::start().await?;
+    let mut rows = Vec::new();
+    let linked = linked_device(&mut instance, plan).await;
+    collect(
+        &mut rows,
+        &[&round_trip::ROWS[..], &idle::ROWS[..]].concat(),
+        linked,
+    );
+    collect(
+        &mut rows,
+        &start::ROWS,
+        start::run(&mut instance, plan.starts).await,
+    );
+    collect(
+        &mut rows,
+        &terminal::ROWS,
+        terminal::run(&mut instance, &plan.terminal).await,
+    );
+    collect(
+        &mut rows,
+        &monitor::ROWS,
+        monitor::run(&mut instance, plan.monitor_bytes).await,
+    );
+    Ok(rows)
+}
+
+/// Rows 1 and 3 on one device: linked with remote work off, first left idle, then asked.
+async fn linked_device(instance: &mut LeanInstance, plan: &Plan) -> anyhow::Result<Vec<Row>> {
+    let home = device::DeviceHome::new(&instance.url(), |_| String::new())?;
+    let device = home.spawn()?;
+    let mut link = instance.next_link(WAIT).await?;
+    link.hello(WAIT).await?;
+    link.initialize(WAIT).await?;
+    let idle = idle::run(device.pid(), &mut link, plan.idle_window).await?;
+    let mut rows = round_trip::run(&mut link, plan.round_trips).await?;
+    rows.extend(idle);
+    Ok(rows)
+}
+
+fn collect(rows: &mut Vec<Row>, names: &[&str], measured: anyhow::Result<Vec<Row>>) {
+    match measured {
+        Ok(measured) => rows.extend(measured),
+        Err(error) => rows.extend(names.iter().map(|name| Row::failed(name, &error))),
+    }
+}

@@ -1,0 +1,114 @@
+//! Row 1: a no-op request's round trip over the link (an unknown method: the device parses it,
+//! dispatches it and answers -32601) against a raw WebSocket echo on loopback. Both are timed on
+//! the raw socket, request sent to answer parsed, in interleaved blocks so load hits both alike.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use crate::instance::RawLink;
+use crate::report::{Row, ms};
+use crate::stats::percentile;
+
+pub const ROWS: [&str; 2] = ["No-op round trip p50", "No-op round trip p99"];
+const BLOCK: usize = 100;
+const WARMUP: usize = 100;
+const GOAL_RATIO: f64 = 1.2;
+
+pub async fn run(link: &mut RawLink, rounds: usize) -> anyhow::Result<Vec<Row>> {
+    let mut echo = EchoPair::start().await?;
+    let (mut device, mut raw) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    let mut id = 1_000_000u64;
+    for _ in 0..WARMUP {
+        id += 1;
+        device_round(link, id).await?;
+        echo.round(id).await?;
+    }
+    while device.len() < rounds {
+        for _ in 0..BLOCK.min(rounds - device.len()) {
+            id += 1;
+            device.push(device_round(link, id).await?);
+            raw.push(echo.round(id).await?);
+        }
+    }
+    let row = |name: &str, q: f64| {
+        let (figure, baseline) = (percentile(&device, q), percentile(&raw, q));
+        let ratio = figure.as_secs_f64() / baseline.as_secs_f64().max(1e-9);
+        Row::new(name, ms(figure), format!("ws echo {}", ms(baseline)))
+            .ratio(ratio)
+            .goal(format!("<= {GOAL_RATIO}x"), ratio <= GOAL_RATIO)
+            .note(format!("{rounds} rounds"))
+    };
+    Ok(vec![row(ROWS[0], 50.0), row(ROWS[1], 99.0)])
+}
+
+fn noop(id: u64) -> String {
+    json!({ "jsonrpc": "2.0", "id": id, "method": "_bench/noop" }).to_string()
+}
+
+/// Whether `text` is the answer to request `id`; parsed the same way on both sides.
+fn answers(text: &str, id: u64) -> bool {
+    serde_json::from_str::<Value>(text).is_ok_and(|frame| frame["id"] == json!(id))
+}
+
+async fn device_round(link: &mut RawLink, id: u64) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    link.send_text(noop(id)).await?;
+    loop {
+        let text = link.recv_text().await?;
+        if answers(&text, id) {
+            return Ok(started.elapsed());
+        }
+    }
+}
+
+/// A tokio-tungstenite echo server and a client connected to it, both on loopback.
+struct EchoPair {
+    client: WebSocketStream<MaybeTlsStream<TcpStream>>,
+}
+
+impl EchoPair {
+    async fn start() -> anyhow::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let address = listener.local_addr()?;
+        tokio::spawn(async move {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let _ = stream.set_nodelay(true);
+            let Ok(mut socket) = tokio_tungstenite::accept_async(stream).await else {
+                return;
+            };
+            while let Some(Ok(message)) = socket.next().await {
+                if message.is_text() && socket.send(message).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let (client, _) = tokio_tungstenite::connect_async(format!("ws://{address}/"))
+            .await
+            .context("cannot reach the echo server")?;
+        if let MaybeTlsStream::Plain(stream) = client.get_ref() {
+            stream.set_nodelay(true)?;
+        }
+        Ok(EchoPair { client })
+    }
+
+    async fn round(&mut self, id: u64) -> anyhow::Result<Duration> {
+        let started = Instant::now();
+        self.client.send(Message::text(noop(id))).await?;
+        loop {
+            match self.client.next().await {
+                Some(Ok(Message::Text(text))) if answers(&text, id) => return Ok(started.elapsed()),
+                Some(Ok(_)) => continue,
+                Some(Err(error)) => return Err(error.into()),
+                None => bail!("the echo server closed"),
+            }
+        }
+    }
+}
