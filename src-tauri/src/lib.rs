@@ -24,6 +24,7 @@ use crate::tray::{MenuId, Tray, TrayView};
 const STATE_EVENT: &str = "device-state";
 
 pub fn run() {
+    let started = std::time::Instant::now();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -47,14 +48,14 @@ pub fn run() {
             commands::logout,
             commands::stop_remote_work,
         ])
-        .setup(|app| {
+        .setup(move |app| {
             #[cfg(target_os = "macos")]
             app.set_activation_policy(tauri::ActivationPolicy::Accessory);
             let host = tauri::async_runtime::block_on(async { Host::start(paths::config_file()) });
             app.manage(host.clone());
             let tray = Tray::build(app.handle(), &decisions().scheduled.setting.label, on_menu)?;
             app.manage(tray);
-            tracing::info!("tray ready");
+            tracing::info!(ms = started.elapsed().as_millis() as u64, "tray ready");
             tauri::async_runtime::spawn(redraw(app.handle().clone(), host));
             Ok(())
         })
@@ -102,10 +103,10 @@ async fn redraw(app: AppHandle, host: Host) {
         let snapshot = snapshot(&host);
         let autostart = app.autolaunch().is_enabled().unwrap_or(false);
         let look = state::icon_look(&host.state(), snapshot.now);
-        if let Some(tray) = app.try_state::<Tray>() {
-            if let Err(e) = tray.show(&TrayView::of(&snapshot, autostart, look)) {
-                tracing::warn!("cannot update the tray: {e}");
-            }
+        if let Some(tray) = app.try_state::<Tray>()
+            && let Err(e) = tray.show(&TrayView::of(&snapshot, autostart, look))
+        {
+            tracing::warn!("cannot update the tray: {e}");
         }
         if app.get_webview_window(window::LABEL).is_some() {
             let _ = app.emit_to(window::LABEL, STATE_EVENT, &snapshot);

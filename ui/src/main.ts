@@ -73,7 +73,8 @@ function loginSection(s: Snapshot): HTMLElement {
       errorFor('login'),
     );
   }
-  const server = el('input', { id: 'server', type: 'url', placeholder: 'https://llm.example.org', value: local.serverDraft || s.server || '', autocomplete: 'url' });
+  // Plain text, not type=url: the core judges the address and says what is wrong with it.
+  const server = el('input', { id: 'server', type: 'text', inputmode: 'url', spellcheck: 'false', placeholder: 'https://llm.example.org', value: local.serverDraft || s.server || '', autocomplete: 'url' });
   const token = el('input', { id: 'token', type: 'password', placeholder: 'Device token', autocomplete: 'off' });
   server.addEventListener('input', () => { local.serverDraft = server.value; });
   const form = el('form', { id: 'login-form' },
@@ -182,20 +183,23 @@ function activitySection(s: Snapshot): HTMLElement {
 function draw() {
   const s = local.snapshot;
   const focused = document.activeElement?.id;
+  // A half-typed token survives a redraw in the new field (it is never stored anywhere else).
+  const typedToken = (document.getElementById('token') as HTMLInputElement | null)?.value ?? '';
   if (!s) {
     app.replaceChildren(el('p', { text: 'Loading…' }), errorFor('state') ?? '');
     return;
   }
   const notice = local.notice ? el('p', { class: 'notice', id: 'notice', role: 'status', text: local.notice }) : null;
   app.replaceChildren(statusSection(s), notice ?? '', loginSection(s), remoteSection(s), foldersSection(s), seenSection(s), activitySection(s));
+  const token = document.getElementById('token') as HTMLInputElement | null;
+  if (token && typedToken && !local.busy) token.value = typedToken;
   if (focused) document.getElementById(focused)?.focus();
+  else if (!s.server) document.getElementById('server')?.focus(); // ready to type into
 }
 
 async function start() {
   await backend.onState((s) => {
     local.snapshot = s;
-    // Keep a half-typed token: redraw only what does not hold one.
-    if (document.activeElement?.id === 'token' || document.activeElement?.id === 'server') return;
     draw();
   });
   try {
