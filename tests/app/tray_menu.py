@@ -62,24 +62,55 @@ def bus_names():
     return re.findall(r"'(:[0-9.]+)'", listed)
 
 
-def find(wait_s=20.0):
+def pid_of(name):
+    said = gdbus("call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                 "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", name)
+    return int(re.search(r"uint32 (\d+)", said).group(1))
+
+
+def menu_path(name):
+    try:
+        tree = gdbus("introspect", "--session", "--dest", name, "--object-path", ITEM_ROOT, "--recurse")
+    except subprocess.SubprocessError:
+        return None
+    path = None
+    for line in tree.splitlines():
+        m = re.match(r"\s*node (\S+) \{", line)
+        if m:
+            path = m.group(1)
+        elif "interface com.canonical.dbusmenu" in line and path:
+            return path
+    return None
+
+
+_found = {}
+
+
+def find(wait_s=20.0, pid=None):
+    """The bus name and menu path of the tray (of process `pid` when given), once exported."""
+    cached = _found.get(pid)
+    if cached and cached[0] in bus_names():
+        return cached
     deadline = time.monotonic() + wait_s
+    others = set()  # names of other processes: asked once
     while True:
         for name in bus_names():
-            try:
-                tree = gdbus("introspect", "--session", "--dest", name, "--object-path", ITEM_ROOT, "--recurse")
-            except subprocess.SubprocessError:
+            if name in others:
                 continue
-            path = None
-            for line in tree.splitlines():
-                m = re.match(r"\s*node (\S+) \{", line)
-                if m:
-                    path = m.group(1)
-                elif "interface com.canonical.dbusmenu" in line and path:
-                    return name, path
+            if pid is not None:
+                try:
+                    if pid_of(name) != pid:
+                        others.add(name)
+                        continue
+                except subprocess.SubprocessError:
+                    continue
+            path = menu_path(name)
+            if path:
+                _found[pid] = _found[None] = (name, path)
+                return name, path
         if time.monotonic() > deadline:
             raise SystemExit("tray_menu: no tray menu on the session bus")
-        time.sleep(0.05)
+        time.sleep(0.02)
 
 
 def items(name, path):
