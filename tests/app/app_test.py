@@ -175,6 +175,8 @@ def main():
         for label in ["Accept scheduled work", "Remote work", "Stop all remote work", "Start at login",
                       "Open LLeMbas Desktop…", "Quit"]:
             check(f"the tray has {label}", label in items)
+        offline_icon = tray_menu.icon_name(*tray_menu.find())
+        check("the tray icon is set", bool(offline_icon))
         check("Accept scheduled work starts off", items.get("Accept scheduled work", {}).get("toggle") == 0)
 
         tray_menu.click(*tray_menu.find(), "Accept scheduled work")
@@ -197,7 +199,7 @@ def main():
             time.sleep(3)  # WebKit paints in software under Xvfb
             screenshot("window-login.png")
             figures["window_open"] = memory(app.pid)
-            log_in(wids[0], url, token, env, config)
+            log_in(wids[0], url, token, env, config, offline_icon)
             screenshot("window.png")
             figures.setdefault("close_requests_resent", []).append(close_and_wait("closing the window destroys it"))
             check("the app stays in the tray after the window closes", app.poll() is None)
@@ -275,7 +277,7 @@ def beside_a_headless_service(env, config):
         service.wait(timeout=10)
 
 
-def log_in(wid, url, token, env, config):
+def log_in(wid, url, token, env, config, offline_icon):
     """Types the server and the token into the window's login form, as a person would."""
     subprocess.run(["xdotool", "windowfocus", "--sync", str(wid)], check=True)
     subprocess.run(["xdotool", "type", "--delay", "5", url], check=True)
@@ -288,6 +290,7 @@ def log_in(wid, url, token, env, config):
     linked = wait_for("the tray says Linked after the window's login",
                       lambda: tray_status().startswith("Linked to"), within=30)
     check("the tray names the instance", bool(linked), tray_status())
+    wait_for("the tray icon changes with the link", lambda: tray_menu.icon_name(*tray_menu.find()) != offline_icon)
     stored = subprocess.run(["secret-tool", "lookup", "service", "lembas", "username", "device-token"],
                             env=env, capture_output=True, text=True)
     check("the token is in the keychain, not a file", stored.stdout.strip() == token

@@ -113,6 +113,13 @@ def find(wait_s=20.0, pid=None):
         time.sleep(0.02)
 
 
+def icon_name(name, path):
+    """The StatusNotifierItem's icon (the item sits at the menu's parent path)."""
+    said = gdbus("call", "--session", "--dest", name, "--object-path", path.rsplit("/", 1)[0], "--method",
+                 "org.freedesktop.DBus.Properties.Get", "org.kde.StatusNotifierItem", "IconName")
+    return parse_gvariant(said)[0]
+
+
 def items(name, path):
     layout = parse_gvariant(gdbus("call", "--session", "--dest", name, "--object-path", path, "--method",
                                   "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "[]"))
