@@ -186,6 +186,10 @@ impl Dispatcher {
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string();
+                let _ = self.events.send(DeviceEvent::WatchStarted {
+                    cwd: cwd.clone(),
+                    command: command.clone(),
+                });
                 let result = scheduled::monitor(params, &settings).await;
                 if let Ok(outcome) = &result {
                     let _ = self.events.send(DeviceEvent::Watch {

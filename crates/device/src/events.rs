@@ -55,6 +55,12 @@ pub enum DeviceEvent {
     TerminalClosed {
         terminal_id: String,
     },
+    /// A watch began; its [`DeviceEvent::Watch`] follows when it ends with an outcome (a watch
+    /// refused or cut short by the link ending has none).
+    WatchStarted {
+        cwd: String,
+        command: String,
+    },
     Watch {
         cwd: String,
         command: String,

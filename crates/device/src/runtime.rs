@@ -27,6 +27,7 @@ pub struct Runtime {
     pub events: broadcast::Sender<DeviceEvent>,
     pub settings: watch::Receiver<Arc<Settings>>,
     shutdown: watch::Sender<bool>,
+    wake: broadcast::Sender<()>,
     supervisor: JoinHandle<Stop>,
     _lock: DeviceLock,
     _watcher: notify::RecommendedWatcher,
@@ -81,13 +82,14 @@ impl Runtime {
             }
         });
 
+        let wake = wake::spawn_watch();
         let supervisor = Supervisor {
             options,
             settings: settings_rx.clone(),
             status: status_tx,
             events: events.clone(),
             shutdown: shutdown_rx,
-            wake: wake::spawn_watch(),
+            wake: wake.clone(),
         };
         let supervisor = tokio::spawn(supervisor.run());
         Ok(Runtime {
@@ -95,6 +97,7 @@ impl Runtime {
             events,
             settings: settings_rx,
             shutdown,
+            wake,
             supervisor,
             _lock: lock,
             _watcher: watcher,
@@ -114,6 +117,13 @@ impl Runtime {
         let last = self.status.borrow().clone();
         let _ = status::write(&last);
         stop
+    }
+
+    /// Ends the current link now and dials again at once, as after a wake from sleep: everything
+    /// the link started (shells, watches) ends with it. The desktop's "Stop all remote work" uses
+    /// it after turning remote work off, so running watches stop instead of running to their end.
+    pub fn end_link(&self) {
+        let _ = self.wake.send(());
     }
 
     /// A handle to ask for shutdown from elsewhere (a signal handler).

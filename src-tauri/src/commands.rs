@@ -1,0 +1,67 @@
+//! The window's commands: typed, each a few lines over [`crate::controls`] and the host.
+
+use tauri::{AppHandle, State};
+use tauri_plugin_dialog::DialogExt;
+use tokio::sync::oneshot;
+
+use crate::controls::{self, CommandError, LoginReport, SettingChange};
+use crate::host::Host;
+use crate::state::Snapshot;
+
+#[tauri::command]
+pub fn get_state(host: State<'_, Host>) -> Snapshot {
+    crate::snapshot(&host)
+}
+
+#[tauri::command]
+pub fn change_setting(host: State<'_, Host>, change: SettingChange) -> Result<Snapshot, CommandError> {
+    controls::change_setting(&host.config, change)?;
+    Ok(crate::after_change(&host))
+}
+
+/// Asks for a folder with the system's picker and adds it; a cancelled picker changes nothing.
+#[tauri::command]
+pub async fn pick_root(app: AppHandle, host: State<'_, Host>) -> Result<Snapshot, CommandError> {
+    let (tx, rx) = oneshot::channel();
+    app.dialog()
+        .file()
+        .set_title("A folder remote work may use")
+        .pick_folder(move |folder| {
+            let _ = tx.send(folder);
+        });
+    let Some(folder) = rx.await.ok().flatten() else {
+        return Ok(crate::snapshot(&host));
+    };
+    let path = folder
+        .into_path()
+        .map_err(|e| CommandError::new("refused", format!("That folder cannot be used: {e}")))?;
+    controls::change_setting(&host.config, SettingChange::AddRoot(path))?;
+    Ok(crate::after_change(&host))
+}
+
+#[tauri::command]
+pub async fn login(
+    host: State<'_, Host>,
+    server: String,
+    token: String,
+) -> Result<LoginReport, CommandError> {
+    let report = controls::login(&server, &token).await;
+    drop(token);
+    let report = report?;
+    // A new token for the same server leaves the config as it was: dial again explicitly.
+    host.redial();
+    Ok(report)
+}
+
+#[tauri::command]
+pub async fn logout(host: State<'_, Host>) -> Result<String, CommandError> {
+    let said = controls::logout().await;
+    // A link open with the old token ends now, not at its next drop.
+    host.redial();
+    said
+}
+
+#[tauri::command]
+pub fn stop_remote_work(host: State<'_, Host>) -> Result<Snapshot, CommandError> {
+    crate::stop_remote_work(&host)
+}

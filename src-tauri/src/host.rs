@@ -1,0 +1,232 @@
+//! Runs the device in this process, as `lembas service run` does, and keeps [`HostState`] and the
+//! activity current for the tray and the window.
+//!
+//! Unlike the headless service the app outlives the runtime's final states: after "not logged in",
+//! a refused token or a server that needs updating it waits for the config to change (a login from
+//! the window or the CLI) or for a login to ask for a restart, then starts the runtime again. When
+//! a headless service holds the device lock, it shows that service's status file and keeps trying.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use lembas_device::lock::LockError;
+use lembas_device::runtime::{Runtime, StartError};
+use lembas_device::settings;
+use lembas_device::status;
+use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
+
+use crate::activity::Activity;
+use crate::state::HostState;
+
+/// How this app names itself in the device lock (`lembas status` shows it).
+const HOLDER: &str = "LLeMbas Desktop";
+/// How often the app looks at another holder's status file and tries the lock again.
+const HELD_POLL: Duration = Duration::from_secs(2);
+
+enum Control {
+    /// Dial again now: a login from the window stored a new token.
+    Redial,
+    /// Stop all remote work: end the link (and so its shells and watches) at once.
+    EndLink,
+    /// Close the link cleanly and stop; the sender hears when it is done.
+    Quit(oneshot::Sender<()>),
+}
+
+/// The app's handle on the device. Cheap to clone.
+#[derive(Clone)]
+pub struct Host {
+    state: watch::Receiver<HostState>,
+    activity: Arc<Mutex<Activity>>,
+    control: mpsc::UnboundedSender<Control>,
+    /// Rung on every change of state, activity or config: the tray and window redraw.
+    pub changed: Arc<Notify>,
+    pub config: PathBuf,
+}
+
+impl Host {
+    /// Starts the device host on the current tokio runtime.
+    pub fn start(config: PathBuf) -> Host {
+        let (state_tx, state) = watch::channel(HostState::default());
+        let (control, control_rx) = mpsc::unbounded_channel();
+        let host = Host {
+            state,
+            activity: Arc::new(Mutex::new(Activity::default())),
+            control,
+            changed: Arc::new(Notify::new()),
+            config,
+        };
+        let (config_tx, config_rx) = watch::channel(0u64);
+        match settings::watch::watch(&host.config) {
+            Ok((watcher, mut events)) => {
+                let changed = host.changed.clone();
+                tokio::spawn(async move {
+                    let _watcher = watcher; // watching stops when it drops
+                    while events.recv().await.is_some() {
+                        config_tx.send_modify(|generation| *generation += 1);
+                        changed.notify_one();
+                    }
+                });
+            }
+            Err(e) => tracing::warn!("the tray will not see config changes made elsewhere: {e}"),
+        }
+        let runner = Runner {
+            state: state_tx,
+            activity: host.activity.clone(),
+            changed: host.changed.clone(),
+            control: control_rx,
+            config: config_rx,
+        };
+        tokio::spawn(runner.run());
+        host
+    }
+
+    pub fn state(&self) -> HostState {
+        self.state.borrow().clone()
+    }
+
+    pub fn activity(&self) -> MutexGuard<'_, Activity> {
+        self.activity
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn redial(&self) {
+        let _ = self.control.send(Control::Redial);
+    }
+
+    pub fn end_link(&self) {
+        let _ = self.control.send(Control::EndLink);
+    }
+
+    /// Closes the link (1000) and stops the runtime; returns once it has.
+    pub async fn quit(&self) {
+        let (done, stopped) = oneshot::channel();
+        if self.control.send(Control::Quit(done)).is_ok() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), stopped).await;
+        }
+    }
+}
+
+struct Runner {
+    state: watch::Sender<HostState>,
+    activity: Arc<Mutex<Activity>>,
+    changed: Arc<Notify>,
+    control: mpsc::UnboundedReceiver<Control>,
+    config: watch::Receiver<u64>,
+}
+
+/// What ended a wait.
+enum Next {
+    TryAgain,
+    Quit(Option<oneshot::Sender<()>>),
+}
+
+impl Runner {
+    fn set(&self, change: impl FnOnce(&mut HostState)) {
+        self.state.send_modify(change);
+        self.changed.notify_one();
+    }
+
+    async fn run(mut self) {
+        loop {
+            let next = match Runtime::start(HOLDER) {
+                Ok(runtime) => {
+                    self.set(|s| {
+                        s.held_by = None;
+                        s.problem = None;
+                    });
+                    self.serve(runtime).await
+                }
+                Err(StartError::Lock(LockError::Held { holder })) => {
+                    let (_, status) = status::read();
+                    self.set(|s| {
+                        s.held_by = Some(holder);
+                        s.status = status;
+                        s.problem = None;
+                    });
+                    self.wait(Some(HELD_POLL)).await
+                }
+                Err(e) => {
+                    tracing::error!("{e}");
+                    self.set(|s| {
+                        s.status = None;
+                        s.held_by = None;
+                        s.problem = Some(e.to_string());
+                    });
+                    self.wait(None).await
+                }
+            };
+            if let Next::Quit(done) = next {
+                if let Some(done) = done {
+                    let _ = done.send(());
+                }
+                return;
+            }
+        }
+    }
+
+    /// Mirrors a running runtime until it reaches a final state or the app quits.
+    async fn serve(&mut self, runtime: Runtime) -> Next {
+        let mut status = runtime.status.clone();
+        let mut events = runtime.events.subscribe();
+        self.config.mark_unchanged();
+        loop {
+            let current = status.borrow_and_update().clone();
+            let is_final = current.link.is_final();
+            self.set(|s| s.status = Some(current));
+            if is_final {
+                break;
+            }
+            tokio::select! {
+                changed = status.changed() => if changed.is_err() { break },
+                event = events.recv() => match event {
+                    Ok(event) => {
+                        self.activity.lock().unwrap_or_else(|p| p.into_inner()).apply(&event);
+                        self.changed.notify_one();
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => break,
+                },
+                control = self.control.recv() => match control {
+                    Some(Control::Redial | Control::EndLink) => runtime.end_link(),
+                    Some(Control::Quit(done)) => {
+                        runtime.stop().await;
+                        return Next::Quit(Some(done));
+                    }
+                    None => {
+                        runtime.stop().await;
+                        return Next::Quit(None);
+                    }
+                },
+            }
+        }
+        // A final state: the supervisor has stopped and needs a person (the status says why).
+        // The lock is released, and taken again once there is something new to try.
+        runtime.wait().await;
+        self.wait(None).await
+    }
+
+    /// Waits for a change of the config, a redial request, the poll interval, or quitting.
+    async fn wait(&mut self, poll: Option<Duration>) -> Next {
+        let poll = async {
+            match poll {
+                Some(every) => tokio::time::sleep(every).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = poll => Next::TryAgain,
+            changed = self.config.changed() => match changed {
+                Ok(()) => Next::TryAgain,
+                // Nobody watches the config: only a redial or the poll can wake this.
+                Err(_) => std::future::pending().await,
+            },
+            control = self.control.recv() => match control {
+                Some(Control::Redial | Control::EndLink) => Next::TryAgain,
+                Some(Control::Quit(done)) => Next::Quit(Some(done)),
+                None => Next::Quit(None),
+            },
+        }
+    }
+}

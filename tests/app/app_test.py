@@ -1,0 +1,305 @@
+#!/usr/bin/python3
+"""The real app under Xvfb, in a private D-Bus session with an unlocked keyring (scripts/app-test).
+
+It starts LLeMbas Desktop in a throwaway home beside the reference peer (a local LLeMbas instance),
+then checks what a person would: the app starts into the tray; the tray menu (read over D-Bus)
+flips Accept scheduled work and the config follows; the window opens from the tray, logs in with a
+token typed into it and the tray says Linked; closing the window keeps the app in the tray; a second
+launch opens the window of the first; Quit ends it. It measures launch to tray, and the memory of
+all the app's processes with no window, with the window open and after it closed; screenshots and
+figures go to the output folder. Usage: app_test.py <folder with the binaries> <output folder>
+"""
+import json
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import tray_menu  # noqa: E402
+
+from Xlib import X, display as xdisplay, protocol  # noqa: E402
+
+BIN, OUT = Path(sys.argv[1]), Path(sys.argv[2])
+OUT.mkdir(parents=True, exist_ok=True)
+TITLE = "LLeMbas Desktop"
+checks = []
+
+
+def check(what, ok, detail=""):
+    checks.append((what, ok))
+    print(("ok   " if ok else "FAIL ") + what + (f": {detail}" if detail and not ok else ""), flush=True)
+    return ok
+
+
+def wait_for(what, probe, within=20.0, every=0.1, quiet=False):
+    """Polls until `probe` holds (a passed check); `quiet` leaves a timeout unrecorded, for a retry."""
+    deadline = time.monotonic() + within
+    while True:
+        value = probe()
+        if value:
+            check(what, True)
+            return value
+        if time.monotonic() > deadline:
+            if not quiet:
+                check(what, False, "timed out")
+            return value
+        time.sleep(every)
+
+
+def process_tree(root):
+    """The pid and every descendant (WebKit's web and network processes are the app's children)."""
+    children = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo.extend(children.get(pid, []))
+    return tree
+
+
+def memory(root):
+    """RSS and PSS in MiB, summed over the app's processes, with each process's name and RSS."""
+    rss = pss = 0
+    parts = []
+    for pid in process_tree(root):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        name = re.search(r"^Name:\s*(\S+)", status, re.M).group(1)
+        kib = int(re.search(r"^VmRSS:\s*(\d+)", status, re.M).group(1))
+        rss += kib
+        pss += int(re.search(r"^Pss:\s*(\d+)", rollup, re.M).group(1))
+        parts.append(f"{name} {kib / 1024:.1f}")
+    return {"rss_mib": round(rss / 1024, 1), "pss_mib": round(pss / 1024, 1), "processes": parts}
+
+
+def windows():
+    found = subprocess.run(["xdotool", "search", "--name", f"^{TITLE}$"], capture_output=True, text=True)
+    return [int(w) for w in found.stdout.split()]
+
+
+def viewable(wid):
+    state = subprocess.run(["xwininfo", "-id", str(wid)], capture_output=True, text=True).stdout
+    return "IsViewable" in state
+
+
+def close_window(wid):
+    """What a window manager's close button sends: WM_DELETE_WINDOW (the app decides what to do)."""
+    d = xdisplay.Display()
+    window = d.create_resource_object("window", wid)
+    protocols, delete = d.intern_atom("WM_PROTOCOLS"), d.intern_atom("WM_DELETE_WINDOW")
+    event = protocol.event.ClientMessage(window=window, client_type=protocols, data=(32, [delete, X.CurrentTime, 0, 0, 0]))
+    window.send_event(event, event_mask=X.NoEventMask)
+    d.flush()
+    d.close()
+
+
+def close_and_wait(what, tries=4):
+    """Sends the close request to the window and waits until it is gone; returns how many requests
+    were resent. Under Xvfb with no window manager a close request is now and then not acted on
+    (seen about 1 in 3, sometimes twice running; not yet explained), where a person would click
+    again: so it is sent again every 5 s, and the figures say how often that was needed."""
+    for attempt in range(tries):
+        for wid in [w for w in windows() if viewable(w)]:
+            close_window(wid)
+        last = attempt == tries - 1
+        if wait_for(what, lambda: not windows(), within=20 if last else 5, quiet=not last):
+            return attempt
+    return None
+
+
+def screenshot(name):
+    subprocess.run(["import", "-window", "root", str(OUT / name)], check=True, timeout=30)
+
+
+def tray_items():
+    name, path = tray_menu.find()
+    return {item["label"]: item for item in tray_menu.items(name, path)}
+
+
+def tray_status():
+    items = tray_menu.items(*tray_menu.find())
+    return items[0]["label"] if items else ""
+
+
+def main():
+    home = Path(tempfile.mkdtemp(prefix="lembas-app-"))
+    work = home / "work"
+    work.mkdir()
+    env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+               XDG_STATE_HOME=str(home / ".local/state"), RUST_LOG="info",
+               # A bare D-Bus session starts GTK's accessibility bus on first use, which holds the
+               # tray back about 3 s; a desktop session has it running already.
+               NO_AT_BRIDGE="1")
+    config = home / ".config/lembas/config.yaml"
+    token = "app-test-" + secrets.token_hex(12)
+
+    peer_log = open(OUT / "peer.log", "w")
+    peer = subprocess.Popen([str(BIN / "lembas-peer"), "--token-stdin"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=peer_log, text=True, env=env)
+    peer.stdin.write(token + "\n")
+    peer.stdin.close()
+    url = None
+    for line in peer.stdout:
+        m = re.search(r"http://127\.0\.0\.1:\d+", line)
+        if m:
+            url = m.group(0)
+            break
+    if not check("the reference peer serves", url is not None):
+        return
+
+    app_log = open(OUT / "app.log", "w")
+    started = time.monotonic()
+    app = subprocess.Popen([str(BIN / "lembas-desktop")], env=env, stdout=app_log, stderr=subprocess.STDOUT)
+    figures = {}
+    try:
+        tray_menu.find(wait_s=30, pid=app.pid)
+        figures["launch_to_tray_ms"] = round((time.monotonic() - started) * 1000)
+        check("the app starts into the tray", app.poll() is None)
+        check("no window at start", not windows())
+        items = wait_for("the tray says Not logged in", lambda: tray_status() == "Not logged in" and tray_items())
+        for label in ["Accept scheduled work", "Remote work", "Stop all remote work", "Start at login",
+                      "Open LLeMbas Desktop…", "Quit"]:
+            check(f"the tray has {label}", label in items)
+        offline_icon = tray_menu.icon_name(*tray_menu.find())
+        check("the tray icon is set", bool(offline_icon))
+        check("Accept scheduled work starts off", items.get("Accept scheduled work", {}).get("toggle") == 0)
+
+        tray_menu.click(*tray_menu.find(), "Accept scheduled work")
+        wait_for("the config says scheduled: true",
+                 lambda: config.exists() and "scheduled: true" in config.read_text())
+        wait_for("the tray ticks Accept scheduled work",
+                 lambda: tray_items()["Accept scheduled work"]["toggle"] == 1)
+        tray_menu.click(*tray_menu.find(), "Accept scheduled work")
+        wait_for("a second click turns it off", lambda: "scheduled: false" in config.read_text())
+        # A change made elsewhere (the CLI's way: the same file) shows in the tray.
+        subprocess.run([str(BIN / "lembas"), "remote", "on"], env=env, check=True, capture_output=True)
+        wait_for("the tray follows a change made with lembas", lambda: tray_items()["Remote work"]["toggle"] == 1)
+
+        time.sleep(2)  # settle, so the figure is the app at rest
+        figures["tray_only"] = memory(app.pid)
+
+        tray_menu.click(*tray_menu.find(), "Open LLeMbas Desktop")
+        wids = wait_for("the window opens from the tray", lambda: [w for w in windows() if viewable(w)])
+        if wids:
+            time.sleep(3)  # WebKit paints in software under Xvfb
+            screenshot("window-login.png")
+            figures["window_open"] = memory(app.pid)
+            log_in(wids[0], url, token, env, config, offline_icon)
+            screenshot("window.png")
+            figures.setdefault("close_requests_resent", []).append(close_and_wait("closing the window destroys it"))
+            check("the app stays in the tray after the window closes", app.poll() is None)
+            time.sleep(3)
+            figures["window_closed"] = memory(app.pid)
+
+        (OUT / "tray-menu.txt").write_text("\n".join(json.dumps(i) for i in tray_items().values()) + "\n")
+
+        second = subprocess.run([str(BIN / "lembas-desktop")], env=env, capture_output=True, timeout=20)
+        check("a second launch ends at once", second.returncode == 0, second.stderr.decode()[-300:])
+        wids = wait_for("a second launch opens the first one's window", lambda: [w for w in windows() if viewable(w)])
+        if wids:
+            time.sleep(2)  # let it finish loading, as a person would
+            figures.setdefault("close_requests_resent", []).append(close_and_wait("the window closes again"))
+
+        autostart = home / ".config/autostart"
+        entries = lambda: [e for e in autostart.glob("*.desktop") if "lembas-desktop" in e.read_text()]
+        tray_menu.click(*tray_menu.find(), "Start at login")
+        wait_for("Start at login writes an autostart entry", entries)
+        wait_for("the tray ticks Start at login", lambda: tray_items()["Start at login"]["toggle"] == 1)
+        tray_menu.click(*tray_menu.find(), "Start at login")
+        wait_for("a second click removes it", lambda: not entries())
+
+        tray_menu.click(*tray_menu.find(), "Stop all remote work")
+        wait_for("Stop all remote work turns remote work off", lambda: "enabled: false" in config.read_text())
+        wait_for("the tray unticks Remote work", lambda: tray_items()["Remote work"]["toggle"] == 0)
+        wait_for("the link comes back after Stop all remote work",
+                 lambda: tray_status().startswith("Linked to"), within=30)
+
+        quit_app(app, "Quit ends the app cleanly")
+        beside_a_headless_service(env, config)
+        check("the token is in no log", all(token not in (OUT / log).read_text() for log in ["app.log", "service.log"]))
+    finally:
+        if app.poll() is None:
+            app.send_signal(signal.SIGTERM)
+            app.wait(timeout=10)
+        peer.terminate()
+        peer.wait(timeout=10)
+        (OUT / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
+        print(json.dumps(figures, indent=2))
+
+
+def quit_app(app, what):
+    tray_menu.click(*tray_menu.find(), "Quit")
+    try:
+        code = app.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        code = None
+    check(what, code == 0, f"exit {code}")
+
+
+def beside_a_headless_service(env, config):
+    """With `lembas service run` holding the device, the app says so and still edits the settings."""
+    service_log = open(OUT / "service.log", "w")
+    service = subprocess.Popen([str(BIN / "lembas"), "service", "run"], env=env, stdout=service_log,
+                               stderr=subprocess.STDOUT)
+    app = None
+    try:
+        status = lambda: json.loads(subprocess.run([str(BIN / "lembas"), "status", "--json"], env=env,
+                                                   capture_output=True, text=True).stdout or "{}")
+        wait_for("the headless service links", lambda: (status().get("status") or {}).get("state") == "linked")
+        app = subprocess.Popen([str(BIN / "lembas-desktop")], env=env, stdout=open(OUT / "app-beside.log", "w"),
+                               stderr=subprocess.STDOUT)
+        line = wait_for("the tray names the headless service",
+                        lambda: "(run by lembas service run" in tray_status() and tray_status())
+        check("the tray still shows the link's state", bool(line) and line.startswith("Linked to"), str(line))
+        tray_menu.click(*tray_menu.find(), "Accept scheduled work")
+        wait_for("the tray's switch reaches the service's config", lambda: "scheduled: true" in config.read_text())
+        quit_app(app, "Quit beside the service leaves the service running")
+        check("the service still runs", service.poll() is None)
+    finally:
+        if app and app.poll() is None:
+            app.kill()
+        service.send_signal(signal.SIGTERM)
+        service.wait(timeout=10)
+
+
+def log_in(wid, url, token, env, config, offline_icon):
+    """Types the server and the token into the window's login form, as a person would."""
+    subprocess.run(["xdotool", "windowfocus", "--sync", str(wid)], check=True)
+    subprocess.run(["xdotool", "type", "--delay", "5", url], check=True)
+    subprocess.run(["xdotool", "key", "Tab"], check=True)
+    # The token goes through standard input, never a command line.
+    subprocess.run(["xdotool", "type", "--delay", "5", "--file", "-"], input=token, text=True, check=True)
+    subprocess.run(["xdotool", "key", "Return"], check=True)
+    wait_for("the window's login writes the server to the config",
+             lambda: config.exists() and url in config.read_text(), within=30)
+    linked = wait_for("the tray says Linked after the window's login",
+                      lambda: tray_status().startswith("Linked to"), within=30)
+    check("the tray names the instance", bool(linked), tray_status())
+    wait_for("the tray icon changes with the link", lambda: tray_menu.icon_name(*tray_menu.find()) != offline_icon)
+    stored = subprocess.run(["secret-tool", "lookup", "service", "lembas", "username", "device-token"],
+                            env=env, capture_output=True, text=True)
+    check("the token is in the keychain, not a file", stored.stdout.strip() == token
+          and not (config.parent / "device-token").exists())
+    time.sleep(1)  # the window redraws from the device's state event
+
+
+if __name__ == "__main__":
+    main()
+    failed = [what for what, ok in checks if not ok]
+    print(f"{len(checks) - len(failed)} passed, {len(failed)} failed")
+    sys.exit(1 if failed else 0)

@@ -1,0 +1,176 @@
+// The settings window's UI, built as shipped (ui/dist), in Debian's Chromium driven by
+// playwright-core, with the app's CSP served as a header and a fake app behind the Tauri IPC.
+import { test, before, after, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const dist = join(root, 'ui/dist');
+// playwright-core is a dev dependency of ui/, installed by `npm --prefix ui ci`.
+const { chromium } = createRequire(join(root, 'ui/package.json'))('playwright-core');
+const csp = JSON.parse(await readFile(join(root, 'tauri.conf.json'), 'utf8')).app.security.csp;
+const fakeBackend = await readFile(new URL('./fake-backend.js', import.meta.url), 'utf8');
+const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
+
+let server, browser, base, page, violations;
+
+before(async () => {
+  server = createServer(async (req, res) => {
+    const file = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^\/+/, '') || 'index.html';
+    try {
+      const body = await readFile(join(dist, file));
+      res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream', 'content-security-policy': csp });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((done) => server.listen(0, '127.0.0.1', done));
+  base = `http://127.0.0.1:${server.address().port}/`;
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', // Root needs --no-sandbox; the rest keeps Chromium off a network it cannot reach.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+beforeEach(async () => {
+  page = await browser.newPage();
+  violations = [];
+  page.on('console', (m) => { if (m.type() === 'error') violations.push(m.text()); });
+  page.on('pageerror', (e) => violations.push(String(e)));
+  await page.addInitScript(fakeBackend);
+  await page.goto(base);
+  await page.waitForSelector('#status-line');
+});
+
+afterEach(async () => {
+  assert.deepEqual(violations, [], 'no script errors and no CSP violations');
+  await page.close();
+});
+
+const calls = (cmd) => page.evaluate((c) => window.__fake.calls.filter((x) => x.cmd === c), cmd);
+
+test('a refused token shows the core\'s sentence with its code, and the token leaves the field', async () => {
+  assert.equal(await page.textContent('#status-line'), 'Not logged in');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'server', 'ready to type the server');
+  await page.fill('#server', 'https://llm.example.org');
+  await page.fill('#token', 'wrong-token');
+  await page.click('#login');
+  const error = page.locator('p.error[role=alert]');
+  await error.waitFor();
+  assert.equal(await error.getAttribute('data-error-code'), 'token_refused');
+  assert.match(await error.textContent(), /does not accept this token \(401\).*Get a new device token/);
+  assert.equal(await page.inputValue('#token'), '', 'the token is not kept in the page');
+  assert.equal(await page.inputValue('#server'), 'https://llm.example.org', 'the server is kept to try again');
+  assert.equal(await page.evaluate(() => localStorage.length + sessionStorage.length), 0);
+});
+
+test('an unreachable or malformed server is told apart', async () => {
+  await page.fill('#server', 'https://unreachable.example');
+  await page.fill('#token', 'right-token');
+  await page.click('#login');
+  await page.waitForSelector('[data-error-code=unreachable]');
+  await page.fill('#server', 'llm.example.org');
+  await page.fill('#token', 'right-token');
+  await page.click('#login');
+  await page.waitForSelector('[data-error-code=bad_server]');
+});
+
+test('logging in and out', async () => {
+  await page.fill('#server', 'https://llm.example.org');
+  await page.fill('#token', 'right-token');
+  await page.click('#login');
+  await page.waitForSelector('#logged-in');
+  assert.match(await page.textContent('#notice'), /Logged in to home/);
+  const [login] = await calls('login');
+  assert.deepEqual(login.args, { server: 'https://llm.example.org', token: 'right-token' });
+  await page.click('#logout');
+  await page.waitForSelector('#login-form');
+  assert.match(await page.textContent('#notice'), /Logged out of https:\/\/llm.example.org/);
+});
+
+test('adding a folder with the picker, trusting it and removing it', async () => {
+  assert.ok(await page.isVisible('#no-roots'));
+  await page.evaluate(() => { window.__fake.nextPick = '/home/me/work'; });
+  await page.click('#add-root');
+  const item = page.locator('#roots li[data-path="/home/me/work"]');
+  await item.waitFor();
+  const trust = item.getByRole('checkbox', { name: 'Trust /home/me/work' });
+  assert.equal(await trust.isChecked(), false);
+  await trust.check();
+  await page.waitForFunction(() => window.__fake.calls.some((c) => c.cmd === 'change_setting' && c.args.change.setting === 'trust'));
+  await page.locator('#roots li[data-path="/home/me/work"] input:checked').waitFor();
+  await item.getByRole('button', { name: 'Remove' }).click();
+  await page.waitForSelector('#no-roots');
+  const changes = (await calls('change_setting')).map((c) => c.args.change);
+  assert.deepEqual(changes, [
+    { setting: 'trust', value: '/home/me/work' },
+    { setting: 'remove_root', value: '/home/me/work' },
+  ]);
+});
+
+test('a folder the core refuses says why, and a cancelled picker changes nothing', async () => {
+  await page.click('#add-root'); // nextPick null: cancelled
+  await page.waitForFunction(() => window.__fake.calls.some((c) => c.cmd === 'pick_root'));
+  assert.ok(await page.isVisible('#no-roots'));
+  await page.evaluate(() => { window.__fake.nextPick = '/gone'; });
+  await page.click('#add-root');
+  const error = page.locator('[data-error-code=refused]');
+  await error.waitFor();
+  assert.equal(await error.textContent(), '/gone does not exist on this computer.');
+});
+
+test('the toggles change the settings, with the decided wording for scheduled work', async () => {
+  assert.equal(await page.textContent('label[for=scheduled]'), 'Accept scheduled work');
+  assert.equal(await page.textContent('#scheduled-description'),
+    'Let your LLeMbas schedules run on this computer, in the folders you allowed.');
+  await page.check('#scheduled');
+  await page.check('#remote-enabled');
+  await page.check('#terminal');
+  await page.selectOption('#max-mode', 'auto');
+  await page.waitForFunction(() => window.__fake.calls.filter((c) => c.cmd === 'change_setting').length === 4);
+  const changes = (await calls('change_setting')).map((c) => c.args.change);
+  assert.deepEqual(changes, [
+    { setting: 'scheduled', value: true },
+    { setting: 'remote_enabled', value: true },
+    { setting: 'terminal', value: true },
+    { setting: 'max_mode', value: 'auto' },
+  ]);
+  assert.equal(await page.isChecked('#scheduled'), true);
+  assert.equal(await page.inputValue('#max-mode'), 'auto');
+  await page.click('#stop-all');
+  await page.waitForFunction(() => window.__fake.calls.some((c) => c.cmd === 'stop_remote_work'));
+  await page.waitForFunction(() => !document.querySelector('#remote-enabled').checked);
+});
+
+test('the device\'s events redraw the window', async () => {
+  await page.evaluate(() => {
+    const s = { ...window.__fake.state, link: { state: 'linked', line: 'Linked to home' },
+      limits: { roots: ['/home/me/work'], max_mode: 'edit' }, now_line: 'Now: 1 terminal open',
+      activity: [{ at_ms: Date.now(), kind: 'terminal_opened', text: 'Terminal opened in /home/me/work' }] };
+    window.__fake.emit('device-state', s);
+  });
+  await page.waitForFunction(() => document.querySelector('#status-line')?.textContent === 'Linked to home');
+  assert.equal(await page.textContent('#now-line'), 'Now: 1 terminal open');
+  assert.match(await page.textContent('#limits'), /"max_mode": "edit"/);
+  assert.match(await page.textContent('#activity'), /Terminal opened in \/home\/me\/work/);
+});
+
+test('the CSP is enforced on the built UI: inline script is refused', async () => {
+  const ran = await page.evaluate(() => new Promise((done) => {
+    document.addEventListener('securitypolicyviolation', () => done(false), { once: true });
+    const s = document.createElement('script');
+    s.textContent = 'window.__inlineRan = true';
+    document.body.append(s);
+    setTimeout(() => done(Boolean(window.__inlineRan)), 500);
+  }));
+  assert.equal(ran, false);
+  violations = violations.filter((v) => !/Content Security Policy/.test(v)); // the one this test caused
+});

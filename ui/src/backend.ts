@@ -1,0 +1,56 @@
+// The boundary to the app: typed calls to its commands and its one event. Tests replace the Tauri
+// IPC underneath this file, never this file itself.
+import { invoke } from '@tauri-apps/api/core';
+import { listen, type UnlistenFn } from '@tauri-apps/api/event';
+
+export type LinkState =
+  | 'starting' | 'problem' | 'connecting' | 'linked' | 'offline'
+  | 'not_logged_in' | 'server_needs_update' | 'token_refused' | 'stopped';
+
+export interface Root { path: string; trusted: boolean }
+export interface Entry { at_ms: number; kind: string; text: string }
+
+export interface Snapshot {
+  link: { state: LinkState; line: string };
+  held_by: string | null;
+  server: string | null;
+  connection: string | null;
+  last_error: string | null;
+  limits: unknown;
+  settings_error: string | null;
+  remote: {
+    enabled: boolean; scheduled: boolean; terminal: boolean; require_trust: boolean;
+    max_mode: string; roots: Root[];
+  };
+  scheduled_setting: { label: string; description: string };
+  modes: string[];
+  now: { terminals: number; watches: number };
+  now_line: string;
+  activity: Entry[];
+}
+
+/** What every command rejects with. */
+export interface CommandError { code: string; message: string }
+
+export type SettingChange =
+  | { setting: 'remote_enabled' | 'scheduled' | 'terminal' | 'require_trust'; value: boolean }
+  | { setting: 'max_mode'; value: string }
+  | { setting: 'add_root' | 'remove_root' | 'trust' | 'untrust'; value: string };
+
+export function asCommandError(e: unknown): CommandError {
+  if (e && typeof e === 'object' && 'code' in e && 'message' in e) {
+    return { code: String(e.code), message: String(e.message) };
+  }
+  return { code: 'internal', message: String(e) };
+}
+
+export const backend = {
+  getState: () => invoke<Snapshot>('get_state'),
+  change: (change: SettingChange) => invoke<Snapshot>('change_setting', { change }),
+  pickRoot: () => invoke<Snapshot>('pick_root'),
+  login: (server: string, token: string) => invoke<{ message: string }>('login', { server, token }),
+  logout: () => invoke<string>('logout'),
+  stopRemoteWork: () => invoke<Snapshot>('stop_remote_work'),
+  onState: (show: (s: Snapshot) => void): Promise<UnlistenFn> =>
+    listen<Snapshot>('device-state', (event) => show(event.payload)),
+};

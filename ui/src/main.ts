@@ -1,0 +1,213 @@
+// The settings window: login, the folders, the switches, what the instance sees, the activity.
+import './style.css';
+import { asCommandError, backend, type CommandError, type Snapshot } from './backend';
+import { el } from './dom';
+
+const app = document.getElementById('app') as HTMLElement;
+
+/** What the person is in the middle of, kept across redraws. */
+const local = {
+  snapshot: null as Snapshot | null,
+  error: null as (CommandError & { where: string }) | null,
+  notice: null as string | null,
+  busy: false,
+  serverDraft: '',
+  relogin: false,
+};
+
+function fail(where: string, e: unknown) {
+  local.error = { ...asCommandError(e), where };
+  local.notice = null;
+}
+
+async function act(where: string, action: () => Promise<Snapshot | string | { message: string } | void>) {
+  local.busy = true;
+  local.error = null;
+  draw();
+  try {
+    const result = await action();
+    if (result && typeof result === 'object' && 'link' in result) local.snapshot = result;
+    else if (typeof result === 'string') local.notice = result;
+    else if (result && typeof result === 'object' && 'message' in result) local.notice = result.message;
+  } catch (e) {
+    fail(where, e);
+  } finally {
+    local.busy = false;
+    try {
+      local.snapshot = await backend.getState();
+    } catch (e) {
+      fail('state', e);
+    }
+    draw();
+  }
+}
+
+function errorFor(where: string): HTMLElement | null {
+  const e = local.error;
+  if (!e || e.where !== where) return null;
+  return el('p', { class: 'error', role: 'alert', 'data-error-code': e.code, text: e.message });
+}
+
+function statusSection(s: Snapshot): HTMLElement {
+  return el('section', { class: `status state-${s.link.state}`, 'aria-label': 'Link' },
+    el('h1', { id: 'status-line', text: s.link.line }),
+    s.held_by ? el('p', { class: 'note', id: 'held-by', text: `The device runs in ${s.held_by}; changes here reach it through the config file.` }) : null,
+    s.settings_error ? el('p', { class: 'error', id: 'settings-error', text: s.settings_error }) : null,
+  );
+}
+
+function loginSection(s: Snapshot): HTMLElement {
+  const loggedIn = s.server !== null && s.link.state !== 'token_refused' && !local.relogin;
+  if (loggedIn) {
+    return el('section', { 'aria-label': 'Login' },
+      el('h2', { text: 'Login' }),
+      el('p', { id: 'logged-in', text: `Logged in to ${s.connection ?? s.server} (${s.server}).` }),
+      el('div', { class: 'row' },
+        button('Log in again…', 'relogin', () => { local.relogin = true; local.serverDraft = s.server ?? ''; draw(); }),
+        button('Log out', 'logout', () => act('login', async () => {
+          const said = await backend.logout();
+          local.relogin = false;
+          return said;
+        })),
+      ),
+      errorFor('login'),
+    );
+  }
+  // Plain text, not type=url: the core judges the address and says what is wrong with it.
+  const server = el('input', { id: 'server', type: 'text', inputmode: 'url', spellcheck: 'false', placeholder: 'https://llm.example.org', value: local.serverDraft || s.server || '', autocomplete: 'url' });
+  const token = el('input', { id: 'token', type: 'password', placeholder: 'Device token', autocomplete: 'off' });
+  server.addEventListener('input', () => { local.serverDraft = server.value; });
+  const form = el('form', { id: 'login-form' },
+    el('label', { for: 'server', text: 'Server' }), server,
+    el('label', { for: 'token', text: 'Device token' }), token,
+    el('button', { type: 'submit', id: 'login', disabled: local.busy, text: 'Log in' }),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const [url, secret] = [server.value.trim(), token.value];
+    token.value = ''; // the token lives no longer than the call
+    void act('login', async () => {
+      const done = await backend.login(url, secret);
+      local.relogin = false;
+      return done;
+    });
+  });
+  return el('section', { 'aria-label': 'Login' },
+    el('h2', { text: 'Log in' }),
+    el('p', { class: 'hint', text: 'Paste a device token from your LLeMbas. It is kept in the OS keychain.' }),
+    form,
+    errorFor('login'),
+  );
+}
+
+function button(text: string, id: string, onClick: () => void, disabled = false): HTMLButtonElement {
+  const b = el('button', { type: 'button', id, text, disabled: disabled || local.busy });
+  b.addEventListener('click', onClick);
+  return b;
+}
+
+function toggle(id: string, label: string, checked: boolean, onChange: (on: boolean) => void, description?: string): HTMLElement {
+  const input = el('input', { type: 'checkbox', id, checked, disabled: local.busy });
+  input.addEventListener('change', () => onChange(input.checked));
+  return el('div', { class: 'toggle' },
+    input,
+    el('label', { for: id, text: label }),
+    description ? el('p', { class: 'hint', id: `${id}-description`, text: description }) : null,
+  );
+}
+
+function remoteSection(s: Snapshot): HTMLElement {
+  const r = s.remote;
+  const change = (setting: 'remote_enabled' | 'scheduled' | 'terminal' | 'require_trust') =>
+    (value: boolean) => act('remote', () => backend.change({ setting, value }));
+  const mode = el('select', { id: 'max-mode', disabled: local.busy });
+  for (const m of s.modes) mode.append(el('option', { value: m, text: m }));
+  mode.value = r.max_mode;
+  mode.addEventListener('change', () => act('remote', () => backend.change({ setting: 'max_mode', value: mode.value })));
+  return el('section', { 'aria-label': 'Remote work' },
+    el('h2', { text: 'Remote work' }),
+    toggle('remote-enabled', 'Remote work', r.enabled, change('remote_enabled')),
+    toggle('scheduled', s.scheduled_setting.label, r.scheduled, change('scheduled'), s.scheduled_setting.description),
+    toggle('terminal', 'Terminals allowed', r.terminal, change('terminal')),
+    toggle('require-trust', 'Only trusted folders', r.require_trust, change('require_trust')),
+    el('div', { class: 'row' }, el('label', { for: 'max-mode', text: 'Max mode' }), mode),
+    el('p', { id: 'now-line', text: s.now_line }),
+    button('Stop all remote work', 'stop-all', () => act('remote', () => backend.stopRemoteWork()), !r.enabled && s.now.terminals + s.now.watches === 0),
+    errorFor('remote'),
+  );
+}
+
+function foldersSection(s: Snapshot): HTMLElement {
+  const list = el('ul', { id: 'roots' });
+  for (const root of s.remote.roots) {
+    const trusted = el('input', { type: 'checkbox', checked: root.trusted, disabled: local.busy, 'aria-label': `Trust ${root.path}` });
+    trusted.addEventListener('change', () => act('folders', () =>
+      backend.change({ setting: trusted.checked ? 'trust' : 'untrust', value: root.path })));
+    list.append(el('li', { 'data-path': root.path },
+      el('span', { class: 'path', text: root.path }),
+      el('label', { class: 'trust' }, trusted, 'trusted'),
+      button('Remove', `remove-${s.remote.roots.indexOf(root)}`, () =>
+        act('folders', () => backend.change({ setting: 'remove_root', value: root.path }))),
+    ));
+  }
+  return el('section', { 'aria-label': 'Folders' },
+    el('h2', { text: 'Folders remote work may use' }),
+    s.remote.roots.length ? list : el('p', { class: 'hint', id: 'no-roots', text: 'No folders yet: remote work can use none.' }),
+    button('Add folder…', 'add-root', () => act('folders', () => backend.pickRoot())),
+    errorFor('folders'),
+  );
+}
+
+function seenSection(s: Snapshot): HTMLElement {
+  return el('section', { 'aria-label': 'What the instance sees' },
+    el('h2', { text: 'What the instance sees' }),
+    s.limits === null || s.limits === undefined
+      ? el('p', { class: 'hint', id: 'limits', text: 'Nothing sent yet: the instance hears the limits when the link is up.' })
+      : el('pre', { id: 'limits', text: JSON.stringify(s.limits, null, 2) }),
+    s.last_error ? el('p', { class: 'error', id: 'last-error', text: `Last error: ${s.last_error}` }) : null,
+  );
+}
+
+function activitySection(s: Snapshot): HTMLElement {
+  const list = el('ol', { id: 'activity' });
+  for (const entry of s.activity) {
+    const at = new Date(entry.at_ms).toLocaleTimeString();
+    list.append(el('li', { class: `kind-${entry.kind}` }, el('time', { text: at }), ' ', entry.text));
+  }
+  return el('section', { 'aria-label': 'Activity' },
+    el('h2', { text: 'Activity on this computer' }),
+    s.activity.length ? list : el('p', { class: 'hint', text: 'Nothing yet.' }),
+  );
+}
+
+function draw() {
+  const s = local.snapshot;
+  const focused = document.activeElement?.id;
+  // A half-typed token survives a redraw in the new field (it is never stored anywhere else).
+  const typedToken = (document.getElementById('token') as HTMLInputElement | null)?.value ?? '';
+  if (!s) {
+    app.replaceChildren(el('p', { text: 'Loading…' }), errorFor('state') ?? '');
+    return;
+  }
+  const notice = local.notice ? el('p', { class: 'notice', id: 'notice', role: 'status', text: local.notice }) : null;
+  app.replaceChildren(statusSection(s), notice ?? '', loginSection(s), remoteSection(s), foldersSection(s), seenSection(s), activitySection(s));
+  const token = document.getElementById('token') as HTMLInputElement | null;
+  if (token && typedToken && !local.busy) token.value = typedToken;
+  if (focused) document.getElementById(focused)?.focus();
+  else if (!s.server) document.getElementById('server')?.focus(); // ready to type into
+}
+
+async function start() {
+  await backend.onState((s) => {
+    local.snapshot = s;
+    draw();
+  });
+  try {
+    local.snapshot = await backend.getState();
+  } catch (e) {
+    fail('state', e);
+  }
+  draw();
+}
+
+void start();
