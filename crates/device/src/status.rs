@@ -58,6 +58,10 @@ pub fn write(status: &Status) -> std::io::Result<()> {
     let path = status_file();
     let dir = paths::state_dir();
     std::fs::create_dir_all(&dir)?;
+    // One writer at a time in this process: the tray app writes from more than one task, and they
+    // share the temporary file's name.
+    static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _writing = WRITING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let tmp = dir.join(format!(".status.{}.tmp", std::process::id()));
     let text = serde_json::to_vec_pretty(status).map_err(std::io::Error::other)?;
     std::fs::write(&tmp, text)?;
