@@ -2,7 +2,7 @@
 //! request's handler (each runs as its own task); one writer drains the bounded outbound queue,
 //! control first, and sends the pings that tell a dead link from a quiet one.
 
-use futures_util::{FutureExt, SinkExt, StreamExt};
+use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -152,15 +152,10 @@ async fn read_text(text: &str, dispatcher: &Arc<Dispatcher>, out: &Outbound, tas
         Ok(Incoming::Request { id, method, params }) => {
             let dispatcher = dispatcher.clone();
             let out = out.clone();
-            let mut answer = Box::pin(async move {
+            tasks.spawn(async move {
                 let result = dispatcher.request(&method, params).await;
                 let _ = out.answer(&id, result).await;
             });
-            // Most requests are answered without waiting on anything: answer those here and save
-            // a task hand-off per request; only one that has to wait becomes a task of its own.
-            if answer.as_mut().now_or_never().is_none() {
-                tasks.spawn(answer);
-            }
         }
         // In order, in the reader: keystrokes must not overtake each other.
         Ok(Incoming::Notification { method, params }) => dispatcher.notification(&method, params).await,

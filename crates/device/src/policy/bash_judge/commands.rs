@@ -70,9 +70,10 @@ fn steering(name: &str) -> bool {
         || name.contains("EDITOR")
 }
 
-/// The command's name as bash finds it: `/usr/bin/sudo` is `sudo`.
-pub fn name_of(word: &Arg) -> &str {
-    word.text.rsplit('/').next().unwrap_or(&word.text)
+/// The command's name as bash finds it: `/usr/bin/sudo` is `sudo`; and in lower case, because a
+/// case-insensitive file system (macOS, Windows) finds `SUDO` as `sudo`.
+pub fn name_of(word: &Arg) -> String {
+    word.text.rsplit('/').next().unwrap_or(&word.text).to_lowercase()
 }
 
 pub fn assess(words: &[Arg], assigns: &[String], scope: &Scope) -> Assessment {
@@ -84,7 +85,7 @@ pub fn assess(words: &[Arg], assigns: &[String], scope: &Scope) -> Assessment {
             "the command's name is only known when it runs".into(),
         ));
     }
-    let mut assessment = assess_named(name_of(first), args, scope);
+    let mut assessment = assess_named(&name_of(first), args, scope);
     // `PAGER=… git log`, `LD_PRELOAD=… ls`: the variable decides what really runs.
     if assessment.class == Class::ReadOnly && assigns.iter().any(|a| steering(a)) {
         assessment.class = Class::Changes;
@@ -333,7 +334,14 @@ fn shell(name: &str, args: &[Arg]) -> Assessment {
         .take_while(|a| a.text.starts_with('-'))
         .any(|a| !a.text.starts_with("--") && a.text.contains('c') || a.text == "--command");
     if !command_flag {
-        return Assessment::of(Class::Changes);
+        // `curl … | sh`: with no script file the shell runs whatever arrives on its input.
+        let reads_input = args.iter().all(|a| a.text.starts_with('-')) || args.iter().any(|a| a.text == "-s");
+        let class = if reads_input {
+            Class::Opaque(format!("`{name}` running commands from its input"))
+        } else {
+            Class::Changes
+        };
+        return Assessment::of(class);
     }
     match args.iter().find(|a| !a.text.starts_with('-')) {
         Some(script) if !script.dynamic => Assessment::running(Inner::Script(script.text.clone())),
