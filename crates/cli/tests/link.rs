@@ -309,6 +309,33 @@ async fn one_device_per_user_and_status_from_another_process() {
     assert!(text.contains("Linked to example"), "{text}");
 }
 
+/// `lembas status` (and the tray's poll) holds the lock for an instant to see who holds it; a service
+/// starting in that instant waits it out instead of saying another device runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_brief_look_at_the_lock_does_not_stop_a_start() {
+    let peer = peer().await;
+    let home = Home::new();
+    home.config_for(&peer.url(), "");
+    std::fs::create_dir_all(home.state()).unwrap();
+    let look = std::fs::File::create(home.state().join("device.lock")).unwrap();
+    look.lock_shared().unwrap();
+    let mut service = home.service();
+    std::thread::sleep(Duration::from_millis(150));
+    drop(look);
+    let linked = peer.next_link(WAIT).await;
+    assert!(linked.is_ok(), "{}", service.log());
+    // A status probe meanwhile sees the service, and a second start is still refused.
+    let status: Value = serde_json::from_slice(&home.run(&["status", "--json"]).stdout).unwrap();
+    assert_eq!(status["running"], true, "{status}");
+    assert!(!home.run(&["service", "run"]).status.success());
+    service.signal(libc::SIGTERM);
+    assert!(
+        service.wait_exit(WAIT).is_some_and(|s| s.success()),
+        "{}",
+        service.log()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn not_logged_in_says_how_to_log_in() {
     let home = Home::new();

@@ -27,6 +27,9 @@ pub fn lock_file() -> PathBuf {
     paths::state_dir().join("device.lock")
 }
 
+const PROBE_RETRIES: u32 = 25;
+const PROBE_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// Takes the lock, saying `what` holds it (e.g. "lembas service run").
 pub fn acquire(what: &str) -> Result<DeviceLock, LockError> {
     let path = lock_file();
@@ -44,20 +47,29 @@ pub fn acquire(what: &str) -> Result<DeviceLock, LockError> {
         .truncate(false)
         .open(&path)
         .map_err(io)?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            let holder = holder.trim();
-            let holder = if holder.is_empty() {
-                "a process that has not said its name yet".to_string()
-            } else {
-                holder.to_string()
-            };
-            return Err(LockError::Held { holder });
+    // `holder()` in another process (`lembas status`, the tray's poll) holds the lock for an
+    // instant to look: a start that meets only such a probe tries again rather than failing.
+    let mut probes = 0;
+    loop {
+        match file.try_lock() {
+            Ok(()) => break,
+            Err(TryLockError::WouldBlock) if probes < PROBE_RETRIES => {
+                probes += 1;
+                std::thread::sleep(PROBE_WAIT);
+            }
+            Err(TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                let holder = holder.trim();
+                let holder = if holder.is_empty() {
+                    "a process that has not said its name yet".to_string()
+                } else {
+                    holder.to_string()
+                };
+                return Err(LockError::Held { holder });
+            }
+            Err(TryLockError::Error(e)) => return Err(io(e)),
         }
-        Err(TryLockError::Error(e)) => return Err(io(e)),
     }
     file.set_len(0).map_err(io)?;
     file.seek(SeekFrom::Start(0)).map_err(io)?;
@@ -70,7 +82,8 @@ pub fn acquire(what: &str) -> Result<DeviceLock, LockError> {
 pub fn holder() -> Option<String> {
     let path = lock_file();
     let mut file = OpenOptions::new().read(true).write(true).open(&path).ok()?;
-    match file.try_lock() {
+    // Shared: two probes never fail each other, and the runtime's exclusive lock still shows.
+    match file.try_lock_shared() {
         Ok(()) => None, // nobody: dropping the file releases our probe
         Err(_) => {
             let mut holder = String::new();
