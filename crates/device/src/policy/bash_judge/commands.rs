@@ -104,9 +104,6 @@ fn assess_named(name: &str, args: &[Arg], scope: &Scope) -> Assessment {
             "`{name}` formats a disk and is never allowed."
         )));
     }
-    if scope.functions.iter().any(|f| f == name) {
-        return Assessment::of(Class::ReadOnly);
-    }
     match name {
         "init" | "telinit" if args.iter().any(|a| a.text == "0" || a.text == "6") => {
             Assessment::of(Class::Hardline(format!("`{name}` would stop this computer.")))
@@ -148,6 +145,9 @@ fn assess_named(name: &str, args: &[Arg], scope: &Scope) -> Assessment {
         "source" | "." => Assessment::of(Class::Changes),
         _ if SHELLS.contains(&name) => shell(name, args),
         _ if WRAPPERS.contains(&name) => wrapper(name, args),
+        // A function of the line: its body is judged where it is defined. Only here, after the
+        // commands above, so `rm() {…}; command rm -rf /` cannot hide behind a function's name.
+        _ if scope.functions.iter().any(|f| f == name) => Assessment::of(Class::ReadOnly),
         _ => readers::assess(name, args),
     }
 }
