@@ -7,6 +7,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
 
+use crate::instance::{LeanInstance, RawLink};
+
+/// How long a device gets to link (and a link to answer) before the benchmark gives up.
+pub const LINK_WAIT: Duration = Duration::from_secs(20);
+
 /// The token the bench's devices present; the lean instance does not check it.
 const TOKEN: &str = "lembas-bench-token";
 /// The prompt every bench shell shows, so output can be searched for it.
@@ -91,6 +96,16 @@ impl DeviceHome {
             .spawn()
             .with_context(|| format!("cannot start {}", self.binary.display()))?;
         Ok(DeviceProcess { child })
+    }
+
+    /// Starts the device and waits for its link to the instance, past hello and initialize.
+    pub async fn link(&self, instance: &mut LeanInstance) -> anyhow::Result<(DeviceProcess, RawLink)> {
+        instance.forget_links();
+        let device = self.spawn()?;
+        let mut link = instance.next_link(LINK_WAIT).await?;
+        link.hello(LINK_WAIT).await?;
+        link.initialize(LINK_WAIT).await?;
+        Ok((device, link))
     }
 
     /// The device's log so far, for an error message.

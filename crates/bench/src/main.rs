@@ -19,8 +19,6 @@ use std::time::Duration;
 use instance::LeanInstance;
 use report::Row;
 
-const WAIT: Duration = Duration::from_secs(20);
-
 /// How long or how often each benchmark runs.
 struct Plan {
     idle_window: Duration,
@@ -119,10 +117,7 @@ async fn measure(plan: &Plan) -> anyhow::Result<Vec<Row>> {
 /// Rows 1 and 3 on one device: linked with remote work off, first left idle, then asked.
 async fn linked_device(instance: &mut LeanInstance, plan: &Plan) -> anyhow::Result<Vec<Row>> {
     let home = device::DeviceHome::new(&instance.url(), |_| String::new())?;
-    let device = home.spawn()?;
-    let mut link = instance.next_link(WAIT).await?;
-    link.hello(WAIT).await?;
-    link.initialize(WAIT).await?;
+    let (device, mut link) = home.link(instance).await?;
     let idle = idle::run(device.pid(), &mut link, plan.idle_window).await?;
     let mut rows = round_trip::run(&mut link, plan.round_trips).await?;
     rows.extend(idle);

@@ -20,7 +20,6 @@ use crate::stats::mib_per_s;
 pub const ROWS: [&str; 2] = ["Monitor hash throughput", "Monitor peak RSS"];
 /// The hidden command line that runs one watch in a process of its own (see [`watch_in_process`]).
 pub const IN_PROCESS_FLAG: &str = "--watch-in-process";
-const WAIT: Duration = Duration::from_secs(20);
 const WATCH_TIMEOUT_S: u64 = 300;
 const GOAL_RATIO: f64 = 0.9;
 const GOAL_PEAK_RSS: u64 = 30_000_000;
@@ -39,11 +38,7 @@ pub async fn run(instance: &mut LeanInstance, bytes: u64) -> anyhow::Result<Vec<
             work.display()
         )
     })?;
-    instance.forget_links();
-    let device = home.spawn()?;
-    let mut link = instance.next_link(WAIT).await?;
-    link.hello(WAIT).await?;
-    link.initialize(WAIT).await?;
+    let (device, mut link) = home.link(instance).await?;
     let work = home.work();
     let command = format!("head -c {bytes} /dev/zero");
     let params = json!({ "cwd": work, "command": command, "mode": "auto", "timeout_s": WATCH_TIMEOUT_S });

@@ -10,7 +10,7 @@ use base64::Engine;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::device::{DeviceHome, PROMPT};
+use crate::device::{DeviceHome, LINK_WAIT, PROMPT};
 use crate::instance::{LeanInstance, RawLink};
 use crate::raw_pty::{self, ECHOED_LINE, FLOOD_BEFORE_CTRL_C, Finder, THROUGHPUT_END};
 use crate::report::{Row, ms};
@@ -21,7 +21,6 @@ pub const ROWS: [&str; 3] = [
     "Keystroke echo p99",
     "Ctrl-C under flood",
 ];
-const WAIT: Duration = Duration::from_secs(20);
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 const GOAL_THROUGHPUT: f64 = 0.7;
 const GOAL_ECHO_ABOVE_RAW: Duration = Duration::from_millis(1);
@@ -41,11 +40,7 @@ pub async fn run(instance: &mut LeanInstance, sizes: &Sizes) -> anyhow::Result<V
             work.display()
         )
     })?;
-    instance.forget_links();
-    let _device = home.spawn()?;
-    let mut link = instance.next_link(WAIT).await?;
-    link.hello(WAIT).await?;
-    link.initialize(WAIT).await?;
+    let (_device, mut link) = home.link(instance).await?;
     let work = home.work();
     let raw_home = home.path().to_path_buf();
 
@@ -131,7 +126,7 @@ impl<'a> RemoteTerminal<'a> {
     /// rather than the first prompt: output sent before the open's answer is not looked at.
     async fn open(link: &'a mut RawLink, cwd: &Path) -> anyhow::Result<Self> {
         let answer = link
-            .request("_lembas/terminal/open", json!({ "cwd": cwd }), WAIT)
+            .request("_lembas/terminal/open", json!({ "cwd": cwd }), LINK_WAIT)
             .await?;
         let id = answer["result"]["terminalId"]
             .as_str()
@@ -158,9 +153,9 @@ impl<'a> RemoteTerminal<'a> {
     async fn read_until(&mut self, mut done: impl FnMut(&[u8]) -> bool) -> anyhow::Result<u64> {
         let mut total = 0u64;
         loop {
-            let text = tokio::time::timeout(WAIT, self.link.recv_text())
+            let text = tokio::time::timeout(LINK_WAIT, self.link.recv_text())
                 .await
-                .map_err(|_| anyhow!("the terminal said nothing for {WAIT:?}"))??;
+                .map_err(|_| anyhow!("the terminal said nothing for {LINK_WAIT:?}"))??;
             let Ok(frame) = serde_json::from_str::<Frame>(&text) else {
                 continue;
             };
