@@ -178,38 +178,45 @@ fn short_letters(word: &str, takes_value: &str) -> Vec<char> {
     letters
 }
 
+/// What follows a bundle's value-taking letter in the same word (`-XPOST`), if anything.
+fn attached<'a>(word: &'a str, letters: &[char]) -> Option<&'a str> {
+    let start: usize = 1 + letters.iter().map(|c| c.len_utf8()).sum::<usize>();
+    word.get(start..).filter(|rest| !rest.is_empty())
+}
+
+/// An option's value: attached to its word, or else the next word (`args[i + 1]`).
+fn option_value(attached: Option<&str>, args: &[Arg], i: usize) -> Option<String> {
+    attached
+        .map(str::to_string)
+        .or_else(|| args.get(i + 1).map(|a| a.text.clone()))
+}
+
 /// curl only fetches: no upload, no form or data, no output file, no method other than GET.
 fn curl(args: &[Arg]) -> Class {
     const WRITES: [&str; 12] = [
-        "--output",
-        "--remote-name",
-        "--remote-name-all",
-        "--upload-file",
-        "--form",
-        "--json",
-        "--dump-header",
-        "--cookie-jar",
-        "--config",
-        "--output-dir",
-        "--trace",
-        "--trace-ascii",
+        "output",
+        "remote-name",
+        "remote-name-all",
+        "upload-file",
+        "form",
+        "json",
+        "dump-header",
+        "cookie-jar",
+        "config",
+        "output-dir",
+        "trace",
+        "trace-ascii",
     ];
     const VALUED: &str = "oTdFDcKXHAumewbrxUEyYzC";
     for (i, arg) in args.iter().enumerate() {
         let text = arg.text.as_str();
         if let Some(long) = text.strip_prefix("--") {
             let key = long.split('=').next().unwrap_or(long);
-            if WRITES.contains(&text.split('=').next().unwrap_or(text))
-                || key.starts_with("data")
-                || key.starts_with("form")
-            {
+            if WRITES.contains(&key) || key.starts_with("data") || key.starts_with("form") {
                 return Class::Changes;
             }
             if key == "request" {
-                let method = long
-                    .split_once('=')
-                    .map(|(_, m)| m.to_string())
-                    .or_else(|| args.get(i + 1).map(|a| a.text.clone()));
+                let method = option_value(long.split_once('=').map(|(_, m)| m), args, i);
                 if !method.is_some_and(|m| m.eq_ignore_ascii_case("GET")) {
                     return Class::Changes;
                 }
@@ -220,12 +227,7 @@ fn curl(args: &[Arg]) -> Class {
                 return Class::Changes;
             }
             if letters.last() == Some(&'X') {
-                let rest: String = text.chars().skip(letters.len() + 1).collect();
-                let method = if rest.is_empty() {
-                    args.get(i + 1).map(|a| a.text.clone())
-                } else {
-                    Some(rest)
-                };
+                let method = option_value(attached(text, &letters), args, i);
                 if !method.is_some_and(|m| m.eq_ignore_ascii_case("GET")) {
                     return Class::Changes;
                 }
@@ -254,12 +256,7 @@ fn wget(args: &[Arg]) -> Class {
             let letters = short_letters(text, "OoaPe");
             match letters.last() {
                 Some('O') => {
-                    let rest: String = text.chars().skip(letters.len() + 1).collect();
-                    let value = if rest.is_empty() {
-                        args.get(i + 1).map(|a| a.text.clone())
-                    } else {
-                        Some(rest)
-                    };
+                    let value = option_value(attached(text, &letters), args, i);
                     if value.as_deref() != Some("-") {
                         return Class::Changes;
                     }
