@@ -169,12 +169,11 @@ impl Walk {
         for item in suffix {
             self.item(item, &mut words, &mut writes);
         }
-        let calls_itself = words
+        if let Some(name) = words
             .first()
-            .is_some_and(|name| self.defining.contains(&name.text));
-        if spread && calls_itself {
-            let name = words.first().map(|w| w.text.clone()).unwrap_or_default();
-            self.parts.push(Part::ForkBomb(name));
+            .filter(|n| spread && self.defining.contains(&n.text))
+        {
+            self.parts.push(Part::ForkBomb(name.text.clone()));
         }
         self.parts.push(Part::Command {
             words,
