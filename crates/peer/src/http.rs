@@ -1,5 +1,5 @@
-//! The instance's HTTP side: discovery, `/api/v1/instance`, `/v1/models` and the link's upgrade
-//! at `/api/devices/link`, each request recorded.
+//! The instance's HTTP side: discovery, `/api/v1/instance`, `/v1/models`, the scripted model at
+//! `/v1/chat/completions` and the link's upgrade at `/api/devices/link`, each request recorded.
 
 use std::sync::Arc;
 
@@ -7,16 +7,17 @@ use axum::Json;
 use axum::Router;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::{Request, State};
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use crate::PeerState;
 use crate::link::{self, HelloRules};
 use crate::lock;
+use crate::model;
 
 /// The path a device dials for its link.
 pub const LINK_PATH: &str = "/api/devices/link";
@@ -26,12 +27,22 @@ pub const DISCOVERY_PATH: &str = "/.well-known/lembas.json";
 pub const INSTANCE_PATH: &str = "/api/v1/instance";
 /// The OpenAI-style model list.
 pub const MODELS_PATH: &str = "/v1/models";
+/// The OpenAI-compatible chat completions the scripted model streams.
+pub const CHAT_COMPLETIONS_PATH: &str = "/v1/chat/completions";
+
+/// The largest chat completion body taken: an agent's conversation with file contents in it
+/// outgrows axum's default of 2 MiB long before a real server refuses it.
+const CHAT_BODY_LIMIT: usize = 64 * 1024 * 1024;
 
 pub(crate) fn router(state: Arc<PeerState>) -> Router {
     Router::new()
         .route(DISCOVERY_PATH, get(discovery))
         .route(INSTANCE_PATH, get(instance))
         .route(MODELS_PATH, get(models))
+        .route(
+            CHAT_COMPLETIONS_PATH,
+            post(model::chat_completions).layer(DefaultBodyLimit::max(CHAT_BODY_LIMIT)),
+        )
         .route(LINK_PATH, get(link_upgrade))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(state.clone(), record_request))
@@ -60,7 +71,7 @@ async fn not_found() -> Response {
     not_found_response()
 }
 
-fn unauthorized() -> Response {
+pub(crate) fn unauthorized() -> Response {
     let mut response = detail(
         StatusCode::UNAUTHORIZED,
         "this token is not accepted here: send Authorization: Bearer <the device token>",
@@ -72,7 +83,7 @@ fn unauthorized() -> Response {
 }
 
 /// Whether the request carries `Authorization: Bearer <token>` with exactly the configured token.
-fn authorized(headers: &HeaderMap, token: &str) -> bool {
+pub(crate) fn authorized(headers: &HeaderMap, token: &str) -> bool {
     let Some(value) = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())

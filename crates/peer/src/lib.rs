@@ -19,6 +19,7 @@
 mod config;
 mod http;
 mod link;
+mod model;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -33,8 +34,9 @@ pub use config::{
     DEFAULT_CONNECTION, DEFAULT_MODEL, LINK_PROTOCOL, PeerConfig, REFUSAL_CLOSE_CODE, UPDATE_CLI_REASON,
     default_discovery, default_instance, default_models,
 };
-pub use http::{DISCOVERY_PATH, INSTANCE_PATH, LINK_PATH, MODELS_PATH};
+pub use http::{CHAT_COMPLETIONS_PATH, DISCOVERY_PATH, INSTANCE_PATH, LINK_PATH, MODELS_PATH};
 pub use link::LinkHandle;
+pub use model::{ModelReply, Part, ScriptedModel};
 
 /// One HTTP request the peer answered: method, path (without the query) and status (101 for a
 /// link upgrade that went through).
@@ -49,6 +51,7 @@ pub(crate) struct PeerState {
     pub http_log: Mutex<Vec<HttpRecord>>,
     pub links_accepted: AtomicUsize,
     pub new_links: mpsc::UnboundedSender<LinkHandle>,
+    pub model: ScriptedModel,
     pub shutdown: watch::Receiver<bool>,
 }
 
@@ -89,6 +92,7 @@ impl Peer {
             http_log: Mutex::new(Vec::new()),
             links_accepted: AtomicUsize::new(0),
             new_links,
+            model: ScriptedModel::new(),
             shutdown: shutdown_rx.clone(),
         });
         let router = http::router(state.clone());
@@ -154,6 +158,12 @@ impl Peer {
     /// Every HTTP request answered so far, link upgrades included, in order.
     pub fn http_log(&self) -> Vec<HttpRecord> {
         lock(&self.state.http_log).clone()
+    }
+
+    /// The scripted model answering `POST /v1/chat/completions`: queue its replies, read the
+    /// requests it got. Every clone is the same model.
+    pub fn model(&self) -> ScriptedModel {
+        self.state.model.clone()
     }
 
     /// Stops listening and cuts every link (no close frame), letting HTTP requests in flight finish
