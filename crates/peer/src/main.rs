@@ -12,6 +12,7 @@ use serde_json::Value;
 
 const USAGE: &str = "usage: lembas-peer [--port N] --token-stdin
   Runs a demo LLeMbas instance on 127.0.0.1 for a device to link to.
+  Its model, at POST /v1/chat/completions, streams the demo's answers (`run CMD`: a bash call).
   --port N       listen on port N (default: one the system picks)
   --token-stdin  read the one token the instance accepts from standard input (required:
                  a token never goes on the command line)
