@@ -39,7 +39,7 @@ pub enum ModelReply {
 /// One piece of a streamed reply.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Part {
-    /// `delta.content`, split into several chunks when longer than a word.
+    /// `delta.content`, split into several chunks when longer than a word; none when empty.
     Text(String),
     /// `delta.reasoning_content`, split as text is.
     Reasoning(String),
