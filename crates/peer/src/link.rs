@@ -158,6 +158,26 @@ impl LinkHandle {
         }
     }
 
+    /// Sends a request without waiting for its answer (a prompt that runs while the test answers the
+    /// device's own requests); returns its id for [`LinkHandle::recv_answer`].
+    pub async fn send_request(&mut self, method: &str, params: Value) -> anyhow::Result<u64> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut message = json!({ "jsonrpc": "2.0", "id": id, "method": method });
+        if !params.is_null() {
+            message["params"] = params;
+        }
+        self.send_value(message).await?;
+        Ok(id)
+    }
+
+    /// The device's answer to the request `id` sent with [`LinkHandle::send_request`]; other
+    /// messages are kept for `recv`.
+    pub async fn recv_answer(&mut self, id: u64, within: Duration) -> anyhow::Result<Value> {
+        self.recv_matching(within, &format!("the answer to request {id}"), |m| is_answer_to(m, id))
+            .await
+    }
+
     /// Sends a notification.
     pub async fn notify(&mut self, method: &str, params: Value) -> anyhow::Result<()> {
         let mut message = json!({ "jsonrpc": "2.0", "method": method });

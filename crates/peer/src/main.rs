@@ -2,6 +2,8 @@
 //! discovery, the instance and the models, accepts devices presenting the token, sends each one
 //! `initialize` and prints the result, and logs the link's traffic.
 
+mod chat_demo;
+
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -10,10 +12,12 @@ use anyhow::{Context, bail};
 use lembas_peer::{LinkHandle, Peer, PeerConfig};
 use serde_json::Value;
 
-const USAGE: &str = "usage: lembas-peer [--port N] --token-stdin
+const USAGE: &str = "usage: lembas-peer [--port N] [--chat TEXT] --token-stdin
   Runs a demo LLeMbas instance on 127.0.0.1 for a device to link to.
   Its model, at POST /v1/chat/completions, streams the demo's answers (`run CMD`: a bash call).
   --port N       listen on port N (default: one the system picks)
+  --chat TEXT    once a device links, open an agent chat in its first folder and send TEXT
+                 (the demo model: `run <command>` asks for that command), allowing what it asks
   --token-stdin  read the one token the instance accepts from standard input (required:
                  a token never goes on the command line)
   RUST_LOG       how much to log (default: info)";
@@ -23,16 +27,19 @@ const LINK_STEP_WAIT: Duration = Duration::from_secs(10);
 
 struct Arguments {
     port: u16,
+    chat: Option<String>,
 }
 
 fn parse_arguments(arguments: impl Iterator<Item = String>) -> anyhow::Result<Option<Arguments>> {
     let mut port = 0;
+    let mut chat = None;
     let mut token_stdin = false;
     let mut arguments = arguments;
     while let Some(argument) = arguments.next() {
         match argument.as_str() {
             "--help" | "-h" => return Ok(None),
             "--token-stdin" => token_stdin = true,
+            "--chat" => chat = Some(arguments.next().context("--chat needs the text to send after it")?),
             "--port" => {
                 let value = arguments.next().context("--port needs a number after it")?;
                 port = value
@@ -45,7 +52,7 @@ fn parse_arguments(arguments: impl Iterator<Item = String>) -> anyhow::Result<Op
     if !token_stdin {
         bail!("--token-stdin is required: pipe the token the instance should accept into standard input");
     }
-    Ok(Some(Arguments { port }))
+    Ok(Some(Arguments { port, chat }))
 }
 
 fn read_token() -> anyhow::Result<String> {
@@ -94,7 +101,7 @@ async fn run() -> anyhow::Result<()> {
         tokio::select! {
             link = peer.next_link(Duration::from_secs(3600)) => {
                 if let Ok(link) = link {
-                    tokio::spawn(demo_link(link));
+                    tokio::spawn(demo_link(link, arguments.chat.clone()));
                 }
             }
             _ = tokio::signal::ctrl_c() => break,
@@ -105,7 +112,7 @@ async fn run() -> anyhow::Result<()> {
 }
 
 /// Greets one device as LLeMbas would, then logs what it sends until it goes.
-async fn demo_link(mut link: LinkHandle) {
+async fn demo_link(mut link: LinkHandle, chat: Option<String>) {
     let agent = link
         .headers
         .get("user-agent")
@@ -125,7 +132,12 @@ async fn demo_link(mut link: LinkHandle) {
             println!(
                 "{}",
                 serde_json::to_string_pretty(&result).unwrap_or_else(|_| result.to_string())
-            )
+            );
+            if let Some(text) = chat
+                && let Err(error) = chat_demo::run(&mut link, &result, &text).await
+            {
+                tracing::warn!("the demo chat stopped: {error:#}");
+            }
         }
         Err(error) => {
             tracing::warn!("{error:#}");

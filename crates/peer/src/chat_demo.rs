@@ -1,0 +1,87 @@
+//! The demo's chat: what LLeMbas does when a person opens an agent chat on a linked computer, shown
+//! as it happens. One session in the device's first folder on the demo model, one prompt that makes
+//! the model ask for a command, the approval card allowed once (a person would click it), the
+//! command's output streamed back, the turn's end.
+
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use lembas_peer::{DEFAULT_MODEL, LinkHandle};
+use serde_json::{Value, json};
+
+const STEP_WAIT: Duration = Duration::from_secs(120);
+/// How long the card stays up before the demo allows it, so a person watching can read it.
+const CARD_SHOWN: Duration = Duration::from_secs(2);
+
+pub async fn run(link: &mut LinkHandle, initialize: &Value, text: &str) -> anyhow::Result<()> {
+    let folder = initialize
+        .pointer("/_meta/lembas/limits/roots/0")
+        .and_then(Value::as_str)
+        .context("the device allows no folder for remote work, so there is nowhere to chat")?
+        .to_string();
+    let opened = link
+        .request(
+            "session/new",
+            json!({ "cwd": folder, "mcpServers": [], "_meta": { "mode": "edit", "lembas_model": DEFAULT_MODEL } }),
+            STEP_WAIT,
+        )
+        .await?;
+    let Some(session) = opened.pointer("/result/sessionId").and_then(Value::as_str).map(str::to_string) else {
+        bail!("the device did not open a session: {opened}");
+    };
+    println!("chat: session {session} in {folder} on {DEFAULT_MODEL}");
+    println!("chat: you › {text}");
+    let id = link
+        .send_request(
+            "session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": text }],
+                    "_meta": { "lembas": { "turnId": "demo-turn-1" } } }),
+        )
+        .await?;
+    loop {
+        let message = link.recv(STEP_WAIT).await?;
+        if message.get("id").and_then(Value::as_u64) == Some(id) && message.get("method").is_none() {
+            println!("chat: turn ended: {}", message.get("result").or(message.get("error")).unwrap_or(&Value::Null));
+            return Ok(());
+        }
+        match message.get("method").and_then(Value::as_str) {
+            Some("session/update") => show_update(&message["params"]["update"]),
+            Some("session/request_permission") => {
+                let card = &message["params"];
+                println!(
+                    "chat: ┌ approval asked: {} ({})\nchat: │ {}\nchat: └ options: Allow · Always allow in this session · Deny",
+                    card["toolCall"]["title"].as_str().unwrap_or("?"),
+                    card["toolCall"]["kind"].as_str().unwrap_or("?"),
+                    card["_meta"]["lembas"]["reason"].as_str().unwrap_or(""),
+                );
+                tokio::time::sleep(CARD_SHOWN).await;
+                println!("chat: the demo person clicks Allow");
+                link.answer(message["id"].clone(), json!({ "outcome": { "outcome": "selected", "optionId": "once" } }))
+                    .await?;
+            }
+            _ => {}
+        }
+    }
+}
+
+fn show_update(update: &Value) {
+    let text = |v: &Value| v.as_str().unwrap_or("").to_string();
+    match update["sessionUpdate"].as_str() {
+        Some("agent_message_chunk") => println!("chat: agent › {}", text(&update["content"]["text"])),
+        Some("agent_thought_chunk") => println!("chat: agent thinks › {}", text(&update["content"]["text"])),
+        Some("tool_call") => println!(
+            "chat: tool {} {} ({})",
+            text(&update["toolCallId"]),
+            text(&update["title"]),
+            text(&update["status"])
+        ),
+        Some("tool_call_update") => {
+            let output = update
+                .pointer("/content/0/content/text")
+                .map(text)
+                .unwrap_or_default();
+            println!("chat: tool {} {} {}", text(&update["toolCallId"]), text(&update["status"]), output.trim_end());
+        }
+        _ => {}
+    }
+}
