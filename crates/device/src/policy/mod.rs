@@ -1,7 +1,8 @@
-//! Pure policy: modes, roots and trust, the bash permission judge. Plain functions over data,
-//! called by every handler that needs them and never re-implemented.
+//! Pure policy: modes, roots and trust, protected paths, the bash permission judge. Plain functions
+//! over data, called by every handler that needs them and never re-implemented.
 
 pub mod bash_judge;
 pub mod mode;
+pub mod protected;
 pub mod roots;
 pub use mode::Mode;
