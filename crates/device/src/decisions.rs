@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 pub struct Decisions {
     pub harness_spec: String,
     pub protocol: u32,
+    pub tools: Tools,
     pub scheduled: Scheduled,
     pub link: Link,
     pub terminal: Terminal,
@@ -81,6 +82,25 @@ pub struct Terminal {
     pub rows: [u16; 2],
 }
 
+/// The file tools' numbers (ENGINE.md "Tools" and "The prompt the model gets").
+#[derive(Debug, Deserialize)]
+pub struct Tools {
+    /// A tool result longer than this (in characters) is cut…
+    pub result_max_chars: usize,
+    /// …to this many characters from its start and as many from its end.
+    pub result_keep_chars: usize,
+    /// How many lines `read` shows when the model gives no `limit`.
+    pub read_default_lines: usize,
+    /// A file with a NUL byte among its first this-many bytes is binary.
+    pub binary_check_bytes: usize,
+    /// The most entries `ls`, files `glob` and matching lines `grep` return.
+    pub list_max_entries: usize,
+    /// A matching line longer than this (in characters) is cut in `grep`'s output.
+    pub grep_line_max_chars: usize,
+    /// The `bash` tool's `timeout_s`: its default and its most.
+    pub bash_timeout_seconds: MonitorTimeout,
+}
+
 /// The decisions, parsed once. The file is part of the build, so a parse failure is a bug caught by
 /// the first test that runs, never something a user can cause.
 pub fn decisions() -> &'static Decisions {
@@ -100,5 +120,6 @@ mod tests {
         assert_eq!(d.harness_spec, "3.5.0");
         assert_eq!(d.scheduled.monitor.output_max_bytes, 1_048_576);
         assert_eq!(d.terminal.max_per_link, 4);
+        assert!(d.tools.result_keep_chars * 2 <= d.tools.result_max_chars);
     }
 }

@@ -19,3 +19,4 @@ pub mod scheduled;
 pub mod settings;
 pub mod status;
 pub mod terminal;
+pub mod tools;

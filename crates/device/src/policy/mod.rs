@@ -1,7 +1,10 @@
-//! Pure policy: modes, roots and trust, the bash permission judge. Plain functions over data,
-//! called by every handler that needs them and never re-implemented.
+//! Pure policy: modes, roots and trust, protected paths, the bash permission judge and the file
+//! tools' permissions. Plain functions over data, called by every handler that needs them and
+//! never re-implemented.
 
 pub mod bash_judge;
 pub mod mode;
+pub mod protected;
 pub mod roots;
+pub mod tools;
 pub use mode::Mode;

@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::paths::{catastrophic, protected, resolve};
+use super::paths::{catastrophic, resolve};
 use super::readers;
 use super::walk::{Arg, UNKNOWN};
+use crate::policy::protected::protected;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Class {

@@ -18,6 +18,7 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 use crate::policy::Mode;
+use crate::policy::protected::protected;
 use crate::settings::BashRules;
 use commands::{Assessment, Class, Inner, Scope};
 use walk::{Arg, Part, Walk};
@@ -111,7 +112,7 @@ fn judge_command(
     // write.
     for target in writes.iter().filter(|t| !harmless_device(t)) {
         let class = match paths::resolve(target, ctx.folder) {
-            Some(path) if paths::protected(&path, ctx.home) => Class::Hardline(format!(
+            Some(path) if protected(&path, ctx.home) => Class::Hardline(format!(
                 "Writing {} is never allowed: it is a protected path.",
                 path.display()
             )),

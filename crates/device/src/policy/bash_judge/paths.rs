@@ -1,5 +1,6 @@
 //! Where a command's file arguments point, worked out lexically (the judge is pure: it reads no
-//! file system, so a symlink is judged by its own path), and which places are off limits.
+//! file system, so a symlink is judged by its own path), and which removals are catastrophic. The
+//! protected places are `crate::policy::protected`, shared with the file tools.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -22,37 +23,6 @@ pub fn resolve(arg: &Arg, folder: &Path) -> Option<PathBuf> {
         }
     }
     Some(out)
-}
-
-/// DECISIONS.md "Paths": places no remote command writes, even inside a root.
-pub fn protected(path: &Path, home: &Path) -> bool {
-    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    let key_names = [
-        "id_rsa",
-        "id_dsa",
-        "id_ecdsa",
-        "id_ed25519",
-        "id_ecdsa_sk",
-        "id_ed25519_sk",
-    ];
-    let in_git = path.components().any(|c| c.as_os_str() == ".git");
-    let home_places = [
-        ".ssh",
-        ".gnupg",
-        ".aws",
-        ".config/lembas",
-        ".local/share/keyrings",
-        "Library/Keychains",
-    ];
-    in_git
-        || name == ".env"
-        || name.starts_with(".env.")
-        || name.ends_with(".pem")
-        || name.ends_with(".key")
-        || key_names
-            .iter()
-            .any(|k| name == *k || name.strip_prefix(k) == Some(".pub"))
-        || home_places.iter().any(|p| path.starts_with(home.join(p)))
 }
 
 /// A target whose recursive removal (or recursive chmod/chown) is never allowed: `/`, the home
@@ -96,31 +66,5 @@ mod tests {
             ),
             None
         );
-    }
-
-    #[test]
-    fn protected_places() {
-        let home = Path::new("/home/p");
-        for yes in [
-            "/w/.git/config",
-            "/w/.env",
-            "/w/.env.local",
-            "/w/a.pem",
-            "/w/tls.key",
-            "/home/p/.ssh/config",
-            "/w/id_ed25519.pub",
-            "/home/p/.config/lembas/config.yaml",
-        ] {
-            assert!(protected(Path::new(yes), home), "{yes}");
-        }
-        for no in [
-            "/w/.envrc",
-            "/w/src/env.rs",
-            "/w/keys.txt",
-            "/w/id_card.txt",
-            "/home/p/.config/other",
-        ] {
-            assert!(!protected(Path::new(no), home), "{no}");
-        }
     }
 }

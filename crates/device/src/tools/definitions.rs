@@ -1,0 +1,175 @@
+//! The tools as the model is told about them: entries of the OpenAI `tools` array, each a function
+//! with a JSON Schema for its arguments. The numbers in the texts come from `decisions.json`.
+
+use serde_json::{Value, json};
+
+use crate::decisions::decisions;
+
+/// Every tool of this module and the engine's `bash`, in the order the model is given them.
+pub fn tool_names() -> Vec<&'static str> {
+    vec!["read", "ls", "glob", "grep", "write", "edit", "bash"]
+}
+
+/// The `tools` array entries for read, ls, glob, grep, write, edit and bash, in that order.
+pub fn definitions() -> Vec<Value> {
+    let numbers = &decisions().tools;
+    let lines = numbers.read_default_lines;
+    let most = numbers.list_max_entries;
+    let bash = &numbers.bash_timeout_seconds;
+    vec![
+        function(
+            "read",
+            &format!(
+                "Read a text file. Lines come numbered like `cat -n`; at most {lines} lines unless \
+                 `limit` says otherwise. Use `offset` to read on from a later line."
+            ),
+            json!({
+                "path": path_schema("The file: relative to the session's folder, or absolute."),
+                "offset": { "type": "integer", "minimum": 1, "description": "The first line to show (1-based)." },
+                "limit": { "type": "integer", "minimum": 1, "description": format!("How many lines to show (default {lines}).") },
+            }),
+            &["path"],
+        ),
+        function(
+            "ls",
+            "List a folder: its entries sorted by name, folders with a trailing `/`. Entries \
+             .gitignore hides are left out.",
+            json!({
+                "path": path_schema("The folder (default: the session's folder)."),
+            }),
+            &[],
+        ),
+        function(
+            "glob",
+            &format!(
+                "Find files by name with a glob pattern (`**` matches any number of folders: \
+                 `**/*.rs`). Paths are relative to the folder searched, newest first, at most {most}; \
+                 files .gitignore hides are left out."
+            ),
+            json!({
+                "pattern": { "type": "string", "description": "The glob, matched against paths relative to the folder searched." },
+                "path": path_schema("The folder to search (default: the session's folder)."),
+            }),
+            &["pattern"],
+        ),
+        function(
+            "grep",
+            &format!(
+                "Search file contents with a regular expression (Rust regex syntax, like ripgrep). \
+                 Prints `path:line:text` for each matching line, sorted by path, at most {most} lines; \
+                 binary files and files .gitignore hides are skipped."
+            ),
+            json!({
+                "pattern": { "type": "string", "description": "The regular expression." },
+                "path": path_schema("The file or folder to search (default: the session's folder)."),
+                "glob": { "type": "string", "description": "Only files matching this glob, like `*.rs` (matched against the name) or `src/**/*.ts` (against the path)." },
+                "ignore_case": { "type": "boolean", "description": "Match letters in any case (default false)." },
+            }),
+            &["pattern"],
+        ),
+        function(
+            "write",
+            "Write a file whole, creating it and its folders when missing, replacing it when \
+             present. To change part of a file, use edit.",
+            json!({
+                "path": path_schema("The file: relative to the session's folder, or absolute."),
+                "content": { "type": "string", "description": "The file's whole new content." },
+            }),
+            &["path", "content"],
+        ),
+        function(
+            "edit",
+            "Replace text in a file. `old_string` must occur exactly once (include enough of the \
+             surrounding lines to make it unique) unless `replace_all` is true. Read the file first \
+             and copy the text exactly, indentation included.",
+            json!({
+                "path": path_schema("The file: relative to the session's folder, or absolute."),
+                "old_string": { "type": "string", "description": "The exact text to replace." },
+                "new_string": { "type": "string", "description": "The text to put in its place." },
+                "replace_all": { "type": "boolean", "description": "Replace every occurrence (default false)." },
+            }),
+            &["path", "old_string", "new_string"],
+        ),
+        function(
+            "bash",
+            "Run a command line with `bash -c` in the session's folder. Standard output and error \
+             come back as one text; there is no input.",
+            json!({
+                "command": { "type": "string", "description": "The command line." },
+                "timeout_s": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": bash.max,
+                    "description": format!("Seconds before the command is stopped (default {}, at most {}).", bash.default, bash.max),
+                },
+                "description": { "type": "string", "description": "What the command does, in a few words, for the person watching." },
+            }),
+            &["command"],
+        ),
+    ]
+}
+
+fn path_schema(description: &str) -> Value {
+    json!({ "type": "string", "description": description })
+}
+
+fn function(name: &str, description: &str, properties: Value, required: &[&str]) -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": false,
+            },
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_in_order_with_an_object_schema() {
+        let defs = definitions();
+        let names: Vec<&str> = defs
+            .iter()
+            .filter_map(|d| d["function"]["name"].as_str())
+            .collect();
+        assert_eq!(names, tool_names());
+        assert_eq!(names, ["read", "ls", "glob", "grep", "write", "edit", "bash"]);
+        for def in &defs {
+            assert_eq!(def["type"], "function");
+            let parameters = &def["function"]["parameters"];
+            assert_eq!(parameters["type"], "object");
+            let properties = parameters["properties"].as_object().expect("properties");
+            for required in parameters["required"].as_array().expect("required") {
+                let key = required.as_str().expect("a name");
+                assert!(
+                    properties.contains_key(key),
+                    "{} requires {key}",
+                    def["function"]["name"]
+                );
+            }
+            assert!(!def["function"]["description"].as_str().unwrap_or("").is_empty());
+        }
+    }
+
+    #[test]
+    fn numbers_come_from_the_decisions() {
+        let defs = definitions();
+        let bash = &defs[6]["function"]["parameters"]["properties"]["timeout_s"];
+        assert_eq!(bash["maximum"], 600);
+        let text = bash["description"].as_str().unwrap_or("");
+        assert!(
+            text.contains("default 120") && text.contains("at most 600"),
+            "{text}"
+        );
+        let read = defs[0]["function"]["description"].as_str().unwrap_or("");
+        assert!(read.contains("2000 lines"), "{read}");
+    }
+}

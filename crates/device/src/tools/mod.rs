@@ -1,0 +1,243 @@
+//! The file tools the model calls (ENGINE.md "Tools"): `read`, `ls`, `glob`, `grep`, `write` and
+//! `edit`. A call is first planned ([`plan`]: its arguments checked and its path resolved, so the
+//! engine can decide the permission with [`judge`] and show an approval card), then run ([`run`],
+//! blocking I/O). `bash` is the engine's own; only its definition is here, beside the others.
+
+mod arguments;
+mod atomic;
+mod cut;
+mod definitions;
+mod edit;
+mod glob;
+mod grep;
+mod ls;
+mod read;
+mod resolve;
+mod walk;
+mod write;
+
+#[cfg(test)]
+mod test_support;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::policy::Mode;
+use crate::policy::bash_judge::Judgement;
+use crate::policy::protected::protection;
+pub use crate::policy::tools::Access;
+use crate::policy::tools::decide_path;
+use arguments::Arguments;
+pub use cut::cut_result;
+pub use definitions::{definitions, tool_names};
+
+/// What the tools need to know about the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolContext {
+    /// The session's folder, resolved.
+    pub project: PathBuf,
+    /// `remote.roots`, resolved.
+    pub roots: Vec<PathBuf>,
+    /// The home folder, resolved (protected places like `~/.ssh` are found under it).
+    pub home: PathBuf,
+}
+
+/// ACP's `ToolKind` for a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AcpKind {
+    Read,
+    Edit,
+    Search,
+    Execute,
+    Think,
+}
+
+/// What a call will touch, worked out before it runs (for the permission decision and the approval
+/// card).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    pub name: String,
+    pub kind: AcpKind,
+    pub access: Access,
+    /// Resolved, symlinks followed; for a file that does not exist yet: its resolved parent joined
+    /// with the name.
+    pub path: PathBuf,
+    /// What the call does, for people: "Read src/main.rs", "Search \"fn main\" in src".
+    pub title: String,
+}
+
+/// A call that cannot even be planned. Its text is a sentence for the model, given back as the
+/// tool's result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    #[error("There is no tool named `{0}`. The tools are: {names}.", names = tool_names().join(", "))]
+    UnknownTool(String),
+    #[error("{0}")]
+    BadArguments(String),
+}
+
+/// The text block of a `write`/`edit` result, as ACP's `diff` content wants it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diff {
+    /// Absolute.
+    pub path: String,
+    /// `None` for a file that did not exist.
+    pub old_text: Option<String>,
+    pub new_text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub text: String,
+    pub is_error: bool,
+    pub diff: Option<Diff>,
+}
+
+impl ToolOutput {
+    fn ok(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            is_error: false,
+            diff: None,
+        }
+    }
+
+    fn error(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            is_error: true,
+            diff: None,
+        }
+    }
+}
+
+/// A call with its arguments checked.
+enum Call {
+    Read(read::ReadArgs),
+    Ls(ls::LsArgs),
+    Glob(glob::GlobArgs),
+    Grep(grep::GrepArgs),
+    Write(write::WriteArgs),
+    Edit(edit::EditArgs),
+}
+
+impl Call {
+    fn parse(name: &str, args: &Value) -> Result<Call, ToolError> {
+        let tool = known(name)?;
+        let args = Arguments::of(tool, args)?;
+        Ok(match tool {
+            "read" => Call::Read(read::ReadArgs::parse(&args)?),
+            "ls" => Call::Ls(ls::LsArgs::parse(&args)?),
+            "glob" => Call::Glob(glob::GlobArgs::parse(&args)?),
+            "grep" => Call::Grep(grep::GrepArgs::parse(&args)?),
+            "write" => Call::Write(write::WriteArgs::parse(&args)?),
+            _ => Call::Edit(edit::EditArgs::parse(&args)?),
+        })
+    }
+
+    fn plan(&self, ctx: &ToolContext) -> Planned {
+        match self {
+            Call::Read(args) => args.plan(ctx),
+            Call::Ls(args) => args.plan(ctx),
+            Call::Glob(args) => args.plan(ctx),
+            Call::Grep(args) => args.plan(ctx),
+            Call::Write(args) => args.plan(ctx),
+            Call::Edit(args) => args.plan(ctx),
+        }
+    }
+
+    fn run(&self, planned: &Planned, ctx: &ToolContext) -> ToolOutput {
+        match self {
+            Call::Read(args) => args.run(planned, ctx),
+            Call::Ls(args) => args.run(planned, ctx),
+            Call::Glob(args) => args.run(planned, ctx),
+            Call::Grep(args) => args.run(planned, ctx),
+            Call::Write(args) => args.run(planned, ctx),
+            Call::Edit(args) => args.run(planned, ctx),
+        }
+    }
+}
+
+/// The file tools this module plans and runs (`bash` is the engine's).
+const FILE_TOOLS: [&str; 6] = ["read", "ls", "glob", "grep", "write", "edit"];
+
+fn known(name: &str) -> Result<&'static str, ToolError> {
+    FILE_TOOLS
+        .into_iter()
+        .find(|tool| *tool == name)
+        .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))
+}
+
+/// Parses the arguments text (a JSON object as the model wrote it) and plans the call. Only for
+/// read, ls, glob, grep, write and edit: anything else, `bash` included, is `UnknownTool`.
+pub fn plan(name: &str, arguments: &str, ctx: &ToolContext) -> Result<(Planned, Value), ToolError> {
+    let tool = known(name)?;
+    let args = arguments::parse_json(tool, arguments)?;
+    let call = Call::parse(tool, &args)?;
+    Ok((call.plan(ctx), args))
+}
+
+/// The permission for a planned call in `mode` (ENGINE.md "Modes"), with a reason naming its path.
+pub fn judge(planned: &Planned, mode: Mode, ctx: &ToolContext) -> Judgement {
+    decide_path(
+        planned.access,
+        mode,
+        &planned.path,
+        &ctx.project,
+        &ctx.roots,
+        &ctx.home,
+    )
+}
+
+/// Runs a planned call (blocking I/O: the engine calls it in `spawn_blocking`). The permission was
+/// decided before; still, no tool touches a protected path, and listings leave out protected and
+/// gitignored entries. The text is not cut here: the engine cuts every tool's result with
+/// [`cut_result`], bash's included.
+pub fn run(planned: &Planned, args: &Value, ctx: &ToolContext) -> ToolOutput {
+    if let Some(what) = protection(&planned.path, &ctx.home) {
+        return ToolOutput::error(format!(
+            "{} is a protected path ({what}): remote work never reads or writes it.",
+            shown(&planned.path, ctx)
+        ));
+    }
+    match Call::parse(&planned.name, args) {
+        Ok(call) => call.run(planned, ctx),
+        Err(error) => ToolOutput::error(error.to_string()),
+    }
+}
+
+/// A path as the tools show it: relative to the project when inside it (`.` for the project
+/// itself), else in full.
+fn shown(path: &Path, ctx: &ToolContext) -> String {
+    match path.strip_prefix(&ctx.project) {
+        Ok(rest) if rest.as_os_str().is_empty() => ".".into(),
+        Ok(rest) => rest.display().to_string(),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+/// A path as sentences name it: like [`shown`], but the project itself is "the session's folder".
+fn named(path: &Path, ctx: &ToolContext) -> String {
+    if path == ctx.project {
+        "the session's folder".into()
+    } else {
+        shown(path, ctx)
+    }
+}
+
+/// An I/O error as a sentence about `path`; `verb` says what was being done ("read", "written").
+fn io_error(error: &std::io::Error, path: &Path, ctx: &ToolContext, verb: &str) -> ToolOutput {
+    let shown = shown(path, ctx);
+    ToolOutput::error(match error.kind() {
+        std::io::ErrorKind::NotFound => format!("{shown} does not exist."),
+        std::io::ErrorKind::PermissionDenied => format!("{shown} cannot be {verb}: permission denied."),
+        std::io::ErrorKind::InvalidData => format!("{shown} is not UTF-8 text."),
+        _ => format!("{shown} cannot be {verb}: {error}."),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,129 @@
+//! `write`: a whole file, created with its folders when missing, replaced atomically when present.
+
+use super::arguments::Arguments;
+use super::atomic::replace_file;
+use super::resolve::resolve;
+use super::{Access, AcpKind, Diff, Planned, ToolContext, ToolError, ToolOutput, io_error, shown};
+
+pub struct WriteArgs {
+    path: String,
+    content: String,
+}
+
+impl WriteArgs {
+    pub fn parse(args: &Arguments) -> Result<Self, ToolError> {
+        Ok(Self {
+            path: args.string("path")?.to_owned(),
+            content: args.string("content")?.to_owned(),
+        })
+    }
+
+    pub fn plan(&self, ctx: &ToolContext) -> Planned {
+        let path = resolve(&self.path, ctx);
+        Planned {
+            name: "write".into(),
+            kind: AcpKind::Edit,
+            access: Access::Write,
+            title: format!("Write {}", shown(&path, ctx)),
+            path,
+        }
+    }
+
+    pub fn run(&self, planned: &Planned, ctx: &ToolContext) -> ToolOutput {
+        let path = &planned.path;
+        let name = shown(path, ctx);
+        if path.is_dir() {
+            return ToolOutput::error(format!("{name} is a folder: write needs a file's path."));
+        }
+        let old_text = match std::fs::read(path) {
+            Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return io_error(&e, path, ctx, "written"),
+        };
+        if let Some(folder) = path.parent()
+            && let Err(e) = std::fs::create_dir_all(folder)
+        {
+            return io_error(&e, folder, ctx, "created");
+        }
+        if let Err(e) = replace_file(path, self.content.as_bytes()) {
+            return io_error(&e, path, ctx, "written");
+        }
+        let lines = self.content.lines().count();
+        let done = if old_text.is_some() { "Wrote" } else { "Created" };
+        ToolOutput {
+            text: format!("{done} {name} ({lines} lines)."),
+            is_error: false,
+            diff: Some(Diff {
+                path: path.display().to_string(),
+                old_text,
+                new_text: self.content.clone(),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::tools::test_support::Fixture;
+
+    #[test]
+    fn a_new_file_gets_its_folders_and_a_diff_without_old_text() {
+        let f = Fixture::new();
+        let output = f.call(
+            "write",
+            json!({ "path": "docs/guide/intro.md", "content": "# Hi\nthere\n" }),
+        );
+        assert!(!output.is_error, "{}", output.text);
+        assert_eq!(output.text, "Created docs/guide/intro.md (2 lines).");
+        assert_eq!(f.read("docs/guide/intro.md"), "# Hi\nthere\n");
+        let diff = output.diff.expect("a diff");
+        assert_eq!(diff.path, f.path("docs/guide/intro.md").display().to_string());
+        assert_eq!(diff.old_text, None);
+        assert_eq!(diff.new_text, "# Hi\nthere\n");
+    }
+
+    #[test]
+    fn an_existing_file_is_replaced_with_its_old_text_in_the_diff() {
+        let f = Fixture::new();
+        f.file("a.txt", "old\n");
+        let output = f.call("write", json!({ "path": "a.txt", "content": "new\n" }));
+        assert_eq!(output.text, "Wrote a.txt (1 lines).");
+        assert_eq!(f.read("a.txt"), "new\n");
+        assert_eq!(output.diff.and_then(|d| d.old_text).as_deref(), Some("old\n"));
+    }
+
+    #[test]
+    fn a_folder_is_not_a_file() {
+        let f = Fixture::new();
+        f.folder("src");
+        assert_eq!(
+            f.err("write", json!({ "path": "src", "content": "x" })),
+            "src is a folder: write needs a file's path."
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_file_is_written_where_it_points_and_stays_a_link() {
+        let f = Fixture::new();
+        let target = f.file("real/config.toml", "a = 1\n");
+        f.symlink(&target, "config.toml");
+        let planned = f.planned("write", json!({ "path": "config.toml", "content": "" }));
+        assert_eq!(planned.path, target);
+        f.ok("write", json!({ "path": "config.toml", "content": "a = 2\n" }));
+        assert_eq!(f.read("real/config.toml"), "a = 2\n");
+        let link = std::fs::symlink_metadata(f.path("config.toml")).expect("the link");
+        assert!(link.file_type().is_symlink());
+    }
+
+    #[test]
+    fn content_is_required() {
+        let f = Fixture::new();
+        let err = crate::tools::plan("write", r#"{"path":"a.txt"}"#, &f.ctx)
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(err.as_deref(), Some("write needs `content` (a string)."));
+    }
+}
