@@ -12,6 +12,7 @@ pub struct Decisions {
     pub scheduled: Scheduled,
     pub link: Link,
     pub terminal: Terminal,
+    pub turns: Turns,
 }
 
 #[derive(Debug, Deserialize)]
@@ -81,6 +82,14 @@ pub struct Terminal {
     pub rows: [u16; 2],
 }
 
+/// Turn ids (acp.md "Turn ids"): how many a session's turns file keeps, and when an untouched one
+/// is pruned.
+#[derive(Debug, Deserialize)]
+pub struct Turns {
+    pub kept_per_session: usize,
+    pub prune_after_days: u64,
+}
+
 /// The decisions, parsed once. The file is part of the build, so a parse failure is a bug caught by
 /// the first test that runs, never something a user can cause.
 pub fn decisions() -> &'static Decisions {
@@ -100,5 +109,7 @@ mod tests {
         assert_eq!(d.harness_spec, "3.5.0");
         assert_eq!(d.scheduled.monitor.output_max_bytes, 1_048_576);
         assert_eq!(d.terminal.max_per_link, 4);
+        assert_eq!(d.turns.kept_per_session, 200);
+        assert_eq!(d.turns.prune_after_days, 30);
     }
 }
