@@ -18,4 +18,5 @@ pub mod runtime;
 pub mod scheduled;
 pub mod settings;
 pub mod status;
+pub mod store;
 pub mod terminal;
