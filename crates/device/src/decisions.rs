@@ -13,6 +13,7 @@ pub struct Decisions {
     pub scheduled: Scheduled,
     pub link: Link,
     pub terminal: Terminal,
+    pub turns: Turns,
 }
 
 #[derive(Debug, Deserialize)]
@@ -101,6 +102,14 @@ pub struct Tools {
     pub bash_timeout_seconds: MonitorTimeout,
 }
 
+/// Turn ids (acp.md "Turn ids"): how many a session's turns file keeps, and when an untouched one
+/// is pruned.
+#[derive(Debug, Deserialize)]
+pub struct Turns {
+    pub kept_per_session: usize,
+    pub prune_after_days: u64,
+}
+
 /// The decisions, parsed once. The file is part of the build, so a parse failure is a bug caught by
 /// the first test that runs, never something a user can cause.
 pub fn decisions() -> &'static Decisions {
@@ -121,5 +130,7 @@ mod tests {
         assert_eq!(d.scheduled.monitor.output_max_bytes, 1_048_576);
         assert_eq!(d.terminal.max_per_link, 4);
         assert!(d.tools.result_keep_chars * 2 <= d.tools.result_max_chars);
+        assert_eq!(d.turns.kept_per_session, 200);
+        assert_eq!(d.turns.prune_after_days, 30);
     }
 }

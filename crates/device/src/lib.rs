@@ -18,5 +18,6 @@ pub mod runtime;
 pub mod scheduled;
 pub mod settings;
 pub mod status;
+pub mod store;
 pub mod terminal;
 pub mod tools;

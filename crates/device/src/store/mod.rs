@@ -1,0 +1,186 @@
+//! The session store: what the engine keeps on disk under the state folder
+//! (`$XDG_STATE_HOME/lembas/`), shared by the service and every terminal.
+//!
+//! - `sessions/<id>.jsonl`: one append-only file per session, one JSON record per line, the first
+//!   the header `{"type":"session", …}` ([`sessions`]).
+//! - `turns/<id>.json`: the session's turn ids and their answers, merged and replaced atomically
+//!   ([`turns`]).
+//! - `attachments/<id>/`: files the session's prompts brought.
+//! - `deleted.json`: sessions deleted while the instance could not be told, until the next link's
+//!   initialize sends them ([`deleted`]).
+//!
+//! Every function taking an id from outside checks its shape first ([`ids::is_session_id`]), so an
+//! id can never name a path outside the store.
+
+pub mod deleted;
+mod files;
+pub mod ids;
+pub mod sessions;
+pub mod turns;
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::paths;
+
+pub use ids::{is_session_id, new_session_id};
+pub use sessions::{Opened, SessionLog, SessionSummary};
+pub use turns::TurnEntry;
+
+/// The store in one state folder. Holds no open files: every call opens what it needs, so the
+/// service and terminals can use the same folder at once.
+#[derive(Debug, Clone)]
+pub struct Store {
+    state_dir: PathBuf,
+}
+
+impl Store {
+    /// The store under `state_dir` (tests use temporary folders).
+    pub fn at(state_dir: PathBuf) -> Store {
+        Store { state_dir }
+    }
+
+    /// The user's store: `$XDG_STATE_HOME/lembas/`.
+    pub fn open_default() -> Store {
+        Store::at(paths::state_dir())
+    }
+
+    /// The state folder this store lives in.
+    pub fn state_dir(&self) -> &std::path::Path {
+        &self.state_dir
+    }
+
+    /// Where the session's attachments go (`attachments/<id>/`, not created here); removed with
+    /// the session.
+    pub fn attachments_dir(&self, id: &str) -> io::Result<PathBuf> {
+        check_id(id)?;
+        Ok(self.state_dir.join("attachments").join(id))
+    }
+
+    /// Removes the session file, its turns file and its attachments folder. Ok(false) when there
+    /// was no such session (whatever turns or attachments it left are removed all the same).
+    pub fn delete(&self, id: &str) -> io::Result<bool> {
+        check_id(id)?;
+        // The session file goes last: a delete cut short still lists the session, and doing it
+        // again finishes the job.
+        match std::fs::remove_dir_all(self.attachments_dir(id)?) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        self.remove_turns(id)?;
+        let sessions_dir = self.sessions_dir();
+        let existed = files::remove_if_exists(&self.session_path(id))?;
+        if existed {
+            files::sync_dir(&sessions_dir)?;
+        }
+        Ok(existed)
+    }
+
+    fn sessions_dir(&self) -> PathBuf {
+        self.state_dir.join("sessions")
+    }
+
+    /// Only for a checked id.
+    fn session_path(&self, id: &str) -> PathBuf {
+        self.sessions_dir().join(format!("{id}{}", sessions::EXTENSION))
+    }
+
+    fn turns_dir(&self) -> PathBuf {
+        self.state_dir.join("turns")
+    }
+}
+
+/// Refuses anything that is not exactly a session id, before it comes near a path.
+fn check_id(id: &str) -> io::Result<()> {
+    if is_session_id(id) {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{id:?} is not a session id (ses_ and 26 lowercase letters and digits of Crockford's base32)"
+            ),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn delete_removes_the_session_its_turns_and_its_attachments() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path().to_path_buf());
+        let id = new_session_id();
+        let other = new_session_id();
+        for s in [&id, &other] {
+            store.create(s, json!({ "cwd": "/w" })).unwrap();
+            store
+                .merge_turns(
+                    s,
+                    &[TurnEntry {
+                        turn_id: "t1".into(),
+                        state: "done".into(),
+                        answer: None,
+                        updated_ms: 1,
+                    }],
+                )
+                .unwrap();
+            let attachments = store.attachments_dir(s).unwrap();
+            std::fs::create_dir_all(attachments.join("sub")).unwrap();
+            std::fs::write(attachments.join("sub/a.png"), b"png").unwrap();
+        }
+
+        assert!(store.delete(&id).unwrap());
+        assert!(!store.exists(&id));
+        assert!(!store.session_path(&id).exists());
+        assert!(!store.turns_dir().join(format!("{id}.json")).exists());
+        assert!(!store.attachments_dir(&id).unwrap().exists());
+        assert!(store.load_turns(&id).unwrap().is_empty());
+        assert_eq!(
+            store.open(&id).err().map(|e| e.kind()),
+            Some(io::ErrorKind::NotFound)
+        );
+
+        // The other session is untouched.
+        assert!(store.exists(&other));
+        assert_eq!(store.load_turns(&other).unwrap().len(), 1);
+        assert!(store.attachments_dir(&other).unwrap().join("sub/a.png").exists());
+
+        // Again: nothing there any more.
+        assert!(!store.delete(&id).unwrap());
+        assert!(!store.delete(&new_session_id()).unwrap());
+    }
+
+    #[test]
+    fn ids_of_the_wrong_shape_never_reach_a_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let store = Store::at(state.clone());
+        // A file a crafted id would reach if ids were joined unchecked.
+        std::fs::create_dir_all(&state).unwrap();
+        std::fs::write(dir.path().join("victim.jsonl"), "{\"type\":\"session\"}\n").unwrap();
+        for bad in ["../../victim", "../x", "/", "", "SES_01JABCDEFGHJKMNPQRSTVWXYZ0"] {
+            let refused = |r: io::Result<()>| {
+                assert_eq!(
+                    r.err().map(|e| e.kind()),
+                    Some(io::ErrorKind::InvalidInput),
+                    "{bad:?}"
+                )
+            };
+            refused(store.create(bad, json!({})).map(drop));
+            refused(store.open(bad).map(drop));
+            refused(store.delete(bad).map(drop));
+            refused(store.merge_turns(bad, &[]));
+            refused(store.load_turns(bad).map(drop));
+            refused(store.remember_deleted(bad));
+            refused(store.attachments_dir(bad).map(drop));
+            assert!(!store.exists(bad));
+        }
+        assert!(dir.path().join("victim.jsonl").exists());
+        assert!(store.deleted_pending().unwrap().is_empty());
+    }
+}
