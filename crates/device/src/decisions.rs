@@ -14,6 +14,24 @@ pub struct Decisions {
     pub link: Link,
     pub terminal: Terminal,
     pub turns: Turns,
+    pub prompt: PromptLimits,
+    pub engine: EngineNumbers,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct PromptLimits {
+    pub max_block_bytes: usize,
+    pub max_prompt_bytes: usize,
+}
+
+/// The engine's numbers (ENGINE.md): the step backstop, how much of the bash tool's output is kept,
+/// titles. The bash tool's time limit is with the tools' numbers.
+#[derive(Debug, Deserialize)]
+pub struct EngineNumbers {
+    pub max_turn_requests: usize,
+    pub bash_output_kept_bytes: usize,
+    pub title_chars: usize,
+    pub title_max_chars: usize,
 }
 
 #[derive(Debug, Deserialize)]

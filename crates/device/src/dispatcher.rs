@@ -7,8 +7,10 @@ use tokio::sync::{broadcast, watch};
 
 use crate::decisions::decisions;
 use crate::directories;
+use crate::engine::Engine;
 use crate::events::DeviceEvent;
 use crate::link::Outbound;
+use crate::link::client::{ClientLink, PendingRequests};
 use crate::policy::roots::FolderRules;
 use crate::rpc::{self, RpcError};
 use crate::scheduled;
@@ -22,6 +24,17 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub fn capabilities(settings: &Settings) -> Vec<&'static str> {
     // `scheduled` whatever the setting says: whether it is accepted now is limits.scheduled.
     let mut caps = vec!["directories", "scheduled"];
+    // The engine's (agent sessions on the instance's models).
+    caps.extend([
+        "sessions",
+        "status",
+        "delete",
+        "title",
+        "turns",
+        "model",
+        "context",
+        "configure",
+    ]);
     if settings.remote.terminal {
         caps.extend(["terminal", "shell"]);
     }
@@ -106,7 +119,16 @@ pub struct Dispatcher {
     connection: Option<String>,
     terminals: Terminals,
     events: broadcast::Sender<DeviceEvent>,
+    engine: Engine,
+    /// This link's client as the engine sees it, once initialize said who it is.
+    client: std::sync::Mutex<Option<ClientLink>>,
+    serial: u64,
+    out: Outbound,
+    pub pending: Arc<PendingRequests>,
 }
+
+/// Tells links apart for the engine.
+static LINK_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Dispatcher {
     pub fn new(
@@ -115,13 +137,28 @@ impl Dispatcher {
         connection: Option<String>,
         out: Outbound,
         events: broadcast::Sender<DeviceEvent>,
+        engine: Engine,
     ) -> Self {
         Self {
             settings,
             announced,
             connection,
-            terminals: Terminals::new(out),
+            terminals: Terminals::new(out.clone()),
             events,
+            engine,
+            client: std::sync::Mutex::new(None),
+            serial: LINK_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            out,
+            pending: Arc::default(),
+        }
+    }
+
+    /// After initialize's answer went out: the engine takes this link's client (cards still open
+    /// are shown again, deletes kept are told).
+    pub async fn initialized(&self) {
+        let client = self.client.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(client) = client {
+            self.engine.attach(client).await;
         }
     }
 
@@ -136,7 +173,7 @@ impl Dispatcher {
 
     /// Remote work going on that closing the link would cut short (open shells).
     pub fn busy(&self) -> bool {
-        self.terminals.live_count() > 0
+        self.terminals.live_count() > 0 || self.engine.busy()
     }
 
     /// Takes back what the settings no longer allow: open shells once terminals or remote work are
@@ -152,6 +189,8 @@ impl Dispatcher {
     /// Closes everything this link opened.
     pub fn close_all(&self) {
         self.terminals.close_all();
+        self.engine.detach(self.serial);
+        self.pending.fail_all();
     }
 
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
@@ -169,7 +208,18 @@ impl Dispatcher {
 
     async fn route(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         match method {
-            "initialize" => Ok(self.announced.initialize_result(self.connection.as_deref())),
+            "initialize" => {
+                let lembas = params
+                    .pointer("/clientCapabilities/_meta/lembas")
+                    .is_some_and(|l| !l.is_null() && l != &Value::Bool(false));
+                let client = ClientLink::new(self.serial, self.out.clone(), self.pending.clone(), lembas);
+                *self.client.lock().unwrap_or_else(|p| p.into_inner()) = Some(client);
+                Ok(self.announced.initialize_result(self.connection.as_deref()))
+            }
+            "_lembas/session/status" if !self.offers("status") => Err(RpcError::method_not_found(method)),
+            "_lembas/session/title" if !self.offers("title") => Err(RpcError::method_not_found(method)),
+            "_lembas/session/delete" if !self.offers("delete") => Err(RpcError::method_not_found(method)),
+            "_lembas/configure" if !self.offers("configure") => Err(RpcError::method_not_found(method)),
             "_lembas/directories" if self.offers("directories") => {
                 let settings = self.now();
                 directories::handle(params, &settings.roots(), &FolderRules::from_settings(&settings))
@@ -217,7 +267,10 @@ impl Dispatcher {
                     .await
                     .map(|()| json!({}))
             }
-            _ => Err(RpcError::method_not_found(method)),
+            _ => match self.engine.request(method, params).await {
+                Some(result) => result,
+                None => Err(RpcError::method_not_found(method)),
+            },
         }
     }
 
@@ -244,7 +297,11 @@ impl Dispatcher {
             m if m.starts_with("_lembas/terminal/") && self.offers("terminal") => {
                 self.terminal_notification(m, params).await
             }
-            "session/cancel" | "notifications/initialized" => Ok(()),
+            "session/cancel" => {
+                self.engine.notification(method, &params);
+                Ok(())
+            }
+            "notifications/initialized" => Ok(()),
             other => Err(RpcError::method_not_found(other)),
         };
         if let Err(e) = result {

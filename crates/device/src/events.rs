@@ -70,4 +70,33 @@ pub enum DeviceEvent {
         method: String,
         reason: String,
     },
+    /// session/new made a session (the engine's).
+    SessionOpened {
+        session_id: String,
+        cwd: String,
+        model: String,
+    },
+    /// A turn started or ended; `stop_reason` absent when it failed.
+    Turn {
+        session_id: String,
+        turn_id: String,
+        state: String,
+        stop_reason: Option<String>,
+    },
+    /// An approval card is open: the desktop may answer it (`Engine::answer_card`).
+    ApprovalAsked {
+        session_id: String,
+        tool_call_id: String,
+        title: String,
+        reason: String,
+    },
+    /// A card was answered (anywhere), timed out or withdrawn.
+    ApprovalSettled {
+        session_id: String,
+        tool_call_id: String,
+        outcome: String,
+    },
+    SessionDeleted {
+        session_id: String,
+    },
 }

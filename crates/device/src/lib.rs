@@ -5,6 +5,7 @@ pub mod decisions;
 pub mod directories;
 pub mod discovery;
 pub mod dispatcher;
+pub mod engine;
 pub mod events;
 pub mod keychain;
 pub mod link;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
+use crate::engine::Engine;
 use crate::events::DeviceEvent;
 use crate::link::supervisor::Supervisor;
 use crate::link::{LinkOptions, Stop, wake};
@@ -26,6 +27,9 @@ pub struct Runtime {
     pub status: watch::Receiver<Status>,
     pub events: broadcast::Sender<DeviceEvent>,
     pub settings: watch::Receiver<Arc<Settings>>,
+    /// The agent sessions: they outlive links, and the desktop answers approval cards here.
+    pub engine: Engine,
+    deleted_watch: JoinHandle<()>,
     shutdown: watch::Sender<bool>,
     wake: broadcast::Sender<()>,
     supervisor: JoinHandle<Stop>,
@@ -83,11 +87,14 @@ impl Runtime {
         });
 
         let wake = wake::spawn_watch();
+        let engine = Engine::new(settings_rx.clone(), events.clone());
+        let deleted_watch = engine.spawn_deleted_watch();
         let supervisor = Supervisor {
             options,
             settings: settings_rx.clone(),
             status: status_tx,
             events: events.clone(),
+            engine: engine.clone(),
             shutdown: shutdown_rx,
             wake: wake.clone(),
         };
@@ -96,6 +103,8 @@ impl Runtime {
             status: status_rx,
             events,
             settings: settings_rx,
+            engine,
+            deleted_watch,
             shutdown,
             wake,
             supervisor,
@@ -113,6 +122,7 @@ impl Runtime {
     /// Waits until the supervisor stops by itself (a final state) or is stopped.
     pub async fn wait(self) -> Stop {
         let stop = self.supervisor.await.unwrap_or(Stop::Shutdown);
+        self.deleted_watch.abort();
         // The last status must reach the file before the lock is released.
         let last = self.status.borrow().clone();
         let _ = status::write(&last);

@@ -86,6 +86,25 @@ fn project_rules(folder: &Path, trusted: &[PathBuf]) -> Result<Option<Permission
     Ok(None)
 }
 
+/// A trusted project's own bash rules for a session's folder (none for an untrusted one). A rules
+/// file that cannot be read gives rules that deny everything, rather than dropping its deny rules.
+pub fn project_bash_rules(folder: &Path, settings: &Settings) -> Option<crate::settings::BashRules> {
+    let rules = FolderRules::from_settings(settings);
+    if !roots::is_trusted(folder, &rules.trusted) {
+        return None;
+    }
+    match project_rules(folder, &rules.trusted) {
+        Ok(p) => p.map(|p| p.bash),
+        Err(e) => {
+            tracing::warn!("{}", e.message);
+            Some(crate::settings::BashRules {
+                deny: vec!["*".into()],
+                ..Default::default()
+            })
+        }
+    }
+}
+
 /// `_lembas/monitor`: admit, judge the command as bash in that folder, run it, answer the outcome.
 pub async fn monitor(params: Value, settings: &Settings) -> Result<Value, RpcError> {
     let params: MonitorParams = rpc::params("_lembas/monitor", params)?;

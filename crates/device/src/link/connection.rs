@@ -49,6 +49,7 @@ pub struct LinkContext {
     pub settings: watch::Receiver<Arc<Settings>>,
     pub connection: Option<String>,
     pub events: broadcast::Sender<DeviceEvent>,
+    pub engine: crate::engine::Engine,
     pub shutdown: watch::Receiver<bool>,
     pub wake: broadcast::Receiver<()>,
     pub ping_interval: Duration,
@@ -72,6 +73,7 @@ pub async fn run(ws: Ws, mut ctx: LinkContext) -> LinkEnd {
         ctx.connection.clone(),
         out.clone(),
         ctx.events.clone(),
+        ctx.engine.clone(),
     ));
     let mut tasks = JoinSet::new();
     let mut last_seen = Instant::now();
@@ -155,11 +157,18 @@ async fn read_text(text: &str, dispatcher: &Arc<Dispatcher>, out: &Outbound, tas
             tasks.spawn(async move {
                 let result = dispatcher.request(&method, params).await;
                 let _ = out.answer(&id, result).await;
+                if method == "initialize" {
+                    dispatcher.initialized().await;
+                }
             });
         }
         // In order, in the reader: keystrokes must not overtake each other.
         Ok(Incoming::Notification { method, params }) => dispatcher.notification(&method, params).await,
-        Ok(Incoming::Response { id, .. }) => tracing::debug!(%id, "an answer to no request of ours"),
+        Ok(Incoming::Response { id, result }) => {
+            if !dispatcher.pending.resolve(&id, result) {
+                tracing::debug!(%id, "an answer to no request of ours");
+            }
+        }
         Err(rejected) => spawn_answer(tasks, out, rejected.id, Err(rejected.error)),
     }
 }

@@ -1,6 +1,7 @@
 //! The link to the instance: one WebSocket carrying JSON-RPC 2.0, dialled and kept up by the
 //! supervisor.
 
+pub mod client;
 pub mod connection;
 pub mod outbound;
 pub mod supervisor;

@@ -17,6 +17,8 @@ use crate::settings::Settings;
 use crate::status::Status;
 
 const DIAL_TIMEOUT: Duration = Duration::from_secs(20);
+/// The largest message the link reads: a whole prompt at its limit, base64 and JSON included.
+const MAX_MESSAGE_BYTES: usize = 64 << 20;
 
 /// Timings, from DECISIONS.md `link` unless a test or benchmark narrows them.
 #[derive(Debug, Clone)]
@@ -95,6 +97,7 @@ pub struct Supervisor {
     pub settings: watch::Receiver<Arc<Settings>>,
     pub status: watch::Sender<Status>,
     pub events: broadcast::Sender<DeviceEvent>,
+    pub engine: crate::engine::Engine,
     pub shutdown: watch::Receiver<bool>,
     pub wake: broadcast::Sender<()>,
 }
@@ -115,7 +118,12 @@ async fn dial(url: &url::Url, token: &Token) -> Dial {
     };
     bearer.set_sensitive(true);
     request.headers_mut().insert(http::header::AUTHORIZATION, bearer);
-    match tokio::time::timeout(DIAL_TIMEOUT, tokio_tungstenite::connect_async(request)).await {
+    // A prompt may carry 25 MB of attachments, base64 in one message: frames as large as messages.
+    let config = tungstenite::protocol::WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE_BYTES))
+        .max_frame_size(Some(MAX_MESSAGE_BYTES));
+    let connect = tokio_tungstenite::connect_async_with_config(request, Some(config), false);
+    match tokio::time::timeout(DIAL_TIMEOUT, connect).await {
         Ok(Ok((ws, _))) => Dial::Linked(Box::new(ws)),
         Ok(Err(tungstenite::Error::Http(response)))
             if response.status() == http::StatusCode::UNAUTHORIZED =>
@@ -240,6 +248,7 @@ impl Supervisor {
                     settings: self.settings.clone(),
                     connection: server.connection.clone(),
                     events: self.events.clone(),
+                    engine: self.engine.clone(),
                     shutdown: self.shutdown.clone(),
                     wake: self.wake.subscribe(),
                     ping_interval: self.options.ping_interval,

@@ -94,6 +94,23 @@ pub async fn run_watch(cwd: &Path, command: &str, timeout: Duration) -> io::Resu
     run_watch_within(cwd, command, timeout, &limits).await
 }
 
+/// The bash tool's runner (ENGINE.md "Tools"): the same process group, one stream and stopping as a
+/// watch, but keeping `keep_bytes` of output whole for the model instead of an excerpt. Dropping
+/// the future (session/cancel) kills the group.
+pub async fn run_command(
+    cwd: &Path,
+    command: &str,
+    timeout: Duration,
+    keep_bytes: usize,
+) -> io::Result<WatchOutcome> {
+    let limits = WatchLimits {
+        output_max_bytes: keep_bytes,
+        excerpt_chars: usize::MAX,
+        kill_grace: Duration::from_millis(decisions().scheduled.monitor.kill_grace_ms),
+    };
+    run_watch_within(cwd, command, timeout, &limits).await
+}
+
 /// The decisions' numbers a watch runs by; apart so the tests can use small ones.
 struct WatchLimits {
     output_max_bytes: usize,

@@ -1,0 +1,155 @@
+//! Agent sessions end to end: the real `lembas service run` against the reference peer and its
+//! scripted model. Every session/update and session/request_permission the device sends is
+//! validated against the official ACP schema.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod faults;
+mod sessions;
+mod turns;
+
+use common::*;
+use lembas_peer::{LinkHandle, ModelReply, Peer, PeerConfig, ScriptedModel};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub const WAIT: Duration = Duration::from_secs(20);
+pub const MODEL: &str = lembas_peer::DEFAULT_MODEL;
+
+pub struct Linked {
+    pub peer: Peer,
+    pub home: Home,
+    pub service: Service,
+    pub link: LinkHandle,
+    pub work: PathBuf,
+}
+
+/// A remote block allowing `<home>/work`, trusted, with `extra` lines (e.g. `  max_mode: auto\n`).
+pub fn remote(work: &Path, extra: &str) -> String {
+    let max_mode = if extra.contains("max_mode") {
+        ""
+    } else {
+        "  max_mode: edit\n"
+    };
+    format!(
+        "remote:\n  enabled: true\n{max_mode}  roots:\n    - {w}\n{extra}trusted:\n  - {w}\n",
+        w = work.display()
+    )
+}
+
+pub async fn linked(extra: &str) -> Linked {
+    store_token();
+    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
+    let home = Home::new();
+    let work = home.path().join("work");
+    home.config_for(&peer.url(), &remote(&work, extra));
+    let service = home.service();
+    let link = relink(&peer).await;
+    Linked {
+        peer,
+        home,
+        service,
+        link,
+        work,
+    }
+}
+
+/// The next link of the device, hello and initialize done.
+pub async fn relink(peer: &Peer) -> LinkHandle {
+    let mut link = peer.next_link(WAIT).await.unwrap();
+    link.hello(WAIT).await.unwrap();
+    link.initialize(WAIT).await.unwrap();
+    link
+}
+
+impl Linked {
+    pub fn model(&self) -> ScriptedModel {
+        self.peer.model()
+    }
+
+    /// session/new in `<home>/work` (or `cwd`) with `meta`; the whole answer.
+    pub async fn new_session_at(&mut self, cwd: &Path, meta: Value) -> Value {
+        self.link
+            .request(
+                "session/new",
+                json!({ "cwd": cwd, "mcpServers": [], "_meta": meta }),
+                WAIT,
+            )
+            .await
+            .unwrap()
+    }
+
+    /// A session in `<home>/work` on the default model; its id.
+    pub async fn new_session(&mut self, mode: &str) -> String {
+        let work = self.work.clone();
+        let answer = self
+            .new_session_at(&work, json!({ "mode": mode, "lembas_model": MODEL }))
+            .await;
+        answer["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("session/new failed: {answer}"))
+            .to_string()
+    }
+
+    /// Sends session/prompt without waiting; its request id.
+    pub async fn send_prompt(&mut self, session: &str, text: &str, turn_id: &str) -> u64 {
+        self.link
+            .send_request(
+                "session/prompt",
+                json!({ "sessionId": session, "prompt": [{ "type": "text", "text": text }],
+                        "_meta": { "lembas": { "turnId": turn_id } } }),
+            )
+            .await
+            .unwrap()
+    }
+
+    /// A whole prompt: sent and answered (nobody asked anything meanwhile).
+    pub async fn prompt(&mut self, session: &str, text: &str, turn_id: &str) -> Value {
+        let id = self.send_prompt(session, text, turn_id).await;
+        self.link.recv_answer(id, WAIT).await.unwrap()
+    }
+}
+
+/// Every session/update the device sent on this link, each checked against the ACP schema.
+pub fn updates(link: &LinkHandle) -> Vec<Value> {
+    link.received()
+        .into_iter()
+        .filter(|m| m["method"] == "session/update")
+        .map(|m| {
+            let params = m["params"].clone();
+            validate_acp("SessionNotification", &params)
+                .unwrap_or_else(|e| panic!("session/update does not validate: {e}\n{params}"));
+            params["update"].clone()
+        })
+        .collect()
+}
+
+/// The `_lembas/event` types sent on this link, in order.
+pub fn event_types(link: &LinkHandle) -> Vec<String> {
+    link.received()
+        .into_iter()
+        .filter(|m| m["method"] == "_lembas/event")
+        .map(|m| m["params"]["event"]["type"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// The agent's text as the client saw it streamed.
+pub fn streamed_text(link: &LinkHandle) -> String {
+    updates(link)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+pub fn error_of(answer: &Value) -> (i64, String) {
+    (
+        answer["error"]["code"].as_i64().unwrap_or(0),
+        answer["error"]["message"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+pub fn reply_text(text: &str) -> ModelReply {
+    ModelReply::text(text)
+}

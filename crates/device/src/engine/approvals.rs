@@ -1,0 +1,215 @@
+//! Approval cards waiting for a person, keyed by toolCallId (several may be open at once). The first
+//! answer wins, from whichever place it comes: the client over the link, or the desktop.
+
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use tokio::sync::oneshot;
+
+/// What a person decided about one call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// Allowed; `always`: every such call in this session from now on; `command`: the corrected
+    /// line to run instead (bash only).
+    Allow { always: bool, command: Option<String> },
+    /// Denied, with what the person said why, for the model.
+    Deny { feedback: Option<String> },
+}
+
+impl Answer {
+    /// `once`, `session` or `deny`, with the client's `_meta.lembas.command` / `feedback`.
+    pub fn from_option(option_id: &str, meta: Option<&Value>) -> Answer {
+        let text = |key: &str| {
+            meta.and_then(|m| m.get(key))
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        match option_id {
+            "once" => Answer::Allow {
+                always: false,
+                command: text("command"),
+            },
+            "session" => Answer::Allow {
+                always: true,
+                command: text("command"),
+            },
+            _ => Answer::Deny {
+                feedback: text("feedback"),
+            },
+        }
+    }
+
+    /// ACP's `session/request_permission` result read as an answer; anything unreadable (or
+    /// `cancelled`) is a denial.
+    pub fn from_client(result: &Value) -> Answer {
+        let meta = result.pointer("/_meta/lembas");
+        match result.pointer("/outcome/outcome").and_then(Value::as_str) {
+            Some("selected") => {
+                let option = result
+                    .pointer("/outcome/optionId")
+                    .and_then(Value::as_str)
+                    .unwrap_or("deny");
+                Answer::from_option(option, meta)
+            }
+            _ => Answer::Deny {
+                feedback: meta
+                    .and_then(|m| m.get("feedback"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            },
+        }
+    }
+
+    pub fn label(&self) -> &'static str {
+        match self {
+            Answer::Allow { always: false, .. } => "allowed once",
+            Answer::Allow { always: true, .. } => "allowed in this session",
+            Answer::Deny { .. } => "denied",
+        }
+    }
+}
+
+/// A card still open.
+struct Open {
+    session_id: String,
+    params: Value,
+    answer: oneshot::Sender<Answer>,
+}
+
+/// A card as the desktop or a new link needs it: its session and the request's params.
+#[derive(Debug, Clone)]
+pub struct Card {
+    pub session_id: String,
+    pub tool_call_id: String,
+    pub params: Value,
+}
+
+#[derive(Default)]
+pub struct Approvals {
+    open: Mutex<HashMap<String, Open>>,
+}
+
+impl Approvals {
+    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<String, Open>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Opens a card; the receiver gets the first answer (or is dropped when the card is withdrawn).
+    pub fn ask(&self, session_id: &str, tool_call_id: &str, params: Value) -> oneshot::Receiver<Answer> {
+        let (tx, rx) = oneshot::channel();
+        self.open().insert(
+            tool_call_id.to_string(),
+            Open {
+                session_id: session_id.to_string(),
+                params,
+                answer: tx,
+            },
+        );
+        rx
+    }
+
+    /// Gives the card its answer; `false` when it was already answered or withdrawn.
+    pub fn answer(&self, tool_call_id: &str, answer: Answer) -> Option<String> {
+        let open = self.open().remove(tool_call_id)?;
+        let session = open.session_id.clone();
+        open.answer.send(answer).ok().map(|()| session)
+    }
+
+    /// Takes a card down without an answer (timed out, the turn was cancelled); `true` if it was open.
+    pub fn withdraw(&self, tool_call_id: &str) -> bool {
+        self.open().remove(tool_call_id).is_some()
+    }
+
+    /// Every card still open, for a new link to show again and for the desktop.
+    pub fn cards(&self) -> Vec<Card> {
+        let mut cards: Vec<Card> = self
+            .open()
+            .iter()
+            .map(|(id, open)| Card {
+                session_id: open.session_id.clone(),
+                tool_call_id: id.clone(),
+                params: open.params.clone(),
+            })
+            .collect();
+        cards.sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
+        cards
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_the_clients_answers() {
+        let cases = [
+            (
+                json!({"outcome": {"outcome": "selected", "optionId": "once"}}),
+                Answer::Allow {
+                    always: false,
+                    command: None,
+                },
+            ),
+            (
+                json!({"outcome": {"outcome": "selected", "optionId": "session"}}),
+                Answer::Allow {
+                    always: true,
+                    command: None,
+                },
+            ),
+            (
+                json!({"outcome": {"outcome": "selected", "optionId": "once"}, "_meta": {"lembas": {"command": "ls -la"}}}),
+                Answer::Allow {
+                    always: false,
+                    command: Some("ls -la".into()),
+                },
+            ),
+            (
+                json!({"outcome": {"outcome": "selected", "optionId": "deny"}, "_meta": {"lembas": {"feedback": "not there"}}}),
+                Answer::Deny {
+                    feedback: Some("not there".into()),
+                },
+            ),
+            (
+                json!({"outcome": {"outcome": "cancelled"}}),
+                Answer::Deny { feedback: None },
+            ),
+            (
+                json!({"outcome": {"outcome": "selected", "optionId": "what"}}),
+                Answer::Deny { feedback: None },
+            ),
+            (json!("nonsense"), Answer::Deny { feedback: None }),
+        ];
+        for (result, want) in cases {
+            assert_eq!(Answer::from_client(&result), want, "{result}");
+        }
+    }
+
+    #[test]
+    fn first_answer_wins() {
+        let approvals = Approvals::default();
+        let mut rx = approvals.ask("ses_a", "call_1", json!({}));
+        assert_eq!(approvals.cards().len(), 1);
+        assert_eq!(
+            approvals
+                .answer("call_1", Answer::Deny { feedback: None })
+                .as_deref(),
+            Some("ses_a")
+        );
+        assert_eq!(
+            approvals.answer(
+                "call_1",
+                Answer::Allow {
+                    always: false,
+                    command: None
+                }
+            ),
+            None
+        );
+        assert_eq!(rx.try_recv().unwrap(), Answer::Deny { feedback: None });
+        assert!(approvals.cards().is_empty());
+    }
+}

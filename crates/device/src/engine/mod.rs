@@ -1,0 +1,354 @@
+//! The agent engine: sessions that run turns on the instance's models, here, within the person's
+//! limits (ENGINE.md). It belongs to the device runtime, not to a link: a turn running when the link
+//! drops goes on, its approval cards stay open, and the next link is attached to the same sessions.
+//! A link only routes requests and events here.
+
+mod approvals;
+mod methods;
+pub mod model;
+mod prompt;
+mod session;
+mod tool_call;
+mod turn;
+
+pub use approvals::{Answer, Card};
+
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::{broadcast, watch};
+
+use crate::events::DeviceEvent;
+use crate::keychain::{self, Token};
+use crate::link::client::ClientLink;
+use crate::policy::roots::FolderRules;
+use crate::rpc::RpcError;
+use crate::settings::Settings;
+use crate::store::Store;
+use crate::tools::ToolContext;
+use session::Session;
+
+/// How often the engine looks for sessions deleted from a shell (`lembas sessions delete`).
+const DELETED_POLL: Duration = Duration::from_secs(1);
+
+/// Cheap to clone: every clone is the same engine.
+#[derive(Clone)]
+pub struct Engine(Arc<Inner>);
+
+struct Inner {
+    settings: watch::Receiver<Arc<Settings>>,
+    events: broadcast::Sender<DeviceEvent>,
+    store: Store,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    client: Mutex<Option<ClientLink>>,
+    approvals: approvals::Approvals,
+    http: reqwest::Client,
+    token: tokio::sync::Mutex<Option<Token>>,
+    /// Turns running or waiting, over all sessions: the link counts as working while any is.
+    active_turns: std::sync::atomic::AtomicUsize,
+}
+
+impl Engine {
+    pub fn new(settings: watch::Receiver<Arc<Settings>>, events: broadcast::Sender<DeviceEvent>) -> Engine {
+        Engine::with_store(settings, events, Store::open_default())
+    }
+
+    pub fn with_store(
+        settings: watch::Receiver<Arc<Settings>>,
+        events: broadcast::Sender<DeviceEvent>,
+        store: Store,
+    ) -> Engine {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(20))
+            .user_agent(concat!("lembas/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .unwrap_or_default();
+        if let Err(e) = store.prune_turns(std::time::SystemTime::now()) {
+            tracing::warn!("old turn files could not be pruned: {e}");
+        }
+        Engine(Arc::new(Inner {
+            settings,
+            events,
+            store,
+            sessions: Mutex::new(HashMap::new()),
+            client: Mutex::new(None),
+            approvals: Default::default(),
+            http,
+            token: tokio::sync::Mutex::new(None),
+            active_turns: Default::default(),
+        }))
+    }
+
+    /// Watches for deletes made from a shell while this runtime runs, and tells the client.
+    pub fn spawn_deleted_watch(&self) -> tokio::task::JoinHandle<()> {
+        let weak = Arc::downgrade(&self.0);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(DELETED_POLL).await;
+                let Some(inner) = weak.upgrade() else { return };
+                Engine(inner).send_deletes().await;
+            }
+        })
+    }
+
+    fn sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
+        self.0.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn client(&self) -> Option<ClientLink> {
+        self.0.client.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub(crate) fn settings(&self) -> Arc<Settings> {
+        self.0.settings.borrow().clone()
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.0.store
+    }
+
+    pub(crate) fn device_event(&self, event: DeviceEvent) {
+        let _ = self.0.events.send(event);
+    }
+
+    /// Any turn running or waiting: closing the link now would not stop it, but a limits redial
+    /// waits for quiet anyway so the instance is not surprised mid-turn.
+    pub fn busy(&self) -> bool {
+        self.0.active_turns.load(std::sync::atomic::Ordering::SeqCst) > 0
+    }
+
+    /// The client of a new link, once initialize is answered: it is shown every card still open and
+    /// told of every delete it has not heard of.
+    pub async fn attach(&self, client: ClientLink) {
+        *self.0.client.lock().unwrap_or_else(|p| p.into_inner()) = Some(client.clone());
+        for card in self.0.approvals.cards() {
+            self.send_card(&client, card.tool_call_id, card.params);
+        }
+        self.send_deletes().await;
+    }
+
+    /// The link `serial` ended; a newer link stays attached.
+    pub fn detach(&self, serial: u64) {
+        let mut client = self.0.client.lock().unwrap_or_else(|p| p.into_inner());
+        if client.as_ref().is_some_and(|c| c.serial == serial) {
+            *client = None;
+        }
+    }
+
+    /// `session/update` to the client, whoever it is.
+    pub(crate) async fn update(&self, session_id: &str, update: Value) {
+        if let Some(client) = self.client() {
+            let _ = client
+                .notify(
+                    "session/update",
+                    json!({ "sessionId": session_id, "update": update }),
+                )
+                .await;
+        }
+    }
+
+    /// `_lembas/event`, only to a client that said `_meta.lembas`.
+    pub(crate) async fn event(&self, session_id: &str, event: Value) {
+        if let Some(client) = self.client().filter(|c| c.lembas) {
+            let _ = client
+                .notify(
+                    "_lembas/event",
+                    json!({ "sessionId": session_id, "event": event }),
+                )
+                .await;
+        }
+    }
+
+    async fn send_deletes(&self) {
+        let Some(client) = self.client().filter(|c| c.lembas) else {
+            return;
+        };
+        match self.0.store.deleted_pending() {
+            Ok(ids) if ids.is_empty() => return,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!("the kept deletes could not be read: {e}");
+                return;
+            }
+        }
+        let ids = match self.0.store.take_deleted() {
+            Ok(ids) => ids,
+            Err(e) => {
+                tracing::warn!("the kept deletes could not be read: {e}");
+                return;
+            }
+        };
+        for id in ids {
+            // Deleted from a shell while this runtime held it: stop it and forget it here too.
+            if let Some(session) = self.sessions().remove(&id) {
+                session.cancel();
+            }
+            if client
+                .notify("_lembas/session/deleted", json!({ "sessionId": id }))
+                .await
+                .is_err()
+            {
+                let _ = self.0.store.remember_deleted(&id);
+            }
+        }
+    }
+
+    /// The instance's API with the device's token (read from the keychain once, then kept).
+    pub(crate) async fn instance(&self) -> Result<model::Instance, String> {
+        let settings = self.settings();
+        let server = settings
+            .server
+            .as_ref()
+            .ok_or("this device is not logged in to an instance")?;
+        let base = crate::discovery::server_url(&server.url).map_err(|e| e.to_string())?;
+        let mut token = self.0.token.lock().await;
+        if token.is_none() {
+            let loaded = tokio::task::spawn_blocking(keychain::load)
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| e.to_string())?;
+            *token = Some(loaded);
+        }
+        let token = token.clone().ok_or("no token")?;
+        Ok(model::Instance {
+            http: self.0.http.clone(),
+            base,
+            token,
+        })
+    }
+
+    pub(crate) fn tool_definitions(&self) -> Vec<Value> {
+        crate::tools::definitions()
+    }
+
+    pub(crate) fn tool_context(&self, session: &Session) -> ToolContext {
+        let settings = self.settings();
+        let rules = FolderRules::from_settings(&settings);
+        let home =
+            std::fs::canonicalize(crate::paths::home_dir()).unwrap_or_else(|_| crate::paths::home_dir());
+        ToolContext {
+            project: session.cwd.clone(),
+            roots: rules.roots,
+            home,
+        }
+    }
+
+    fn send_card(&self, client: &ClientLink, tool_call_id: String, params: Value) {
+        let client = client.clone();
+        let engine = self.clone();
+        tokio::spawn(async move {
+            if let Ok(result) = client.request("session/request_permission", params).await {
+                let answer = match result {
+                    Ok(result) => Answer::from_client(&result),
+                    Err(_) => Answer::Deny { feedback: None },
+                };
+                engine.settle(&tool_call_id, answer, false).await;
+            }
+            // The link ended first: the card stays open and the next link shows it again.
+        });
+    }
+
+    /// Opens an approval card and waits for the first answer, or the timeout (a denial).
+    pub(crate) async fn ask(
+        &self,
+        session_id: &str,
+        tool_call_id: &str,
+        title: &str,
+        params: Value,
+    ) -> Answer {
+        let answer = self.0.approvals.ask(session_id, tool_call_id, params.clone());
+        self.device_event(DeviceEvent::ApprovalAsked {
+            session_id: session_id.to_string(),
+            tool_call_id: tool_call_id.to_string(),
+            title: title.to_string(),
+            reason: params
+                .pointer("/_meta/lembas/reason")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        });
+        if let Some(client) = self.client() {
+            self.send_card(&client, tool_call_id.to_string(), params);
+        }
+        let timeout = Duration::from_secs(self.settings().remote.approval_timeout);
+        match tokio::time::timeout(timeout, answer).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => Answer::Deny { feedback: None },
+            Err(_) => {
+                self.0.approvals.withdraw(tool_call_id);
+                self.settled(session_id, tool_call_id, "timed out").await;
+                Answer::Deny {
+                    feedback: Some(format!(
+                        "Nobody answered within {} seconds.",
+                        self.settings().remote.approval_timeout
+                    )),
+                }
+            }
+        }
+    }
+
+    /// Takes the cards of a session down (its turn was cancelled or it was deleted).
+    pub(crate) async fn withdraw_cards_of(&self, session_id: &str) {
+        for card in self.0.approvals.cards() {
+            if card.session_id == session_id && self.0.approvals.withdraw(&card.tool_call_id) {
+                self.settled(session_id, &card.tool_call_id, "withdrawn").await;
+            }
+        }
+    }
+
+    async fn settle(&self, tool_call_id: &str, answer: Answer, tell_client: bool) -> bool {
+        let label = answer.label();
+        let Some(session_id) = self.0.approvals.answer(tool_call_id, answer) else {
+            return false;
+        };
+        if tell_client {
+            self.settled(&session_id, tool_call_id, label).await;
+        } else {
+            self.device_event(DeviceEvent::ApprovalSettled {
+                session_id,
+                tool_call_id: tool_call_id.to_string(),
+                outcome: label.to_string(),
+            });
+        }
+        true
+    }
+
+    async fn settled(&self, session_id: &str, tool_call_id: &str, outcome: &str) {
+        self.device_event(DeviceEvent::ApprovalSettled {
+            session_id: session_id.to_string(),
+            tool_call_id: tool_call_id.to_string(),
+            outcome: outcome.to_string(),
+        });
+        if let Some(client) = self.client().filter(|c| c.lembas) {
+            let _ = client
+                .notify(
+                    "_lembas/permission/settled",
+                    json!({ "sessionId": session_id, "toolCallId": tool_call_id }),
+                )
+                .await;
+        }
+    }
+
+    /// The approval cards open now, for the desktop.
+    pub fn cards(&self) -> Vec<Card> {
+        self.0.approvals.cards()
+    }
+
+    /// The desktop's answer to a card (`once`, `session` or `deny`): the first answer wins, and the
+    /// client is told to take its card down. `false` when the card was no longer open.
+    pub async fn answer_card(&self, tool_call_id: &str, option_id: &str) -> bool {
+        self.settle(tool_call_id, Answer::from_option(option_id, None), true)
+            .await
+    }
+
+    /// A request for the engine; `None` when the method is not the engine's.
+    pub async fn request(&self, method: &str, params: Value) -> Option<Result<Value, RpcError>> {
+        methods::request(self, method, params).await
+    }
+
+    /// A notification for the engine (session/cancel); `false` when it is not the engine's.
+    pub fn notification(&self, method: &str, params: &Value) -> bool {
+        methods::notification(self, method, params)
+    }
+}

@@ -1,0 +1,201 @@
+//! What the model is told (ENGINE.md "The prompt the model gets"): a short system text of our own,
+//! then the instance's instructions and the person's personalization when the client sent them;
+//! and what the person's prompt blocks become.
+
+use serde_json::Value;
+use std::path::Path;
+
+use super::session::Context;
+use crate::decisions::decisions;
+use crate::policy::Mode;
+use crate::rpc::RpcError;
+use crate::settings::Settings;
+
+fn mode_text(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Plan => {
+            "plan: you may read and search, but not change files or run commands that change anything"
+        }
+        Mode::Manual => {
+            "manual: you may read and search; every file change and every command that is not read-only needs the person's approval"
+        }
+        Mode::Edit => {
+            "edit: you may read, search and change files inside the project; commands that are not read-only need the person's approval"
+        }
+        Mode::Auto => {
+            "auto: you may read, change files inside the project and run commands; changes elsewhere still need approval"
+        }
+    }
+}
+
+/// The system message for one step.
+pub fn system(settings: &Settings, folder: &Path, mode: Mode, context: &Context) -> String {
+    let instance = settings
+        .server
+        .as_ref()
+        .and_then(|s| s.connection.clone())
+        .unwrap_or_else(|| "the instance".to_string());
+    let date = today();
+    let mut text = format!(
+        "You are LLeMbas, an agent working on the person's own computer through LLeMbas CLI, linked to {instance}.\n\
+         The session's folder is {folder}; paths are relative to it. The mode is {mode}.\n\
+         Use the tools to look before you change anything, keep changes small, and say briefly what you did.\n\
+         Today is {date}.",
+        folder = folder.display(),
+        mode = mode_text(mode),
+    );
+    if !context.system_prompt.trim().is_empty() {
+        text.push_str(&format!(
+            "\n\n## Instructions from {instance}\n\n{}",
+            context.system_prompt.trim()
+        ));
+    }
+    if let Some(p) = &context.personalization {
+        let field = |k: &str| {
+            p.get(k)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+        };
+        let mut lines = Vec::new();
+        if let Some(personality) = field("personality").filter(|s| *s != "none") {
+            lines.push(format!("Personality: {personality}."));
+        }
+        if let Some(custom) = field("personality_custom") {
+            lines.push(custom.to_string());
+        }
+        if let Some(instructions) = field("instructions") {
+            lines.push(instructions.to_string());
+        }
+        if !lines.is_empty() {
+            text.push_str("\n\n## The person's preferences\n\n");
+            text.push_str(&lines.join("\n"));
+        }
+    }
+    text
+}
+
+/// The date in UTC as YYYY-MM-DD (civil from days, so no time crate is needed).
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default() as i64;
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// ENGINE.md: the title is the first line of the first prompt, at most 80 characters.
+pub fn title_of(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default();
+    line.chars().take(decisions().engine.title_chars).collect()
+}
+
+/// The prompt's blocks as the text the model reads: text blocks joined by a blank line, a
+/// resource_link as `(see <uri>)`. Attachments are not offered yet (capability `attachments`).
+pub fn text_of(blocks: &Value) -> Result<String, RpcError> {
+    let blocks = blocks
+        .as_array()
+        .ok_or_else(|| RpcError::invalid_params("prompt must be a list of content blocks."))?;
+    let mut parts = Vec::new();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                let text = block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| RpcError::invalid_params("A text block needs `text` (a string)."))?;
+                parts.push(text.to_string());
+            }
+            Some("resource_link") => {
+                let uri = block.get("uri").and_then(Value::as_str).ok_or_else(|| {
+                    RpcError::invalid_params("A resource_link block needs `uri` (a string).")
+                })?;
+                parts.push(format!("(see {uri})"));
+            }
+            Some(kind @ ("image" | "resource" | "audio")) => {
+                return Err(RpcError::invalid_params(format!(
+                    "This device does not take {kind} blocks yet: send the prompt as text."
+                )));
+            }
+            other => {
+                return Err(RpcError::invalid_params(format!(
+                    "{} is not a content block this device reads: use text or resource_link.",
+                    other
+                        .map(|k| format!("A block of type {k:?}"))
+                        .unwrap_or_else(|| "A block without a type".into())
+                )));
+            }
+        }
+    }
+    let text = parts.join("\n\n");
+    let max = decisions().prompt.max_prompt_bytes;
+    if text.len() > max {
+        return Err(RpcError::invalid_params(format!(
+            "The prompt is {} bytes; a prompt may be at most {max} bytes. Send less, or split it.",
+            text.len()
+        )));
+    }
+    if text.trim().is_empty() {
+        return Err(RpcError::invalid_params("The prompt is empty: send some text."));
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn blocks_become_text() {
+        let ok = text_of(
+            &json!([{"type":"text","text":"a"},{"type":"resource_link","uri":"file:///x","name":"x"}]),
+        );
+        assert_eq!(ok.unwrap(), "a\n\n(see file:///x)");
+        for bad in [
+            json!("x"),
+            json!([{"type":"image","data":""}]),
+            json!([{"type":"text"}]),
+            json!([{}]),
+            json!([]),
+        ] {
+            let e = text_of(&bad).unwrap_err();
+            assert_eq!(e.code, crate::rpc::INVALID_PARAMS, "{bad}");
+        }
+    }
+
+    #[test]
+    fn title_is_the_first_line_cut() {
+        assert_eq!(title_of("\n  Fix the build  \nmore"), "Fix the build");
+        assert_eq!(title_of(&"é".repeat(100)).chars().count(), 80);
+    }
+
+    #[test]
+    fn system_text_carries_instructions_and_preferences() {
+        let context = Context {
+            system_prompt: "Be terse.".into(),
+            personalization: Some(json!({"personality": "friendly", "instructions": "Call me Sam."})),
+        };
+        let text = system(&Settings::default(), Path::new("/w/p"), Mode::Edit, &context);
+        assert!(
+            text.contains("## Instructions from the instance\n\nBe terse."),
+            "{text}"
+        );
+        assert!(text.contains("Call me Sam."));
+        assert!(text.contains("/w/p"));
+        assert!(today().len() == 10);
+    }
+}

@@ -1,0 +1,337 @@
+//! One agent session: its settings (model, mode, effort, title, context), its conversation as the
+//! model sees it, its turns, and its append-only file in the store. The conversation is rebuilt
+//! from the file when a session is opened again.
+
+use serde_json::{Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::watch;
+
+use crate::decisions::decisions;
+use crate::policy::Mode;
+use crate::rpc::RpcError;
+use crate::store::{SessionLog, TurnEntry};
+
+/// What the client knows that the device composes into its prompt (acp.md "Context").
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Context {
+    pub system_prompt: String,
+    pub personalization: Option<Value>,
+}
+
+impl Context {
+    /// Reads `_meta.lembas`'s Context fields over `self`: a field that is there replaces the older.
+    pub fn update(&mut self, lembas: Option<&Value>) {
+        let Some(lembas) = lembas else { return };
+        if let Some(prompt) = lembas.get("system_prompt") {
+            self.system_prompt = prompt.as_str().unwrap_or_default().to_string();
+        }
+        if let Some(p) = lembas.get("personalization") {
+            self.personalization = p.is_object().then(|| p.clone());
+        }
+    }
+}
+
+/// Where a turn is: waiting its turn, running, or done with its answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnPhase {
+    Queued,
+    Running,
+    Done(Result<Value, RpcError>),
+}
+
+/// A message of the conversation with the turn that added it.
+#[derive(Debug, Clone)]
+pub struct Message {
+    pub turn_id: Option<String>,
+    pub body: Value,
+}
+
+pub struct SessionState {
+    pub model: String,
+    pub mode: Mode,
+    pub effort: String,
+    pub title: String,
+    pub context: Context,
+    pub messages: Vec<Message>,
+    /// Records written since the last step's end; flushed together.
+    pub unflushed: Vec<Value>,
+    pub log: SessionLog,
+    /// Turn ids in the order they were accepted, with their phase (the last 200).
+    pub turns: VecDeque<(String, watch::Sender<TurnPhase>)>,
+    pub running: Option<String>,
+    pub last_turn_id: Option<String>,
+    /// "Always allow in this session": every write in the project, and bash rules.
+    pub always_writes: bool,
+    pub always_bash: Vec<String>,
+}
+
+pub struct Session {
+    pub id: String,
+    /// The session's folder, resolved when it was made (judged again at every prompt).
+    pub cwd: PathBuf,
+    state: Mutex<SessionState>,
+    /// One turn at a time, in the order the prompts came (tokio's mutex is fair).
+    pub gate: tokio::sync::Mutex<()>,
+    /// Bumped by session/cancel and delete: the running turn stops at once.
+    pub cancel: watch::Sender<u64>,
+}
+
+impl Session {
+    pub fn new(id: String, cwd: PathBuf, state: SessionState) -> Arc<Session> {
+        Arc::new(Session {
+            id,
+            cwd,
+            state: Mutex::new(state),
+            gate: tokio::sync::Mutex::new(()),
+            cancel: watch::channel(0).0,
+        })
+    }
+
+    pub fn state(&self) -> MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn cancel(&self) {
+        self.cancel.send_modify(|n| *n += 1);
+    }
+
+    /// Adds a record to the next flush.
+    pub fn record(&self, record: Value) {
+        self.state().unflushed.push(record);
+    }
+
+    /// Writes what this step recorded (a crash loses at most the step in flight).
+    pub fn flush(&self) {
+        let mut state = self.state();
+        if state.unflushed.is_empty() {
+            return;
+        }
+        let records = std::mem::take(&mut state.unflushed);
+        if let Err(e) = state.log.append(&records) {
+            tracing::error!(session = %self.id, "the session could not be written to the store: {e}");
+        }
+    }
+
+    /// Adds a message to the conversation and to the next flush.
+    pub fn push_message(&self, turn_id: Option<&str>, body: Value) {
+        let mut state = self.state();
+        state
+            .unflushed
+            .push(json!({ "type": "message", "turnId": turn_id, "message": body }));
+        state.messages.push(Message {
+            turn_id: turn_id.map(str::to_string),
+            body,
+        });
+    }
+
+    /// The phase of a turn id this session knows.
+    pub fn turn(&self, turn_id: &str) -> Option<watch::Receiver<TurnPhase>> {
+        self.state()
+            .turns
+            .iter()
+            .find(|(id, _)| id == turn_id)
+            .map(|(_, tx)| tx.subscribe())
+    }
+
+    /// Accepts a new turn id as queued; the oldest beyond the kept number are forgotten.
+    pub fn accept_turn(&self, turn_id: &str) -> watch::Receiver<TurnPhase> {
+        let (tx, rx) = watch::channel(TurnPhase::Queued);
+        let mut state = self.state();
+        state.turns.push_back((turn_id.to_string(), tx));
+        while state.turns.len() > decisions().turns.kept_per_session {
+            state.turns.pop_front();
+        }
+        rx
+    }
+
+    pub fn set_phase(&self, turn_id: &str, phase: TurnPhase) {
+        let mut state = self.state();
+        match &phase {
+            TurnPhase::Running => state.running = Some(turn_id.to_string()),
+            TurnPhase::Done(_) => {
+                state.running = None;
+                state.last_turn_id = Some(turn_id.to_string());
+            }
+            TurnPhase::Queued => {}
+        }
+        if let Some((_, tx)) = state.turns.iter().find(|(id, _)| id == turn_id) {
+            tx.send_replace(phase);
+        }
+    }
+
+    /// `_lembas/session/status`'s fields for a session in memory.
+    pub fn status(&self) -> Value {
+        let state = self.state();
+        let queued: Vec<&str> = state
+            .turns
+            .iter()
+            .filter(|(_, tx)| *tx.borrow() == TurnPhase::Queued)
+            .map(|(id, _)| id.as_str())
+            .collect();
+        let mut status = json!({
+            "sessionId": self.id,
+            "exists": true,
+            "held": "here",
+            "busy": state.running.is_some() || !queued.is_empty(),
+            "title": state.title,
+            "queued": queued,
+        });
+        if let Some(running) = &state.running {
+            status["turnId"] = json!(running);
+        }
+        if let Some(last) = &state.last_turn_id {
+            status["lastTurnId"] = json!(last);
+        }
+        status
+    }
+
+    /// `_lembas/session/history`.
+    pub fn history(&self) -> Value {
+        let state = self.state();
+        json!({
+            "sessionId": self.id,
+            "title": state.title,
+            "root": self.cwd.display().to_string(),
+            "turns": history_turns(&state.messages),
+        })
+    }
+}
+
+/// The conversation as history turns: each user message, then what the assistant said and did
+/// until the next one, as one assistant turn.
+pub fn history_turns(messages: &[Message]) -> Vec<Value> {
+    let mut turns = Vec::new();
+    let mut assistant: Option<Value> = None;
+    let mut by_call: HashMap<String, usize> = HashMap::new();
+    for message in messages {
+        let body = &message.body;
+        match body["role"].as_str() {
+            Some("user") => {
+                turns.extend(assistant.take());
+                by_call.clear();
+                let mut turn =
+                    json!({ "role": "user", "text": body["content"].as_str().unwrap_or_default() });
+                if let Some(id) = &message.turn_id {
+                    turn["turnId"] = json!(id);
+                }
+                turns.push(turn);
+            }
+            Some("assistant") => {
+                let a = assistant.get_or_insert_with(
+                    || json!({ "role": "assistant", "text": "", "reasoning": "", "tools": [] }),
+                );
+                append_text(&mut a["text"], body["content"].as_str());
+                append_text(&mut a["reasoning"], body["reasoning_content"].as_str());
+                for call in body["tool_calls"].as_array().into_iter().flatten() {
+                    let tools = a["tools"].as_array_mut();
+                    if let Some(tools) = tools {
+                        let id = call["id"].as_str().unwrap_or_default().to_string();
+                        by_call.insert(id.clone(), tools.len());
+                        let args = call
+                            .pointer("/function/arguments")
+                            .and_then(Value::as_str)
+                            .map(|a| serde_json::from_str(a).unwrap_or_else(|_| json!(a)))
+                            .unwrap_or(Value::Null);
+                        tools.push(json!({ "id": id, "name": call.pointer("/function/name"), "args": args }));
+                    }
+                }
+            }
+            Some("tool") => {
+                let id = body["tool_call_id"].as_str().unwrap_or_default();
+                if let (Some(a), Some(i)) = (assistant.as_mut(), by_call.get(id))
+                    && let Some(tool) = a["tools"].get_mut(*i)
+                {
+                    tool["output"] = body["content"].clone();
+                    if body.get("is_error").and_then(Value::as_bool) == Some(true) {
+                        tool["isError"] = json!(true);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    turns.extend(assistant);
+    turns
+}
+
+fn append_text(into: &mut Value, text: Option<&str>) {
+    if let Some(t) = text.filter(|t| !t.is_empty()) {
+        let joined = match into.as_str() {
+            Some("") | None => t.to_string(),
+            Some(before) => format!("{before}\n\n{t}"),
+        };
+        *into = json!(joined);
+    }
+}
+
+/// The header and records of a stored session read back into a state (the file's `log` given).
+pub struct Replayed {
+    pub cwd: PathBuf,
+    pub state: SessionState,
+}
+
+/// Rebuilds a session from its records: the header first, then messages, titles, modes, models.
+pub fn replay(records: &[Value], log: SessionLog, turns: &[TurnEntry]) -> Result<Replayed, String> {
+    let header = records
+        .first()
+        .filter(|r| r["type"] == "session")
+        .ok_or("the session file has no header")?;
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let mut state = SessionState {
+        model: text(&header["model"]),
+        mode: header["mode"]
+            .as_str()
+            .and_then(|m| m.parse().ok())
+            .unwrap_or_default(),
+        effort: header["effort"].as_str().unwrap_or("default").to_string(),
+        title: text(&header["title"]),
+        context: Context::default(),
+        messages: Vec::new(),
+        unflushed: Vec::new(),
+        log,
+        turns: VecDeque::new(),
+        running: None,
+        last_turn_id: None,
+        always_writes: false,
+        always_bash: Vec::new(),
+    };
+    for record in &records[1..] {
+        match record["type"].as_str() {
+            Some("message") => state.messages.push(Message {
+                turn_id: record["turnId"].as_str().map(str::to_string),
+                body: record["message"].clone(),
+            }),
+            Some("title") => state.title = text(&record["title"]),
+            Some("mode") => {
+                if let Some(mode) = record["mode"].as_str().and_then(|m| m.parse().ok()) {
+                    state.mode = mode;
+                }
+            }
+            Some("model") => {
+                state.model = text(&record["model"]);
+                state.effort = record["effort"].as_str().unwrap_or("default").to_string();
+            }
+            _ => {}
+        }
+    }
+    // Turns that finished keep their answers; one that was running when the process ended is not
+    // done: a prompt sent again with its id runs it again.
+    for entry in turns.iter().filter(|t| t.state == "done") {
+        let answer = entry.answer.clone().unwrap_or(Value::Null);
+        let phase = match answer.get("error") {
+            Some(error) => TurnPhase::Done(Err(serde_json::from_value(error.clone())
+                .unwrap_or_else(|_| RpcError::internal("The turn failed.")))),
+            None => TurnPhase::Done(Ok(answer)),
+        };
+        state
+            .turns
+            .push_back((entry.turn_id.clone(), watch::channel(phase).0));
+        state.last_turn_id = Some(entry.turn_id.clone());
+    }
+    Ok(Replayed {
+        cwd: PathBuf::from(text(&header["cwd"])),
+        state,
+    })
+}

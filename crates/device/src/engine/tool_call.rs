@@ -1,0 +1,350 @@
+//! One tool call of the model: planned, judged by the mode (the tool policy, or the bash judge),
+//! asked of the person when the mode says ask, run, and reported to the client as ACP's
+//! tool_call / tool_call_update with the `_lembas/event`s beside them.
+
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Engine;
+use super::approvals::Answer;
+use super::model::ToolCall;
+use super::session::Session;
+use crate::decisions::decisions;
+use crate::policy::Mode;
+use crate::policy::bash_judge::{self, Decision, JudgeContext, Judgement};
+use crate::policy::tools::{self as tool_policy, Access, Place};
+use crate::settings::BashRules;
+use crate::tools::{self, ToolContext, ToolOutput};
+
+/// What the model reads back.
+pub struct ToolResult {
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// A call ready to be judged: what the card and the client are shown.
+struct Prepared {
+    title: String,
+    kind: Value,
+    raw_input: Value,
+    judgement: Judgement,
+    /// What "Always allow in this session" would cover, said on the card.
+    always: String,
+    work: Work,
+}
+
+enum Work {
+    File { planned: tools::Planned, args: Value },
+    Bash { command: String, timeout: Duration },
+}
+
+pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &ToolCall) -> ToolResult {
+    let sid = session.id.clone();
+    let settings = engine.settings();
+    let ctx = engine.tool_context(session);
+    let (mode, always_writes, always_bash) = {
+        let state = session.state();
+        (state.mode, state.always_writes, state.always_bash.clone())
+    };
+    let project_rules = crate::scheduled::project_bash_rules(&ctx.project, &settings);
+    let prepared = match prepare(
+        call,
+        &ctx,
+        mode,
+        always_writes,
+        &always_bash,
+        &settings.permissions.bash,
+        project_rules.as_ref(),
+    ) {
+        Ok(p) => p,
+        Err(why) => {
+            // A call that cannot even be read (unknown tool, bad arguments) goes back to the model.
+            engine
+                .update(
+                    &sid,
+                    json!({
+                        "sessionUpdate": "tool_call", "toolCallId": call.id, "title": call.name,
+                        "kind": "other", "status": "failed", "rawInput": { "arguments": call.arguments },
+                        "content": [text_content(&why)],
+                    }),
+                )
+                .await;
+            engine
+                .event(&sid, json!({ "type": "tool_end", "id": call.id, "name": call.name, "isError": true, "turnId": turn_id }))
+                .await;
+            return ToolResult {
+                text: why,
+                is_error: true,
+            };
+        }
+    };
+    engine
+        .update(
+            &sid,
+            json!({
+                "sessionUpdate": "tool_call", "toolCallId": call.id, "title": prepared.title,
+                "kind": prepared.kind, "status": "pending", "rawInput": prepared.raw_input,
+            }),
+        )
+        .await;
+
+    let mut work = prepared.work;
+    match prepared.judgement.decision {
+        Decision::Allow => {}
+        Decision::Deny => {
+            return denied(engine, &sid, turn_id, call, &prepared.judgement.reason, None).await;
+        }
+        Decision::Ask => {
+            let params = json!({
+                "sessionId": sid,
+                "toolCall": {
+                    "toolCallId": call.id, "title": prepared.title, "kind": prepared.kind,
+                    "status": "pending", "rawInput": prepared.raw_input,
+                },
+                "options": [
+                    { "optionId": "once", "kind": "allow_once", "name": "Allow" },
+                    { "optionId": "session", "kind": "allow_always", "name": "Always allow in this session" },
+                    { "optionId": "deny", "kind": "reject_once", "name": "Deny" },
+                ],
+                "_meta": { "lembas": { "reason": prepared.judgement.reason, "always": prepared.always } },
+            });
+            match engine.ask(&sid, &call.id, &prepared.title, params).await {
+                Answer::Deny { feedback } => {
+                    let reason = "The person did not allow this call.";
+                    return denied(engine, &sid, turn_id, call, reason, feedback).await;
+                }
+                Answer::Allow { always, command } => {
+                    if always {
+                        let mut state = session.state();
+                        match &work {
+                            Work::File { .. } => state.always_writes = true,
+                            Work::Bash { command, .. } => state.always_bash.push(always_pattern(command)),
+                        }
+                    }
+                    if let (Work::Bash { command: line, .. }, Some(corrected)) = (&mut work, command) {
+                        // The person's own line runs instead, but never past the hardline.
+                        let check = judge_bash(
+                            &corrected,
+                            &ctx,
+                            Mode::Auto,
+                            &settings.permissions.bash,
+                            project_rules.as_ref(),
+                        );
+                        if check.decision == Decision::Deny {
+                            return denied(engine, &sid, turn_id, call, &check.reason, None).await;
+                        }
+                        *line = corrected;
+                    }
+                }
+            }
+        }
+    }
+
+    engine
+        .update(
+            &sid,
+            json!({ "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "in_progress" }),
+        )
+        .await;
+    engine
+        .event(&sid, json!({ "type": "tool_start", "id": call.id, "name": call.name, "title": prepared.title, "turnId": turn_id }))
+        .await;
+    let output = match work {
+        Work::File { planned, args } => {
+            let ctx = ctx.clone();
+            tokio::task::spawn_blocking(move || tools::run(&planned, &args, &ctx))
+                .await
+                .unwrap_or_else(|e| ToolOutput {
+                    text: format!("The tool stopped unexpectedly: {e}"),
+                    is_error: true,
+                    diff: None,
+                })
+        }
+        Work::Bash { command, timeout } => run_bash(&ctx.project, &command, timeout).await,
+    };
+    let text = tools::cut_result(&output.text);
+    let content = match &output.diff {
+        Some(d) => json!([{ "type": "diff", "path": d.path, "oldText": d.old_text, "newText": d.new_text }]),
+        None => json!([text_content(&text)]),
+    };
+    let status = if output.is_error { "failed" } else { "completed" };
+    engine
+        .update(&sid, json!({ "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": status, "content": content }))
+        .await;
+    engine
+        .event(&sid, json!({ "type": "tool_end", "id": call.id, "name": call.name, "isError": output.is_error, "turnId": turn_id }))
+        .await;
+    ToolResult {
+        text,
+        is_error: output.is_error,
+    }
+}
+
+fn text_content(text: &str) -> Value {
+    json!({ "type": "content", "content": { "type": "text", "text": text } })
+}
+
+async fn denied(
+    engine: &Engine,
+    sid: &str,
+    turn_id: &str,
+    call: &ToolCall,
+    reason: &str,
+    feedback: Option<String>,
+) -> ToolResult {
+    let mut text = format!("Not done: {reason}");
+    if let Some(f) = &feedback {
+        text.push_str(&format!(" The person said: {f}"));
+    }
+    engine
+        .update(sid, json!({ "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "failed", "content": [text_content(&text)] }))
+        .await;
+    engine
+        .event(sid, json!({ "type": "tool_denied", "id": call.id, "name": call.name, "reason": reason, "feedback": feedback, "turnId": turn_id }))
+        .await;
+    ToolResult { text, is_error: true }
+}
+
+fn prepare(
+    call: &ToolCall,
+    ctx: &ToolContext,
+    mode: Mode,
+    always_writes: bool,
+    always_bash: &[String],
+    global: &BashRules,
+    project_rules: Option<&BashRules>,
+) -> Result<Prepared, String> {
+    if call.name == "bash" {
+        let args: Value = serde_json::from_str(&call.arguments)
+            .map_err(|e| format!("The arguments of bash are not valid JSON: {e}."))?;
+        let command = args
+            .get("command")
+            .and_then(Value::as_str)
+            .filter(|c| !c.trim().is_empty())
+            .ok_or("bash needs `command` (a string).")?
+            .to_string();
+        let numbers = &decisions().tools.bash_timeout_seconds;
+        let seconds = args
+            .get("timeout_s")
+            .and_then(Value::as_f64)
+            .filter(|s| *s > 0.0)
+            .unwrap_or(numbers.default as f64)
+            .min(numbers.max as f64);
+        let mut rules = global.clone();
+        rules.allow.extend(always_bash.iter().cloned());
+        let judgement = judge_bash(&command, ctx, mode, &rules, project_rules);
+        let title = args
+            .get("description")
+            .and_then(Value::as_str)
+            .filter(|d| !d.is_empty())
+            .map(str::to_string)
+            .unwrap_or_else(|| first_line(&command));
+        return Ok(Prepared {
+            title,
+            kind: json!("execute"),
+            raw_input: args,
+            judgement,
+            always: always_pattern(&command),
+            work: Work::Bash {
+                command,
+                timeout: Duration::from_secs_f64(seconds),
+            },
+        });
+    }
+    let (planned, args) = tools::plan(&call.name, &call.arguments, ctx).map_err(|e| e.to_string())?;
+    let place = tool_policy::place_of(&planned.path, &ctx.project, &ctx.roots, &ctx.home);
+    let mut judgement = tools::judge(&planned, mode, ctx);
+    if judgement.decision == Decision::Ask
+        && always_writes
+        && planned.access == Access::Write
+        && place == Place::Project
+    {
+        judgement = Judgement {
+            decision: Decision::Allow,
+            reason: "Allowed for this session.".into(),
+        };
+    }
+    Ok(Prepared {
+        title: planned.title.clone(),
+        kind: serde_json::to_value(planned.kind).unwrap_or(Value::Null),
+        raw_input: args.clone(),
+        judgement,
+        always: format!("every write in {}", ctx.project.display()),
+        work: Work::File { planned, args },
+    })
+}
+
+fn judge_bash(
+    command: &str,
+    ctx: &ToolContext,
+    mode: Mode,
+    rules: &BashRules,
+    project_rules: Option<&BashRules>,
+) -> Judgement {
+    bash_judge::judge(
+        command,
+        &JudgeContext {
+            mode,
+            global: rules,
+            project: project_rules,
+            folder: &ctx.project,
+            roots: &ctx.roots,
+            home: &ctx.home,
+        },
+    )
+}
+
+/// ENGINE.md: "always" for bash covers the command's first two words followed by `*`.
+fn always_pattern(command: &str) -> String {
+    let words: Vec<&str> = command.split_whitespace().take(2).collect();
+    format!("{} *", words.join(" "))
+}
+
+fn first_line(text: &str) -> String {
+    text.lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(120)
+        .collect()
+}
+
+async fn run_bash(folder: &Path, command: &str, timeout: Duration) -> ToolOutput {
+    let keep = decisions().engine.bash_output_kept_bytes;
+    match crate::monitor::run_command(folder, command, timeout, keep).await {
+        Ok(outcome) => {
+            let mut text = outcome.excerpt;
+            if outcome.bytes > keep as u64 {
+                text.push_str(&format!(
+                    "\n[{} bytes of output in all; only the first {keep} were kept]",
+                    outcome.bytes
+                ));
+            }
+            let (note, is_error) = match (outcome.timed_out, outcome.exit) {
+                (true, _) => (
+                    format!(
+                        "\n[stopped after {} s: the command did not finish in time]",
+                        timeout.as_secs()
+                    ),
+                    true,
+                ),
+                (false, Some(0)) => (String::new(), false),
+                (false, Some(code)) => (format!("\n[exit status {code}]"), true),
+                (false, None) => ("\n[ended by a signal]".to_string(), true),
+            };
+            text.push_str(&note);
+            ToolOutput {
+                text,
+                is_error,
+                diff: None,
+            }
+        }
+        Err(e) => ToolOutput {
+            text: format!("The command could not be run: {e}"),
+            is_error: true,
+            diff: None,
+        },
+    }
+}

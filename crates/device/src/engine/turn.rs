@@ -1,0 +1,255 @@
+//! One turn: the person's message, then model steps (at most the backstop's number), each streamed to
+//! the client as it comes, and the tool calls each step asks for, until the model stops calling
+//! tools, runs out of tokens, or the turn is cancelled.
+
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+use super::Engine;
+use super::model::{self, StepOutput, Streamed, ToolCall};
+use super::prompt;
+use super::session::Session;
+use super::tool_call;
+use crate::decisions::decisions;
+use crate::rpc::{self, RpcError};
+
+/// How a turn ended, as ACP's stopReason says it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stop {
+    EndTurn,
+    MaxTurnRequests,
+    MaxTokens,
+    Cancelled,
+}
+
+impl Stop {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stop::EndTurn => "end_turn",
+            Stop::MaxTurnRequests => "max_turn_requests",
+            Stop::MaxTokens => "max_tokens",
+            Stop::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Runs one turn to its end and answers what session/prompt answers.
+pub async fn run(
+    engine: &Engine,
+    session: &Arc<Session>,
+    turn_id: &str,
+    text: String,
+) -> Result<Value, RpcError> {
+    let mut cancel = session.cancel.subscribe();
+    cancel.mark_unchanged();
+    let sid = session.id.clone();
+    engine
+        .event(&sid, json!({ "type": "prompt", "text": text, "turnId": turn_id }))
+        .await;
+    engine
+        .event(
+            &sid,
+            json!({ "type": "task", "state": "start", "turnId": turn_id }),
+        )
+        .await;
+    engine.device_event(crate::events::DeviceEvent::Turn {
+        session_id: sid.clone(),
+        turn_id: turn_id.to_string(),
+        state: "start".into(),
+        stop_reason: None,
+    });
+    let first = session.state().messages.is_empty() && session.state().title.is_empty();
+    if first {
+        let title = prompt::title_of(&text);
+        session.state().title = title.clone();
+        session.record(json!({ "type": "title", "title": title }));
+        engine
+            .event(&sid, json!({ "type": "title", "id": sid, "title": title }))
+            .await;
+    }
+    session.push_message(Some(turn_id), json!({ "role": "user", "content": text }));
+    session.flush();
+
+    let outcome = steps(engine, session, turn_id, &mut cancel).await;
+    session.flush();
+    let (result, stop) = match outcome {
+        Ok(stop) => (
+            Ok(json!({ "stopReason": stop.as_str(), "_meta": { "lembas": { "turnId": turn_id } } })),
+            Some(stop.as_str()),
+        ),
+        Err(e) => {
+            engine
+                .event(
+                    &sid,
+                    json!({ "type": "error", "message": e.to_string(), "turnId": turn_id }),
+                )
+                .await;
+            let error = RpcError {
+                code: rpc::INTERNAL_ERROR,
+                message: e.to_string(),
+                data: Some(json!({ "reason": "model" })),
+            };
+            (Err(error), None)
+        }
+    };
+    engine
+        .event(&sid, json!({ "type": "task", "state": "end", "turnId": turn_id }))
+        .await;
+    engine
+        .event(
+            &sid,
+            json!({ "type": "done", "turnId": turn_id, "stopReason": stop }),
+        )
+        .await;
+    engine.device_event(crate::events::DeviceEvent::Turn {
+        session_id: sid,
+        turn_id: turn_id.to_string(),
+        state: "end".into(),
+        stop_reason: stop.map(str::to_string),
+    });
+    result
+}
+
+async fn steps(
+    engine: &Engine,
+    session: &Arc<Session>,
+    turn_id: &str,
+    cancel: &mut tokio::sync::watch::Receiver<u64>,
+) -> Result<Stop, model::ModelError> {
+    let max_requests = decisions().engine.max_turn_requests;
+    let instance = match engine.instance().await {
+        Ok(i) => i,
+        Err(why) => {
+            let model = session.state().model.clone();
+            return Err(model::ModelError::Unreachable { model, why });
+        }
+    };
+    for _ in 0..max_requests {
+        let body = {
+            let state = session.state();
+            let settings = engine.settings();
+            let mut messages = vec![json!({
+                "role": "system",
+                "content": prompt::system(&settings, &session.cwd, state.mode, &state.context),
+            })];
+            messages.extend(state.messages.iter().map(|m| without_extras(&m.body)));
+            model::request_body(&state.model, &messages, &engine.tool_definitions(), &state.effort)
+        };
+        let step = tokio::select! {
+            _ = cancel.changed() => return Ok(Stop::Cancelled),
+            step = stream_step(engine, &session.id, &instance, &body) => step?,
+        };
+        let mut assistant = json!({ "role": "assistant", "content": step.text });
+        if !step.reasoning.is_empty() {
+            assistant["reasoning_content"] = json!(step.reasoning);
+        }
+        if !step.tool_calls.is_empty() {
+            assistant["tool_calls"] = Value::Array(step.tool_calls.iter().map(call_json).collect());
+        }
+        session.push_message(Some(turn_id), assistant);
+        if let Some(usage) = &step.usage {
+            engine
+                .event(
+                    &session.id,
+                    json!({ "type": "usage", "usage": usage, "turnId": turn_id }),
+                )
+                .await;
+        }
+        if step.finish_reason.as_deref() == Some("length") {
+            // Calls cut off by the limit cannot be trusted to be whole: none of them runs.
+            answer_unrun(
+                session,
+                turn_id,
+                &step.tool_calls,
+                "The answer was cut off by the length limit; this call was not run.",
+            );
+            return Ok(Stop::MaxTokens);
+        }
+        if step.tool_calls.is_empty() {
+            return Ok(Stop::EndTurn);
+        }
+        for (i, call) in step.tool_calls.iter().enumerate() {
+            let result = tokio::select! {
+                _ = cancel.changed() => None,
+                result = tool_call::run(engine, session, turn_id, call) => Some(result),
+            };
+            let Some(result) = result else {
+                answer_unrun(
+                    session,
+                    turn_id,
+                    &step.tool_calls[i..],
+                    "The person stopped the turn; this call did not finish.",
+                );
+                engine.withdraw_cards_of(&session.id).await;
+                return Ok(Stop::Cancelled);
+            };
+            session.push_message(
+                Some(turn_id),
+                json!({ "role": "tool", "tool_call_id": call.id, "content": result.text, "is_error": result.is_error }),
+            );
+        }
+        session.flush();
+    }
+    Ok(Stop::MaxTurnRequests)
+}
+
+/// Every call the model made gets an answer in the conversation, so the next request is valid.
+fn answer_unrun(session: &Session, turn_id: &str, calls: &[ToolCall], why: &str) {
+    for call in calls {
+        session.push_message(
+            Some(turn_id),
+            json!({ "role": "tool", "tool_call_id": call.id, "content": why, "is_error": true }),
+        );
+    }
+}
+
+fn call_json(call: &ToolCall) -> Value {
+    json!({ "id": call.id, "type": "function", "function": { "name": call.name, "arguments": call.arguments } })
+}
+
+/// A stored message as the model API takes it: our own bookkeeping fields left out.
+fn without_extras(body: &Value) -> Value {
+    let mut body = body.clone();
+    if let Some(map) = body.as_object_mut() {
+        map.remove("is_error");
+        map.remove("reasoning_content");
+    }
+    body
+}
+
+/// One model request, its text and thinking relayed to the client as they arrive.
+async fn stream_step(
+    engine: &Engine,
+    session_id: &str,
+    instance: &model::Instance,
+    body: &Value,
+) -> Result<StepOutput, model::ModelError> {
+    let mut stream = instance.open(body).await?;
+    loop {
+        match stream.next().await? {
+            Streamed::Text(text) => {
+                engine
+                    .update(
+                        session_id,
+                        json!({ "sessionUpdate": "agent_message_chunk", "content": { "type": "text", "text": text } }),
+                    )
+                    .await;
+                engine
+                    .event(session_id, json!({ "type": "text", "text": text }))
+                    .await;
+            }
+            Streamed::Reasoning(text) => {
+                engine
+                    .update(
+                        session_id,
+                        json!({ "sessionUpdate": "agent_thought_chunk", "content": { "type": "text", "text": text } }),
+                    )
+                    .await;
+                engine
+                    .event(session_id, json!({ "type": "reasoning", "text": text }))
+                    .await;
+            }
+            Streamed::Done(output) => return Ok(output),
+        }
+    }
+}

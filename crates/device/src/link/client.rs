@@ -1,0 +1,90 @@
+//! The client at the other end of one link, as the engine sees it: where to send notifications, how
+//! to send a request and await its answer (approval cards), and what the client said about itself
+//! in initialize (only a client that said `_meta.lembas` gets `_lembas/event`).
+
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
+
+use super::outbound::{Closed, Outbound};
+use crate::rpc::{self, RpcError};
+
+/// Requests the device sent on this link and is waiting to hear back on, by id.
+#[derive(Default, Debug)]
+pub struct PendingRequests {
+    next: AtomicU64,
+    waiting: Mutex<HashMap<String, oneshot::Sender<Result<Value, RpcError>>>>,
+}
+
+impl PendingRequests {
+    fn waiting(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Result<Value, RpcError>>>> {
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Hands an answer from the link to whoever sent the request; `false` for an id we never used.
+    pub fn resolve(&self, id: &Value, result: Result<Value, RpcError>) -> bool {
+        let key = id_key(id);
+        match self.waiting().remove(&key) {
+            Some(tx) => {
+                let _ = tx.send(result);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Everyone still waiting hears that the link is gone (their senders are dropped).
+    pub fn fail_all(&self) {
+        self.waiting().clear();
+    }
+}
+
+fn id_key(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// One link's client. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct ClientLink {
+    /// Tells links apart, so a link that ended does not detach the one after it.
+    pub serial: u64,
+    pub out: Outbound,
+    pub pending: Arc<PendingRequests>,
+    /// The client said `clientCapabilities._meta.lembas`: it is LLeMbas and gets `_lembas/*`.
+    pub lembas: bool,
+}
+
+impl ClientLink {
+    pub fn new(serial: u64, out: Outbound, pending: Arc<PendingRequests>, lembas: bool) -> Self {
+        Self {
+            serial,
+            out,
+            pending,
+            lembas,
+        }
+    }
+
+    pub async fn notify(&self, method: &str, params: Value) -> Result<(), Closed> {
+        self.out.notify(method, params).await
+    }
+
+    /// Sends a request and waits for its answer. `Err(Closed)` when the link ends first.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Result<Value, RpcError>, Closed> {
+        let n = self.pending.next.fetch_add(1, Ordering::Relaxed);
+        let id = Value::String(format!("dev-{n}"));
+        let (tx, rx) = oneshot::channel();
+        self.pending.waiting().insert(id_key(&id), tx);
+        if self.out.control(rpc::request(&id, method, params)).await.is_err() {
+            self.pending.waiting().remove(&id_key(&id));
+            return Err(Closed);
+        }
+        rx.await.map_err(|_| Closed)
+    }
+}
