@@ -108,12 +108,11 @@ impl FileLock {
         if let Some(dir) = path.parent() {
             ensure_dir(dir)?;
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)?;
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(&path)?;
         loop {
             match file.lock() {
                 Ok(()) => return Ok(FileLock { _file: file }),
