@@ -7,6 +7,7 @@ use std::process::ExitCode;
 mod login;
 mod remote;
 mod service;
+mod sessions;
 
 use remote::{ModeArg, OnOff};
 
@@ -71,6 +72,30 @@ enum Command {
     Untrust {
         path: PathBuf,
         /// Print the new settings as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The agent sessions kept on this computer.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SessionsCommand {
+    /// Every session kept on this computer, the latest first: id, title, folder, last change.
+    List {
+        /// One JSON array of { id, title, cwd, created_ms, updated_ms, messages }.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a session from this computer, its turns and attachments too; your LLeMbas deletes
+    /// its chat when this device is next linked.
+    Delete {
+        /// The session's id (ses_…), as lembas sessions list shows it.
+        id: String,
+        /// One JSON line instead of sentences.
         #[arg(long)]
         json: bool,
     },
@@ -184,5 +209,9 @@ fn main() -> ExitCode {
         },
         Command::Trust { path, json } => remote::trust(path, json),
         Command::Untrust { path, json } => remote::untrust(path, json),
+        Command::Sessions { command } => match command {
+            SessionsCommand::List { json } => sessions::list(json),
+            SessionsCommand::Delete { id, json } => sessions::delete(&id, json),
+        },
     }
 }

@@ -71,7 +71,7 @@ impl Store {
 
     fn lock_deleted(&self) -> io::Result<FileLock> {
         let lock = FileLock::acquire(self.state_dir.join(LOCK_FILE))?;
-        files::remove_stale_temporaries(&self.state_dir, FILE);
+        files::remove_stale_temporaries(&self.state_dir, |target| target == FILE);
         Ok(lock)
     }
 

@@ -79,21 +79,33 @@ pub(super) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<(
     sync_dir(dir)
 }
 
-/// Removes the temporary files `write_atomic` left in `dir` for files named `<something><ending>`
-/// when its writer was killed. Only call it holding the lock those writers take: then no temporary
-/// is in flight.
-pub(super) fn remove_stale_temporaries(dir: &Path, ending: &str) {
+/// Removes the temporary files `write_atomic` left in `dir` when its writer was killed, for the
+/// files whose names `is_target` accepts. Only call it holding the lock those writers take: then no
+/// temporary is in flight.
+pub(super) fn remove_stale_temporaries(dir: &Path, is_target: impl Fn(&str) -> bool) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
-    let ending = format!("{ending}.");
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with('.') && name.ends_with(TEMPORARY_SUFFIX) && name.contains(&ending) {
+        let Some(target) = name.to_str().and_then(temporary_target) else {
+            continue;
+        };
+        if is_target(target) {
             let _ = fs::remove_file(entry.path());
         }
     }
+}
+
+/// The file a temporary of `write_atomic` was for: `.<target>.<pid>.<random>.tmp` gives `<target>`.
+fn temporary_target(name: &str) -> Option<&str> {
+    let inner = name.strip_prefix('.')?.strip_suffix(TEMPORARY_SUFFIX)?;
+    let mut parts = inner.rsplitn(3, '.');
+    let random = parts.next()?;
+    let pid = parts.next()?;
+    let target = parts.next()?;
+    let is_number = |s: &str, radix| !s.is_empty() && u64::from_str_radix(s, radix).is_ok();
+    (is_number(random, 16) && is_number(pid, 10)).then_some(target)
 }
 
 /// An exclusive advisory lock (flock on Unix) on a lock file that is never removed, held until
@@ -108,12 +120,11 @@ impl FileLock {
         if let Some(dir) = path.parent() {
             ensure_dir(dir)?;
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)?;
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(&path)?;
         loop {
             match file.lock() {
                 Ok(()) => return Ok(FileLock { _file: file }),
@@ -122,5 +133,44 @@ impl FileLock {
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporaries_are_recognised_by_the_file_they_were_for() {
+        assert_eq!(
+            temporary_target(".deleted.json.123.00ff.tmp"),
+            Some("deleted.json")
+        );
+        assert_eq!(temporary_target(".a.b.json.1.0.tmp"), Some("a.b.json"));
+        for other in [
+            "deleted.json",
+            ".deleted.json.tmp",
+            ".x.12.zz.tmp",
+            ".x.y.00ff.tmp",
+            "x.1.2.tmp",
+        ] {
+            assert_eq!(temporary_target(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn atomic_writes_leave_only_the_file_and_stale_temporaries_go() {
+        let dir = tempfile::tempdir().unwrap();
+        write_atomic(dir.path(), "f.json", b"1").unwrap();
+        write_atomic(dir.path(), "f.json", b"2").unwrap();
+        assert_eq!(std::fs::read(dir.path().join("f.json")).unwrap(), b"2");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+
+        std::fs::write(dir.path().join(".f.json.77.abc.tmp"), "stale").unwrap();
+        std::fs::write(dir.path().join(".g.json.77.abc.tmp"), "someone else's").unwrap();
+        remove_stale_temporaries(dir.path(), |target| target == "f.json");
+        assert!(!dir.path().join(".f.json.77.abc.tmp").exists());
+        assert!(dir.path().join(".g.json.77.abc.tmp").exists());
+        assert!(dir.path().join("f.json").exists());
     }
 }

@@ -223,25 +223,37 @@ impl Store {
             else {
                 continue; // not a session file (a stray file, an editor's backup)
             };
-            let path = entry.path();
-            let with_path = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
-            // A session deleted since the folder was read is simply no longer listed.
-            let (bytes, modified) =
-                match std::fs::read(&path).and_then(|b| Ok((b, std::fs::metadata(&path)?.modified()?))) {
-                    Ok(read) => read,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                    Err(e) => return Err(with_path(e)),
-                };
-            let updated_ms = modified
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_millis() as u64)
-                .unwrap_or(0);
-            summaries.push(summarize(id, &bytes, updated_ms));
+            match self.summary(id) {
+                Ok(summary) => summaries.push(summary),
+                // Deleted since the folder was read: simply no longer listed.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    let path = entry.path();
+                    return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display())));
+                }
+            }
         }
         summaries
             .sort_by(|a, b| (b.updated_ms, b.created_ms, &b.id).cmp(&(a.updated_ms, a.created_ms, &a.id)));
         Ok(summaries)
     }
+}
+
+impl Store {
+    /// One session's summary, as `list` gives it; NotFound for an unknown session.
+    pub fn summary(&self, id: &str) -> io::Result<SessionSummary> {
+        check_id(id)?;
+        let path = self.session_path(id);
+        let bytes = std::fs::read(&path)?;
+        let modified = std::fs::metadata(&path)?.modified()?;
+        Ok(summarize(id, &bytes, millis_since_epoch(modified)))
+    }
+}
+
+fn millis_since_epoch(at: std::time::SystemTime) -> u64 {
+    at.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// The records of a session file, and where its good part ends.

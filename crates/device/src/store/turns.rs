@@ -93,16 +93,11 @@ impl Store {
         // Under the lock no writer is between its write and its rename: a file's age is final and
         // every temporary is stale.
         let _lock = FileLock::acquire(dir.join(LOCK_FILE))?;
-        files::remove_stale_temporaries(&dir, EXTENSION);
+        files::remove_stale_temporaries(&dir, is_turns_file);
         let mut pruned = 0;
         for entry in std::fs::read_dir(&dir)? {
             let entry = entry?;
-            let name = entry.file_name();
-            let is_turns_file = name
-                .to_str()
-                .and_then(|n| n.strip_suffix(EXTENSION))
-                .is_some_and(ids::is_session_id);
-            if !is_turns_file {
+            if !entry.file_name().to_str().is_some_and(is_turns_file) {
                 continue;
             }
             let modified = match entry.metadata().and_then(|m| m.modified()) {
@@ -140,6 +135,11 @@ impl Store {
     fn turns_path(&self, id: &str) -> PathBuf {
         self.turns_dir().join(file_name(id))
     }
+}
+
+/// `<session id>.json`.
+fn is_turns_file(name: &str) -> bool {
+    name.strip_suffix(EXTENSION).is_some_and(ids::is_session_id)
 }
 
 fn file_name(id: &str) -> String {

@@ -285,6 +285,11 @@ fn list_summarizes_every_session_newest_first() {
             },
         ]
     );
+    assert_eq!(store.summary(&new).unwrap(), list[1]);
+    assert_eq!(
+        store.summary(&new_session_id()).unwrap_err().kind(),
+        io::ErrorKind::NotFound
+    );
     let as_json = serde_json::to_value(&list[1]).unwrap();
     assert_eq!(as_json["created_ms"], 2000);
     assert_eq!(as_json["messages"], 3);
