@@ -26,7 +26,11 @@ pub async fn run(link: &mut LinkHandle, initialize: &Value, text: &str) -> anyho
             STEP_WAIT,
         )
         .await?;
-    let Some(session) = opened.pointer("/result/sessionId").and_then(Value::as_str).map(str::to_string) else {
+    let Some(session) = opened
+        .pointer("/result/sessionId")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    else {
         bail!("the device did not open a session: {opened}");
     };
     println!("chat: session {session} in {folder} on {DEFAULT_MODEL}");
@@ -41,7 +45,13 @@ pub async fn run(link: &mut LinkHandle, initialize: &Value, text: &str) -> anyho
     loop {
         let message = link.recv(STEP_WAIT).await?;
         if message.get("id").and_then(Value::as_u64) == Some(id) && message.get("method").is_none() {
-            println!("chat: turn ended: {}", message.get("result").or(message.get("error")).unwrap_or(&Value::Null));
+            println!(
+                "chat: turn ended: {}",
+                message
+                    .get("result")
+                    .or(message.get("error"))
+                    .unwrap_or(&Value::Null)
+            );
             return Ok(());
         }
         match message.get("method").and_then(Value::as_str) {
@@ -56,8 +66,11 @@ pub async fn run(link: &mut LinkHandle, initialize: &Value, text: &str) -> anyho
                 );
                 tokio::time::sleep(CARD_SHOWN).await;
                 println!("chat: the demo person clicks Allow");
-                link.answer(message["id"].clone(), json!({ "outcome": { "outcome": "selected", "optionId": "once" } }))
-                    .await?;
+                link.answer(
+                    message["id"].clone(),
+                    json!({ "outcome": { "outcome": "selected", "optionId": "once" } }),
+                )
+                .await?;
             }
             _ => {}
         }
@@ -80,7 +93,12 @@ fn show_update(update: &Value) {
                 .pointer("/content/0/content/text")
                 .map(text)
                 .unwrap_or_default();
-            println!("chat: tool {} {} {}", text(&update["toolCallId"]), text(&update["status"]), output.trim_end());
+            println!(
+                "chat: tool {} {} {}",
+                text(&update["toolCallId"]),
+                text(&update["status"]),
+                output.trim_end()
+            );
         }
         _ => {}
     }

@@ -174,8 +174,10 @@ impl LinkHandle {
     /// The device's answer to the request `id` sent with [`LinkHandle::send_request`]; other
     /// messages are kept for `recv`.
     pub async fn recv_answer(&mut self, id: u64, within: Duration) -> anyhow::Result<Value> {
-        self.recv_matching(within, &format!("the answer to request {id}"), |m| is_answer_to(m, id))
-            .await
+        self.recv_matching(within, &format!("the answer to request {id}"), |m| {
+            is_answer_to(m, id)
+        })
+        .await
     }
 
     /// Sends a notification.

@@ -39,7 +39,13 @@ fn parse_arguments(arguments: impl Iterator<Item = String>) -> anyhow::Result<Op
         match argument.as_str() {
             "--help" | "-h" => return Ok(None),
             "--token-stdin" => token_stdin = true,
-            "--chat" => chat = Some(arguments.next().context("--chat needs the text to send after it")?),
+            "--chat" => {
+                chat = Some(
+                    arguments
+                        .next()
+                        .context("--chat needs the text to send after it")?,
+                )
+            }
             "--port" => {
                 let value = arguments.next().context("--port needs a number after it")?;
                 port = value

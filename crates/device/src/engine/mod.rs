@@ -160,25 +160,20 @@ impl Engine {
         }
     }
 
+    /// Tells the client of every delete it has not heard of; each is forgotten once sent, so a
+    /// link that drops half-way loses none.
     async fn send_deletes(&self) {
         let Some(client) = self.client().filter(|c| c.lembas) else {
             return;
         };
-        match self.0.store.deleted_pending() {
-            Ok(ids) if ids.is_empty() => return,
-            Ok(_) => {}
-            Err(e) => {
-                tracing::warn!("the kept deletes could not be read: {e}");
-                return;
-            }
-        }
-        let ids = match self.0.store.take_deleted() {
+        let ids = match self.0.store.deleted_pending() {
             Ok(ids) => ids,
             Err(e) => {
                 tracing::warn!("the kept deletes could not be read: {e}");
                 return;
             }
         };
+        let mut sent = Vec::new();
         for id in ids {
             // Deleted from a shell while this runtime held it: stop it and forget it here too.
             if let Some(session) = self.sessions().remove(&id) {
@@ -189,8 +184,14 @@ impl Engine {
                 .await
                 .is_err()
             {
-                let _ = self.0.store.remember_deleted(&id);
+                break;
             }
+            sent.push(id);
+        }
+        if !sent.is_empty()
+            && let Err(e) = self.0.store.forget_deleted(&sent)
+        {
+            tracing::warn!("the deletes told to the instance could not be forgotten: {e}");
         }
     }
 
