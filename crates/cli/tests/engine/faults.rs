@@ -69,8 +69,20 @@ async fn prompts_for_unknown_sessions_and_bad_blocks_are_refused() {
         .await
         .unwrap();
     assert_eq!(error_of(&image).0, -32602);
-    let huge = "x".repeat(26_214_401);
-    let over = l.prompt(&session, &huge, "t3").await;
+    let block = l.prompt(&session, &"x".repeat(10_485_761), "t3").await;
+    let (code, message) = error_of(&block);
+    assert_eq!(code, -32602);
+    assert!(message.contains("at most 10485760 bytes"), "{message}");
+    let nine = json!({ "type": "text", "text": "y".repeat(9_000_000) });
+    let over = l
+        .link
+        .request(
+            "session/prompt",
+            json!({ "sessionId": session, "prompt": [nine, nine, nine] }),
+            WAIT,
+        )
+        .await
+        .unwrap();
     let (code, message) = error_of(&over);
     assert_eq!(code, -32602);
     assert!(message.contains("at most 26214400 bytes"), "{message}");

@@ -337,3 +337,25 @@ async fn configure_changes_the_model_and_refuses_one_not_served() {
     assert_eq!(request["model"], "example/chat-deep");
     assert_eq!(request["reasoning_effort"], "high");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_is_not_lembas_gets_plain_acp_only() {
+    let mut l = linked("").await;
+    // The same link says it again, now as a plain ACP client (an editor would).
+    let init = l
+        .link
+        .request(
+            "initialize",
+            json!({ "protocolVersion": 1, "clientCapabilities": {} }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert!(init.get("result").is_some(), "{init}");
+    let session = l.new_session("edit").await;
+    l.model().push(reply_text("plain"));
+    let answer = l.prompt(&session, "hi", "t").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    assert_eq!(streamed_text(&l.link), "plain");
+    assert!(event_types(&l.link).is_empty(), "{:?}", event_types(&l.link));
+}

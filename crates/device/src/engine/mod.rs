@@ -219,6 +219,10 @@ impl Engine {
         })
     }
 
+    pub(crate) async fn forget_token(&self) {
+        *self.0.token.lock().await = None;
+    }
+
     pub(crate) fn tool_definitions(&self) -> Vec<Value> {
         crate::tools::definitions()
     }

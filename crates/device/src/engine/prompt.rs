@@ -110,6 +110,7 @@ pub fn text_of(blocks: &Value) -> Result<String, RpcError> {
         .as_array()
         .ok_or_else(|| RpcError::invalid_params("prompt must be a list of content blocks."))?;
     let mut parts = Vec::new();
+    let limits = &decisions().prompt;
     for block in blocks {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => {
@@ -117,6 +118,13 @@ pub fn text_of(blocks: &Value) -> Result<String, RpcError> {
                     .get("text")
                     .and_then(Value::as_str)
                     .ok_or_else(|| RpcError::invalid_params("A text block needs `text` (a string)."))?;
+                if text.len() > limits.max_block_bytes {
+                    return Err(RpcError::invalid_params(format!(
+                        "A text block is {} bytes; a block may be at most {} bytes. Send less, or split it.",
+                        text.len(),
+                        limits.max_block_bytes
+                    )));
+                }
                 parts.push(text.to_string());
             }
             Some("resource_link") => {
@@ -141,7 +149,7 @@ pub fn text_of(blocks: &Value) -> Result<String, RpcError> {
         }
     }
     let text = parts.join("\n\n");
-    let max = decisions().prompt.max_prompt_bytes;
+    let max = limits.max_prompt_bytes;
     if text.len() > max {
         return Err(RpcError::invalid_params(format!(
             "The prompt is {} bytes; a prompt may be at most {max} bytes. Send less, or split it.",

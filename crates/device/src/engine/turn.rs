@@ -137,7 +137,17 @@ async fn steps(
         };
         let step = tokio::select! {
             _ = cancel.changed() => return Ok(Stop::Cancelled),
-            step = stream_step(engine, &session.id, &instance, &body) => step?,
+            step = stream_step(engine, &session.id, &instance, &body) => step,
+        };
+        let step = match step {
+            Ok(step) => step,
+            Err(e) => {
+                if matches!(e, model::ModelError::Status { status: 401, .. }) {
+                    // A new login may have replaced the token: read it again next time.
+                    engine.forget_token().await;
+                }
+                return Err(e);
+            }
         };
         let mut assistant = json!({ "role": "assistant", "content": step.text });
         if !step.reasoning.is_empty() {

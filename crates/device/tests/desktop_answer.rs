@@ -1,0 +1,102 @@
+//! An approval card answered on the desktop: the runtime the app runs, linked to the reference peer,
+//! a turn that asks, and `Engine::answer_card` (what the app's answer_approval command calls). The
+//! first answer wins and the client is told to take its card down. Needs a Secret Service (run it
+//! through scripts/with-keyring, as scripts/test does). One test in this binary: it sets HOME.
+
+use lembas_device::keychain::{self, Token};
+use lembas_device::runtime::Runtime;
+use lembas_peer::{ModelReply, Peer, PeerConfig};
+use serde_json::json;
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(20);
+const TOKEN: &str = "desktop-answer-token-5e1f";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_desktop_answers_a_card_first_and_the_client_is_told() {
+    let home = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(home.path()).unwrap();
+    let work = home.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    // SAFETY: the only test in this binary, before any thread of ours reads the environment.
+    unsafe {
+        std::env::set_var("HOME", &home);
+        std::env::set_var("XDG_CONFIG_HOME", home.join(".config"));
+        std::env::set_var("XDG_STATE_HOME", home.join(".local/state"));
+    }
+    keychain::store(&Token::new(TOKEN).unwrap()).expect("a Secret Service: run through scripts/with-keyring");
+    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
+    std::fs::create_dir_all(home.join(".config/lembas")).unwrap();
+    std::fs::write(
+        home.join(".config/lembas/config.yaml"),
+        format!(
+            "server:\n  url: {}\n  connection: example\nremote:\n  enabled: true\n  roots:\n    - {w}\ntrusted:\n  - {w}\n",
+            peer.url(),
+            w = work.display()
+        ),
+    )
+    .unwrap();
+    let runtime = Runtime::start("desktop answer test").unwrap();
+    let mut link = peer.next_link(WAIT).await.unwrap();
+    link.hello(WAIT).await.unwrap();
+    link.initialize(WAIT).await.unwrap();
+    let opened = link
+        .request(
+            "session/new",
+            json!({ "cwd": work, "mcpServers": [], "_meta": { "mode": "manual", "lembas_model": lembas_peer::DEFAULT_MODEL } }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    let session = opened["result"]["sessionId"].as_str().unwrap().to_string();
+    peer.model().push(ModelReply::tool_call(
+        "call_desk",
+        "write",
+        json!({ "path": "from-desktop.txt", "content": "yes" }),
+    ));
+    peer.model().push(ModelReply::text("Written."));
+    let id = link
+        .send_request(
+            "session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "write" }] }),
+        )
+        .await
+        .unwrap();
+    let card = link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    let cards = runtime.engine.cards();
+    assert_eq!(cards.len(), 1);
+    assert_eq!(cards[0].tool_call_id, "call_desk");
+    assert_eq!(cards[0].session_id, session);
+
+    assert!(
+        runtime.engine.answer_card("call_desk", "once").await,
+        "the open card takes the desktop's answer"
+    );
+    let settled = link
+        .recv_notification("_lembas/permission/settled", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        settled["params"],
+        json!({ "sessionId": session, "toolCallId": "call_desk" })
+    );
+    // Answers after the first change nothing: the client's late one, the desktop's second.
+    link.answer(
+        card["id"].clone(),
+        json!({ "outcome": { "outcome": "selected", "optionId": "deny" } }),
+    )
+    .await
+    .unwrap();
+    assert!(!runtime.engine.answer_card("call_desk", "deny").await);
+    let answer = link.recv_answer(id, WAIT).await.unwrap();
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("from-desktop.txt")).unwrap(),
+        "yes"
+    );
+    assert!(runtime.engine.cards().is_empty());
+    runtime.stop().await;
+}
