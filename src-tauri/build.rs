@@ -11,6 +11,7 @@ const COMMANDS: &[&str] = &[
     "login",
     "logout",
     "stop_remote_work",
+    "answer_approval",
 ];
 
 fn main() {

@@ -14,7 +14,8 @@ const KEEP: usize = 200;
 pub struct Entry {
     /// Unix milliseconds.
     pub at_ms: u64,
-    /// `terminal_opened`, `terminal_closed`, `watch_started`, `watch`, `refused`, `link`, `error`.
+    /// `terminal_opened`, `terminal_closed`, `watch_started`, `watch`, `refused`, `link`, `error`,
+    /// `session`, `turn`, `approval`.
     pub kind: &'static str,
     pub text: String,
 }
@@ -67,6 +68,26 @@ impl Activity {
                 )
             }
             DeviceEvent::Refused { method, reason } => ("refused", format!("Refused {method}: {reason}")),
+            DeviceEvent::SessionOpened { cwd, model, .. } => {
+                ("session", format!("Agent session opened in {cwd} on {model}"))
+            }
+            DeviceEvent::Turn {
+                state, stop_reason, ..
+            } if state == "end" => (
+                "turn",
+                match stop_reason {
+                    Some(why) => format!("Agent turn ended ({why})"),
+                    None => "Agent turn failed".to_string(),
+                },
+            ),
+            DeviceEvent::Turn { .. } => ("turn", "Agent turn started".to_string()),
+            DeviceEvent::ApprovalAsked { title, reason, .. } => {
+                ("approval", format!("Approval asked: {title} ({reason})"))
+            }
+            DeviceEvent::ApprovalSettled { outcome, .. } => ("approval", format!("Approval {outcome}")),
+            DeviceEvent::SessionDeleted { session_id } => {
+                ("session", format!("Agent session {session_id} deleted"))
+            }
             DeviceEvent::LimitsSent { limits } => {
                 self.limits = Some(limits.clone());
                 return;

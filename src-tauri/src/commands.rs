@@ -61,6 +61,17 @@ pub async fn logout(host: State<'_, Host>) -> Result<String, CommandError> {
     said
 }
 
+/// The person's answer to an approval card (`once`, `session` or `deny`); `false` when it had been
+/// answered elsewhere first.
+#[tauri::command]
+pub async fn answer_approval(
+    host: State<'_, Host>,
+    tool_call_id: String,
+    option_id: String,
+) -> Result<bool, CommandError> {
+    Ok(host.answer_approval(tool_call_id, option_id).await)
+}
+
 #[tauri::command]
 pub fn stop_remote_work(host: State<'_, Host>) -> Result<Snapshot, CommandError> {
     crate::stop_remote_work(&host)

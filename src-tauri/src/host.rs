@@ -31,6 +31,13 @@ enum Control {
     EndLink,
     /// Close the link cleanly and stop; the sender hears when it is done.
     Quit(oneshot::Sender<()>),
+    /// The person answered an approval card on the desktop (`once`, `session` or `deny`); the
+    /// sender hears whether the card was still open (the first answer wins).
+    Answer {
+        tool_call_id: String,
+        option_id: String,
+        done: oneshot::Sender<bool>,
+    },
 }
 
 /// The app's handle on the device. Cheap to clone.
@@ -97,6 +104,17 @@ impl Host {
 
     pub fn end_link(&self) {
         let _ = self.control.send(Control::EndLink);
+    }
+
+    /// Answers an open approval card; `false` when it was already answered elsewhere or is gone.
+    pub async fn answer_approval(&self, tool_call_id: String, option_id: String) -> bool {
+        let (done, answered) = oneshot::channel();
+        let sent = self.control.send(Control::Answer {
+            tool_call_id,
+            option_id,
+            done,
+        });
+        sent.is_ok() && answered.await.unwrap_or(false)
     }
 
     /// Closes the link (1000) and stops the runtime; returns once it has.
@@ -190,6 +208,9 @@ impl Runner {
                 },
                 control = self.control.recv() => match control {
                     Some(Control::Redial | Control::EndLink) => runtime.end_link(),
+                    Some(Control::Answer { tool_call_id, option_id, done }) => {
+                        let _ = done.send(runtime.engine.answer_card(&tool_call_id, &option_id).await);
+                    }
                     Some(Control::Quit(done)) => {
                         runtime.stop().await;
                         return Next::Quit(Some(done));
@@ -224,6 +245,11 @@ impl Runner {
             },
             control = self.control.recv() => match control {
                 Some(Control::Redial | Control::EndLink) => Next::TryAgain,
+                // No runtime runs here, so no card is open.
+                Some(Control::Answer { done, .. }) => {
+                    let _ = done.send(false);
+                    Next::TryAgain
+                }
                 Some(Control::Quit(done)) => Next::Quit(Some(done)),
                 None => Next::Quit(None),
             },

@@ -47,6 +47,7 @@ pub fn run() {
             commands::login,
             commands::logout,
             commands::stop_remote_work,
+            commands::answer_approval,
         ])
         .setup(move |app| {
             #[cfg(target_os = "macos")]
