@@ -393,11 +393,7 @@ fn status(engine: &Engine, params: Value) -> Result<Value, RpcError> {
             json!({ "sessionId": id, "exists": false, "held": "none", "busy": false, "title": "", "queued": [] }),
         );
     }
-    let summary = engine
-        .store()
-        .list()
-        .ok()
-        .and_then(|all| all.into_iter().find(|s| s.id == id));
+    let summary = engine.store().summary(&id).ok();
     let last = engine.store().load_turns(&id).ok().and_then(|turns| {
         turns
             .into_iter()

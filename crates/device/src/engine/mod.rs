@@ -163,9 +163,6 @@ impl Engine {
     /// Tells the client of every delete it has not heard of; each is forgotten once sent, so a
     /// link that drops half-way loses none.
     async fn send_deletes(&self) {
-        let Some(client) = self.client().filter(|c| c.lembas) else {
-            return;
-        };
         let ids = match self.0.store.deleted_pending() {
             Ok(ids) => ids,
             Err(e) => {
@@ -173,12 +170,17 @@ impl Engine {
                 return;
             }
         };
-        let mut sent = Vec::new();
-        for id in ids {
-            // Deleted from a shell while this runtime held it: stop it and forget it here too.
-            if let Some(session) = self.sessions().remove(&id) {
+        // Deleted from a shell while this runtime held it: stop it and forget it here too.
+        for id in &ids {
+            if let Some(session) = self.sessions().remove(id) {
                 session.cancel();
             }
+        }
+        let Some(client) = self.client().filter(|c| c.lembas) else {
+            return;
+        };
+        let mut sent = Vec::new();
+        for id in ids {
             if client
                 .notify("_lembas/session/deleted", json!({ "sessionId": id }))
                 .await
