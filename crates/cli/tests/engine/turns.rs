@@ -359,3 +359,168 @@ async fn a_client_that_is_not_lembas_gets_plain_acp_only() {
     assert_eq!(streamed_text(&l.link), "plain");
     assert!(event_types(&l.link).is_empty(), "{:?}", event_types(&l.link));
 }
+
+/// Answers the next approval card with `result`; the card's params.
+async fn answer_card(l: &mut Linked, result: Value) -> Value {
+    let card = l
+        .link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    l.link.answer(card["id"].clone(), result).await.unwrap();
+    card["params"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_corrected_command_runs_instead_but_never_past_the_hardline() {
+    let mut l = linked("").await;
+    let session = l.new_session("edit").await;
+    l.model().push(ModelReply::tool_call(
+        "call_1",
+        "bash",
+        json!({ "command": "echo wrong > out.txt" }),
+    ));
+    l.model().push(ModelReply::tool_call(
+        "call_2",
+        "bash",
+        json!({ "command": "echo again > out2.txt" }),
+    ));
+    l.model().push(reply_text("Done."));
+    let id = l.send_prompt(&session, "write", "t").await;
+    let allow_with = |command: &str| json!({ "outcome": { "outcome": "selected", "optionId": "once" }, "_meta": { "lembas": { "command": command } } });
+    answer_card(&mut l, allow_with("echo right > out.txt")).await;
+    answer_card(&mut l, allow_with("sudo rm -rf /")).await;
+    let answer = l.link.recv_answer(id, WAIT).await.unwrap();
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(
+        std::fs::read_to_string(l.work.join("out.txt")).unwrap(),
+        "right\n"
+    );
+    assert!(!l.work.join("out2.txt").exists());
+    let denied = l.model().requests()[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .last()
+        .cloned()
+        .unwrap();
+    assert!(
+        denied["content"].as_str().unwrap().starts_with("Not done"),
+        "{denied}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn always_in_this_session_covers_the_next_write_in_the_project() {
+    let mut l = linked("").await;
+    let session = l.new_session("manual").await;
+    l.model().push(ModelReply::tool_call(
+        "call_1",
+        "write",
+        json!({ "path": "a.txt", "content": "a" }),
+    ));
+    l.model().push(ModelReply::tool_call(
+        "call_2",
+        "write",
+        json!({ "path": "b.txt", "content": "b" }),
+    ));
+    l.model().push(reply_text("Both written."));
+    let id = l.send_prompt(&session, "write two", "t").await;
+    let card = answer_card(
+        &mut l,
+        json!({ "outcome": { "outcome": "selected", "optionId": "session" } }),
+    )
+    .await;
+    assert!(
+        card["_meta"]["lembas"]["always"]
+            .as_str()
+            .unwrap()
+            .contains("every write in"),
+        "{card}"
+    );
+    let answer = l.link.recv_answer(id, WAIT).await.unwrap();
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(l.work.join("a.txt").exists() && l.work.join("b.txt").exists());
+    let cards = l
+        .link
+        .received()
+        .iter()
+        .filter(|m| m["method"] == "session/request_permission")
+        .count();
+    assert_eq!(cards, 1, "the second write asked again");
+    // Another session is not covered.
+    let other = l.new_session("manual").await;
+    l.model().push(ModelReply::tool_call(
+        "call_3",
+        "write",
+        json!({ "path": "c.txt", "content": "c" }),
+    ));
+    l.model().push(reply_text("Asked."));
+    let id = l.send_prompt(&other, "write", "t2").await;
+    answer_card(
+        &mut l,
+        json!({ "outcome": { "outcome": "selected", "optionId": "deny" } }),
+    )
+    .await;
+    l.link.recv_answer(id, WAIT).await.unwrap();
+    assert!(!l.work.join("c.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cards_of_two_sessions_are_open_at_once_and_answered_in_any_order() {
+    let mut l = linked("").await;
+    let first = l.new_session("manual").await;
+    let second = l.new_session("manual").await;
+    // The peer answers the model's requests in the order they come; each session makes one.
+    l.model().push(ModelReply::tool_call(
+        "call_one",
+        "write",
+        json!({ "path": "one.txt", "content": "1" }),
+    ));
+    let a = l.send_prompt(&first, "one", "t1").await;
+    let card_one = l
+        .link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    l.model().push(ModelReply::tool_call(
+        "call_two",
+        "write",
+        json!({ "path": "two.txt", "content": "2" }),
+    ));
+    let b = l.send_prompt(&second, "two", "t2").await;
+    let card_two = l
+        .link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(card_one["params"]["toolCall"]["toolCallId"], "call_one");
+    assert_eq!(card_two["params"]["toolCall"]["toolCallId"], "call_two");
+    l.model().push(reply_text("two done"));
+    l.link
+        .answer(
+            card_two["id"].clone(),
+            json!({ "outcome": { "outcome": "selected", "optionId": "once" } }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        l.link.recv_answer(b, WAIT).await.unwrap()["result"]["stopReason"],
+        "end_turn"
+    );
+    assert!(l.work.join("two.txt").exists() && !l.work.join("one.txt").exists());
+    l.model().push(reply_text("one done"));
+    l.link
+        .answer(
+            card_one["id"].clone(),
+            json!({ "outcome": { "outcome": "selected", "optionId": "once" } }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        l.link.recv_answer(a, WAIT).await.unwrap()["result"]["stopReason"],
+        "end_turn"
+    );
+    assert!(l.work.join("one.txt").exists());
+}
