@@ -33,6 +33,118 @@ pub fn admit_folder(cwd: &Path, rules: &FolderRules) -> Result<PathBuf, RpcError
     roots::judge_folder(cwd, rules).map_err(|v| RpcError::refused(v.reason.unwrap_or_default(), "folder"))
 }
 
+/// A scheduled turn's `_meta.lembas.scheduled` (acp.md "Starting a scheduled turn").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub schedule_id: String,
+    pub run_id: String,
+    pub title: String,
+    /// The schedule's mode as asked (edit when absent); admitted and lowered by [`admit`].
+    pub mode: Option<Mode>,
+    /// How long an approval waits: the schedule's `approval_wait_s`, clamped.
+    pub wait: std::time::Duration,
+}
+
+/// Tests only: `LEMBAS_APPROVAL_WAIT_MIN_S` lowers the least wait (decided: 60 s) so a test sees a
+/// scheduled approval time out in a second. Never set by the product.
+const WAIT_MIN_FOR_TESTS: &str = "LEMBAS_APPROVAL_WAIT_MIN_S";
+
+impl Run {
+    /// Reads `scheduled` from `_meta.lembas`; `Ok(None)` when the request is not scheduled.
+    pub fn read(lembas: Option<&Value>) -> Result<Option<Run>, RpcError> {
+        let Some(scheduled) = lembas.and_then(|l| l.get("scheduled")).filter(|s| !s.is_null()) else {
+            return Ok(None);
+        };
+        if !scheduled.is_object() {
+            return Err(RpcError::invalid_params(
+                "_meta.lembas.scheduled must be an object.",
+            ));
+        }
+        let text = |key: &str| {
+            scheduled
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let mode = match scheduled.get("mode").and_then(Value::as_str) {
+            Some(m) => Some(m.parse::<Mode>().map_err(RpcError::invalid_params)?),
+            None => None,
+        };
+        let range = &decisions().scheduled.approval_wait_seconds;
+        let min = std::env::var(WAIT_MIN_FOR_TESTS)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(range.min)
+            .min(range.min);
+        let asked = scheduled
+            .get("approval_wait_s")
+            .and_then(Value::as_u64)
+            .unwrap_or(range.default);
+        Ok(Some(Run {
+            schedule_id: text("schedule_id"),
+            run_id: text("run_id"),
+            title: text("title"),
+            mode,
+            wait: std::time::Duration::from_secs(asked.clamp(min, range.max)),
+        }))
+    }
+
+    /// `_meta.lembas.scheduled` on the run's approval cards.
+    pub fn card_meta(&self) -> Value {
+        serde_json::json!({ "schedule_id": self.schedule_id, "run_id": self.run_id, "wait_s": self.wait.as_secs() })
+    }
+
+    /// The feedback the model reads when nobody approved in time (`texts.denied`).
+    pub fn denied_text(&self) -> String {
+        let minutes = (self.wait.as_secs() / 60).to_string();
+        decisions()
+            .scheduled
+            .texts
+            .denied
+            .replace("{{minutes}}", &minutes)
+    }
+
+    /// The run's outcome in the prompt's answer: `status` from how the turn ended and its last reply.
+    pub fn outcome(&self, stop_reason: Option<&str>, reply: &str, error: Option<&str>) -> Value {
+        let no_reply = &decisions().scheduled.texts.no_reply;
+        let (status, error) = match (stop_reason, error) {
+            (Some("cancelled"), _) => ("cancelled", None),
+            (_, Some(e)) => ("failed", Some(e.to_string())),
+            _ if reply.trim().is_empty() => ("failed", Some(no_reply.clone())),
+            _ if silent(reply).is_some() => ("silent", None),
+            _ => ("ok", None),
+        };
+        serde_json::json!({ "run_id": self.run_id, "status": status, "text": reply, "error": error })
+    }
+}
+
+/// DECISIONS.md "Silent": the reply without its `[SILENT]` line when it is silent, else `None`.
+pub fn silent(reply: &str) -> Option<String> {
+    let is_sentinel = |line: &str| {
+        let line = line.trim();
+        let line = line.strip_suffix('.').unwrap_or(line);
+        line.eq_ignore_ascii_case("[SILENT]")
+    };
+    let lines: Vec<&str> = reply.lines().collect();
+    let first = lines.iter().position(|l| !l.trim().is_empty())?;
+    let last = lines.iter().rposition(|l| !l.trim().is_empty())?;
+    let drop = if is_sentinel(lines[first]) {
+        first
+    } else if is_sentinel(lines[last]) {
+        last
+    } else {
+        return None;
+    };
+    let kept: Vec<&str> = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != drop)
+        .map(|(_, l)| *l)
+        .collect();
+    Some(kept.join("\n").trim().to_string())
+}
+
 #[derive(Deserialize)]
 struct MonitorParams {
     cwd: String,
@@ -143,6 +255,51 @@ pub async fn monitor(params: Value, settings: &Settings) -> Result<Value, RpcErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn silent_follows_the_conformance_cases() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/conformance/silent.json"
+        );
+        let cases: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for case in cases["cases"].as_array().unwrap() {
+            let reply = case["reply"].as_str().unwrap();
+            let want = case["stripped"].as_str().map(str::to_string);
+            assert_eq!(silent(reply), want, "{reply:?}");
+            assert_eq!(
+                silent(reply).is_some(),
+                case["silent"].as_bool().unwrap(),
+                "{reply:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn outcome_statuses() {
+        let run = Run {
+            schedule_id: "s".into(),
+            run_id: "r".into(),
+            title: "t".into(),
+            mode: None,
+            wait: std::time::Duration::from_secs(1800),
+        };
+        let status = |stop, reply, error| run.outcome(stop, reply, error)["status"].clone();
+        assert_eq!(status(Some("end_turn"), "All wrapped.", None), "ok");
+        assert_eq!(status(Some("max_turn_requests"), "Partly.", None), "ok");
+        assert_eq!(status(Some("end_turn"), "Nothing new.\n[SILENT]", None), "silent");
+        assert_eq!(status(Some("end_turn"), "  ", None), "failed");
+        assert_eq!(
+            run.outcome(Some("end_turn"), "", None)["error"],
+            decisions().scheduled.texts.no_reply.as_str()
+        );
+        assert_eq!(status(None, "", Some("The model broke off.")), "failed");
+        assert_eq!(status(Some("cancelled"), "half", None), "cancelled");
+        assert_eq!(
+            run.denied_text(),
+            decisions().scheduled.texts.denied.replace("{{minutes}}", "30")
+        );
+    }
 
     fn settings(enabled: bool, scheduled: bool, max: Mode) -> Settings {
         let mut s = Settings::default();

@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod faults;
+mod scheduled;
 mod sessions;
 mod turns;
 
@@ -39,12 +40,17 @@ pub fn remote(work: &Path, extra: &str) -> String {
 }
 
 pub async fn linked(extra: &str) -> Linked {
+    linked_with_env(extra, &[]).await
+}
+
+/// As [`linked`], the service started with `env` (test-only knobs).
+pub async fn linked_with_env(extra: &str, env: &[(&str, &str)]) -> Linked {
     store_token();
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
     let home = Home::new();
     let work = home.path().join("work");
     home.config_for(&peer.url(), &remote(&work, extra));
-    let service = home.service();
+    let service = home.service_with_env(env);
     let link = relink(&peer).await;
     Linked {
         peer,

@@ -15,6 +15,7 @@ use super::turn;
 use crate::policy::Mode;
 use crate::policy::roots::{self, FolderRules};
 use crate::rpc::{self, RpcError};
+use crate::scheduled::Run;
 use crate::store::{TurnEntry, ids};
 
 const EFFORTS: [&str; 5] = ["off", "default", "low", "medium", "high"];
@@ -110,12 +111,10 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
     let settings = engine.settings();
     let rules = FolderRules::from_settings(&settings);
     let lembas = params.meta.get("lembas");
-    let scheduled = lembas.and_then(|l| l.get("scheduled")).filter(|s| s.is_object());
-    let mode = match scheduled {
-        Some(s) => crate::scheduled::admit(
-            &settings,
-            s.get("mode").and_then(Value::as_str).and_then(|m| m.parse().ok()),
-        )?,
+    let scheduled = Run::read(lembas)?;
+    let mode = match &scheduled {
+        // A scheduled session's mode is the schedule's; _meta.mode is not read.
+        Some(run) => crate::scheduled::admit(&settings, run.mode)?,
         None => params
             .meta
             .get("mode")
@@ -173,6 +172,7 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
         last_turn_id: None,
         always_writes: false,
         always_bash: Vec::new(),
+        run: None,
     };
     engine
         .sessions()
@@ -258,7 +258,18 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
     }
     let session = held(engine, &id)?;
     let text = prompt::text_of(params.get("prompt").unwrap_or(&Value::Null))?;
-    judge_again(engine, &session)?;
+    // A scheduled prompt is judged again whatever session/new said: the setting, the mode, the folder.
+    let run = match Run::read(lembas)? {
+        Some(run) => {
+            let mode = crate::scheduled::admit(&engine.settings(), run.mode)?;
+            judge_again(engine, &session).map_err(|e| RpcError::refused(e.message, "folder"))?;
+            Some((run, mode))
+        }
+        None => {
+            judge_again(engine, &session)?;
+            None
+        }
+    };
     session.state().context.update(lembas);
     let turn_id = turn_id.unwrap_or_else(|| format!("turn_{}", &ids::new_session_id()[4..]));
     let phase = session.accept_turn(&turn_id);
@@ -272,7 +283,13 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
             if still_here {
                 session2.set_phase(&turn2, TurnPhase::Running);
                 engine2.save_turn(&session2, &turn2, "running", None);
-                turn::run(&engine2, &session2, &turn2, text).await
+                session2.state().run = run.clone();
+                let answer = turn::run(&engine2, &session2, &turn2, text).await;
+                session2.state().run = None;
+                match &run {
+                    Some((run, _)) => scheduled_answer(&session2, &turn2, run, answer),
+                    None => answer,
+                }
             } else {
                 Err(unknown(&session2.id))
             }
@@ -286,6 +303,27 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
         engine2.0.active_turns.fetch_sub(1, Ordering::SeqCst);
     });
     wait_done(phase).await
+}
+
+/// A scheduled turn answers with its outcome, a failure included (a result, not an error).
+fn scheduled_answer(
+    session: &Session,
+    turn_id: &str,
+    run: &Run,
+    answer: Result<Value, RpcError>,
+) -> Result<Value, RpcError> {
+    let reply = session.last_reply(turn_id);
+    Ok(match answer {
+        Ok(mut answer) => {
+            let stop = answer["stopReason"].as_str().map(str::to_string);
+            answer["_meta"]["lembas"]["scheduled"] = run.outcome(stop.as_deref(), &reply, None);
+            answer
+        }
+        Err(e) => json!({
+            "stopReason": "end_turn",
+            "_meta": { "lembas": { "turnId": turn_id, "scheduled": run.outcome(None, &reply, Some(&e.message)) } },
+        }),
+    })
 }
 
 async fn wait_done(mut phase: tokio::sync::watch::Receiver<TurnPhase>) -> Result<Value, RpcError> {

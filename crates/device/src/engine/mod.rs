@@ -263,6 +263,7 @@ impl Engine {
         tool_call_id: &str,
         title: &str,
         params: Value,
+        run: Option<&crate::scheduled::Run>,
     ) -> Answer {
         let answer = self.0.approvals.ask(session_id, tool_call_id, params.clone());
         self.device_event(DeviceEvent::ApprovalAsked {
@@ -278,7 +279,17 @@ impl Engine {
         if let Some(client) = self.client() {
             self.send_card(&client, tool_call_id.to_string(), params);
         }
-        let timeout = Duration::from_secs(self.settings().remote.approval_timeout);
+        // A scheduled run waits the schedule's time, not remote.approval_timeout.
+        let (timeout, feedback) = match run {
+            Some(run) => (run.wait, run.denied_text()),
+            None => {
+                let seconds = self.settings().remote.approval_timeout;
+                (
+                    Duration::from_secs(seconds),
+                    format!("Nobody answered within {seconds} seconds."),
+                )
+            }
+        };
         match tokio::time::timeout(timeout, answer).await {
             Ok(Ok(answer)) => answer,
             Ok(Err(_)) => Answer::Deny { feedback: None },
@@ -286,10 +297,7 @@ impl Engine {
                 self.0.approvals.withdraw(tool_call_id);
                 self.settled(session_id, tool_call_id, "timed out").await;
                 Answer::Deny {
-                    feedback: Some(format!(
-                        "Nobody answered within {} seconds.",
-                        self.settings().remote.approval_timeout
-                    )),
+                    feedback: Some(feedback),
                 }
             }
         }

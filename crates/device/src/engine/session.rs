@@ -65,6 +65,8 @@ pub struct SessionState {
     /// "Always allow in this session": every write in the project, and bash rules.
     pub always_writes: bool,
     pub always_bash: Vec<String>,
+    /// The scheduled run the current turn is, with the mode it holds for the whole turn.
+    pub run: Option<(crate::scheduled::Run, Mode)>,
 }
 
 pub struct Session {
@@ -159,6 +161,20 @@ impl Session {
         if let Some((_, tx)) = state.turns.iter().find(|(id, _)| id == turn_id) {
             tx.send_replace(phase);
         }
+    }
+
+    /// The text of the last assistant message the turn wrote, as written ("" when none).
+    pub fn last_reply(&self, turn_id: &str) -> String {
+        self.state()
+            .messages
+            .iter()
+            .rev()
+            .take_while(|m| m.turn_id.as_deref() == Some(turn_id))
+            .find(|m| {
+                m.body["role"] == "assistant" && m.body["content"].as_str().is_some_and(|t| !t.is_empty())
+            })
+            .and_then(|m| m.body["content"].as_str().map(str::to_string))
+            .unwrap_or_default()
     }
 
     /// `_lembas/session/status`'s fields for a session in memory.
@@ -296,6 +312,7 @@ pub fn replay(records: &[Value], log: SessionLog, turns: &[TurnEntry]) -> Result
         last_turn_id: None,
         always_writes: false,
         always_bash: Vec::new(),
+        run: None,
     };
     for record in &records[1..] {
         match record["type"].as_str() {

@@ -44,9 +44,16 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     let sid = session.id.clone();
     let settings = engine.settings();
     let ctx = engine.tool_context(session);
-    let (mode, always_writes, always_bash) = {
+    let (mode, always_writes, always_bash, run) = {
         let state = session.state();
-        (state.mode, state.always_writes, state.always_bash.clone())
+        let run = state.run.clone();
+        let mode = run.as_ref().map(|(_, mode)| *mode).unwrap_or(state.mode);
+        (
+            mode,
+            state.always_writes,
+            state.always_bash.clone(),
+            run.map(|(run, _)| run),
+        )
     };
     let project_rules = crate::scheduled::project_bash_rules(&ctx.project, &settings);
     let prepared = match prepare(
@@ -97,7 +104,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
             return denied(engine, &sid, turn_id, call, &prepared.judgement.reason, None).await;
         }
         Decision::Ask => {
-            let params = json!({
+            let mut params = json!({
                 "sessionId": sid,
                 "toolCall": {
                     "toolCallId": call.id, "title": prepared.title, "kind": prepared.kind,
@@ -110,7 +117,13 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
                 ],
                 "_meta": { "lembas": { "reason": prepared.judgement.reason, "always": prepared.always } },
             });
-            match engine.ask(&sid, &call.id, &prepared.title, params).await {
+            if let Some(run) = &run {
+                params["_meta"]["lembas"]["scheduled"] = run.card_meta();
+            }
+            match engine
+                .ask(&sid, &call.id, &prepared.title, params, run.as_ref())
+                .await
+            {
                 Answer::Deny { feedback } => {
                     let reason = "The person did not allow this call.";
                     return denied(engine, &sid, turn_id, call, reason, feedback).await;
