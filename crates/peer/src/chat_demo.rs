@@ -13,7 +13,21 @@ const STEP_WAIT: Duration = Duration::from_secs(120);
 /// How long the card stays up before the demo allows it, so a person watching can read it.
 const CARD_SHOWN: Duration = Duration::from_secs(2);
 
-pub async fn run(link: &mut LinkHandle, initialize: &Value, text: &str) -> anyhow::Result<()> {
+/// With `scheduled`, the chat is a scheduled run (acp.md "Starting a scheduled turn"), as a schedule
+/// running on the linked computer would start it.
+pub async fn run(
+    link: &mut LinkHandle,
+    initialize: &Value,
+    text: &str,
+    scheduled: bool,
+) -> anyhow::Result<()> {
+    let run = json!({ "schedule_id": "demo-schedule", "run_id": "demo-run-1", "title": "Demo schedule",
+                      "mode": "edit", "approval_wait_s": 1800 });
+    let lembas = if scheduled {
+        json!({ "scheduled": run })
+    } else {
+        json!({})
+    };
     let folder = initialize
         .pointer("/_meta/lembas/limits/roots/0")
         .and_then(Value::as_str)
@@ -22,7 +36,7 @@ pub async fn run(link: &mut LinkHandle, initialize: &Value, text: &str) -> anyho
     let opened = link
         .request(
             "session/new",
-            json!({ "cwd": folder, "mcpServers": [], "_meta": { "mode": "edit", "lembas_model": DEFAULT_MODEL } }),
+            json!({ "cwd": folder, "mcpServers": [], "_meta": { "mode": "edit", "lembas_model": DEFAULT_MODEL, "lembas": lembas } }),
             STEP_WAIT,
         )
         .await?;
@@ -34,12 +48,18 @@ pub async fn run(link: &mut LinkHandle, initialize: &Value, text: &str) -> anyho
         bail!("the device did not open a session: {opened}");
     };
     println!("chat: session {session} in {folder} on {DEFAULT_MODEL}");
-    println!("chat: you › {text}");
+    if scheduled {
+        println!("chat: a scheduled run (Demo schedule, run demo-run-1) › {text}");
+    } else {
+        println!("chat: you › {text}");
+    }
+    let mut lembas = lembas;
+    lembas["turnId"] = json!("demo-turn-1");
     let id = link
         .send_request(
             "session/prompt",
             json!({ "sessionId": session, "prompt": [{ "type": "text", "text": text }],
-                    "_meta": { "lembas": { "turnId": "demo-turn-1" } } }),
+                    "_meta": { "lembas": lembas } }),
         )
         .await?;
     loop {

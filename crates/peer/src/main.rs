@@ -18,6 +18,7 @@ const USAGE: &str = "usage: lembas-peer [--port N] [--chat TEXT] --token-stdin
   --port N       listen on port N (default: one the system picks)
   --chat TEXT    once a device links, open an agent chat in its first folder and send TEXT
                  (the demo model: `run <command>` asks for that command), allowing what it asks
+  --scheduled    make that chat a scheduled run, as a schedule on this computer would
   --token-stdin  read the one token the instance accepts from standard input (required:
                  a token never goes on the command line)
   RUST_LOG       how much to log (default: info)";
@@ -28,17 +29,20 @@ const LINK_STEP_WAIT: Duration = Duration::from_secs(10);
 struct Arguments {
     port: u16,
     chat: Option<String>,
+    scheduled: bool,
 }
 
 fn parse_arguments(arguments: impl Iterator<Item = String>) -> anyhow::Result<Option<Arguments>> {
     let mut port = 0;
     let mut chat = None;
+    let mut scheduled = false;
     let mut token_stdin = false;
     let mut arguments = arguments;
     while let Some(argument) = arguments.next() {
         match argument.as_str() {
             "--help" | "-h" => return Ok(None),
             "--token-stdin" => token_stdin = true,
+            "--scheduled" => scheduled = true,
             "--chat" => {
                 chat = Some(
                     arguments
@@ -58,7 +62,11 @@ fn parse_arguments(arguments: impl Iterator<Item = String>) -> anyhow::Result<Op
     if !token_stdin {
         bail!("--token-stdin is required: pipe the token the instance should accept into standard input");
     }
-    Ok(Some(Arguments { port, chat }))
+    Ok(Some(Arguments {
+        port,
+        chat,
+        scheduled,
+    }))
 }
 
 fn read_token() -> anyhow::Result<String> {
@@ -107,7 +115,7 @@ async fn run() -> anyhow::Result<()> {
         tokio::select! {
             link = peer.next_link(Duration::from_secs(3600)) => {
                 if let Ok(link) = link {
-                    tokio::spawn(demo_link(link, arguments.chat.clone()));
+                    tokio::spawn(demo_link(link, arguments.chat.clone(), arguments.scheduled));
                 }
             }
             _ = tokio::signal::ctrl_c() => break,
@@ -118,7 +126,7 @@ async fn run() -> anyhow::Result<()> {
 }
 
 /// Greets one device as LLeMbas would, then logs what it sends until it goes.
-async fn demo_link(mut link: LinkHandle, chat: Option<String>) {
+async fn demo_link(mut link: LinkHandle, chat: Option<String>, scheduled: bool) {
     let agent = link
         .headers
         .get("user-agent")
@@ -140,7 +148,7 @@ async fn demo_link(mut link: LinkHandle, chat: Option<String>) {
                 serde_json::to_string_pretty(&result).unwrap_or_else(|_| result.to_string())
             );
             if let Some(text) = chat
-                && let Err(error) = chat_demo::run(&mut link, &result, &text).await
+                && let Err(error) = chat_demo::run(&mut link, &result, &text, scheduled).await
             {
                 tracing::warn!("the demo chat stopped: {error:#}");
             }
