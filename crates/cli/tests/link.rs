@@ -45,7 +45,21 @@ async fn hello_first_then_initialize_as_the_spec_shows() {
         lembas["limits"],
         json!({ "roots": [], "max_mode": "edit", "scheduled": false })
     );
-    assert_eq!(lembas["capabilities"], json!(["directories", "scheduled"]));
+    assert_eq!(
+        lembas["capabilities"],
+        json!([
+            "directories",
+            "scheduled",
+            "sessions",
+            "status",
+            "delete",
+            "title",
+            "turns",
+            "model",
+            "context",
+            "configure"
+        ])
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -76,8 +90,8 @@ async fn bad_input_gets_answers_and_keeps_the_link() {
         .await
         .unwrap();
     assert_eq!(
-        session["error"]["code"], -32601,
-        "sessions are not offered yet: {session}"
+        session["error"]["code"], -32602,
+        "remote work is off, so no folder is accepted: {session}"
     );
     let bad = link
         .request("_lembas/directories", json!({ "path": 42 }), WAIT)
