@@ -1,7 +1,7 @@
 //! Where the device keeps things. Every path honours `HOME` and `XDG_*` at the moment it is asked
 //! for, so tests run in temporary homes.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn home() -> PathBuf {
     std::env::var_os("HOME")
@@ -43,6 +43,19 @@ pub fn state_dir() -> PathBuf {
 /// The user's home folder, for `~` expansion and protected paths.
 pub fn home_dir() -> PathBuf {
     home()
+}
+
+/// Creates `dir` and its parents when missing, private to the user on Unix (0700): the config and
+/// the state (conversations, turns) live in such folders.
+pub fn ensure_private_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
 }
 
 /// Expands a leading `~` or `~/`.

@@ -3,7 +3,6 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -158,22 +157,8 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
         .store()
         .create(&id, header)
         .map_err(|e| RpcError::internal(format!("The session could not be stored on this computer: {e}.")))?;
-    let state = SessionState {
-        model: model.clone(),
-        mode,
-        effort: effort.clone(),
-        title: String::new(),
-        context,
-        messages: Vec::new(),
-        unflushed: Vec::new(),
-        log,
-        turns: VecDeque::new(),
-        running: None,
-        last_turn_id: None,
-        always_writes: false,
-        always_bash: Vec::new(),
-        run: None,
-    };
+    let mut state = SessionState::new(model.clone(), mode, effort.clone(), log);
+    state.context = context;
     engine
         .sessions()
         .insert(id.clone(), Session::new(id.clone(), cwd.clone(), state));

@@ -69,6 +69,28 @@ pub struct SessionState {
     pub run: Option<(crate::scheduled::Run, Mode)>,
 }
 
+impl SessionState {
+    /// A session with no conversation yet, writing to `log`.
+    pub fn new(model: String, mode: Mode, effort: String, log: SessionLog) -> Self {
+        Self {
+            model,
+            mode,
+            effort,
+            title: String::new(),
+            context: Context::default(),
+            messages: Vec::new(),
+            unflushed: Vec::new(),
+            log,
+            turns: VecDeque::new(),
+            running: None,
+            last_turn_id: None,
+            always_writes: false,
+            always_bash: Vec::new(),
+            run: None,
+        }
+    }
+}
+
 pub struct Session {
     pub id: String,
     /// The session's folder, resolved when it was made (judged again at every prompt).
@@ -295,25 +317,16 @@ pub fn replay(records: &[Value], log: SessionLog, turns: &[TurnEntry]) -> Result
         .filter(|r| r["type"] == "session")
         .ok_or("the session file has no header")?;
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    let mut state = SessionState {
-        model: text(&header["model"]),
-        mode: header["mode"]
+    let mut state = SessionState::new(
+        text(&header["model"]),
+        header["mode"]
             .as_str()
             .and_then(|m| m.parse().ok())
             .unwrap_or_default(),
-        effort: header["effort"].as_str().unwrap_or("default").to_string(),
-        title: text(&header["title"]),
-        context: Context::default(),
-        messages: Vec::new(),
-        unflushed: Vec::new(),
+        header["effort"].as_str().unwrap_or("default").to_string(),
         log,
-        turns: VecDeque::new(),
-        running: None,
-        last_turn_id: None,
-        always_writes: false,
-        always_bash: Vec::new(),
-        run: None,
-    };
+    );
+    state.title = text(&header["title"]);
     for record in &records[1..] {
         match record["type"].as_str() {
             Some("message") => state.messages.push(Message {

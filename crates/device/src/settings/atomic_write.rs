@@ -39,7 +39,7 @@ pub(super) fn update(
         path: target.clone(),
         source,
     };
-    ensure_folder(&dir).map_err(write_err)?;
+    crate::paths::ensure_private_dir(&dir).map_err(write_err)?;
     let folder = FolderLock::acquire(&dir).map_err(write_err)?;
     // Holding the lock, no cooperating writer has a temporary file in flight: any left is from a
     // writer that was killed, and is removed so they do not pile up.
@@ -77,18 +77,6 @@ pub(super) fn update(
         path: target,
         attempts: MAX_ATTEMPTS,
     })
-}
-
-/// Creates the config folder (0700 on Unix) when it is missing.
-pub(super) fn ensure_folder(dir: &Path) -> io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
 }
 
 /// A `config.yaml` that is a symbolic link (dotfiles kept elsewhere) stays one: the file it points to

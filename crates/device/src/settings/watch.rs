@@ -10,7 +10,7 @@ use notify::event::{AccessKind, AccessMode};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
-use super::{SettingsError, atomic_write};
+use super::SettingsError;
 
 /// Watches the config file at `path` (creating its folder when missing). The receiver gets `()`
 /// after changes to the file; bursts are coalesced (at most one signal waits), so a receiver should
@@ -28,7 +28,7 @@ pub fn watch(path: &Path) -> Result<(RecommendedWatcher, mpsc::Receiver<()>), Se
         places.push(place(&target)?);
     }
     for (dir, _) in &places {
-        atomic_write::ensure_folder(dir).map_err(|source| SettingsError::Write {
+        crate::paths::ensure_private_dir(dir).map_err(|source| SettingsError::Write {
             path: dir.clone(),
             source,
         })?;

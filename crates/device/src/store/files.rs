@@ -5,18 +5,8 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// Creates `dir` and its parents when missing, private to the user on Unix (conversations are in
-/// there).
-pub(super) fn ensure_dir(dir: &Path) -> io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
+/// The store's folders are private (conversations are in there).
+pub(super) use crate::paths::ensure_private_dir as ensure_dir;
 
 /// Options for a new file only its owner can read, so a session never exists world-readable even
 /// for an instant.
