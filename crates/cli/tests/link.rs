@@ -57,7 +57,10 @@ async fn hello_first_then_initialize_as_the_spec_shows() {
             "turns",
             "model",
             "context",
-            "configure"
+            "configure",
+            "steer",
+            "rewind",
+            "compact"
         ])
     );
 }

@@ -34,11 +34,29 @@ pub fn capabilities(settings: &Settings) -> Vec<&'static str> {
         "model",
         "context",
         "configure",
+        "steer",
+        "rewind",
+        "compact",
     ]);
     if settings.remote.terminal {
         caps.extend(["terminal", "shell"]);
     }
     caps
+}
+
+/// The capability an engine method belongs to (session/* are ACP's own and always there).
+fn engine_capability(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "_lembas/session/status" => "status",
+        "_lembas/session/history" => "sessions",
+        "_lembas/session/title" => "title",
+        "_lembas/session/delete" => "delete",
+        "_lembas/configure" => "configure",
+        "_lembas/steer" => "steer",
+        "_lembas/session/rewind" => "rewind",
+        "_lembas/session/compact" => "compact",
+        _ => return None,
+    })
 }
 
 /// What hello and initialize say; when it changes the device redials so the instance hears it.
@@ -216,10 +234,6 @@ impl Dispatcher {
                 *self.client.lock().unwrap_or_else(|p| p.into_inner()) = Some(client);
                 Ok(self.announced.initialize_result(self.connection.as_deref()))
             }
-            "_lembas/session/status" if !self.offers("status") => Err(RpcError::method_not_found(method)),
-            "_lembas/session/title" if !self.offers("title") => Err(RpcError::method_not_found(method)),
-            "_lembas/session/delete" if !self.offers("delete") => Err(RpcError::method_not_found(method)),
-            "_lembas/configure" if !self.offers("configure") => Err(RpcError::method_not_found(method)),
             "_lembas/directories" if self.offers("directories") => {
                 let settings = self.now();
                 directories::handle(params, &settings.roots(), &FolderRules::from_settings(&settings))
@@ -266,6 +280,9 @@ impl Dispatcher {
                 self.terminal_notification(method, params)
                     .await
                     .map(|()| json!({}))
+            }
+            _ if engine_capability(method).is_some_and(|c| !self.offers(c)) => {
+                Err(RpcError::method_not_found(method))
             }
             _ => match self.engine.request(method, params).await {
                 Some(result) => result,

@@ -4,6 +4,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod conversation;
 mod faults;
 mod scheduled;
 mod sessions;

@@ -93,6 +93,9 @@ fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// What the model is asked for when a session is compacted.
+pub const COMPACT_REQUEST: &str = "Summarize our conversation so far for yourself, to go on from it later: what was asked, what was done (files changed, commands run, their results), what was decided, and what is still open. Be complete but brief; write only the summary.";
+
 /// ENGINE.md: the title is the first line of the first prompt, at most 80 characters.
 pub fn title_of(text: &str) -> String {
     let line = text

@@ -67,6 +67,8 @@ pub struct SessionState {
     pub always_bash: Vec<String>,
     /// The scheduled run the current turn is, with the mode it holds for the whole turn.
     pub run: Option<(crate::scheduled::Run, Mode)>,
+    /// `_lembas/steer` messages for the running turn, taken in at its next step: (messageId, text).
+    pub steers: Vec<(Option<String>, String)>,
 }
 
 impl SessionState {
@@ -87,6 +89,7 @@ impl SessionState {
             always_writes: false,
             always_bash: Vec::new(),
             run: None,
+            steers: Vec::new(),
         }
     }
 }
@@ -237,6 +240,32 @@ impl Session {
     }
 }
 
+/// Takes the turn `turn_id` and everything after it out of the conversation; how many turns left.
+pub fn rewind_messages(messages: &mut Vec<Message>, turn_id: &str) -> usize {
+    let Some(first) = messages
+        .iter()
+        .position(|m| m.turn_id.as_deref() == Some(turn_id))
+    else {
+        return 0;
+    };
+    let mut turns: Vec<&str> = messages[first..]
+        .iter()
+        .filter_map(|m| m.turn_id.as_deref())
+        .collect();
+    turns.dedup();
+    let reverted = turns.len();
+    messages.truncate(first);
+    reverted
+}
+
+/// What a compacted conversation becomes: the summary, as the one message before what follows.
+pub fn compacted_message(summary: &str) -> Message {
+    Message {
+        turn_id: None,
+        body: serde_json::json!({ "role": "user", "content": format!("A summary of our conversation so far:\n\n{summary}") }),
+    }
+}
+
 /// The conversation as history turns: each user message, then what the assistant said and did
 /// until the next one, as one assistant turn.
 pub fn history_turns(messages: &[Message]) -> Vec<Value> {
@@ -338,6 +367,14 @@ pub fn replay(records: &[Value], log: SessionLog, turns: &[TurnEntry]) -> Result
                 if let Some(mode) = record["mode"].as_str().and_then(|m| m.parse().ok()) {
                     state.mode = mode;
                 }
+            }
+            Some("rewind") => {
+                if let Some(turn) = record["turnId"].as_str() {
+                    rewind_messages(&mut state.messages, turn);
+                }
+            }
+            Some("compact") => {
+                state.messages = vec![compacted_message(record["summary"].as_str().unwrap_or_default())];
             }
             Some("model") => {
                 state.model = text(&record["model"]);

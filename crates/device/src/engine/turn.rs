@@ -72,11 +72,20 @@ pub async fn run(
 
     let outcome = steps(engine, session, turn_id, &mut cancel).await;
     session.flush();
+    // Steers the turn ended before taking in go back, for the client to send next.
+    let unsent: Vec<String> = std::mem::take(&mut session.state().steers)
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect();
     let (result, stop) = match outcome {
-        Ok(stop) => (
-            Ok(json!({ "stopReason": stop.as_str(), "_meta": { "lembas": { "turnId": turn_id } } })),
-            Some(stop.as_str()),
-        ),
+        Ok(stop) => {
+            let mut answer =
+                json!({ "stopReason": stop.as_str(), "_meta": { "lembas": { "turnId": turn_id } } });
+            if !unsent.is_empty() {
+                answer["_meta"]["lembas"]["unsent"] = json!(unsent);
+            }
+            (Ok(answer), Some(stop.as_str()))
+        }
         Err(e) => {
             engine
                 .event(
@@ -125,6 +134,7 @@ async fn steps(
         }
     };
     for _ in 0..max_requests {
+        take_steers(engine, session, turn_id).await;
         let body = {
             let state = session.state();
             let settings = engine.settings();
@@ -201,6 +211,49 @@ async fn steps(
         session.flush();
     }
     Ok(Stop::MaxTurnRequests)
+}
+
+/// Asks the session's model for a summary of the conversation so far (`_lembas/session/compact`),
+/// with no tools, nothing streamed to the client.
+pub async fn summarize(engine: &Engine, session: &Session) -> Result<String, model::ModelError> {
+    let instance = engine
+        .instance()
+        .await
+        .map_err(|why| model::ModelError::Unreachable {
+            model: session.state().model.clone(),
+            why,
+        })?;
+    let body = {
+        let state = session.state();
+        let mut messages: Vec<Value> = state.messages.iter().map(|m| without_extras(&m.body)).collect();
+        messages.push(json!({ "role": "user", "content": prompt::COMPACT_REQUEST }));
+        model::request_body(&state.model, &messages, &[], &state.effort)
+    };
+    let mut stream = instance.open(&body).await?;
+    loop {
+        if let Streamed::Done(output) = stream.next().await? {
+            return Ok(output.text.trim().to_string());
+        }
+    }
+}
+
+/// Gives the model the steer messages that came since the last step, as the person's words.
+async fn take_steers(engine: &Engine, session: &Session, turn_id: &str) {
+    let steers = std::mem::take(&mut session.state().steers);
+    if steers.is_empty() {
+        return;
+    }
+    let (ids, texts): (Vec<Option<String>>, Vec<String>) = steers.into_iter().unzip();
+    for text in &texts {
+        session.push_message(Some(turn_id), json!({ "role": "user", "content": text }));
+    }
+    let ids: Vec<String> = ids.into_iter().flatten().collect();
+    engine
+        .event(
+            &session.id,
+            json!({ "type": "steered", "texts": texts, "ids": ids, "turnId": turn_id }),
+        )
+        .await;
 }
 
 /// Every call the model made gets an answer in the conversation, so the next request is valid.

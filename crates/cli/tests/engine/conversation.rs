@@ -1,0 +1,214 @@
+//! Steering a running turn, rewinding to an earlier turn, compacting the conversation.
+
+use super::turns::eventually_status;
+use super::*;
+use lembas_peer::{ModelReply, Part};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn steer_reaches_the_next_step_and_what_came_too_late_is_unsent() {
+    let mut l = linked("  max_mode: auto\n").await;
+    let session = l.new_session("auto").await;
+    let refused = l
+        .link
+        .request(
+            "_lembas/steer",
+            json!({ "sessionId": session, "text": "hello?" }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(error_of(&refused).0, -32602, "nothing runs: {refused}");
+    // Step 1 hangs after a tool call; the steer arrives meanwhile and is in step 2's request.
+    l.model().push(ModelReply::Stream {
+        parts: vec![
+            Part::ToolCall {
+                id: "call_1".into(),
+                name: "ls".into(),
+                arguments: "{}".into(),
+            },
+            Part::Hang,
+        ],
+        finish_reason: "tool_calls".into(),
+    });
+    l.model().push(ModelReply::Stream {
+        parts: vec![Part::Text("ok, ".into()), Part::Hang, Part::Text("done".into())],
+        finish_reason: "stop".into(),
+    });
+    let id = l.send_prompt(&session, "list", "t").await;
+    eventually_status(&mut l, &session, |s| s["turnId"] == "t").await;
+    let steered = l
+        .link
+        .request(
+            "_lembas/steer",
+            json!({ "sessionId": session, "text": "only the src folder", "messageId": "m1" }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(steered["result"], json!({ "queued": 1 }));
+    l.model().release();
+    assert!(eventually(WAIT, || l.model().requests().len() == 2));
+    let second = l.model().requests()[1].clone();
+    let last_user = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .cloned()
+        .unwrap();
+    assert_eq!(last_user["content"], "only the src folder");
+    // This one comes while the last step streams: the turn ends before taking it in.
+    l.link
+        .request(
+            "_lembas/steer",
+            json!({ "sessionId": session, "text": "and tests" }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    l.model().release();
+    let answer = l.link.recv_answer(id, WAIT).await.unwrap();
+    assert_eq!(
+        answer["result"]["_meta"]["lembas"]["unsent"],
+        json!(["and tests"]),
+        "{answer}"
+    );
+    let steered_event = l
+        .link
+        .received()
+        .into_iter()
+        .find(|m| m["method"] == "_lembas/event" && m["params"]["event"]["type"] == "steered")
+        .unwrap();
+    assert_eq!(steered_event["params"]["event"]["ids"], json!(["m1"]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rewind_takes_the_turn_and_later_ones_out_and_keeps_files() {
+    let mut l = linked("").await;
+    let session = l.new_session("edit").await;
+    l.model().push(reply_text("one"));
+    l.prompt(&session, "first", "t1").await;
+    l.model().push(ModelReply::tool_call(
+        "call_w",
+        "write",
+        json!({ "path": "kept.txt", "content": "stays" }),
+    ));
+    l.model().push(reply_text("two"));
+    l.prompt(&session, "second", "t2").await;
+    l.model().push(reply_text("three"));
+    l.prompt(&session, "third", "t3").await;
+    let unknown = l
+        .link
+        .request(
+            "_lembas/session/rewind",
+            json!({ "sessionId": session, "turnId": "nope" }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(error_of(&unknown).0, -32602);
+    let rewound = l
+        .link
+        .request(
+            "_lembas/session/rewind",
+            json!({ "sessionId": session, "turnId": "t2" }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(rewound["result"], json!({ "reverted": 2 }));
+    assert_eq!(std::fs::read_to_string(l.work.join("kept.txt")).unwrap(), "stays");
+    let history = l
+        .link
+        .request("_lembas/session/history", json!({ "sessionId": session }), WAIT)
+        .await
+        .unwrap();
+    let texts: Vec<&str> = history["result"]["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["first", "one"]);
+    l.model().push(reply_text("again"));
+    l.prompt(&session, "second, differently", "t4").await;
+    let request = l.model().requests().last().cloned().unwrap();
+    let contents: Vec<&str> = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .skip(1)
+        .collect();
+    assert_eq!(contents, ["first", "one", "second, differently"]);
+    // Read back after a restart, the rewind holds.
+    l.service.signal(15);
+    l.service.wait_exit(WAIT);
+    let service = l.home.service();
+    let _old = std::mem::replace(&mut l.service, service);
+    l.link = relink(&l.peer).await;
+    let history = l
+        .link
+        .request("_lembas/session/history", json!({ "sessionId": session }), WAIT)
+        .await
+        .unwrap();
+    let texts: Vec<&str> = history["result"]["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["first", "one", "second, differently", "again"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compact_replaces_the_conversation_with_the_models_summary() {
+    let mut l = linked("").await;
+    let session = l.new_session("edit").await;
+    l.model().push(reply_text("The answer is 42."));
+    l.prompt(&session, "What is the answer?", "t1").await;
+    // While a turn works, compact is refused.
+    l.model().push(ModelReply::Stream {
+        parts: vec![Part::Hang],
+        finish_reason: "stop".into(),
+    });
+    let id = l.send_prompt(&session, "wait", "t2").await;
+    eventually_status(&mut l, &session, |s| s["turnId"] == "t2").await;
+    let busy = l
+        .link
+        .request("_lembas/session/compact", json!({ "sessionId": session }), WAIT)
+        .await
+        .unwrap();
+    assert_eq!(error_of(&busy).0, -32602);
+    l.model().release();
+    l.link.recv_answer(id, WAIT).await.unwrap();
+    l.model().push(reply_text("We found the answer: 42."));
+    let compacted = l
+        .link
+        .request("_lembas/session/compact", json!({ "sessionId": session }), WAIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        compacted["result"],
+        json!({ "summary": "We found the answer: 42." })
+    );
+    let summary_request = l.model().requests().last().cloned().unwrap();
+    assert!(summary_request.get("tools").is_none());
+    assert!(event_types(&l.link).contains(&"compacted".to_string()));
+    l.model().push(reply_text("Still 42."));
+    l.prompt(&session, "And now?", "t3").await;
+    let request = l.model().requests().last().cloned().unwrap();
+    let messages = request["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.len(),
+        3,
+        "system, the summary, the new prompt: {messages:?}"
+    );
+    assert!(
+        messages[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("We found the answer: 42.")
+    );
+}
