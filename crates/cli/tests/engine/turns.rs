@@ -401,8 +401,7 @@ async fn a_corrected_command_runs_instead_but_never_past_the_hardline() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|m| m["role"] == "tool")
-        .last()
+        .rfind(|m| m["role"] == "tool")
         .cloned()
         .unwrap();
     assert!(
