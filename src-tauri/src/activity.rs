@@ -15,7 +15,7 @@ pub struct Entry {
     /// Unix milliseconds.
     pub at_ms: u64,
     /// `terminal_opened`, `terminal_closed`, `watch_started`, `watch`, `refused`, `link`, `error`,
-    /// `session`, `turn`, `approval`.
+    /// `session`, `turn`, `approval`, `tool`.
     pub kind: &'static str,
     pub text: String,
 }
@@ -85,6 +85,9 @@ impl Activity {
                 ("approval", format!("Approval asked: {title} ({reason})"))
             }
             DeviceEvent::ApprovalSettled { outcome, .. } => ("approval", format!("Approval {outcome}")),
+            DeviceEvent::ToolCall {
+                tool, title, outcome, ..
+            } => ("tool", format!("Tool {tool} ({title}): {outcome}")),
             DeviceEvent::SessionDeleted { session_id } => {
                 ("session", format!("Agent session {session_id} deleted"))
             }

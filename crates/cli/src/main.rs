@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod activity;
 mod login;
 mod remote;
 mod service;
@@ -74,6 +75,16 @@ enum Command {
         /// Print the new settings as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// What the instance did on this computer, newest first (the activity log).
+    Activity {
+        /// One JSON array of the log's lines ({ at_ms, kind, … }), newest first.
+        #[arg(long)]
+        json: bool,
+        /// How many lines.
+        #[arg(short = 'n', value_name = "N", default_value_t = 50,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        n: u64,
     },
     /// The agent sessions kept on this computer.
     Sessions {
@@ -209,6 +220,7 @@ fn main() -> ExitCode {
         },
         Command::Trust { path, json } => remote::trust(path, json),
         Command::Untrust { path, json } => remote::untrust(path, json),
+        Command::Activity { json, n } => activity::show(json, usize::try_from(n).unwrap_or(usize::MAX)),
         Command::Sessions { command } => match command {
             SessionsCommand::List { json } => sessions::list(json),
             SessionsCommand::Delete { id, json } => sessions::delete(&id, json),

@@ -16,6 +16,15 @@ pub struct Decisions {
     pub turns: Turns,
     pub prompt: PromptLimits,
     pub engine: EngineNumbers,
+    pub activity: ActivityLog,
+}
+
+/// The activity log (`activity.jsonl`): the size at which it is rotated, and how many old files
+/// (`activity.jsonl.1`, …) are kept.
+#[derive(Debug, Deserialize)]
+pub struct ActivityLog {
+    pub max_bytes: u64,
+    pub kept_files: u32,
 }
 
 #[derive(Debug, Deserialize)]
@@ -150,5 +159,7 @@ mod tests {
         assert!(d.tools.result_keep_chars * 2 <= d.tools.result_max_chars);
         assert_eq!(d.turns.kept_per_session, 200);
         assert_eq!(d.turns.prune_after_days, 30);
+        assert_eq!(d.activity.max_bytes, 10 * 1024 * 1024);
+        assert_eq!(d.activity.kept_files, 1);
     }
 }

@@ -99,4 +99,16 @@ pub enum DeviceEvent {
     SessionDeleted {
         session_id: String,
     },
+    /// A tool call of the model ended: what the mode decided (`allow`, `ask` or `deny`), who
+    /// answered when it asked (`client`, `desktop`, `timeout`; none when it did not ask or the card
+    /// was withdrawn), and how it ended (`completed`, `failed` or `denied`).
+    ToolCall {
+        session_id: String,
+        tool_call_id: String,
+        tool: String,
+        title: String,
+        decision: String,
+        answered_by: Option<String>,
+        outcome: String,
+    },
 }

@@ -1,6 +1,7 @@
 //! lembas-device: the device side of the LLeMbas link, with no Tauri in it. The `lembas` command
 //! and the desktop app are thin layers over this crate.
 
+pub mod activity_log;
 pub mod decisions;
 pub mod directories;
 pub mod discovery;

@@ -1,11 +1,13 @@
 //! The device runtime: what `lembas service run` and the desktop app both run. Takes the device
 //! lock, keeps the settings current from the file, supervises the link, and publishes the state
-//! (a watch for the app, `status.json` for other processes, events for activity lists).
+//! (a watch for the app, `status.json` for other processes, events for activity lists and the
+//! activity log).
 
 use std::sync::Arc;
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
+use crate::activity_log;
 use crate::engine::Engine;
 use crate::events::DeviceEvent;
 use crate::link::supervisor::Supervisor;
@@ -30,6 +32,7 @@ pub struct Runtime {
     /// The agent sessions: they outlive links, and the desktop answers approval cards here.
     pub engine: Engine,
     deleted_watch: JoinHandle<()>,
+    activity_log: activity_log::Writer,
     shutdown: watch::Sender<bool>,
     wake: broadcast::Sender<()>,
     supervisor: JoinHandle<Stop>,
@@ -48,6 +51,8 @@ impl Runtime {
         let (settings_tx, settings_rx) = watch::channel(Arc::new(initial));
         let (status_tx, status_rx) = watch::channel(Status::new());
         let (events, _) = broadcast::channel(256);
+        // Subscribed before anything can happen, so the log misses nothing from the start.
+        let activity_log = activity_log::spawn(events.subscribe(), activity_log::default_file());
         let (shutdown, shutdown_rx) = watch::channel(false);
 
         let (watcher, mut changed) = settings::watch::watch(&config)?;
@@ -105,6 +110,7 @@ impl Runtime {
             settings: settings_rx,
             engine,
             deleted_watch,
+            activity_log,
             shutdown,
             wake,
             supervisor,
@@ -123,6 +129,8 @@ impl Runtime {
     pub async fn wait(self) -> Stop {
         let stop = self.supervisor.await.unwrap_or(Stop::Shutdown);
         self.deleted_watch.abort();
+        // The link's last state is in the log before the device says it stopped.
+        self.activity_log.finish().await;
         // The last status must reach the file before the lock is released.
         let last = self.status.borrow().clone();
         let _ = status::write(&last);

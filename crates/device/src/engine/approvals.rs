@@ -71,11 +71,32 @@ impl Answer {
     }
 }
 
+/// Where a card's answer came from, for the activity log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnsweredBy {
+    /// The client over the link (LLeMbas).
+    Client,
+    /// This computer's desktop (or `lembas approvals`).
+    Desktop,
+    /// Nobody: the wait ran out, which is a denial.
+    Timeout,
+}
+
+impl AnsweredBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnsweredBy::Client => "client",
+            AnsweredBy::Desktop => "desktop",
+            AnsweredBy::Timeout => "timeout",
+        }
+    }
+}
+
 /// A card still open.
 struct Open {
     session_id: String,
     params: Value,
-    answer: oneshot::Sender<Answer>,
+    answer: oneshot::Sender<(Answer, AnsweredBy)>,
 }
 
 /// A card as the desktop or a new link needs it: its session and the request's params.
@@ -97,7 +118,12 @@ impl Approvals {
     }
 
     /// Opens a card; the receiver gets the first answer (or is dropped when the card is withdrawn).
-    pub fn ask(&self, session_id: &str, tool_call_id: &str, params: Value) -> oneshot::Receiver<Answer> {
+    pub fn ask(
+        &self,
+        session_id: &str,
+        tool_call_id: &str,
+        params: Value,
+    ) -> oneshot::Receiver<(Answer, AnsweredBy)> {
         let (tx, rx) = oneshot::channel();
         self.open().insert(
             tool_call_id.to_string(),
@@ -111,10 +137,10 @@ impl Approvals {
     }
 
     /// Gives the card its answer; `false` when it was already answered or withdrawn.
-    pub fn answer(&self, tool_call_id: &str, answer: Answer) -> Option<String> {
+    pub fn answer(&self, tool_call_id: &str, answer: Answer, by: AnsweredBy) -> Option<String> {
         let open = self.open().remove(tool_call_id)?;
         let session = open.session_id.clone();
-        open.answer.send(answer).ok().map(|()| session)
+        open.answer.send((answer, by)).ok().map(|()| session)
     }
 
     /// Takes a card down without an answer (timed out, the turn was cancelled); `true` if it was open.
@@ -195,7 +221,7 @@ mod tests {
         assert_eq!(approvals.cards().len(), 1);
         assert_eq!(
             approvals
-                .answer("call_1", Answer::Deny { feedback: None })
+                .answer("call_1", Answer::Deny { feedback: None }, AnsweredBy::Client)
                 .as_deref(),
             Some("ses_a")
         );
@@ -205,11 +231,15 @@ mod tests {
                 Answer::Allow {
                     always: false,
                     command: None
-                }
+                },
+                AnsweredBy::Desktop
             ),
             None
         );
-        assert_eq!(rx.try_recv().unwrap(), Answer::Deny { feedback: None });
+        assert_eq!(
+            rx.try_recv().unwrap(),
+            (Answer::Deny { feedback: None }, AnsweredBy::Client)
+        );
         assert!(approvals.cards().is_empty());
     }
 }

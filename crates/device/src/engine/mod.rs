@@ -11,7 +11,7 @@ mod session;
 mod tool_call;
 mod turn;
 
-pub use approvals::{Answer, Card};
+pub use approvals::{Answer, AnsweredBy, Card};
 
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -250,13 +250,14 @@ impl Engine {
                     Ok(result) => Answer::from_client(&result),
                     Err(_) => Answer::Deny { feedback: None },
                 };
-                engine.settle(&tool_call_id, answer, false).await;
+                engine.settle(&tool_call_id, answer, AnsweredBy::Client).await;
             }
             // The link ended first: the card stays open and the next link shows it again.
         });
     }
 
-    /// Opens an approval card and waits for the first answer, or the timeout (a denial).
+    /// Opens an approval card and waits for the first answer, or the timeout (a denial); with it,
+    /// who gave it (none when the card was withdrawn).
     pub(crate) async fn ask(
         &self,
         session_id: &str,
@@ -264,7 +265,7 @@ impl Engine {
         title: &str,
         params: Value,
         run: Option<&crate::scheduled::Run>,
-    ) -> Answer {
+    ) -> (Answer, Option<AnsweredBy>) {
         let answer = self.0.approvals.ask(session_id, tool_call_id, params.clone());
         self.device_event(DeviceEvent::ApprovalAsked {
             session_id: session_id.to_string(),
@@ -291,14 +292,15 @@ impl Engine {
             }
         };
         match tokio::time::timeout(timeout, answer).await {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(_)) => Answer::Deny { feedback: None },
+            Ok(Ok((answer, by))) => (answer, Some(by)),
+            Ok(Err(_)) => (Answer::Deny { feedback: None }, None),
             Err(_) => {
                 self.0.approvals.withdraw(tool_call_id);
                 self.settled(session_id, tool_call_id, "timed out").await;
-                Answer::Deny {
+                let answer = Answer::Deny {
                     feedback: Some(feedback),
-                }
+                };
+                (answer, Some(AnsweredBy::Timeout))
             }
         }
     }
@@ -312,12 +314,13 @@ impl Engine {
         }
     }
 
-    async fn settle(&self, tool_call_id: &str, answer: Answer, tell_client: bool) -> bool {
+    /// An answer from `by`; the client is told to take its card down unless it gave the answer.
+    async fn settle(&self, tool_call_id: &str, answer: Answer, by: AnsweredBy) -> bool {
         let label = answer.label();
-        let Some(session_id) = self.0.approvals.answer(tool_call_id, answer) else {
+        let Some(session_id) = self.0.approvals.answer(tool_call_id, answer, by) else {
             return false;
         };
-        if tell_client {
+        if by != AnsweredBy::Client {
             self.settled(&session_id, tool_call_id, label).await;
         } else {
             self.device_event(DeviceEvent::ApprovalSettled {
@@ -353,8 +356,12 @@ impl Engine {
     /// The desktop's answer to a card (`once`, `session` or `deny`): the first answer wins, and the
     /// client is told to take its card down. `false` when the card was no longer open.
     pub async fn answer_card(&self, tool_call_id: &str, option_id: &str) -> bool {
-        self.settle(tool_call_id, Answer::from_option(option_id, None), true)
-            .await
+        self.settle(
+            tool_call_id,
+            Answer::from_option(option_id, None),
+            AnsweredBy::Desktop,
+        )
+        .await
     }
 
     /// A request for the engine; `None` when the method is not the engine's.

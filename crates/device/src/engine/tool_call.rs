@@ -8,10 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Engine;
-use super::approvals::Answer;
+use super::approvals::{Answer, AnsweredBy};
 use super::model::ToolCall;
 use super::session::Session;
 use crate::decisions::decisions;
+use crate::events::DeviceEvent;
 use crate::policy::Mode;
 use crate::policy::bash_judge::{self, Decision, JudgeContext, Judgement};
 use crate::policy::tools::{self as tool_policy, Access, Place};
@@ -98,10 +99,16 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
         .await;
 
     let mut work = prepared.work;
+    let mut log = Logged {
+        title: prepared.title.clone(),
+        decision: prepared.judgement.decision,
+        answered_by: None,
+    };
     match prepared.judgement.decision {
         Decision::Allow => {}
         Decision::Deny => {
-            return denied(engine, &sid, turn_id, call, &prepared.judgement.reason, None).await;
+            let reason = &prepared.judgement.reason;
+            return denied(engine, &sid, turn_id, call, reason, None, &log).await;
         }
         Decision::Ask => {
             let mut params = json!({
@@ -120,13 +127,14 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
             if let Some(run) = &run {
                 params["_meta"]["lembas"]["scheduled"] = run.card_meta();
             }
-            match engine
+            let (answer, by) = engine
                 .ask(&sid, &call.id, &prepared.title, params, run.as_ref())
-                .await
-            {
+                .await;
+            log.answered_by = by;
+            match answer {
                 Answer::Deny { feedback } => {
                     let reason = "The person did not allow this call.";
-                    return denied(engine, &sid, turn_id, call, reason, feedback).await;
+                    return denied(engine, &sid, turn_id, call, reason, feedback, &log).await;
                 }
                 Answer::Allow { always, command } => {
                     if always {
@@ -146,7 +154,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
                             project_rules.as_ref(),
                         );
                         if check.decision == Decision::Deny {
-                            return denied(engine, &sid, turn_id, call, &check.reason, None).await;
+                            return denied(engine, &sid, turn_id, call, &check.reason, None, &log).await;
                         }
                         *line = corrected;
                     }
@@ -189,9 +197,33 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     engine
         .event(&sid, json!({ "type": "tool_end", "id": call.id, "name": call.name, "isError": output.is_error, "turnId": turn_id }))
         .await;
+    engine.device_event(log.event(&sid, call, status));
     ToolResult {
         text,
         is_error: output.is_error,
+    }
+}
+
+/// What the activity log says of a call that was judged: its card's title, the mode's decision and
+/// who answered when it asked.
+struct Logged {
+    title: String,
+    decision: Decision,
+    answered_by: Option<AnsweredBy>,
+}
+
+impl Logged {
+    /// The call's [`DeviceEvent::ToolCall`]; `outcome` is `completed`, `failed` or `denied`.
+    fn event(&self, session_id: &str, call: &ToolCall, outcome: &str) -> DeviceEvent {
+        DeviceEvent::ToolCall {
+            session_id: session_id.to_string(),
+            tool_call_id: call.id.clone(),
+            tool: call.name.clone(),
+            title: self.title.clone(),
+            decision: self.decision.as_str().to_string(),
+            answered_by: self.answered_by.map(|by| by.as_str().to_string()),
+            outcome: outcome.to_string(),
+        }
     }
 }
 
@@ -206,6 +238,7 @@ async fn denied(
     call: &ToolCall,
     reason: &str,
     feedback: Option<String>,
+    log: &Logged,
 ) -> ToolResult {
     let mut text = format!("Not done: {reason}");
     if let Some(f) = &feedback {
@@ -217,6 +250,7 @@ async fn denied(
     engine
         .event(sid, json!({ "type": "tool_denied", "id": call.id, "name": call.name, "reason": reason, "feedback": feedback, "turnId": turn_id }))
         .await;
+    engine.device_event(log.event(sid, call, "denied"));
     ToolResult { text, is_error: true }
 }
 

@@ -1,0 +1,52 @@
+//! `lembas activity`: the newest lines of the activity log, newest first. It reads the log's files
+//! directly and never takes the device lock, so it works whether or not `lembas service run` is
+//! running.
+
+use std::process::ExitCode;
+
+use lembas_device::activity_log::{self, Limits};
+use serde_json::Value;
+
+use crate::login::fail;
+
+pub fn show(json: bool, n: usize) -> ExitCode {
+    let path = activity_log::path();
+    let newest = match activity_log::newest(&path, Limits::decided().kept_files, n) {
+        Ok(newest) => newest,
+        Err(e) => return fail(json, format!("cannot read {}: {e}", path.display())),
+    };
+    if json {
+        println!("{}", Value::Array(newest.lines));
+    } else if newest.lines.is_empty() && newest.unreadable == 0 {
+        println!("No activity on this computer yet.");
+    } else {
+        for line in &newest.lines {
+            println!("{}", text(line));
+        }
+    }
+    if newest.unreadable > 0 {
+        let note = format!(
+            "{} line{} of the log could not be read and {} skipped.",
+            newest.unreadable,
+            if newest.unreadable == 1 { "" } else { "s" },
+            if newest.unreadable == 1 { "was" } else { "were" },
+        );
+        // With --json, standard output holds the array alone.
+        if json {
+            eprintln!("lembas: {note}");
+        } else {
+            println!("{note}");
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// `HH:MM:SS kind text`, the time in UTC.
+fn text(line: &Value) -> String {
+    format!(
+        "{} {} {}",
+        activity_log::clock(line["at_ms"].as_u64().unwrap_or(0)),
+        line["kind"].as_str().unwrap_or_default(),
+        activity_log::describe(line)
+    )
+}
