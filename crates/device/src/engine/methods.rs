@@ -270,7 +270,6 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
             let still_here = engine2.sessions().contains_key(&session2.id);
             if still_here {
                 session2.set_phase(&turn2, TurnPhase::Running);
-                engine2.save_turn(&session2, &turn2, "running", None);
                 session2.state().run = run.clone();
                 let answer = turn::run(&engine2, &session2, &turn2, text).await;
                 session2.state().run = None;
@@ -286,8 +285,14 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
             Ok(v) => v.clone(),
             Err(e) => json!({ "error": e }),
         };
-        engine2.save_turn(&session2, &turn2, "done", Some(stored));
         session2.set_phase(&turn2, TurnPhase::Done(answer));
+        // The answer is out (and kept in memory for a prompt sent again); the turns file keeps it
+        // across a restart, written off the answer's path since it waits for the disk.
+        let (engine3, session3) = (engine2.clone(), session2.clone());
+        let saved = tokio::task::spawn_blocking(move || {
+            engine3.save_turn(&session3, &turn2, "done", Some(stored));
+        });
+        let _ = saved.await;
         engine2.0.active_turns.fetch_sub(1, Ordering::SeqCst);
     });
     wait_done(phase).await

@@ -129,14 +129,30 @@ impl Session {
         self.state().unflushed.push(record);
     }
 
-    /// Writes what this step recorded (a crash loses at most the step in flight).
+    /// Writes what this step recorded and makes it durable (a crash loses at most the step in
+    /// flight).
     pub fn flush(&self) {
+        self.write_out(true);
+    }
+
+    /// Writes what was recorded without waiting for the disk: the next [`Session::flush`] makes it
+    /// durable. A turn's start uses it, so the person's message costs no disk wait.
+    pub fn flush_unsynced(&self) {
+        self.write_out(false);
+    }
+
+    fn write_out(&self, sync: bool) {
         let mut state = self.state();
         if state.unflushed.is_empty() {
             return;
         }
         let records = std::mem::take(&mut state.unflushed);
-        if let Err(e) = state.log.append(&records) {
+        let written = if sync {
+            state.log.append(&records)
+        } else {
+            state.log.append_unsynced(&records)
+        };
+        if let Err(e) = written {
             tracing::error!(session = %self.id, "the session could not be written to the store: {e}");
         }
     }

@@ -68,7 +68,7 @@ pub async fn run(
             .await;
     }
     session.push_message(Some(turn_id), json!({ "role": "user", "content": text }));
-    session.flush();
+    session.flush_unsynced();
 
     let outcome = steps(engine, session, turn_id, &mut cancel).await;
     session.flush();

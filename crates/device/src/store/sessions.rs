@@ -51,6 +51,17 @@ impl SessionLog {
     /// Each record must be a JSON object. When the write fails, whatever part of it reached the
     /// file is cut off again, so the file still ends on a whole line.
     pub fn append(&mut self, records: &[Value]) -> io::Result<()> {
+        self.write_lines(records, true)
+    }
+
+    /// As [`SessionLog::append`], but left to the system to write out: it survives the process
+    /// being killed, not the machine losing power until the next `append`. For records whose loss
+    /// would only lose the step in flight (the person's message at a turn's start).
+    pub fn append_unsynced(&mut self, records: &[Value]) -> io::Result<()> {
+        self.write_lines(records, false)
+    }
+
+    fn write_lines(&mut self, records: &[Value], sync: bool) -> io::Result<()> {
         if records.is_empty() {
             return Ok(());
         }
@@ -71,7 +82,10 @@ impl SessionLog {
             self.cut_back_to = None;
         }
         let end = self.file.metadata()?.len();
-        let written = self.file.write_all(&lines).and_then(|()| self.file.sync_data());
+        let written = self
+            .file
+            .write_all(&lines)
+            .and_then(|()| if sync { self.file.sync_data() } else { Ok(()) });
         if let Err(e) = written {
             if self.file.set_len(end).is_err() {
                 self.cut_back_to = Some(end);
