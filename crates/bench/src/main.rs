@@ -2,9 +2,11 @@
 //! table. Run it through `scripts/bench` (a real keychain; the `lembas` binary built beside it).
 //! `--quick` shortens every benchmark for a smoke test; its figures are not the goals' figures.
 
+mod agent;
 mod device;
 mod idle;
 mod instance;
+mod model_server;
 mod monitor;
 mod procfs;
 mod raw_pty;
@@ -13,6 +15,7 @@ mod round_trip;
 mod start;
 mod stats;
 mod terminal;
+mod token_relay;
 
 use std::time::Duration;
 
@@ -26,6 +29,7 @@ struct Plan {
     starts: usize,
     terminal: terminal::Sizes,
     monitor_bytes: u64,
+    relayed_chunks: u64,
 }
 
 impl Plan {
@@ -40,6 +44,7 @@ impl Plan {
                 ctrl_c_trials: 5,
             },
             monitor_bytes: 512 << 20,
+            relayed_chunks: 2000,
         }
     }
 
@@ -54,6 +59,7 @@ impl Plan {
                 ctrl_c_trials: 1,
             },
             monitor_bytes: 32 << 20,
+            relayed_chunks: 200,
         }
     }
 }
@@ -110,6 +116,11 @@ async fn measure(plan: &Plan) -> anyhow::Result<Vec<Row>> {
         &mut rows,
         &monitor::ROWS,
         monitor::run(&mut instance, plan.monitor_bytes).await,
+    );
+    collect(
+        &mut rows,
+        &token_relay::ROWS,
+        token_relay::run(&mut instance, plan.relayed_chunks).await,
     );
     Ok(rows)
 }
