@@ -207,6 +207,30 @@ impl RawLink {
         Ok(id)
     }
 
+    /// Sends a request and times it, sent to its answer's frame read; frames are parsed only after
+    /// the clock stops, so a large answer's parsing in the bench is not counted. The answer too.
+    pub async fn timed_request(
+        &mut self,
+        method: &str,
+        params: Value,
+        within: Duration,
+    ) -> anyhow::Result<(Duration, Value)> {
+        let started = Instant::now();
+        let id = self.send_request(method, params).await?;
+        let deadline = started + within;
+        loop {
+            let text = timeout_at(deadline, self.recv_text())
+                .await
+                .map_err(|_| anyhow!("no answer to {method} within {within:?}"))??;
+            let took = started.elapsed();
+            let frame: Value =
+                serde_json::from_str(&text).context("the device sent a frame that is not JSON")?;
+            if frame.get("method").is_none() && frame["id"] == json!(id) {
+                return Ok((took, frame));
+            }
+        }
+    }
+
     /// Sends a request and waits for its answer (error answers included), skipping notifications.
     pub async fn request(&mut self, method: &str, params: Value, within: Duration) -> anyhow::Result<Value> {
         let id = self.send_request(method, params).await?;

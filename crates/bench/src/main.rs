@@ -16,6 +16,7 @@ mod start;
 mod stats;
 mod terminal;
 mod token_relay;
+mod turn_overhead;
 
 use std::time::Duration;
 
@@ -30,6 +31,7 @@ struct Plan {
     terminal: terminal::Sizes,
     monitor_bytes: u64,
     relayed_chunks: u64,
+    turns: usize,
 }
 
 impl Plan {
@@ -45,6 +47,7 @@ impl Plan {
             },
             monitor_bytes: 512 << 20,
             relayed_chunks: 2000,
+            turns: 200,
         }
     }
 
@@ -60,6 +63,7 @@ impl Plan {
             },
             monitor_bytes: 32 << 20,
             relayed_chunks: 200,
+            turns: 20,
         }
     }
 }
@@ -121,6 +125,11 @@ async fn measure(plan: &Plan) -> anyhow::Result<Vec<Row>> {
         &mut rows,
         &token_relay::ROWS,
         token_relay::run(&mut instance, plan.relayed_chunks).await,
+    );
+    collect(
+        &mut rows,
+        &turn_overhead::ROWS,
+        turn_overhead::run(&mut instance, plan.turns).await,
     );
     Ok(rows)
 }

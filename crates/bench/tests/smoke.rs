@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-const ROWS: [&str; 13] = [
+const ROWS: [&str; 14] = [
     "No-op round trip p50",
     "No-op round trip p99",
     "Idle linked RSS",
@@ -17,6 +17,7 @@ const ROWS: [&str; 13] = [
     "Monitor peak RSS",
     "Token relay p50",
     "Token relay p99",
+    "Turn, instant model",
     "benchmark",
 ];
 
