@@ -14,6 +14,7 @@ mod report;
 mod round_trip;
 mod start;
 mod stats;
+mod stored_sessions;
 mod terminal;
 mod token_relay;
 mod turn_overhead;
@@ -32,6 +33,8 @@ struct Plan {
     monitor_bytes: u64,
     relayed_chunks: u64,
     turns: usize,
+    /// 5,000-message sessions reopened, each once.
+    reopens: usize,
 }
 
 impl Plan {
@@ -48,6 +51,7 @@ impl Plan {
             monitor_bytes: 512 << 20,
             relayed_chunks: 2000,
             turns: 200,
+            reopens: 5,
         }
     }
 
@@ -64,6 +68,7 @@ impl Plan {
             monitor_bytes: 32 << 20,
             relayed_chunks: 200,
             turns: 20,
+            reopens: 2,
         }
     }
 }
@@ -130,6 +135,11 @@ async fn measure(plan: &Plan) -> anyhow::Result<Vec<Row>> {
         &mut rows,
         &turn_overhead::ROWS,
         turn_overhead::run(&mut instance, plan.turns).await,
+    );
+    collect(
+        &mut rows,
+        &stored_sessions::ROWS,
+        stored_sessions::run(&mut instance, plan.reopens, plan.idle_window).await,
     );
     Ok(rows)
 }

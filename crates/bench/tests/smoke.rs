@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-const ROWS: [&str; 14] = [
+const ROWS: [&str; 16] = [
     "No-op round trip p50",
     "No-op round trip p99",
     "Idle linked RSS",
@@ -18,6 +18,8 @@ const ROWS: [&str; 14] = [
     "Token relay p50",
     "Token relay p99",
     "Turn, instant model",
+    "Reopen 5,000-message session",
+    "Idle RSS, 100 stored sessions",
     "benchmark",
 ];
 
