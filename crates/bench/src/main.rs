@@ -4,6 +4,7 @@
 
 mod agent;
 mod device;
+mod grep_tool;
 mod idle;
 mod instance;
 mod model_server;
@@ -33,6 +34,7 @@ struct Plan {
     monitor_bytes: u64,
     relayed_chunks: u64,
     turns: usize,
+    grep_files: usize,
     /// 5,000-message sessions reopened, each once.
     reopens: usize,
 }
@@ -51,6 +53,7 @@ impl Plan {
             monitor_bytes: 512 << 20,
             relayed_chunks: 2000,
             turns: 200,
+            grep_files: 100_000,
             reopens: 5,
         }
     }
@@ -68,6 +71,7 @@ impl Plan {
             monitor_bytes: 32 << 20,
             relayed_chunks: 200,
             turns: 20,
+            grep_files: 5_000,
             reopens: 2,
         }
     }
@@ -141,6 +145,7 @@ async fn measure(plan: &Plan) -> anyhow::Result<Vec<Row>> {
         &stored_sessions::ROWS,
         stored_sessions::run(&mut instance, plan.reopens, plan.idle_window).await,
     );
+    collect(&mut rows, &grep_tool::ROWS, grep_tool::run(plan.grep_files).await);
     Ok(rows)
 }
 

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-const ROWS: [&str; 16] = [
+const ROWS: [&str; 17] = [
     "No-op round trip p50",
     "No-op round trip p99",
     "Idle linked RSS",
@@ -20,6 +20,7 @@ const ROWS: [&str; 16] = [
     "Turn, instant model",
     "Reopen 5,000-message session",
     "Idle RSS, 100 stored sessions",
+    "grep tool (in process) vs rg",
     "benchmark",
 ];
 
