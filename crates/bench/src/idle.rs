@@ -19,21 +19,14 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(500);
 /// Left alone before the window opens: linking's own work (config watch, status file) is not idling.
 const SETTLE: Duration = Duration::from_secs(1);
 
-struct Usage {
-    peak_rss: u64,
-    cpu_percent: f64,
+/// One process's use over the window.
+pub struct Usage {
+    pub peak_rss: u64,
+    pub cpu_percent: f64,
 }
 
 pub async fn run(device_pid: u32, link: &mut RawLink, window: Duration) -> anyhow::Result<Vec<Row>> {
-    let mut sleeper = Command::new("sleep")
-        .arg("3600")
-        .stdin(Stdio::null())
-        .spawn()
-        .context("cannot start sleep")?;
-    let measured = measure(device_pid, sleeper.id(), link, window).await;
-    let _ = sleeper.kill();
-    let _ = sleeper.wait();
-    let (device, baseline) = measured?;
+    let (device, baseline) = beside_sleep(device_pid, link, window).await?;
     let seconds = window.as_secs_f64();
     Ok(vec![
         Row::new(
@@ -57,6 +50,23 @@ pub async fn run(device_pid: u32, link: &mut RawLink, window: Duration) -> anyho
             "of one core over {seconds:.0} s, after {SETTLE:?} to settle"
         )),
     ])
+}
+
+/// The device's use and a `sleep`'s, sampled over the same window (after settling).
+pub async fn beside_sleep(
+    device_pid: u32,
+    link: &mut RawLink,
+    window: Duration,
+) -> anyhow::Result<(Usage, Usage)> {
+    let mut sleeper = Command::new("sleep")
+        .arg("3600")
+        .stdin(Stdio::null())
+        .spawn()
+        .context("cannot start sleep")?;
+    let measured = measure(device_pid, sleeper.id(), link, window).await;
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    measured
 }
 
 /// Samples both processes while reading the link, so the device's pings are answered as an

@@ -1,7 +1,8 @@
 //! A lean loopback instance: just enough of the instance's side of the link (discovery, the link
-//! upgrade, `initialize`) for a real device to link, with the socket handed to the benchmark. The
-//! reference peer's high-level API adds JSON and channel hops of its own; timing the raw socket
-//! here counts the device and the WebSocket only.
+//! upgrade, `initialize`) for a real device to link, with the socket handed to the benchmark, and
+//! the bench's model (`/v1/…`, see [`crate::model_server`]). The reference peer's high-level API
+//! adds JSON and channel hops of its own; timing the raw socket here counts the device and the
+//! WebSocket only.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -18,6 +19,8 @@ use tokio::time::{Instant, timeout_at};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
+use crate::model_server::{self, ModelScript};
+
 /// The longest request head read before giving up on a connection.
 const HEAD_MAX: usize = 16 * 1024;
 
@@ -25,6 +28,7 @@ pub struct LeanInstance {
     address: SocketAddr,
     links: mpsc::UnboundedReceiver<RawLink>,
     server: JoinHandle<()>,
+    model: ModelScript,
 }
 
 impl LeanInstance {
@@ -34,11 +38,14 @@ impl LeanInstance {
             .context("could not listen on loopback")?;
         let address = listener.local_addr()?;
         let (found, links) = mpsc::unbounded_channel();
+        let model = ModelScript::default();
+        let script = model.clone();
         let server = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let found = found.clone();
+                let script = script.clone();
                 tokio::spawn(async move {
-                    match serve(stream).await {
+                    match serve(stream, script).await {
                         Ok(Some(link)) => {
                             let _ = found.send(link);
                         }
@@ -52,11 +59,17 @@ impl LeanInstance {
             address,
             links,
             server,
+            model,
         })
     }
 
     pub fn url(&self) -> String {
         format!("http://{}", self.address)
+    }
+
+    /// How the instance's model answers chat completions.
+    pub fn model(&self) -> &ModelScript {
+        &self.model
     }
 
     /// Forgets links that came before, so the next one is the next device's.
@@ -78,8 +91,9 @@ impl Drop for LeanInstance {
     }
 }
 
-/// Answers discovery, or upgrades the link; anything else is a 404.
-async fn serve(mut stream: TcpStream) -> anyhow::Result<Option<RawLink>> {
+/// Answers discovery, upgrades the link, or hands the connection to the model; anything else is a
+/// 404.
+async fn serve(mut stream: TcpStream, model: ModelScript) -> anyhow::Result<Option<RawLink>> {
     stream.set_nodelay(true)?;
     let head_len = peek_head(&stream).await?;
     let mut head = vec![0u8; head_len];
@@ -98,6 +112,11 @@ async fn serve(mut stream: TcpStream) -> anyhow::Result<Option<RawLink>> {
             .await
             .context("link upgrade")?;
         return Ok(Some(RawLink { socket, next_id: 0 }));
+    }
+    if path.starts_with("/v1/") {
+        // Nothing was taken off the socket: the model reads the request itself, and the next ones.
+        model_server::serve_connection(stream, model).await?;
+        return Ok(None);
     }
     // Take the request off the socket first: closing with unread bytes would reset the connection
     // before the client reads the answer.
@@ -179,12 +198,42 @@ impl RawLink {
             .await
     }
 
-    /// Sends a request and waits for its answer (error answers included), skipping notifications.
-    pub async fn request(&mut self, method: &str, params: Value, within: Duration) -> anyhow::Result<Value> {
+    /// Sends a request without waiting for its answer; its id.
+    pub async fn send_request(&mut self, method: &str, params: Value) -> anyhow::Result<u64> {
         self.next_id += 1;
         let id = self.next_id;
         self.send_text(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string())
             .await?;
+        Ok(id)
+    }
+
+    /// Sends a request and times it, sent to its answer's frame read; frames are parsed only after
+    /// the clock stops, so a large answer's parsing in the bench is not counted. The answer too.
+    pub async fn timed_request(
+        &mut self,
+        method: &str,
+        params: Value,
+        within: Duration,
+    ) -> anyhow::Result<(Duration, Value)> {
+        let started = Instant::now();
+        let id = self.send_request(method, params).await?;
+        let deadline = started + within;
+        loop {
+            let text = timeout_at(deadline, self.recv_text())
+                .await
+                .map_err(|_| anyhow!("no answer to {method} within {within:?}"))??;
+            let took = started.elapsed();
+            let frame: Value =
+                serde_json::from_str(&text).context("the device sent a frame that is not JSON")?;
+            if frame.get("method").is_none() && frame["id"] == json!(id) {
+                return Ok((took, frame));
+            }
+        }
+    }
+
+    /// Sends a request and waits for its answer (error answers included), skipping notifications.
+    pub async fn request(&mut self, method: &str, params: Value, within: Duration) -> anyhow::Result<Value> {
+        let id = self.send_request(method, params).await?;
         let deadline = Instant::now() + within;
         loop {
             let frame = self

@@ -2,9 +2,12 @@
 //! table. Run it through `scripts/bench` (a real keychain; the `lembas` binary built beside it).
 //! `--quick` shortens every benchmark for a smoke test; its figures are not the goals' figures.
 
+mod agent;
 mod device;
+mod grep_tool;
 mod idle;
 mod instance;
+mod model_server;
 mod monitor;
 mod procfs;
 mod raw_pty;
@@ -12,7 +15,10 @@ mod report;
 mod round_trip;
 mod start;
 mod stats;
+mod stored_sessions;
 mod terminal;
+mod token_relay;
+mod turn_overhead;
 
 use std::time::Duration;
 
@@ -26,6 +32,11 @@ struct Plan {
     starts: usize,
     terminal: terminal::Sizes,
     monitor_bytes: u64,
+    relayed_chunks: u64,
+    turns: usize,
+    grep_files: usize,
+    /// 5,000-message sessions reopened, each once.
+    reopens: usize,
 }
 
 impl Plan {
@@ -40,6 +51,10 @@ impl Plan {
                 ctrl_c_trials: 5,
             },
             monitor_bytes: 512 << 20,
+            relayed_chunks: 2000,
+            turns: 200,
+            grep_files: 100_000,
+            reopens: 5,
         }
     }
 
@@ -54,6 +69,10 @@ impl Plan {
                 ctrl_c_trials: 1,
             },
             monitor_bytes: 32 << 20,
+            relayed_chunks: 200,
+            turns: 20,
+            grep_files: 5_000,
+            reopens: 2,
         }
     }
 }
@@ -111,6 +130,22 @@ async fn measure(plan: &Plan) -> anyhow::Result<Vec<Row>> {
         &monitor::ROWS,
         monitor::run(&mut instance, plan.monitor_bytes).await,
     );
+    collect(
+        &mut rows,
+        &token_relay::ROWS,
+        token_relay::run(&mut instance, plan.relayed_chunks).await,
+    );
+    collect(
+        &mut rows,
+        &turn_overhead::ROWS,
+        turn_overhead::run(&mut instance, plan.turns).await,
+    );
+    collect(
+        &mut rows,
+        &stored_sessions::ROWS,
+        stored_sessions::run(&mut instance, plan.reopens, plan.idle_window).await,
+    );
+    collect(&mut rows, &grep_tool::ROWS, grep_tool::run(plan.grep_files).await);
     Ok(rows)
 }
 

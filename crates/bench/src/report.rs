@@ -55,6 +55,12 @@ pub fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1e3)
 }
 
+/// `figure - baseline` in milliseconds, signed: what the figure adds (or saves) over its baseline.
+pub fn ms_added(figure: Duration, baseline: Duration) -> String {
+    let added = (figure.as_secs_f64() - baseline.as_secs_f64()) * 1e3;
+    format!("{added:+.3} ms")
+}
+
 /// Decimal megabytes, the unit the goals use.
 pub fn mb(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)

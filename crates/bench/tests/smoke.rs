@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-const ROWS: [&str; 11] = [
+const ROWS: [&str; 17] = [
     "No-op round trip p50",
     "No-op round trip p99",
     "Idle linked RSS",
@@ -15,6 +15,12 @@ const ROWS: [&str; 11] = [
     "Ctrl-C under flood",
     "Monitor hash throughput",
     "Monitor peak RSS",
+    "Token relay p50",
+    "Token relay p99",
+    "Turn, instant model",
+    "Reopen 5,000-message session",
+    "Idle RSS, 100 stored sessions",
+    "grep tool (in process) vs rg",
     "benchmark",
 ];
 
