@@ -207,7 +207,7 @@ fn held(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> {
         tracing::warn!(session = id, "{notice}");
     }
     let turns = engine.store().load_turns(id).unwrap_or_default();
-    let replayed = replay(&opened.records, opened.log, &turns)
+    let replayed = replay(opened.records, opened.log, &turns)
         .map_err(|e| RpcError::internal(format!("The session {id} could not be read back: {e}.")))?;
     let mut sessions = engine.sessions();
     let session = sessions

@@ -356,7 +356,9 @@ pub struct Replayed {
 }
 
 /// Rebuilds a session from its records: the header first, then messages, titles, modes, models.
-pub fn replay(records: &[Value], log: SessionLog, turns: &[TurnEntry]) -> Result<Replayed, String> {
+/// Records are taken by value so messages move into the conversation (a long session is mostly
+/// messages: copying them doubled the time to open one).
+pub fn replay(records: Vec<Value>, log: SessionLog, turns: &[TurnEntry]) -> Result<Replayed, String> {
     let header = records
         .first()
         .filter(|r| r["type"] == "session")
@@ -372,11 +374,12 @@ pub fn replay(records: &[Value], log: SessionLog, turns: &[TurnEntry]) -> Result
         log,
     );
     state.title = text(&header["title"]);
-    for record in &records[1..] {
+    let cwd = PathBuf::from(text(&header["cwd"]));
+    for mut record in records.into_iter().skip(1) {
         match record["type"].as_str() {
             Some("message") => state.messages.push(Message {
                 turn_id: record["turnId"].as_str().map(str::to_string),
-                body: record["message"].clone(),
+                body: record["message"].take(),
             }),
             Some("title") => state.title = text(&record["title"]),
             Some("mode") => {
@@ -413,8 +416,5 @@ pub fn replay(records: &[Value], log: SessionLog, turns: &[TurnEntry]) -> Result
             .push_back((entry.turn_id.clone(), watch::channel(phase).0));
         state.last_turn_id = Some(entry.turn_id.clone());
     }
-    Ok(Replayed {
-        cwd: PathBuf::from(text(&header["cwd"])),
-        state,
-    })
+    Ok(Replayed { cwd, state })
 }

@@ -122,7 +122,8 @@ async fn dial(url: &url::Url, token: &Token) -> Dial {
     let config = tungstenite::protocol::WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE_BYTES))
         .max_frame_size(Some(MAX_MESSAGE_BYTES));
-    let connect = tokio_tungstenite::connect_async_with_config(request, Some(config), false);
+    // Nagle off: a turn writes small frames back to back, and the last would wait for a delayed ACK.
+    let connect = tokio_tungstenite::connect_async_with_config(request, Some(config), true);
     match tokio::time::timeout(DIAL_TIMEOUT, connect).await {
         Ok(Ok((ws, _))) => Dial::Linked(Box::new(ws)),
         Ok(Err(tungstenite::Error::Http(response)))
