@@ -300,3 +300,90 @@ async fn a_plain_client_never_gets_them() {
             .any(|m| m["method"] == "_lembas/question" || m["method"] == "_lembas/plan")
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_open_question_is_shown_again_on_the_next_link() {
+    let mut l = linked("").await;
+    let session = l.new_session("edit").await;
+    let args = json!({ "questions": [question("DB", &["a", "b"])] });
+    let _prompt = start(&mut l, &session, "call_l", "ask_user", args).await;
+    let first = l.link.recv_request("_lembas/question", WAIT).await.unwrap();
+    let Linked {
+        peer,
+        home,
+        service,
+        link,
+        work,
+    } = l;
+    link.drop_tcp();
+    let link = relink(&peer).await;
+    let mut l = Linked {
+        peer,
+        home,
+        service,
+        link,
+        work,
+    };
+    let again = l.link.recv_request("_lembas/question", WAIT).await.unwrap();
+    assert_eq!(again["params"], first["params"]);
+    l.link
+        .answer(
+            again["id"].clone(),
+            json!({ "outcome": "answered", "answers": [{ "kind": "options", "labels": ["b"] }] }),
+        )
+        .await
+        .unwrap();
+    let model = l.model();
+    assert!(eventually(WAIT, || model.requests().len() >= 2));
+    assert!(tool_text(&l, "call_l").contains("→ \"b\""));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancel_withdraws_an_open_question() {
+    let mut l = linked("").await;
+    let session = l.new_session("edit").await;
+    let args = json!({ "questions": [question("DB", &["a", "b"])] });
+    let prompt = start(&mut l, &session, "call_w", "ask_user", args).await;
+    let _card = l.link.recv_request("_lembas/question", WAIT).await.unwrap();
+    l.link
+        .notify("session/cancel", json!({ "sessionId": session }))
+        .await
+        .unwrap();
+    let settled = l
+        .link
+        .recv_notification("_lembas/permission/settled", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(settled["params"]["toolCallId"], "call_w");
+    let answer = l.link.recv_answer(prompt, WAIT).await.unwrap();
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_beyond_max_mode_decides_nothing() {
+    let mut l = linked("  max_mode: plan\n").await;
+    let session = l.new_session("plan").await;
+    let prompt = start(
+        &mut l,
+        &session,
+        "call_m",
+        "plan_submit",
+        json!({ "text": "# P" }),
+    )
+    .await;
+    let card = l.link.recv_request("_lembas/plan", WAIT).await.unwrap();
+    l.link
+        .answer(
+            card["id"].clone(),
+            json!({ "outcome": "approve", "mode": "edit" }),
+        )
+        .await
+        .unwrap();
+    ended(&mut l, prompt).await;
+    assert!(tool_text(&l, "call_m").contains("nothing was decided"));
+    assert!(
+        !updates(&l.link)
+            .iter()
+            .any(|u| u["sessionUpdate"] == "current_mode_update")
+    );
+}
