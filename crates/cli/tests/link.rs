@@ -60,7 +60,9 @@ async fn hello_first_then_initialize_as_the_spec_shows() {
             "configure",
             "steer",
             "rewind",
-            "compact"
+            "compact",
+            "ask",
+            "plan"
         ])
     );
 }

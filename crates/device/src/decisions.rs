@@ -17,6 +17,16 @@ pub struct Decisions {
     pub prompt: PromptLimits,
     pub engine: EngineNumbers,
     pub activity: ActivityLog,
+    pub question: Question,
+}
+
+/// `_lembas/question` (acp.md): how many questions and options a card holds, and how long an
+/// option's label may be on it.
+#[derive(Debug, Deserialize)]
+pub struct Question {
+    pub max_questions: usize,
+    pub max_options: usize,
+    pub label_chars: usize,
 }
 
 /// The activity log (`activity.jsonl`): the size at which it is rotated, and how many old files
@@ -161,5 +171,13 @@ mod tests {
         assert_eq!(d.turns.prune_after_days, 30);
         assert_eq!(d.activity.max_bytes, 10 * 1024 * 1024);
         assert_eq!(d.activity.kept_files, 1);
+        assert_eq!(
+            (
+                d.question.max_questions,
+                d.question.max_options,
+                d.question.label_chars
+            ),
+            (4, 6, 240)
+        );
     }
 }

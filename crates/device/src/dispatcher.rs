@@ -37,6 +37,8 @@ pub fn capabilities(settings: &Settings) -> Vec<&'static str> {
         "steer",
         "rewind",
         "compact",
+        "ask",
+        "plan",
     ]);
     if settings.remote.terminal {
         caps.extend(["terminal", "shell"]);
@@ -230,7 +232,18 @@ impl Dispatcher {
                 let lembas = params
                     .pointer("/clientCapabilities/_meta/lembas")
                     .is_some_and(|l| !l.is_null() && l != &Value::Bool(false));
-                let client = ClientLink::new(self.serial, self.out.clone(), self.pending.clone(), lembas);
+                // A protocol 1 client sends `lembas: true` and no protocol.
+                let protocol = params
+                    .pointer("/clientCapabilities/_meta/lembas/protocol")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(1);
+                let client = ClientLink::new(
+                    self.serial,
+                    self.out.clone(),
+                    self.pending.clone(),
+                    lembas,
+                    protocol,
+                );
                 *self.client.lock().unwrap_or_else(|p| p.into_inner()) = Some(client);
                 Ok(self.announced.initialize_result(self.connection.as_deref()))
             }

@@ -44,7 +44,20 @@ async fn a_turn_streams_text_and_thinking_and_ends() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["read", "ls", "glob", "grep", "write", "edit", "bash"]);
+    assert_eq!(
+        tools,
+        [
+            "read",
+            "ls",
+            "glob",
+            "grep",
+            "write",
+            "edit",
+            "bash",
+            "ask_user",
+            "plan_submit"
+        ]
+    );
     // History and status say the same.
     let history = l
         .link

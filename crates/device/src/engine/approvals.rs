@@ -1,5 +1,6 @@
-//! Approval cards waiting for a person, keyed by toolCallId (several may be open at once). The first
-//! answer wins, from whichever place it comes: the client over the link, or the desktop.
+//! Cards waiting for a person, keyed by toolCallId (several may be open at once): approvals, and
+//! the question and plan cards of `ask_user` and `plan_submit`. The first answer wins, from
+//! whichever place it comes: the client over the link, or the desktop.
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -14,6 +15,10 @@ pub enum Answer {
     Allow { always: bool, command: Option<String> },
     /// Denied, with what the person said why, for the model.
     Deny { feedback: Option<String> },
+    /// A question or plan card's result, as the client sent it (read by `ask`).
+    Reply(Value),
+    /// The client does not know the card's method (method-not-found): nobody can be asked.
+    Unsupported,
 }
 
 impl Answer {
@@ -67,6 +72,8 @@ impl Answer {
             Answer::Allow { always: false, .. } => "allowed once",
             Answer::Allow { always: true, .. } => "allowed in this session",
             Answer::Deny { .. } => "denied",
+            Answer::Reply(_) => "answered",
+            Answer::Unsupported => "unsupported",
         }
     }
 }
@@ -95,6 +102,7 @@ impl AnsweredBy {
 /// A card still open.
 struct Open {
     session_id: String,
+    method: &'static str,
     params: Value,
     answer: oneshot::Sender<(Answer, AnsweredBy)>,
 }
@@ -103,9 +111,14 @@ struct Open {
 #[derive(Debug, Clone)]
 pub struct Card {
     pub session_id: String,
+    /// The request that shows it: `session/request_permission`, `_lembas/question` or `_lembas/plan`.
+    pub method: &'static str,
     pub tool_call_id: String,
     pub params: Value,
 }
+
+/// The method of an approval card.
+pub const PERMISSION: &str = "session/request_permission";
 
 #[derive(Default)]
 pub struct Approvals {
@@ -122,6 +135,7 @@ impl Approvals {
         &self,
         session_id: &str,
         tool_call_id: &str,
+        method: &'static str,
         params: Value,
     ) -> oneshot::Receiver<(Answer, AnsweredBy)> {
         let (tx, rx) = oneshot::channel();
@@ -129,6 +143,7 @@ impl Approvals {
             tool_call_id.to_string(),
             Open {
                 session_id: session_id.to_string(),
+                method,
                 params,
                 answer: tx,
             },
@@ -155,6 +170,7 @@ impl Approvals {
             .iter()
             .map(|(id, open)| Card {
                 session_id: open.session_id.clone(),
+                method: open.method,
                 tool_call_id: id.clone(),
                 params: open.params.clone(),
             })
@@ -217,7 +233,7 @@ mod tests {
     #[test]
     fn first_answer_wins() {
         let approvals = Approvals::default();
-        let mut rx = approvals.ask("ses_a", "call_1", json!({}));
+        let mut rx = approvals.ask("ses_a", "call_1", PERMISSION, json!({}));
         assert_eq!(approvals.cards().len(), 1);
         assert_eq!(
             approvals

@@ -358,19 +358,24 @@ async fn set_mode(engine: &Engine, params: Value) -> Result<Value, RpcError> {
         .map_err(RpcError::invalid_params)?;
     let session = held(engine, &id)?;
     let mode = requested.lowered_to(engine.settings().remote.max_mode);
+    switch_mode(engine, &session, mode).await;
+    Ok(json!({}))
+}
+
+/// The session's mode becomes `mode` (already lowered): recorded, and the client told.
+pub(super) async fn switch_mode(engine: &Engine, session: &Session, mode: Mode) {
     session.state().mode = mode;
     session.record(json!({ "type": "mode", "mode": mode.as_str() }));
     session.flush();
     engine
         .update(
-            &id,
+            &session.id,
             json!({ "sessionUpdate": "current_mode_update", "currentModeId": mode.as_str() }),
         )
         .await;
     engine
-        .event(&id, json!({ "type": "mode", "mode": mode.as_str() }))
+        .event(&session.id, json!({ "type": "mode", "mode": mode.as_str() }))
         .await;
-    Ok(json!({}))
 }
 
 async fn configure(engine: &Engine, params: Value) -> Result<Value, RpcError> {

@@ -4,6 +4,7 @@
 //! A link only routes requests and events here.
 
 mod approvals;
+mod ask;
 mod methods;
 pub mod model;
 mod prompt;
@@ -11,6 +12,7 @@ mod session;
 mod tool_call;
 mod turn;
 
+use approvals::PERMISSION;
 pub use approvals::{Answer, AnsweredBy, Card};
 
 use serde_json::{Value, json};
@@ -123,7 +125,10 @@ impl Engine {
     pub async fn attach(&self, client: ClientLink) {
         *self.0.client.lock().unwrap_or_else(|p| p.into_inner()) = Some(client.clone());
         for card in self.0.approvals.cards() {
-            self.send_card(&client, card.tool_call_id, card.params);
+            // A question or plan waits for a client that takes them, or for its timeout.
+            if card.method == PERMISSION || client.takes_cards() {
+                self.send_card(&client, card.method, card.tool_call_id, card.params);
+            }
         }
         self.send_deletes().await;
     }
@@ -241,13 +246,19 @@ impl Engine {
         }
     }
 
-    fn send_card(&self, client: &ClientLink, tool_call_id: String, params: Value) {
+    fn send_card(&self, client: &ClientLink, method: &'static str, tool_call_id: String, params: Value) {
         let client = client.clone();
         let engine = self.clone();
         tokio::spawn(async move {
-            if let Ok(result) = client.request("session/request_permission", params).await {
+            if let Ok(result) = client.request(method, params).await {
                 let answer = match result {
-                    Ok(result) => Answer::from_client(&result),
+                    Ok(result) if method == PERMISSION => Answer::from_client(&result),
+                    Ok(result) => Answer::Reply(result),
+                    // A client that does not know questions and plans: protocol 1 from now on.
+                    Err(e) if method != PERMISSION && e.code == crate::rpc::METHOD_NOT_FOUND => {
+                        client.refuse_cards();
+                        Answer::Unsupported
+                    }
                     Err(_) => Answer::Deny { feedback: None },
                 };
                 engine.settle(&tool_call_id, answer, AnsweredBy::Client).await;
@@ -266,7 +277,10 @@ impl Engine {
         params: Value,
         run: Option<&crate::scheduled::Run>,
     ) -> (Answer, Option<AnsweredBy>) {
-        let answer = self.0.approvals.ask(session_id, tool_call_id, params.clone());
+        let answer = self
+            .0
+            .approvals
+            .ask(session_id, tool_call_id, PERMISSION, params.clone());
         self.device_event(DeviceEvent::ApprovalAsked {
             session_id: session_id.to_string(),
             tool_call_id: tool_call_id.to_string(),
@@ -278,7 +292,7 @@ impl Engine {
                 .to_string(),
         });
         if let Some(client) = self.client() {
-            self.send_card(&client, tool_call_id.to_string(), params);
+            self.send_card(&client, PERMISSION, tool_call_id.to_string(), params);
         }
         // A scheduled run waits the schedule's time, not remote.approval_timeout.
         let (timeout, feedback) = match run {
@@ -301,6 +315,35 @@ impl Engine {
                     feedback: Some(feedback),
                 };
                 (answer, Some(AnsweredBy::Timeout))
+            }
+        }
+    }
+
+    /// Opens a question or plan card (`method`) and waits for the first answer; `None` when no
+    /// client here takes such cards. After `remote.approval_timeout` it is dismissed and settled;
+    /// withdrawn (the turn was cancelled), it reads as dismissed too.
+    pub(crate) async fn ask_card(
+        &self,
+        session_id: &str,
+        tool_call_id: &str,
+        method: &'static str,
+        params: Value,
+    ) -> Option<Answer> {
+        let client = self.client().filter(ClientLink::takes_cards)?;
+        let answer = self
+            .0
+            .approvals
+            .ask(session_id, tool_call_id, method, params.clone());
+        self.send_card(&client, method, tool_call_id.to_string(), params);
+        let seconds = self.settings().remote.approval_timeout;
+        match tokio::time::timeout(Duration::from_secs(seconds), answer).await {
+            Ok(Ok((Answer::Unsupported, _))) => None,
+            Ok(Ok((answer, _))) => Some(answer),
+            Ok(Err(_)) => Some(Answer::Deny { feedback: None }),
+            Err(_) => {
+                self.0.approvals.withdraw(tool_call_id);
+                self.settled(session_id, tool_call_id, "timed out").await;
+                Some(Answer::Deny { feedback: None })
             }
         }
     }
@@ -350,7 +393,10 @@ impl Engine {
 
     /// The approval cards open now, for the desktop.
     pub fn cards(&self) -> Vec<Card> {
-        self.0.approvals.cards()
+        // Questions and plans are answered in LLeMbas only: the desktop shows approvals.
+        let mut cards = self.0.approvals.cards();
+        cards.retain(|card| card.method == PERMISSION);
+        cards
     }
 
     /// The desktop's answer to a card (`once`, `session` or `deny`): the first answer wins, and the

@@ -76,7 +76,7 @@ pub fn system(settings: &Settings, folder: &Path, mode: Mode, context: &Context)
 }
 
 /// The date in UTC as YYYY-MM-DD (civil from days, so no time crate is needed).
-fn today() -> String {
+pub(super) fn today() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

@@ -42,6 +42,10 @@ enum Work {
 }
 
 pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &ToolCall) -> ToolResult {
+    // Questions and plans are asked of the person whatever the mode: no judge, no approval.
+    if call.name == super::ask::ASK_USER || call.name == super::ask::PLAN_SUBMIT {
+        return super::ask::run(engine, session, turn_id, call).await;
+    }
     let sid = session.id.clone();
     let settings = engine.settings();
     let ctx = engine.tool_context(session);
@@ -135,6 +139,11 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
                 Answer::Deny { feedback } => {
                     let reason = "The person did not allow this call.";
                     return denied(engine, &sid, turn_id, call, reason, feedback, &log).await;
+                }
+                // Never the answer to an approval card; read as a denial all the same.
+                Answer::Reply(_) | Answer::Unsupported => {
+                    let reason = "The person did not allow this call.";
+                    return denied(engine, &sid, turn_id, call, reason, None, &log).await;
                 }
                 Answer::Allow { always, command } => {
                     if always {

@@ -1,10 +1,11 @@
 //! The client at the other end of one link, as the engine sees it: where to send notifications, how
 //! to send a request and await its answer (approval cards), and what the client said about itself
-//! in initialize (only a client that said `_meta.lembas` gets `_lembas/event`).
+//! in initialize (only a client that said `_meta.lembas` gets `_lembas/event`, and only one that said
+//! protocol 2 or later gets question and plan cards).
 
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
@@ -59,16 +60,39 @@ pub struct ClientLink {
     pub pending: Arc<PendingRequests>,
     /// The client said `clientCapabilities._meta.lembas`: it is LLeMbas and gets `_lembas/*`.
     pub lembas: bool,
+    /// `_meta.lembas.protocol` (absent: 1).
+    pub protocol: u64,
+    /// The client answered a question or plan card with method-not-found: it is treated as
+    /// protocol 1 for the rest of the link (shared by every clone of this link).
+    cards_refused: Arc<AtomicBool>,
 }
 
 impl ClientLink {
-    pub fn new(serial: u64, out: Outbound, pending: Arc<PendingRequests>, lembas: bool) -> Self {
+    pub fn new(
+        serial: u64,
+        out: Outbound,
+        pending: Arc<PendingRequests>,
+        lembas: bool,
+        protocol: u64,
+    ) -> Self {
         Self {
             serial,
             out,
             pending,
             lembas,
+            protocol,
+            cards_refused: Arc::default(),
         }
+    }
+
+    /// Whether `_lembas/question` and `_lembas/plan` may be sent (acp.md "Versions and discovery").
+    pub fn takes_cards(&self) -> bool {
+        self.lembas && self.protocol >= 2 && !self.cards_refused.load(Ordering::SeqCst)
+    }
+
+    /// The client does not know question and plan cards after all.
+    pub fn refuse_cards(&self) {
+        self.cards_refused.store(true, Ordering::SeqCst);
     }
 
     pub async fn notify(&self, method: &str, params: Value) -> Result<(), Closed> {

@@ -5,17 +5,29 @@ use serde_json::{Value, json};
 
 use crate::decisions::decisions;
 
-/// Every tool of this module and the engine's `bash`, in the order the model is given them.
+/// Every tool of this module and the engine's `bash`, `ask_user` and `plan_submit`, in the order
+/// the model is given them.
 pub fn tool_names() -> Vec<&'static str> {
-    vec!["read", "ls", "glob", "grep", "write", "edit", "bash"]
+    vec![
+        "read",
+        "ls",
+        "glob",
+        "grep",
+        "write",
+        "edit",
+        "bash",
+        "ask_user",
+        "plan_submit",
+    ]
 }
 
-/// The `tools` array entries for read, ls, glob, grep, write, edit and bash, in that order.
+/// The `tools` array entries, in the order of [`tool_names`].
 pub fn definitions() -> Vec<Value> {
     let numbers = &decisions().tools;
     let lines = numbers.read_default_lines;
     let most = numbers.list_max_entries;
     let bash = &numbers.bash_timeout_seconds;
+    let question = &decisions().question;
     vec![
         function(
             "read",
@@ -106,6 +118,57 @@ pub fn definitions() -> Vec<Value> {
             }),
             &["command"],
         ),
+        function(
+            "ask_user",
+            &format!(
+                "Ask the person questions when you cannot go on without their choice. At most {} \
+                 questions of at most {} options each; the person may also answer in their own \
+                 words, skip a question or dismiss the card. Mark the option you would choose \
+                 `recommended`.",
+                question.max_questions, question.max_options
+            ),
+            json!({
+                "questions": {
+                    "type": "array",
+                    "maxItems": question.max_questions,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "header": { "type": "string", "description": "A word or two naming the question." },
+                            "question": { "type": "string", "description": "The question itself." },
+                            "multiple": { "type": "boolean", "description": "More than one option may be chosen (default false)." },
+                            "options": {
+                                "type": "array",
+                                "maxItems": question.max_options,
+                                "items": {
+                                    "type": "object",
+                                    "properties": {
+                                        "label": { "type": "string", "description": format!("The choice, short (at most {} characters are shown).", question.label_chars) },
+                                        "description": { "type": "string", "description": "What choosing it means." },
+                                        "recommended": { "type": "boolean", "description": "The option you recommend." },
+                                    },
+                                    "required": ["label"],
+                                },
+                            },
+                        },
+                        "required": ["header", "question", "options"],
+                    },
+                },
+                "why": { "type": "string", "description": "Why you ask, in a sentence." },
+            }),
+            &["questions"],
+        ),
+        function(
+            "plan_submit",
+            "Submit your plan for the person to approve before you change anything. It is saved \
+             as a markdown file in the project. When approved, carry it out; when the person asks \
+             for changes, revise it and submit it again.",
+            json!({
+                "text": { "type": "string", "description": "The plan, in markdown." },
+                "path": path_schema("Where to save it, relative to the session's folder (default .agent/plans/<time>-plan.md)."),
+            }),
+            &["text"],
+        ),
     ]
 }
 
@@ -141,7 +204,20 @@ mod tests {
             .filter_map(|d| d["function"]["name"].as_str())
             .collect();
         assert_eq!(names, tool_names());
-        assert_eq!(names, ["read", "ls", "glob", "grep", "write", "edit", "bash"]);
+        assert_eq!(
+            names,
+            [
+                "read",
+                "ls",
+                "glob",
+                "grep",
+                "write",
+                "edit",
+                "bash",
+                "ask_user",
+                "plan_submit"
+            ]
+        );
         for def in &defs {
             assert_eq!(def["type"], "function");
             let parameters = &def["function"]["parameters"];

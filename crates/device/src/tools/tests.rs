@@ -14,7 +14,9 @@ fn an_unknown_tool_lists_the_tools() {
     assert_eq!(err, Some(ToolError::UnknownTool("foo".into())));
     assert_eq!(
         err.map(|e| e.to_string()).as_deref(),
-        Some("There is no tool named `foo`. The tools are: read, ls, glob, grep, write, edit, bash.")
+        Some(
+            "There is no tool named `foo`. The tools are: read, ls, glob, grep, write, edit, bash, ask_user, plan_submit."
+        )
     );
     // bash is planned by the engine, not here.
     assert!(matches!(

@@ -1,0 +1,210 @@
+//! The engine's `ask_user` and `plan_submit` tools (ENGINE.md "Tools"): a question card
+//! (`_lembas/question`) or a plan card (`_lembas/plan`) for the person, keyed by toolCallId like an
+//! approval card, and what came of it for the model. Where nobody can be asked (no link, a client
+//! that does not take these cards, a scheduled turn) the model is told so instead.
+
+mod plan;
+mod question;
+
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+use super::Engine;
+use super::approvals::Answer;
+use super::methods::switch_mode;
+use super::model::ToolCall;
+use super::session::Session;
+use super::tool_call::ToolResult;
+use crate::events::DeviceEvent;
+use crate::policy::Mode;
+
+pub const ASK_USER: &str = "ask_user";
+pub const PLAN_SUBMIT: &str = "plan_submit";
+
+const NOBODY: &str = "Nobody can be asked right now: no one is there to answer. Go on with your best judgement, or stop and say what you need to know.";
+const DISMISSED: &str = "The person closed the questions without answering. Go on with your best judgement, or stop and say what you need to know.";
+
+/// Runs `ask_user` or `plan_submit` and reports it to the client as a `think` tool call.
+pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &ToolCall) -> ToolResult {
+    let sid = session.id.clone();
+    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+    let title = if call.name == ASK_USER {
+        "Ask the person"
+    } else {
+        "Submit the plan"
+    };
+    engine
+        .update(
+            &sid,
+            json!({
+                "sessionUpdate": "tool_call", "toolCallId": call.id, "title": title,
+                "kind": "think", "status": "in_progress", "rawInput": args,
+            }),
+        )
+        .await;
+    engine
+        .event(&sid, json!({ "type": "tool_start", "id": call.id, "name": call.name, "title": title, "turnId": turn_id }))
+        .await;
+    let result = if !args.is_object() {
+        Err(format!("The arguments of {} are not a JSON object.", call.name))
+    } else if call.name == ASK_USER {
+        ask_user(engine, session, call, &args).await
+    } else {
+        plan_submit(engine, session, call, &args).await
+    };
+    let (text, is_error) = match result {
+        Ok(text) => (text, false),
+        Err(text) => (text, true),
+    };
+    let status = if is_error { "failed" } else { "completed" };
+    engine
+        .update(
+            &sid,
+            json!({
+                "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": status,
+                "content": [{ "type": "content", "content": { "type": "text", "text": text } }],
+            }),
+        )
+        .await;
+    engine
+        .event(&sid, json!({ "type": "tool_end", "id": call.id, "name": call.name, "isError": is_error, "turnId": turn_id }))
+        .await;
+    engine.device_event(DeviceEvent::ToolCall {
+        session_id: sid,
+        tool_call_id: call.id.clone(),
+        tool: call.name.clone(),
+        title: title.to_string(),
+        decision: "allow".to_string(),
+        answered_by: None,
+        outcome: status.to_string(),
+    });
+    ToolResult { text, is_error }
+}
+
+/// A scheduled turn has nobody to ask, whatever the link.
+fn scheduled(session: &Session) -> bool {
+    session.state().run.is_some()
+}
+
+async fn ask_user(
+    engine: &Engine,
+    session: &Session,
+    call: &ToolCall,
+    args: &Value,
+) -> Result<String, String> {
+    let asked = question::read(args)?;
+    let mut params = json!({
+        "sessionId": session.id, "toolCallId": call.id, "questions": asked.card,
+        "_meta": { "lembas": { "patient": false } },
+    });
+    if let Some(why) = args.get("why").and_then(Value::as_str) {
+        params["why"] = json!(why);
+    }
+    let answer = if scheduled(session) {
+        None
+    } else {
+        engine
+            .ask_card(&session.id, &call.id, "_lembas/question", params)
+            .await
+    };
+    let mut text = match answer {
+        None => NOBODY.to_string(),
+        Some(Answer::Reply(result)) => {
+            question::answered(&asked, &result).unwrap_or_else(|| DISMISSED.to_string())
+        }
+        Some(_) => DISMISSED.to_string(),
+    };
+    for note in &asked.notes {
+        text.push_str("\n\nNote: ");
+        text.push_str(note);
+    }
+    Ok(text)
+}
+
+async fn plan_submit(
+    engine: &Engine,
+    session: &Session,
+    call: &ToolCall,
+    args: &Value,
+) -> Result<String, String> {
+    let text = args
+        .get("text")
+        .and_then(Value::as_str)
+        .filter(|t| !t.trim().is_empty())
+        .ok_or("plan_submit needs `text`: the plan, in markdown.")?;
+    let given = args.get("path").and_then(Value::as_str);
+    let project = session.cwd.clone();
+    let (plan_text, given_path, stamp) = (text.to_string(), given.map(str::to_string), stamp());
+    let path =
+        tokio::task::spawn_blocking(move || plan::write(&project, given_path.as_deref(), &plan_text, &stamp))
+            .await
+            .map_err(|e| format!("The plan could not be saved: {e}."))??;
+    let params = json!({
+        "sessionId": session.id, "toolCallId": call.id, "path": path, "text": text,
+        "_meta": { "lembas": { "patient": false } },
+    });
+    let answer = if scheduled(session) {
+        None
+    } else {
+        engine
+            .ask_card(&session.id, &call.id, "_lembas/plan", params)
+            .await
+    };
+    let result = match answer {
+        None => {
+            return Ok(format!(
+                "The plan was saved to {path}. Nobody can review it now: stop here, and say where the plan is."
+            ));
+        }
+        Some(Answer::Reply(result)) => result,
+        Some(_) => Value::Null,
+    };
+    let dismissed =
+        format!("The person closed the plan ({path}) without deciding. Stop here and wait for them.");
+    match result.get("outcome").and_then(Value::as_str) {
+        Some("approve") => {
+            let Some(mode) = result
+                .get("mode")
+                .and_then(Value::as_str)
+                .and_then(|m| m.parse::<Mode>().ok())
+            else {
+                return Ok(dismissed);
+            };
+            let max = engine.settings().remote.max_mode;
+            // Where even manual is beyond the limit, an approval cannot move the session on.
+            if max < Mode::Manual {
+                return Ok(format!(
+                    "The person approved the plan ({path}), but this computer allows no mode beyond {max}, so nothing was decided. Stop here."
+                ));
+            }
+            let mode = mode.lowered_to(max);
+            switch_mode(engine, session, mode).await;
+            Ok(format!(
+                "The person approved the plan ({path}). The session is now in {mode} mode: carry the plan out."
+            ))
+        }
+        Some("revise") => {
+            let feedback = result.get("feedback").and_then(Value::as_str).unwrap_or_default();
+            Ok(format!(
+                "The person asked for changes to the plan ({path}): {feedback}\nRevise it and submit it again."
+            ))
+        }
+        _ => Ok(dismissed),
+    }
+}
+
+/// `YYYY-MM-DD-HHMMSS` in UTC, for a plan file's name.
+fn stamp() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+        % 86_400;
+    format!(
+        "{}-{:02}{:02}{:02}",
+        super::prompt::today(),
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}

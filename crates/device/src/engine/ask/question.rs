@@ -1,0 +1,296 @@
+//! `ask_user`'s questions as the card shows them (cut to the decisions' numbers, the recommended
+//! option first, long labels shortened), and the client's answer as the model reads it.
+
+use serde_json::{Map, Value, json};
+
+use crate::decisions::decisions;
+
+/// The questions as asked: the card's `questions`, the whole labels behind the card's, and what
+/// was cut, for the model.
+#[derive(Debug)]
+pub struct Asked {
+    pub card: Vec<Value>,
+    questions: Vec<Asking>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug)]
+struct Asking {
+    header: String,
+    question: String,
+    /// (label on the card, whole label), in the card's order.
+    labels: Vec<(String, String)>,
+}
+
+const SHAPE: &str = "ask_user needs `questions`: a list of { header, question, multiple?, options: [{ label, description?, recommended? }] }.";
+
+/// Reads the model's arguments; the error is a sentence for the model.
+pub fn read(args: &Value) -> Result<Asked, String> {
+    let numbers = &decisions().question;
+    let all = args
+        .get("questions")
+        .and_then(Value::as_array)
+        .filter(|q| !q.is_empty())
+        .ok_or(SHAPE)?;
+    let mut notes = Vec::new();
+    if all.len() > numbers.max_questions {
+        let left: Vec<String> = all[numbers.max_questions..]
+            .iter()
+            .map(|q| quoted(text_of(q, "question")))
+            .collect();
+        notes.push(format!(
+            "Only the first {} of your {} questions were asked; these were left out: {}.",
+            numbers.max_questions,
+            all.len(),
+            left.join(", ")
+        ));
+    }
+    let mut card = Vec::new();
+    let mut questions = Vec::new();
+    for q in all.iter().take(numbers.max_questions) {
+        let question = text_of(q, "question");
+        if question.trim().is_empty() {
+            return Err(SHAPE.to_string());
+        }
+        let header = text_of(q, "header");
+        let mut options: Vec<&Map<String, Value>> = q
+            .get("options")
+            .and_then(Value::as_array)
+            .map(|o| o.iter().filter_map(Value::as_object).collect())
+            .unwrap_or_default();
+        options.retain(|o| {
+            o.get("label")
+                .and_then(Value::as_str)
+                .is_some_and(|l| !l.trim().is_empty())
+        });
+        // The recommended option first (a stable sort keeps the model's order otherwise), so a cut
+        // never drops it.
+        options.sort_by_key(|o| !o.get("recommended").and_then(Value::as_bool).unwrap_or(false));
+        if options.len() > numbers.max_options {
+            let left: Vec<String> = options[numbers.max_options..]
+                .iter()
+                .map(|o| quoted(o.get("label").and_then(Value::as_str).unwrap_or_default()))
+                .collect();
+            notes.push(format!(
+                "The question {} had {} options; only {} were shown, and these were left out: {}.",
+                quoted(question),
+                options.len(),
+                numbers.max_options,
+                left.join(", ")
+            ));
+            options.truncate(numbers.max_options);
+        }
+        let mut labels = Vec::new();
+        let mut shown = Vec::new();
+        for o in options {
+            let whole = o.get("label").and_then(Value::as_str).unwrap_or_default();
+            let on_card = cut_label(whole, numbers.label_chars);
+            let mut option = json!({ "label": on_card });
+            if let Some(d) = o.get("description").and_then(Value::as_str) {
+                option["description"] = json!(d);
+            }
+            if o.get("recommended").and_then(Value::as_bool) == Some(true) {
+                option["recommended"] = json!(true);
+            }
+            shown.push(option);
+            labels.push((on_card, whole.to_string()));
+        }
+        card.push(json!({
+            "header": header,
+            "question": question,
+            "multiple": q.get("multiple").and_then(Value::as_bool).unwrap_or(false),
+            "options": shown,
+        }));
+        questions.push(Asking {
+            header: header.to_string(),
+            question: question.to_string(),
+            labels,
+        });
+    }
+    Ok(Asked {
+        card,
+        questions,
+        notes,
+    })
+}
+
+fn text_of<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn quoted(s: &str) -> String {
+    format!("\"{s}\"")
+}
+
+/// At most `max` characters, the last an ellipsis when cut (LLeMbas shows no more).
+fn cut_label(label: &str, max: usize) -> String {
+    if label.chars().count() <= max {
+        return label.to_string();
+    }
+    let mut cut: String = label.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// What the model reads of the client's result; `None` when it reads as dismissed (acp.md:
+/// anything but a well-formed `answered` is).
+pub fn answered(asked: &Asked, result: &Value) -> Option<String> {
+    if result.get("outcome").and_then(Value::as_str) != Some("answered") {
+        return None;
+    }
+    let answers = result.get("answers").and_then(Value::as_array)?;
+    let mut lines = vec!["The person answered:".to_string()];
+    for (i, q) in asked.questions.iter().enumerate() {
+        // A question the client left out of its answers has no answer, as if skipped.
+        let answer = answers.get(i).cloned().unwrap_or(json!({ "kind": "skipped" }));
+        let said = match answer.get("kind").and_then(Value::as_str)? {
+            "options" => {
+                let labels: Vec<String> = answer
+                    .get("labels")
+                    .and_then(Value::as_array)?
+                    .iter()
+                    .map(|l| l.as_str().map(|l| q.whole_label(l)))
+                    .collect::<Option<_>>()?;
+                if labels.is_empty() {
+                    "no option chosen".to_string()
+                } else {
+                    labels.iter().map(|l| quoted(l)).collect::<Vec<_>>().join(", ")
+                }
+            }
+            "custom" => format!(
+                "in their own words: {}",
+                quoted(answer.get("text").and_then(Value::as_str)?)
+            ),
+            "back" => format!(
+                "they asked you a question instead: {}. Answer it before you ask again.",
+                quoted(answer.get("text").and_then(Value::as_str)?)
+            ),
+            "skipped" => "no answer (they skipped it)".to_string(),
+            _ => return None,
+        };
+        let header = if q.header.is_empty() {
+            String::new()
+        } else {
+            format!("[{}] ", q.header)
+        };
+        lines.push(format!("- {header}{} → {said}", q.question));
+    }
+    Some(lines.join("\n"))
+}
+
+impl Asking {
+    /// The whole label behind one the card showed cut; any other is given as the client sent it.
+    fn whole_label(&self, label: &str) -> String {
+        self.labels
+            .iter()
+            .find(|(card, whole)| card == label || whole == label)
+            .map(|(_, whole)| whole.clone())
+            .unwrap_or_else(|| label.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(n: usize) -> Vec<Value> {
+        (1..=n).map(|i| json!({ "label": format!("opt{i}") })).collect()
+    }
+
+    #[test]
+    fn seven_options_are_cut_to_six_and_the_model_told() {
+        let asked = read(&json!({ "questions": [
+            { "header": "H", "question": "Which?", "options": options(7) }
+        ] }))
+        .unwrap();
+        assert_eq!(asked.card[0]["options"].as_array().unwrap().len(), 6);
+        assert_eq!(asked.notes.len(), 1);
+        assert!(asked.notes[0].contains("\"opt7\""), "{:?}", asked.notes);
+    }
+
+    #[test]
+    fn five_questions_are_cut_to_four() {
+        let q = |i: usize| json!({ "header": "H", "question": format!("q{i}?"), "options": options(2) });
+        let asked = read(&json!({ "questions": (1..=5).map(q).collect::<Vec<_>>() })).unwrap();
+        assert_eq!(asked.card.len(), 4);
+        assert!(asked.notes[0].contains("\"q5?\""), "{:?}", asked.notes);
+    }
+
+    #[test]
+    fn the_recommended_option_comes_first_and_survives_the_cut() {
+        let mut opts = options(7);
+        opts[6]["recommended"] = json!(true);
+        let asked = read(&json!({ "questions": [{ "header": "H", "question": "Which?", "options": opts }] }))
+            .unwrap();
+        assert_eq!(
+            asked.card[0]["options"][0],
+            json!({ "label": "opt7", "recommended": true })
+        );
+        assert_eq!(asked.card[0]["options"][1]["label"], "opt1");
+        assert!(asked.notes[0].contains("\"opt6\""), "{:?}", asked.notes);
+    }
+
+    #[test]
+    fn a_long_label_is_cut_on_the_card_and_given_whole() {
+        let long = "x".repeat(300);
+        let asked = read(&json!({ "questions": [
+            { "header": "H", "question": "Which?", "options": [{ "label": long }, { "label": "short" }] }
+        ] }))
+        .unwrap();
+        let on_card = asked.card[0]["options"][0]["label"].as_str().unwrap().to_string();
+        assert_eq!(on_card.chars().count(), 240);
+        let text = answered(
+            &asked,
+            &json!({ "outcome": "answered", "answers": [{ "kind": "options", "labels": [on_card] }] }),
+        )
+        .unwrap();
+        assert!(text.contains(&long), "{text}");
+    }
+
+    #[test]
+    fn every_answer_kind_reads() {
+        let q = |i: usize| json!({ "header": format!("H{i}"), "question": format!("q{i}?"), "options": options(2) });
+        let asked = read(&json!({ "questions": (1..=4).map(q).collect::<Vec<_>>() })).unwrap();
+        let text = answered(
+            &asked,
+            &json!({ "outcome": "answered", "answers": [
+                { "kind": "options", "labels": ["opt1", "opt2"] },
+                { "kind": "custom", "text": "mine" },
+                { "kind": "back", "text": "why?" },
+                { "kind": "skipped" },
+            ] }),
+        )
+        .unwrap();
+        assert!(text.contains("[H1] q1? → \"opt1\", \"opt2\""), "{text}");
+        assert!(text.contains("own words: \"mine\""), "{text}");
+        assert!(text.contains("instead: \"why?\""), "{text}");
+        assert!(text.contains("[H4] q4? → no answer"), "{text}");
+    }
+
+    #[test]
+    fn anything_else_is_dismissed() {
+        let asked =
+            read(&json!({ "questions": [{ "header": "H", "question": "q?", "options": options(2) }] }))
+                .unwrap();
+        for result in [
+            json!({ "outcome": "dismissed" }),
+            json!({ "outcome": "answered" }),
+            json!({ "outcome": "answered", "answers": [{ "kind": "what" }] }),
+            json!({ "outcome": "answered", "answers": [{ "kind": "options", "labels": [1] }] }),
+            json!("nonsense"),
+        ] {
+            assert_eq!(answered(&asked, &result), None, "{result}");
+        }
+    }
+
+    #[test]
+    fn bad_questions_are_the_models_error() {
+        for args in [
+            json!({}),
+            json!({ "questions": [] }),
+            json!({ "questions": [{ "header": "H" }] }),
+        ] {
+            assert!(read(&args).is_err(), "{args}");
+        }
+    }
+}
