@@ -1,19 +1,27 @@
-//! `lembas activity`: the newest lines of the activity log, newest first. It reads the log's files
-//! directly and never takes the device lock, so it works whether or not `lembas service run` is
-//! running.
+//! `lembas activity`: the newest lines of the activity log, newest first. The running device gives
+//! them through its control socket; with none running, the log's files are read directly (never
+//! taking the device lock).
 
 use std::process::ExitCode;
 
 use lembas_device::activity_log::{self, Limits};
 use serde_json::Value;
 
+use crate::live::{self, Live};
 use crate::login::fail;
 
 pub fn show(json: bool, n: usize) -> ExitCode {
-    let path = activity_log::path();
-    let newest = match activity_log::newest(&path, Limits::decided().kept_files, n) {
-        Ok(newest) => newest,
-        Err(e) => return fail(json, format!("cannot read {}: {e}", path.display())),
+    let newest = match live::ask(|mut client| async move { client.activity(n).await }) {
+        Live::Answered((lines, unreadable)) => activity_log::Newest { lines, unreadable },
+        Live::Refused(e) => return fail(json, e.message),
+        Live::Failed(why) => return fail(json, why),
+        Live::NotRunning => {
+            let path = activity_log::path();
+            match activity_log::newest(&path, Limits::decided().kept_files, n) {
+                Ok(newest) => newest,
+                Err(e) => return fail(json, format!("cannot read {}: {e}", path.display())),
+            }
+        }
     };
     if json {
         println!("{}", Value::Array(newest.lines));

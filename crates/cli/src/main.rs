@@ -5,11 +5,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod activity;
+mod approvals;
+mod live;
 mod login;
 mod remote;
 mod service;
 mod sessions;
 
+use lembas_device::control::Verdict;
 use remote::{ModeArg, OnOff};
 
 #[derive(Parser)]
@@ -86,6 +89,15 @@ enum Command {
               value_parser = clap::value_parser!(u64).range(1..))]
         n: u64,
     },
+    /// Approval cards of the running device waiting for a person; answer one with allow|deny.
+    Approvals {
+        #[command(subcommand)]
+        command: Option<ApprovalsCommand>,
+        /// One JSON array of the waiting cards ({ id, session_id, title, reason, command, diff,
+        /// asked_ms, waiting_s, scheduled }), the oldest first.
+        #[arg(long)]
+        json: bool,
+    },
     /// The agent sessions kept on this computer.
     Sessions {
         #[command(subcommand)]
@@ -105,6 +117,26 @@ enum SessionsCommand {
     /// its chat when this device is next linked.
     Delete {
         /// The session's id (ses_…), as lembas sessions list shows it.
+        id: String,
+        /// One JSON line instead of sentences.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum ApprovalsCommand {
+    /// Allow the call once: the turn goes on.
+    Allow {
+        /// The card's id, as lembas approvals lists it.
+        id: String,
+        /// One JSON line instead of sentences.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Deny the call: the model is told it was not allowed.
+    Deny {
+        /// The card's id, as lembas approvals lists it.
         id: String,
         /// One JSON line instead of sentences.
         #[arg(long)]
@@ -221,6 +253,13 @@ fn main() -> ExitCode {
         Command::Trust { path, json } => remote::trust(path, json),
         Command::Untrust { path, json } => remote::untrust(path, json),
         Command::Activity { json, n } => activity::show(json, usize::try_from(n).unwrap_or(usize::MAX)),
+        Command::Approvals { command, json } => match command {
+            None => approvals::list(json),
+            Some(ApprovalsCommand::Allow { id, json: j }) => {
+                approvals::answer(&id, Verdict::Allow, json || j)
+            }
+            Some(ApprovalsCommand::Deny { id, json: j }) => approvals::answer(&id, Verdict::Deny, json || j),
+        },
         Command::Sessions { command } => match command {
             SessionsCommand::List { json } => sessions::list(json),
             SessionsCommand::Delete { id, json } => sessions::delete(&id, json),

@@ -6,6 +6,8 @@ use lembas_device::runtime::Runtime;
 use lembas_device::status;
 use std::process::ExitCode;
 
+use crate::live::{self, Live};
+
 pub fn run() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -60,7 +62,11 @@ async fn wait_for_signal() {
 }
 
 pub fn status(json: bool) -> ExitCode {
-    let (running, last) = status::read();
+    // The running device says its state itself; with none running, the file has its last word.
+    let (running, last) = match live::ask(|mut client| async move { client.status().await }) {
+        Live::Answered(now) => (true, Some(now)),
+        _ => status::read(),
+    };
     if json {
         println!("{}", serde_json::json!({ "running": running, "status": last }));
         return ExitCode::SUCCESS;

@@ -1,6 +1,7 @@
-//! `lembas sessions list|delete`: the session store from a shell. They work on the store's files
-//! directly and never take the device lock, so they work whether or not `lembas service run` is
-//! running; a running service notices a delete in `deleted.json` by itself.
+//! `lembas sessions list|delete`: the session store from a shell. `list` asks the running device
+//! through its control socket and reads the store's files when none runs; `delete` works on the
+//! files directly (never taking the device lock), and a running service notices the delete in
+//! `deleted.json` by itself.
 
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -8,15 +9,21 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use lembas_device::store::{SessionSummary, Store, is_session_id};
 use serde_json::json;
 
+use crate::live::{self, Live};
 use crate::login::fail;
 
 /// The exit code for an argument of the wrong shape, as for clap's own usage errors.
 const USAGE: u8 = 2;
 
 pub fn list(json: bool) -> ExitCode {
-    let sessions = match Store::open_default().list() {
-        Ok(sessions) => sessions,
-        Err(e) => return fail(json, format!("cannot read the sessions: {e}")),
+    let sessions = match live::ask(|mut client| async move { client.sessions().await }) {
+        Live::Answered(sessions) => sessions,
+        Live::Refused(e) => return fail(json, e.message),
+        Live::Failed(why) => return fail(json, why),
+        Live::NotRunning => match Store::open_default().list() {
+            Ok(sessions) => sessions,
+            Err(e) => return fail(json, format!("cannot read the sessions: {e}")),
+        },
     };
     if json {
         println!("{}", json!(sessions));

@@ -2,6 +2,7 @@
 //! and the desktop app are thin layers over this crate.
 
 pub mod activity_log;
+pub mod control;
 pub mod decisions;
 pub mod directories;
 pub mod discovery;

@@ -1,13 +1,14 @@
 //! The device runtime: what `lembas service run` and the desktop app both run. Takes the device
 //! lock, keeps the settings current from the file, supervises the link, and publishes the state
 //! (a watch for the app, `status.json` for other processes, events for activity lists and the
-//! activity log).
+//! activity log), and serves the local control socket (`crate::control`) for the other faces.
 
 use std::sync::Arc;
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
 use crate::activity_log;
+use crate::control;
 use crate::engine::Engine;
 use crate::events::DeviceEvent;
 use crate::link::supervisor::Supervisor;
@@ -36,6 +37,8 @@ pub struct Runtime {
     shutdown: watch::Sender<bool>,
     wake: broadcast::Sender<()>,
     supervisor: JoinHandle<Stop>,
+    /// `None` when the socket could not be made (said in the log): the runtime works without it.
+    control: Option<control::Server>,
     _lock: DeviceLock,
     _watcher: notify::RecommendedWatcher,
 }
@@ -94,6 +97,19 @@ impl Runtime {
         let wake = wake::spawn_watch();
         let engine = Engine::new(settings_rx.clone(), events.clone());
         let deleted_watch = engine.spawn_deleted_watch();
+        let control = control::Server::start(control::Parts {
+            status: status_rx.clone(),
+            events: events.clone(),
+            engine: engine.clone(),
+            wake: wake.clone(),
+        })
+        .inspect_err(|e| {
+            tracing::error!(
+                "no control socket at {}: {e}; lembas approvals and the tray cannot reach this runtime",
+                control::socket_path().display()
+            )
+        })
+        .ok();
         let supervisor = Supervisor {
             options,
             settings: settings_rx.clone(),
@@ -114,6 +130,7 @@ impl Runtime {
             shutdown,
             wake,
             supervisor,
+            control,
             _lock: lock,
             _watcher: watcher,
         })
@@ -126,8 +143,10 @@ impl Runtime {
     }
 
     /// Waits until the supervisor stops by itself (a final state) or is stopped.
-    pub async fn wait(self) -> Stop {
-        let stop = self.supervisor.await.unwrap_or(Stop::Shutdown);
+    pub async fn wait(mut self) -> Stop {
+        let stop = (&mut self.supervisor).await.unwrap_or(Stop::Shutdown);
+        // Clients find no runtime from here on and read the files, which get the last word below.
+        self.control.take();
         self.deleted_watch.abort();
         // The link's last state is in the log before the device says it stopped.
         self.activity_log.finish().await;

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use std::io::Read;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -32,6 +33,12 @@ impl Home {
         for d in [".config/lembas", ".local/state", "work"] {
             std::fs::create_dir_all(dir.path().join(d)).unwrap();
         }
+        // The home's own XDG_RUNTIME_DIR (private, as a session's is): the control socket of a
+        // test's service lives there, never in the runtime folder of the person running the tests.
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(dir.path().join("run"))
+            .unwrap();
         Home { dir }
     }
     pub fn path(&self) -> PathBuf {
@@ -39,6 +46,13 @@ impl Home {
     }
     pub fn config(&self) -> PathBuf {
         self.path().join(".config/lembas/config.yaml")
+    }
+    pub fn runtime_dir(&self) -> PathBuf {
+        self.path().join("run")
+    }
+    /// The running service's control socket.
+    pub fn socket(&self) -> PathBuf {
+        self.runtime_dir().join("lembas/control.sock")
     }
     pub fn state(&self) -> PathBuf {
         self.path().join(".local/state/lembas")
@@ -58,6 +72,7 @@ impl Home {
             .env("HOME", self.path())
             .env("XDG_CONFIG_HOME", self.path().join(".config"))
             .env("XDG_STATE_HOME", self.path().join(".local/state"))
+            .env("XDG_RUNTIME_DIR", self.runtime_dir())
             .env("RUST_LOG", "info")
             .stdin(Stdio::null());
         c

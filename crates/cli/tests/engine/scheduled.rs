@@ -19,13 +19,13 @@ fn scheduled(mode: Option<&str>, wait_s: u64) -> Value {
 }
 
 impl Linked {
-    async fn scheduled_session(&mut self, mode: Option<&str>) -> Value {
+    pub(crate) async fn scheduled_session(&mut self, mode: Option<&str>) -> Value {
         let work = self.work.clone();
         self.new_session_at(&work, json!({ "mode": "plan", "lembas_model": MODEL, "lembas": { "scheduled": scheduled(mode, 1800) } }))
             .await
     }
 
-    async fn run(&mut self, session: &str, text: &str, mode: Option<&str>, wait_s: u64) -> u64 {
+    pub(crate) async fn run(&mut self, session: &str, text: &str, mode: Option<&str>, wait_s: u64) -> u64 {
         self.link
             .send_request(
                 "session/prompt",
@@ -255,6 +255,54 @@ async fn an_unanswered_scheduled_approval_waits_the_schedules_time_then_denies()
     let denied = texts()["denied"].as_str().unwrap().replace("{{minutes}}", "0");
     assert!(tool["content"].as_str().unwrap().contains(&denied), "{tool}");
     assert!(!l.work.join("report.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scheduled_card_is_listed_with_its_schedule_and_denied_from_the_shell() {
+    let mut l = linked("  scheduled: true\n").await;
+    let session = l.scheduled_session(Some("manual")).await["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    l.model().push(ModelReply::tool_call(
+        "call_sched",
+        "bash",
+        json!({ "command": "touch ran.txt" }),
+    ));
+    l.model().push(reply_text("Could not run it."));
+    let id = l.run(&session, "run it", Some("manual"), 1800).await;
+    l.link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    let listed = tokio::task::block_in_place(|| l.home.run(&["approvals", "--json"]));
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed[0]["id"], "call_sched", "{listed}");
+    assert_eq!(listed[0]["command"], "touch ran.txt");
+    assert_eq!(
+        listed[0]["scheduled"],
+        json!({ "schedule_id": "sched1", "run_id": "run7", "title": "Waybread check", "wait_s": 1800 })
+    );
+    let text = tokio::task::block_in_place(|| l.home.run(&["approvals"]));
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    assert!(
+        text.contains("\u{201c}Waybread check\u{201d}, run run7") && text.contains("$ touch ran.txt"),
+        "{text}"
+    );
+    let denied = tokio::task::block_in_place(|| l.home.run(&["approvals", "deny", "call_sched", "--json"]));
+    assert!(denied.status.success(), "{denied:?}");
+    let settled = l
+        .link
+        .recv_notification("_lembas/permission/settled", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(settled["params"]["toolCallId"], "call_sched");
+    let answer = l.link.recv_answer(id, WAIT).await.unwrap();
+    assert_eq!(
+        answer["result"]["_meta"]["lembas"]["scheduled"]["status"], "ok",
+        "{answer}"
+    );
+    assert!(!l.work.join("ran.txt").exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -104,6 +104,8 @@ struct Open {
     session_id: String,
     method: &'static str,
     params: Value,
+    asked_ms: u64,
+    schedule_title: Option<String>,
     answer: oneshot::Sender<(Answer, AnsweredBy)>,
 }
 
@@ -115,6 +117,10 @@ pub struct Card {
     pub method: &'static str,
     pub tool_call_id: String,
     pub params: Value,
+    /// When it opened (Unix milliseconds): how long it has waited, for `lembas approvals`.
+    pub asked_ms: u64,
+    /// The schedule's title when a scheduled run asks (the card's params carry only its ids).
+    pub schedule_title: Option<String>,
 }
 
 /// The method of an approval card.
@@ -131,12 +137,14 @@ impl Approvals {
     }
 
     /// Opens a card; the receiver gets the first answer (or is dropped when the card is withdrawn).
+    /// `schedule_title`: the title of the scheduled run that asks, if one does.
     pub fn ask(
         &self,
         session_id: &str,
         tool_call_id: &str,
         method: &'static str,
         params: Value,
+        schedule_title: Option<&str>,
     ) -> oneshot::Receiver<(Answer, AnsweredBy)> {
         let (tx, rx) = oneshot::channel();
         self.open().insert(
@@ -145,6 +153,8 @@ impl Approvals {
                 session_id: session_id.to_string(),
                 method,
                 params,
+                asked_ms: crate::status::now_ms(),
+                schedule_title: schedule_title.map(str::to_string),
                 answer: tx,
             },
         );
@@ -173,6 +183,8 @@ impl Approvals {
                 method: open.method,
                 tool_call_id: id.clone(),
                 params: open.params.clone(),
+                asked_ms: open.asked_ms,
+                schedule_title: open.schedule_title.clone(),
             })
             .collect();
         cards.sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
@@ -233,7 +245,7 @@ mod tests {
     #[test]
     fn first_answer_wins() {
         let approvals = Approvals::default();
-        let mut rx = approvals.ask("ses_a", "call_1", PERMISSION, json!({}));
+        let mut rx = approvals.ask("ses_a", "call_1", PERMISSION, json!({}), None);
         assert_eq!(approvals.cards().len(), 1);
         assert_eq!(
             approvals

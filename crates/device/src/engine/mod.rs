@@ -277,10 +277,13 @@ impl Engine {
         params: Value,
         run: Option<&crate::scheduled::Run>,
     ) -> (Answer, Option<AnsweredBy>) {
-        let answer = self
-            .0
-            .approvals
-            .ask(session_id, tool_call_id, PERMISSION, params.clone());
+        let answer = self.0.approvals.ask(
+            session_id,
+            tool_call_id,
+            PERMISSION,
+            params.clone(),
+            run.map(|r| r.title.as_str()),
+        );
         self.device_event(DeviceEvent::ApprovalAsked {
             session_id: session_id.to_string(),
             tool_call_id: tool_call_id.to_string(),
@@ -333,7 +336,7 @@ impl Engine {
         let answer = self
             .0
             .approvals
-            .ask(session_id, tool_call_id, method, params.clone());
+            .ask(session_id, tool_call_id, method, params.clone(), None);
         self.send_card(&client, method, tool_call_id.to_string(), params);
         let seconds = self.settings().remote.approval_timeout;
         match tokio::time::timeout(Duration::from_secs(seconds), answer).await {

@@ -36,7 +36,7 @@ pub struct Opened {
 }
 
 /// One line of `lembas sessions list`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SessionSummary {
     pub id: String,
     pub title: String,

@@ -1,0 +1,178 @@
+//! `lembas approvals [--json]` and `lembas approvals allow|deny <id>`: the approval cards of the
+//! running device, listed and answered from a shell through its control socket, by the same path
+//! as the desktop's answer (the first answer wins; the client's card is taken down).
+
+use std::process::ExitCode;
+
+use lembas_device::control::{PendingApproval, Verdict};
+use serde_json::json;
+
+use crate::live::{self, Live};
+use crate::login::fail;
+
+/// Lines of a change shown under a card; the rest is counted.
+const DIFF_LINES: usize = 12;
+
+pub fn list(json: bool) -> ExitCode {
+    match live::ask(|mut client| async move { client.approvals().await }) {
+        Live::Answered(pending) => {
+            if json {
+                println!("{}", json!(pending));
+            } else if pending.is_empty() {
+                println!("Nothing waits for your approval.");
+            } else {
+                for (i, approval) in pending.iter().enumerate() {
+                    if i > 0 {
+                        println!();
+                    }
+                    print!("{}", text(approval));
+                }
+                println!("\nAnswer with: lembas approvals allow <id>  or  lembas approvals deny <id>");
+            }
+            ExitCode::SUCCESS
+        }
+        Live::NotRunning => {
+            if json {
+                println!("[]");
+            } else {
+                println!(
+                    "No LLeMbas device is running for this user, so nothing waits for an answer. Start one with: lembas service run"
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Live::Refused(e) => fail(json, e.message),
+        Live::Failed(why) => fail(json, why),
+    }
+}
+
+pub fn answer(id: &str, verdict: Verdict, json: bool) -> ExitCode {
+    let asked = id.to_string();
+    match live::ask(|mut client| async move { client.answer(&asked, verdict).await }) {
+        Live::Answered(answered) => {
+            if json {
+                println!("{}", json!({ "event": "done", "id": id, "answer": verdict, "session_id": answered["session_id"] }));
+            } else {
+                let done = match verdict {
+                    Verdict::Allow => "Allowed",
+                    Verdict::Deny => "Denied",
+                };
+                println!("{done} {id}; the turn goes on, and your LLeMbas takes its card down.");
+            }
+            ExitCode::SUCCESS
+        }
+        Live::NotRunning => fail(
+            json,
+            "No LLeMbas device is running for this user, so nothing waits for an answer. Start one with: lembas service run"
+                .to_string(),
+        ),
+        Live::Refused(e) => fail(json, e.message),
+        Live::Failed(why) => fail(json, why),
+    }
+}
+
+/// A card in a few lines: id, what, why, how long it has waited, then the command or change.
+fn text(approval: &PendingApproval) -> String {
+    let mut out = format!(
+        "{}  {}  (waiting {})\n  {}\n  session {}\n",
+        approval.id,
+        approval.title,
+        duration(approval.waiting_s),
+        approval.reason,
+        approval.session_id
+    );
+    if let Some(run) = &approval.scheduled {
+        let title = run.title.as_deref().unwrap_or(run.schedule_id.as_str());
+        out += &format!(
+            "  scheduled: \u{201c}{title}\u{201d}, run {}; denied unless answered within {} of being asked\n",
+            run.run_id,
+            duration(run.wait_s)
+        );
+    }
+    if let Some(command) = &approval.command {
+        for line in command.lines() {
+            out += &format!("  $ {line}\n");
+        }
+    }
+    if let Some(diff) = &approval.diff {
+        out += &format!(
+            "  {} {}\n",
+            if diff.old_text.is_some() { "edit" } else { "write" },
+            diff.path
+        );
+        let old = diff
+            .old_text
+            .as_deref()
+            .unwrap_or_default()
+            .lines()
+            .map(|l| format!("  - {l}\n"));
+        let new = diff.new_text.lines().map(|l| format!("  + {l}\n"));
+        let lines: Vec<String> = old.chain(new).collect();
+        for line in lines.iter().take(DIFF_LINES) {
+            out += line;
+        }
+        if lines.len() > DIFF_LINES {
+            out += &format!("  … {} more lines\n", lines.len() - DIFF_LINES);
+        }
+    }
+    out
+}
+
+/// `45s`, `3 min`, `2 h 5 min`.
+fn duration(seconds: u64) -> String {
+    match seconds {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{} min", s / 60),
+        s => format!("{} h {} min", s / 3600, s % 3600 / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lembas_device::control::{Diff, ScheduledRun};
+
+    #[test]
+    fn a_card_in_a_few_lines() {
+        let approval = PendingApproval {
+            id: "call_1".into(),
+            session_id: "ses_a".into(),
+            title: "Write notes.txt".into(),
+            kind: Some("edit".into()),
+            reason: "Writes a file.".into(),
+            command: None,
+            diff: Some(Diff {
+                path: "notes.txt".into(),
+                old_text: None,
+                new_text: "one\ntwo".into(),
+            }),
+            asked_ms: 0,
+            waiting_s: 125,
+            scheduled: Some(ScheduledRun {
+                schedule_id: "s1".into(),
+                run_id: "r7".into(),
+                title: Some("Waybread check".into()),
+                wait_s: 1800,
+            }),
+        };
+        let shown = text(&approval);
+        assert!(
+            shown.starts_with("call_1  Write notes.txt  (waiting 2 min)\n"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("\u{201c}Waybread check\u{201d}, run r7"),
+            "{shown}"
+        );
+        assert!(shown.contains("within 30 min"), "{shown}");
+        assert!(shown.contains("  write notes.txt\n  + one\n  + two\n"), "{shown}");
+    }
+
+    #[test]
+    fn durations_in_words() {
+        assert_eq!(duration(0), "0s");
+        assert_eq!(duration(59), "59s");
+        assert_eq!(duration(60), "1 min");
+        assert_eq!(duration(3725), "1 h 2 min");
+    }
+}

@@ -1,0 +1,341 @@
+//! The local control socket of `lembas service run`: `lembas approvals` lists and answers a card by
+//! the desktop's path, two subscribers get the same events, a bad line is answered and the socket
+//! goes on, another user is refused, and with no runtime the commands say so.
+
+use super::*;
+use lembas_peer::ModelReply;
+use std::os::unix::fs::PermissionsExt;
+use std::process::Output;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+
+/// Runs `lembas args` in the home without stalling the runtime's other workers.
+fn lembas(home: &Home, args: &[&str]) -> Output {
+    tokio::task::block_in_place(|| home.run(args))
+}
+
+fn stdout_json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// A raw connection to the socket: JSON lines out, JSON lines in.
+struct Raw {
+    reader: BufReader<tokio::net::unix::OwnedReadHalf>,
+    writer: tokio::net::unix::OwnedWriteHalf,
+}
+
+impl Raw {
+    async fn connect(home: &Home) -> Raw {
+        let stream = UnixStream::connect(home.socket()).await.unwrap();
+        let (read, writer) = stream.into_split();
+        Raw {
+            reader: BufReader::new(read),
+            writer,
+        }
+    }
+    async fn send(&mut self, line: &str) {
+        self.writer
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    async fn next(&mut self) -> Value {
+        let mut line = String::new();
+        let read = tokio::time::timeout(WAIT, self.reader.read_line(&mut line))
+            .await
+            .expect("a line within the wait")
+            .unwrap();
+        assert!(read > 0, "the socket closed");
+        serde_json::from_str(&line).unwrap()
+    }
+    /// The next message that is not an `event` or `status` notification.
+    async fn answer(&mut self) -> Value {
+        loop {
+            let message = self.next().await;
+            if message.get("method").is_none() {
+                return message;
+            }
+        }
+    }
+    /// The next `event` notification of `kind`.
+    async fn event(&mut self, kind: &str) -> Value {
+        loop {
+            let message = self.next().await;
+            if message["method"] == "event" && message["params"]["kind"] == kind {
+                return message["params"].clone();
+            }
+        }
+    }
+}
+
+async fn socket_ready(home: &Home) {
+    let socket = home.socket();
+    assert!(
+        tokio::task::block_in_place(|| eventually(WAIT, || socket.exists())),
+        "the service serves {}",
+        socket.display()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_card_is_listed_and_allowed_from_the_shell_and_the_client_is_told() {
+    let mut l = linked("").await;
+    let session = l.new_session("manual").await;
+    l.model().push(ModelReply::tool_call(
+        "call_shell",
+        "write",
+        json!({ "path": "from-shell.txt", "content": "yes\n" }),
+    ));
+    l.model().push(reply_text("Written."));
+    let id = l.send_prompt(&session, "write it", "t1").await;
+    let card = l
+        .link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+
+    let listed = lembas(&l.home, &["approvals", "--json"]);
+    assert!(listed.status.success(), "{listed:?}");
+    let listed = stdout_json(&listed);
+    let pending = listed.as_array().unwrap();
+    assert_eq!(pending.len(), 1, "{listed}");
+    let waiting = &pending[0];
+    assert_eq!(waiting["id"], "call_shell");
+    assert_eq!(waiting["session_id"], session.as_str());
+    assert_eq!(waiting["title"], card["params"]["toolCall"]["title"]);
+    assert_eq!(waiting["reason"], card["params"]["_meta"]["lembas"]["reason"]);
+    assert_eq!(
+        waiting["diff"],
+        json!({ "path": "from-shell.txt", "old_text": null, "new_text": "yes\n" })
+    );
+    assert!(waiting["waiting_s"].as_u64().unwrap() < 20, "{waiting}");
+    assert!(waiting["scheduled"].is_null());
+    let text = lembas(&l.home, &["approvals"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("call_shell") && text.contains("+ yes"), "{text}");
+
+    let allowed = lembas(&l.home, &["approvals", "allow", "call_shell"]);
+    assert!(allowed.status.success(), "{allowed:?}");
+    let settled = l
+        .link
+        .recv_notification("_lembas/permission/settled", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        settled["params"],
+        json!({ "sessionId": session, "toolCallId": "call_shell" })
+    );
+    let answer = l.link.recv_answer(id, WAIT).await.unwrap();
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(
+        std::fs::read_to_string(l.work.join("from-shell.txt")).unwrap(),
+        "yes\n"
+    );
+
+    // Already answered: a clear error and a failing exit, in both forms.
+    let again = lembas(&l.home, &["approvals", "deny", "call_shell"]);
+    assert!(!again.status.success());
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(said.contains("No approval call_shell waits"), "{said}");
+    let again = lembas(&l.home, &["approvals", "allow", "call_shell", "--json"]);
+    assert!(!again.status.success());
+    assert_eq!(stdout_json(&again)["event"], "error");
+    assert_eq!(stdout_json(&lembas(&l.home, &["approvals", "--json"])), json!([]));
+    // The activity (through the socket) says who answered.
+    let answered_here = tokio::task::block_in_place(|| {
+        eventually(WAIT, || {
+            let activity = stdout_json(&l.home.run(&["activity", "--json"]));
+            activity.as_array().is_some_and(|lines| {
+                lines
+                    .iter()
+                    .any(|line| line["kind"] == "tool_call" && line["answered_by"] == "desktop")
+            })
+        })
+    });
+    assert!(
+        answered_here,
+        "{}",
+        stdout_json(&lembas(&l.home, &["activity", "--json"]))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_subscribers_get_the_stream_and_a_bad_line_is_answered() {
+    let mut l = linked("").await;
+    socket_ready(&l.home).await;
+    let socket = l.home.socket();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&socket), 0o600);
+    assert_eq!(mode(socket.parent().unwrap()), 0o700);
+
+    let mut first = Raw::connect(&l.home).await;
+    let mut second = Raw::connect(&l.home).await;
+    for (n, raw) in [&mut first, &mut second].into_iter().enumerate() {
+        raw.send(&format!(r#"{{"jsonrpc":"2.0","id":{n},"method":"subscribe"}}"#))
+            .await;
+        assert_eq!(
+            raw.next().await,
+            json!({ "jsonrpc": "2.0", "id": n, "result": {} })
+        );
+        let status = raw.next().await;
+        assert_eq!(status["method"], "status");
+        assert_eq!(status["params"]["state"], "linked", "{status}");
+    }
+    let session = l.new_session("manual").await;
+    for raw in [&mut first, &mut second] {
+        let opened = raw.event("session_opened").await;
+        assert_eq!(opened["session_id"], session.as_str());
+    }
+
+    // Bad lines get an error and the connection goes on serving.
+    first.send("this is not json").await;
+    let parse = first.answer().await;
+    assert_eq!(
+        (parse["id"].clone(), parse["error"]["code"].clone()),
+        (Value::Null, json!(-32700))
+    );
+    first.send(r#"[1,2]"#).await;
+    assert_eq!(first.answer().await["error"]["code"], -32600);
+    first
+        .send(&format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"status","pad":"{}"}}"#,
+            "x".repeat(70_000)
+        ))
+        .await;
+    assert_eq!(first.answer().await["error"]["code"], -32600, "a line too long");
+    first
+        .send(r#"{"jsonrpc":"2.0","id":4,"method":"approvals/nope"}"#)
+        .await;
+    let unknown = first.answer().await;
+    assert_eq!(
+        (unknown["id"].clone(), unknown["error"]["code"].clone()),
+        (json!(4), json!(-32601))
+    );
+    first
+        .send(r#"{"jsonrpc":"2.0","id":5,"method":"approvals/answer","params":{"id":3}}"#)
+        .await;
+    assert_eq!(first.answer().await["error"]["code"], -32602);
+    first.send(r#"{"jsonrpc":"2.0","id":6,"method":"status"}"#).await;
+    let status = first.answer().await;
+    assert_eq!(status["id"], 6);
+    assert_eq!(status["result"]["running"], true);
+    assert_eq!(status["result"]["status"]["state"], "linked", "{status}");
+    let cli = stdout_json(&lembas(&l.home, &["status", "--json"]));
+    assert_eq!(
+        (cli["running"].clone(), cli["status"]["state"].clone()),
+        (json!(true), json!("linked"))
+    );
+
+    // Stop all remote work: off in the config, and the link ends at once (both subscribers see it).
+    second
+        .send(r#"{"jsonrpc":"2.0","id":7,"method":"remote/stop"}"#)
+        .await;
+    assert_eq!(
+        second.answer().await["result"],
+        json!({ "remote_enabled": false })
+    );
+    let remote = stdout_json(&lembas(&l.home, &["remote", "list", "--json"]));
+    assert_eq!(remote["remote"]["enabled"], false, "{remote}");
+    for raw in [&mut first, &mut second] {
+        let link = raw.event("link").await;
+        assert_ne!(link["link"]["state"], "linked", "{link}");
+    }
+    // The device dials again at once, with remote work off.
+    let _relinked = relink(&l.peer).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn another_users_process_is_refused() {
+    let l = linked("").await;
+    socket_ready(&l.home).await;
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: creating a second user needs root (the check is unit-tested in credentials.rs)");
+        return;
+    }
+    let user = "lembasctl";
+    let exists = std::process::Command::new("id").args(["-u", user]).output();
+    if !exists.as_ref().is_ok_and(|o| o.status.success()) {
+        let made = std::process::Command::new("useradd")
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                user,
+            ])
+            .status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: useradd is not available");
+            return;
+        }
+    }
+    let id_of = |flag: &str| -> u32 {
+        let out = std::process::Command::new("id")
+            .args([flag, user])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    };
+    let (uid, gid) = (id_of("-u"), id_of("-g"));
+    let as_other = || {
+        use std::os::unix::process::CommandExt;
+        let mut c = l.home.command(&["approvals", "--json"]);
+        c.uid(uid).gid(gid).env("HOME", "/");
+        tokio::task::block_in_place(|| c.output().unwrap())
+    };
+    // As made, the folder (0700) keeps the other user out before the socket is even reached.
+    let blocked = as_other();
+    assert!(!blocked.status.success(), "{blocked:?}");
+
+    // Even with every mode opened wide, the peer's credentials are checked and refused.
+    let widen =
+        |p: &Path, mode: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    widen(&l.home.path(), 0o755);
+    widen(&l.home.runtime_dir(), 0o755);
+    widen(l.home.socket().parent().unwrap(), 0o755);
+    widen(&l.home.socket(), 0o777);
+    let refused = as_other();
+    assert!(!refused.status.success(), "{refused:?}");
+    let said = stdout_json(&refused);
+    assert_eq!(said["event"], "error");
+    assert!(
+        said["message"]
+            .as_str()
+            .unwrap()
+            .contains("belongs to another user"),
+        "{said}"
+    );
+    // The runtime goes on serving its own user.
+    let own = lembas(&l.home, &["approvals", "--json"]);
+    assert!(own.status.success(), "{own:?}");
+    assert_eq!(stdout_json(&own), json!([]));
+}
+
+#[test]
+fn with_no_runtime_the_commands_say_so() {
+    let home = Home::new();
+    let listed = home.run(&["approvals", "--json"]);
+    assert!(listed.status.success());
+    assert_eq!(stdout_json(&listed), json!([]));
+    let text = String::from_utf8_lossy(&home.run(&["approvals"]).stdout).to_string();
+    assert!(text.contains("No LLeMbas device is running"), "{text}");
+    let answered = home.run(&["approvals", "allow", "call_x"]);
+    assert!(!answered.status.success());
+    let said = String::from_utf8_lossy(&answered.stderr);
+    assert!(said.contains("No LLeMbas device is running"), "{said}");
+    // A socket a dead runtime left behind reads as no runtime, not as an error.
+    let dir = home.socket().parent().unwrap().to_path_buf();
+    std::fs::create_dir_all(&dir).unwrap();
+    drop(std::os::unix::net::UnixListener::bind(home.socket()).unwrap());
+    assert!(home.socket().exists());
+    let status = home.run(&["status", "--json"]);
+    assert!(status.status.success(), "{status:?}");
+    assert_eq!(stdout_json(&status)["running"], false);
+}

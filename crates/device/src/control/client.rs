@@ -1,0 +1,192 @@
+//! The client side of the control endpoint, for `lembas` and the tray app: [`Client::connect`]
+//! finds the runtime of this user (or says none runs), then one call at a time; [`Client::subscribe`]
+//! turns the connection into the live stream of status and events.
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, ReadHalf, WriteHalf};
+
+use super::endpoint::{self, Stream};
+use super::{PendingApproval, Verdict};
+use crate::events::DeviceEvent;
+use crate::rpc::{self, Incoming, RpcError};
+use crate::status::Status;
+use crate::store::SessionSummary;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// No runtime serves the socket: read the files instead.
+    #[error("no LLeMbas device is running for this user")]
+    NotRunning,
+    #[error("cannot reach the running LLeMbas device at {path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The runtime's error answer (its sentence is for a person).
+    #[error("{}", .0.message)]
+    Rpc(RpcError),
+    #[error("the running LLeMbas device closed the connection")]
+    Closed,
+    #[error("the running LLeMbas device's answer is not understood: {0}")]
+    Unreadable(String),
+    #[error("cannot talk to the running LLeMbas device: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+pub struct Client {
+    reader: BufReader<ReadHalf<Stream>>,
+    writer: WriteHalf<Stream>,
+    next_id: u64,
+}
+
+/// Something the runtime pushed to a subscriber.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pushed {
+    Status(Status),
+    Event(DeviceEvent),
+    /// Events this subscriber read too slowly to get.
+    Missed(u64),
+}
+
+impl Client {
+    /// Connects to this user's runtime; [`ConnectError::NotRunning`] when none serves the socket
+    /// (none there, or one a runtime that died left behind).
+    pub async fn connect() -> Result<Client, ConnectError> {
+        let path = super::socket_path();
+        match endpoint::connect(&path).await {
+            Ok(stream) => {
+                let (read, writer) = tokio::io::split(stream);
+                Ok(Client {
+                    reader: BufReader::new(read),
+                    writer,
+                    next_id: 1,
+                })
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+                ) =>
+            {
+                Err(ConnectError::NotRunning)
+            }
+            Err(source) => Err(ConnectError::Io { path, source }),
+        }
+    }
+
+    /// One request and its answer; notifications met on the way are dropped (only a subscription
+    /// gets them, and it makes no calls).
+    pub async fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
+        let id = json!(self.next_id);
+        self.next_id += 1;
+        let mut text = rpc::request(&id, method, params);
+        text.push('\n');
+        if let Err(e) = self.writer.write_all(text.as_bytes()).await {
+            // A runtime that refused this connection said why before closing it: read that.
+            return match self.next_message().await {
+                Ok(Incoming::Response {
+                    result: Err(refused), ..
+                }) => Err(CallError::Rpc(refused)),
+                _ => Err(CallError::Io(e)),
+            };
+        }
+        loop {
+            match self.next_message().await? {
+                Incoming::Response { id: got, result } if got == id => return result.map_err(CallError::Rpc),
+                // An error with no id: the runtime refused the connection or could not read a line.
+                Incoming::Response {
+                    id: Value::Null,
+                    result: Err(e),
+                } => return Err(CallError::Rpc(e)),
+                _ => continue,
+            }
+        }
+    }
+
+    async fn next_message(&mut self) -> Result<Incoming, CallError> {
+        let mut line = String::new();
+        if self.reader.read_line(&mut line).await? == 0 {
+            return Err(CallError::Closed);
+        }
+        rpc::parse(line.trim_end()).map_err(|r| CallError::Unreadable(r.error.message))
+    }
+
+    async fn typed<T: DeserializeOwned>(&mut self, method: &str, params: Value) -> Result<T, CallError> {
+        let value = self.call(method, params).await?;
+        serde_json::from_value(value).map_err(|e| CallError::Unreadable(e.to_string()))
+    }
+
+    /// The runtime's state now.
+    pub async fn status(&mut self) -> Result<Status, CallError> {
+        let answer = self.call(super::STATUS, json!({})).await?;
+        serde_json::from_value(answer["status"].clone()).map_err(|e| CallError::Unreadable(e.to_string()))
+    }
+
+    /// The approval cards waiting for a person, the oldest first.
+    pub async fn approvals(&mut self) -> Result<Vec<PendingApproval>, CallError> {
+        self.typed(super::APPROVALS_LIST, json!({})).await
+    }
+
+    /// Answers a card as the desktop does (first answer wins); an error with `data.reason`
+    /// `not_open` when it no longer waits.
+    pub async fn answer(&mut self, id: &str, verdict: Verdict) -> Result<Value, CallError> {
+        self.call(super::APPROVALS_ANSWER, json!({ "id": id, "answer": verdict }))
+            .await
+    }
+
+    /// The activity log's newest `n` lines, newest first, and how many could not be read.
+    pub async fn activity(&mut self, n: usize) -> Result<(Vec<Value>, usize), CallError> {
+        let answer = self.call(super::ACTIVITY, json!({ "n": n })).await?;
+        let lines = answer["lines"].as_array().cloned().unwrap_or_default();
+        let unreadable = answer["unreadable"].as_u64().unwrap_or(0) as usize;
+        Ok((lines, unreadable))
+    }
+
+    /// The sessions kept on this computer, the latest first.
+    pub async fn sessions(&mut self) -> Result<Vec<SessionSummary>, CallError> {
+        self.typed(super::SESSIONS_LIST, json!({})).await
+    }
+
+    /// Stop all remote work: remote work off, and the link ends at once.
+    pub async fn stop_remote_work(&mut self) -> Result<(), CallError> {
+        self.call(super::REMOTE_STOP, json!({})).await.map(|_| ())
+    }
+
+    /// Turns this connection into the live stream: the status first, then every event.
+    pub async fn subscribe(mut self) -> Result<Subscription, CallError> {
+        self.call(super::SUBSCRIBE, json!({})).await?;
+        Ok(Subscription { client: self })
+    }
+}
+
+pub struct Subscription {
+    client: Client,
+}
+
+impl Subscription {
+    /// The next thing pushed; `None` when the runtime has gone.
+    pub async fn next(&mut self) -> Option<Pushed> {
+        loop {
+            let (method, params) = match self.client.next_message().await {
+                Ok(Incoming::Notification { method, params }) => (method, params),
+                Ok(_) | Err(CallError::Unreadable(_)) => continue,
+                Err(_) => return None,
+            };
+            let pushed = match method.as_str() {
+                "status" => serde_json::from_value(params).ok().map(Pushed::Status),
+                "event" => serde_json::from_value(params).ok().map(Pushed::Event),
+                "missed" => params["count"].as_u64().map(Pushed::Missed),
+                _ => None,
+            };
+            // A kind of event newer than this client is skipped, not the end of the stream.
+            if let Some(pushed) = pushed {
+                return Some(pushed);
+            }
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! The local control endpoint: one runtime (the holder of the device lock), many faces. The
+//! runtime serves it; `lembas status|activity|sessions|approvals` and the tray app are its clients.
+//!
+//! Where: a Unix socket, `$XDG_RUNTIME_DIR/lembas/control.sock`, or `$XDG_STATE_HOME/lembas/run/
+//! control.sock` when `XDG_RUNTIME_DIR` is unset (a folder under the user's home, made 0700 and
+//! checked, instead of a guessable name in /tmp that another user could take first). The folder is
+//! 0700 and the socket 0600, and every connection's peer credentials are checked: another user's
+//! process is refused even where the modes were widened. Windows (a named pipe) is not built yet.
+//!
+//! What: JSON-RPC 2.0, one message a line, UTF-8. Requests (params an object or absent):
+//! - `status` → `{ running: true, status }` ([`crate::status::Status`]).
+//! - `subscribe` → `{}`, then notifications: `status` (params the [`crate::status::Status`], at
+//!   once and on every change), `event` (params a [`crate::events::DeviceEvent`]) and `missed`
+//!   (`{ count }`: events this client read too slowly to get).
+//! - `approvals/list` → `[PendingApproval]`, the oldest card first.
+//! - `approvals/answer` `{ id, answer: "allow" | "deny" }` → `{ id, session_id, answer }`; the same
+//!   path as the desktop's answer (first answer wins, the client is told `_lembas/permission/settled`).
+//!   A card no longer open is -32602 with `data: { reason: "not_open" }`.
+//! - `activity` `{ n? }` → `{ lines, unreadable }`: the activity log's newest lines, newest first.
+//! - `sessions/list` → `[SessionSummary]`, the latest first.
+//! - `remote/stop` → `{ remote_enabled: false }`: Stop all remote work (remote work off in the
+//!   config, and the link ends at once so shells and watches stop), as the tray's menu item does.
+//!
+//! A malformed line gets an error answer (-32700 / -32600, id null) and the connection goes on.
+
+pub mod client;
+pub mod credentials;
+mod endpoint;
+mod server;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::PathBuf;
+
+use crate::engine::Card;
+use crate::paths;
+
+pub use client::{CallError, Client, ConnectError, Pushed, Subscription};
+pub(crate) use server::{Parts, Server};
+
+pub const STATUS: &str = "status";
+pub const SUBSCRIBE: &str = "subscribe";
+pub const APPROVALS_LIST: &str = "approvals/list";
+pub const APPROVALS_ANSWER: &str = "approvals/answer";
+pub const ACTIVITY: &str = "activity";
+pub const SESSIONS_LIST: &str = "sessions/list";
+pub const REMOTE_STOP: &str = "remote/stop";
+
+/// The folder holding the socket: `$XDG_RUNTIME_DIR/lembas`, else `$XDG_STATE_HOME/lembas/run`.
+pub fn socket_dir() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+    {
+        Some(dir) if dir.is_absolute() => dir.join("lembas"),
+        _ => paths::state_dir().join("run"),
+    }
+}
+
+pub fn socket_path() -> PathBuf {
+    socket_dir().join("control.sock")
+}
+
+/// How a person answers a card from here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Allowed once.
+    Allow,
+    Deny,
+}
+
+impl Verdict {
+    /// The card's option it picks.
+    pub fn option_id(self) -> &'static str {
+        match self {
+            Verdict::Allow => "once",
+            Verdict::Deny => "deny",
+        }
+    }
+}
+
+/// An approval card waiting for a person, as `lembas approvals` and the tray show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingApproval {
+    /// The tool call's id: what `lembas approvals allow|deny` takes.
+    pub id: String,
+    pub session_id: String,
+    pub title: String,
+    /// ACP's tool kind (`execute`, `edit`, …).
+    pub kind: Option<String>,
+    /// Why it asks.
+    pub reason: String,
+    /// The command line, for bash.
+    pub command: Option<String>,
+    /// The change, for a file tool that writes.
+    pub diff: Option<Diff>,
+    /// When it was asked (Unix ms) and how long it has waited.
+    pub asked_ms: u64,
+    pub waiting_s: u64,
+    /// Set when a scheduled run asks: nobody is at the chat.
+    pub scheduled: Option<ScheduledRun>,
+}
+
+/// A file tool's change. `old_text` absent for `write`: the whole file is replaced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diff {
+    pub path: String,
+    pub old_text: Option<String>,
+    pub new_text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScheduledRun {
+    pub schedule_id: String,
+    pub run_id: String,
+    /// The schedule's title, when the run gave one.
+    pub title: Option<String>,
+    /// How long the device waits for an answer before denying.
+    pub wait_s: u64,
+}
+
+impl PendingApproval {
+    /// A card's view at `now_ms`; read from the request's params, never failing on their shape.
+    pub fn of(card: &Card, now_ms: u64) -> PendingApproval {
+        let params = &card.params;
+        let text = |pointer: &str| {
+            params
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let input = params.pointer("/toolCall/rawInput");
+        let input_text = |key: &str| {
+            input
+                .and_then(|i| i.get(key))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let diff = match (
+            input_text("path"),
+            input_text("content"),
+            input_text("new_string"),
+        ) {
+            (Some(path), Some(content), _) => Some(Diff {
+                path,
+                old_text: None,
+                new_text: content,
+            }),
+            (Some(path), None, Some(new_text)) => Some(Diff {
+                path,
+                old_text: input_text("old_string"),
+                new_text,
+            }),
+            _ => None,
+        };
+        let scheduled = params.pointer("/_meta/lembas/scheduled").map(|s| ScheduledRun {
+            schedule_id: s["schedule_id"].as_str().unwrap_or_default().to_string(),
+            run_id: s["run_id"].as_str().unwrap_or_default().to_string(),
+            title: card.schedule_title.clone().filter(|t| !t.is_empty()),
+            wait_s: s["wait_s"].as_u64().unwrap_or(0),
+        });
+        PendingApproval {
+            id: card.tool_call_id.clone(),
+            session_id: card.session_id.clone(),
+            title: text("/toolCall/title").unwrap_or_default(),
+            kind: text("/toolCall/kind"),
+            reason: text("/_meta/lembas/reason").unwrap_or_default(),
+            command: input_text("command"),
+            diff,
+            asked_ms: card.asked_ms,
+            waiting_s: now_ms.saturating_sub(card.asked_ms) / 1000,
+            scheduled,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn card(params: Value, schedule_title: Option<&str>) -> Card {
+        Card {
+            session_id: "ses_a".into(),
+            method: "session/request_permission",
+            tool_call_id: "call_1".into(),
+            params,
+            asked_ms: 10_000,
+            schedule_title: schedule_title.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_card_reads_as_a_pending_approval() {
+        let bash = card(
+            json!({ "toolCall": { "title": "List", "kind": "execute", "rawInput": { "command": "ls -la" } },
+                    "_meta": { "lembas": { "reason": "Runs a command.",
+                        "scheduled": { "schedule_id": "s1", "run_id": "r7", "wait_s": 1800 } } } }),
+            Some("Waybread check"),
+        );
+        let seen = PendingApproval::of(&bash, 75_500);
+        assert_eq!(seen.id, "call_1");
+        assert_eq!(seen.command.as_deref(), Some("ls -la"));
+        assert_eq!(seen.diff, None);
+        assert_eq!(seen.waiting_s, 65);
+        assert_eq!(
+            seen.scheduled,
+            Some(ScheduledRun {
+                schedule_id: "s1".into(),
+                run_id: "r7".into(),
+                title: Some("Waybread check".into()),
+                wait_s: 1800
+            })
+        );
+
+        let edit = card(
+            json!({ "toolCall": { "title": "Edit a.rs", "rawInput": { "path": "a.rs", "old_string": "x = 1", "new_string": "x = 2" } } }),
+            None,
+        );
+        let seen = PendingApproval::of(&edit, 0);
+        assert_eq!(seen.waiting_s, 0, "a clock set back reads as no wait");
+        assert_eq!(seen.scheduled, None);
+        assert_eq!(
+            seen.diff,
+            Some(Diff {
+                path: "a.rs".into(),
+                old_text: Some("x = 1".into()),
+                new_text: "x = 2".into()
+            })
+        );
+
+        let write = card(
+            json!({ "toolCall": { "rawInput": { "path": "n.txt", "content": "yes" } } }),
+            None,
+        );
+        assert_eq!(
+            PendingApproval::of(&write, 0).diff.map(|d| d.old_text),
+            Some(None)
+        );
+        // Params of an unexpected shape give empty fields, never a panic.
+        let odd = PendingApproval::of(&card(json!("nonsense"), None), 0);
+        assert_eq!((odd.title.as_str(), odd.command, odd.diff), ("", None, None));
+    }
+}
