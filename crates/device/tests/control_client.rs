@@ -1,0 +1,157 @@
+//! The control socket's client API, as the tray uses it for a runtime it does not run: a runtime
+//! linked to the reference peer, a subscription that sees a card asked, answered from a second
+//! connection, settled and logged; then the runtime stops and the socket is gone. Needs a Secret
+//! Service (scripts/with-keyring). One test in this binary: it sets HOME and XDG_RUNTIME_DIR.
+
+use lembas_device::control::{self, CallError, Client, ConnectError, Pushed, Subscription, Verdict};
+use lembas_device::events::{DeviceEvent, LinkState};
+use lembas_device::keychain::{self, Token};
+use lembas_device::runtime::Runtime;
+use lembas_peer::{ModelReply, Peer, PeerConfig};
+use serde_json::json;
+use std::os::unix::fs::DirBuilderExt;
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(20);
+const TOKEN: &str = "control-client-token-9b2c";
+
+/// The next pushed thing that `wanted` picks, within the wait.
+async fn next_of<T>(stream: &mut Subscription, mut wanted: impl FnMut(Pushed) -> Option<T>) -> T {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let pushed = stream
+                .next()
+                .await
+                .expect("the stream goes on while the runtime runs");
+            if let Some(found) = wanted(pushed) {
+                return found;
+            }
+        }
+    })
+    .await
+    .expect("pushed within the wait")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tray_watches_and_answers_a_runtime_it_does_not_run() {
+    let home = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(home.path()).unwrap();
+    let work = home.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(home.join("run"))
+        .unwrap();
+    // SAFETY: the only test in this binary, before any thread of ours reads the environment.
+    unsafe {
+        std::env::set_var("HOME", &home);
+        std::env::set_var("XDG_CONFIG_HOME", home.join(".config"));
+        std::env::set_var("XDG_STATE_HOME", home.join(".local/state"));
+        std::env::set_var("XDG_RUNTIME_DIR", home.join("run"));
+    }
+    assert!(matches!(Client::connect().await, Err(ConnectError::NotRunning)));
+    keychain::store(&Token::new(TOKEN).unwrap()).expect("a Secret Service: run through scripts/with-keyring");
+    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
+    std::fs::create_dir_all(home.join(".config/lembas")).unwrap();
+    std::fs::write(
+        home.join(".config/lembas/config.yaml"),
+        format!(
+            "server:\n  url: {}\n  connection: example\nremote:\n  enabled: true\n  roots:\n    - {w}\ntrusted:\n  - {w}\n",
+            peer.url(),
+            w = work.display()
+        ),
+    )
+    .unwrap();
+    let runtime = Runtime::start("control client test").unwrap();
+    assert_eq!(control::socket_path(), home.join("run/lembas/control.sock"));
+
+    let mut stream = Client::connect().await.unwrap().subscribe().await.unwrap();
+    assert!(
+        matches!(next_of(&mut stream, Some).await, Pushed::Status(_)),
+        "the status comes first"
+    );
+    let mut link = peer.next_link(WAIT).await.unwrap();
+    link.hello(WAIT).await.unwrap();
+    link.initialize(WAIT).await.unwrap();
+    next_of(&mut stream, |p| match p {
+        Pushed::Status(s) if s.link == LinkState::Linked => Some(()),
+        _ => None,
+    })
+    .await;
+
+    let opened = link
+        .request(
+            "session/new",
+            json!({ "cwd": work, "mcpServers": [], "_meta": { "mode": "manual", "lembas_model": lembas_peer::DEFAULT_MODEL } }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    let session = opened["result"]["sessionId"].as_str().unwrap().to_string();
+    peer.model().push(ModelReply::tool_call(
+        "call_tray",
+        "write",
+        json!({ "path": "tray.txt", "content": "ok" }),
+    ));
+    peer.model().push(ModelReply::text("Written."));
+    let id = link
+        .send_request(
+            "session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "write" }] }),
+        )
+        .await
+        .unwrap();
+    link.recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    let asked = next_of(&mut stream, |p| match p {
+        Pushed::Event(DeviceEvent::ApprovalAsked { tool_call_id, .. }) => Some(tool_call_id),
+        _ => None,
+    })
+    .await;
+    assert_eq!(asked, "call_tray");
+
+    // Answered from another connection, as the tray's card button would.
+    let mut calls = Client::connect().await.unwrap();
+    let pending = calls.approvals().await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(
+        (pending[0].id.as_str(), pending[0].session_id.as_str()),
+        ("call_tray", session.as_str())
+    );
+    let answered = calls.answer("call_tray", Verdict::Allow).await.unwrap();
+    assert_eq!(answered["session_id"], session.as_str());
+    match calls.answer("call_tray", Verdict::Deny).await {
+        Err(CallError::Rpc(e)) => assert_eq!(e.data, Some(json!({ "reason": "not_open" })), "{e}"),
+        other => panic!("a second answer is refused: {other:?}"),
+    }
+    let settled = next_of(&mut stream, |p| match p {
+        Pushed::Event(DeviceEvent::ApprovalSettled { outcome, .. }) => Some(outcome),
+        _ => None,
+    })
+    .await;
+    assert_eq!(settled, "allowed once");
+    let answered_by = next_of(&mut stream, |p| match p {
+        Pushed::Event(DeviceEvent::ToolCall { answered_by, .. }) => Some(answered_by),
+        _ => None,
+    })
+    .await;
+    assert_eq!(answered_by.as_deref(), Some("desktop"));
+    link.recv_notification("_lembas/permission/settled", WAIT)
+        .await
+        .unwrap();
+    let answer = link.recv_answer(id, WAIT).await.unwrap();
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(std::fs::read_to_string(work.join("tray.txt")).unwrap(), "ok");
+    assert_eq!(calls.sessions().await.unwrap()[0].id, session);
+
+    runtime.stop().await;
+    assert!(
+        !control::socket_path().exists(),
+        "the socket goes with the runtime"
+    );
+    assert!(matches!(Client::connect().await, Err(ConnectError::NotRunning)));
+    // Whatever was still queued comes out, then the stream ends with the runtime.
+    let ended = tokio::time::timeout(WAIT, async { while stream.next().await.is_some() {} }).await;
+    assert!(ended.is_ok(), "the stream ends with the runtime");
+}
