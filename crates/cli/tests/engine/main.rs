@@ -4,6 +4,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod commands;
 mod conversation;
 mod faults;
 mod questions;

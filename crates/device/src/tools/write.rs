@@ -2,8 +2,9 @@
 
 use super::arguments::Arguments;
 use super::atomic::replace_file;
+use super::copies::keep_before_write;
 use super::resolve::resolve;
-use super::{Access, AcpKind, Diff, Planned, ToolContext, ToolError, ToolOutput, io_error, shown};
+use super::{Access, AcpKind, Diff, Planned, ToolContext, ToolError, ToolOutput, io_error, kept_error, shown};
 
 pub struct WriteArgs {
     path: String,
@@ -40,6 +41,9 @@ impl WriteArgs {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return io_error(&e, path, ctx, "written"),
         };
+        if let Err(e) = keep_before_write(ctx.copies.as_deref(), path) {
+            return kept_error(&e, &name);
+        }
         if let Some(folder) = path.parent()
             && let Err(e) = std::fs::create_dir_all(folder)
         {
