@@ -222,7 +222,15 @@ mod tests {
         let names: Vec<&str> = d.commands.builtins.iter().map(|b| b.name.as_str()).collect();
         assert_eq!(
             names,
-            ["compact", "plan", "undo", "review", "changelog", "init", "continue"]
+            [
+                "compact",
+                "plan",
+                "undo",
+                "review",
+                "changelog",
+                "init",
+                "continue"
+            ]
         );
     }
 }

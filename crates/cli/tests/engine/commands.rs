@@ -6,7 +6,15 @@
 use super::*;
 use std::process::Command as Process;
 
-const BUILTINS: [&str; 7] = ["compact", "plan", "undo", "review", "changelog", "init", "continue"];
+const BUILTINS: [&str; 7] = [
+    "compact",
+    "plan",
+    "undo",
+    "review",
+    "changelog",
+    "init",
+    "continue",
+];
 
 fn texts() -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../device/decisions.json");
@@ -71,17 +79,30 @@ fn git(dir: &Path, args: &[&str]) {
         .current_dir(dir)
         .output()
         .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_set_is_told_expanded_and_told_again_when_it_changes() {
     let mut l = linked("").await;
     let config = l.home.path().join(".config/lembas");
-    write(&l.work.join(".agent/commands/hello.md"), "Say hello to $ARGUMENTS from the project.");
+    write(
+        &l.work.join(".agent/commands/hello.md"),
+        "Say hello to $ARGUMENTS from the project.",
+    );
     write(&config.join("commands/hello.md"), "Say hello from the user.");
-    write(&config.join("commands/mine.md"), "---\ndescription: Mine\n---\nThe user's own.");
-    write(&l.work.join(".agent/commands/review.md"), "Not the built-in review.");
+    write(
+        &config.join("commands/mine.md"),
+        "---\ndescription: Mine\n---\nThe user's own.",
+    );
+    write(
+        &l.work.join(".agent/commands/review.md"),
+        "Not the built-in review.",
+    );
     write(
         &l.work.join(".agent/skills/lint/SKILL.md"),
         "---\ndescription: Lint the code\n---\nRun the linter and fix what it finds.",
@@ -93,10 +114,12 @@ async fn the_set_is_told_expanded_and_told_again_when_it_changes() {
     let session = answer["result"]["sessionId"].as_str().unwrap().to_string();
     let expected = with_builtins(&["hello", "mine", "lint"]);
     assert!(eventually(WAIT, || !command_updates(&l.link, &session).is_empty()));
-    assert_eq!(command_updates(&l.link, &session), [expected.clone()]);
+    assert_eq!(command_updates(&l.link, &session), std::slice::from_ref(&expected));
     // It follows session/new's answer.
     let received = l.link.received();
-    let answered = received.iter().position(|m| m["result"]["sessionId"] == session.as_str());
+    let answered = received
+        .iter()
+        .position(|m| m["result"]["sessionId"] == session.as_str());
     let told = received
         .iter()
         .position(|m| m["params"]["update"]["sessionUpdate"] == "available_commands_update");
@@ -224,9 +247,15 @@ async fn an_untrusted_projects_commands_are_not_offered() {
             work.display()
         ),
     );
-    write(&work.join(".agent/commands/hello.md"), "From an untrusted project.");
+    write(
+        &work.join(".agent/commands/hello.md"),
+        "From an untrusted project.",
+    );
     write(&work.join(".agent/skills/lint/SKILL.md"), "Untrusted skill.");
-    write(&home.path().join(".config/lembas/commands/mine.md"), "The user's own.");
+    write(
+        &home.path().join(".config/lembas/commands/mine.md"),
+        "The user's own.",
+    );
     let _service = home.service();
     let mut link = relink(&peer).await;
     let listed = link
@@ -252,7 +281,10 @@ async fn an_untrusted_projects_commands_are_not_offered() {
         .await
         .unwrap();
     let answer = link.recv_answer(id, WAIT).await.unwrap();
-    assert!(answer["result"]["_meta"]["lembas"].get("command").is_none(), "{answer}");
+    assert!(
+        answer["result"]["_meta"]["lembas"].get("command").is_none(),
+        "{answer}"
+    );
     let request = peer.model().requests().last().cloned().unwrap();
     assert_eq!(last_user_text(&request), "/hello there");
     assert_eq!(command_updates(&link, &session), [with_builtins(&["mine"])]);
@@ -289,7 +321,10 @@ async fn undo_takes_back_the_last_turn_and_puts_its_files_back() {
     ));
     l.model().push(reply_text("Changed things."));
     l.prompt(&session, "change things", "t2").await;
-    assert_eq!(std::fs::read_to_string(l.work.join("a.txt")).unwrap(), "changed twice\n");
+    assert_eq!(
+        std::fs::read_to_string(l.work.join("a.txt")).unwrap(),
+        "changed twice\n"
+    );
     let requests = l.model().requests().len();
 
     let answer = l.prompt(&session, "/undo", "t3").await;
@@ -299,10 +334,17 @@ async fn undo_takes_back_the_last_turn_and_puts_its_files_back() {
     let a = l.work.join("a.txt").display().to_string();
     let b = l.work.join("new/b.txt").display().to_string();
     assert_eq!(undone["undone"]["files"], json!([a, b]));
-    assert_eq!(std::fs::read_to_string(l.work.join("a.txt")).unwrap(), "original\n");
+    assert_eq!(
+        std::fs::read_to_string(l.work.join("a.txt")).unwrap(),
+        "original\n"
+    );
     assert!(!l.work.join("new/b.txt").exists());
     assert_eq!(std::fs::read_to_string(l.work.join("kept.txt")).unwrap(), "one");
-    assert_eq!(l.model().requests().len(), requests, "nothing was sent to the model");
+    assert_eq!(
+        l.model().requests().len(),
+        requests,
+        "nothing was sent to the model"
+    );
 
     // The undone turn is out of the conversation.
     l.model().push(reply_text("Fine."));
@@ -319,7 +361,10 @@ async fn undo_takes_back_the_last_turn_and_puts_its_files_back() {
 
     // Undo again: t4 (no files), then t1 (kept.txt goes), then nothing is left.
     let answer = l.prompt(&session, "/undo", "t5").await;
-    assert_eq!(lembas(&answer)["undone"], json!({ "prompt": "next", "files": [] }));
+    assert_eq!(
+        lembas(&answer)["undone"],
+        json!({ "prompt": "next", "files": [] })
+    );
     let answer = l.prompt(&session, "/undo", "t6").await;
     assert_eq!(lembas(&answer)["undone"]["prompt"], "first");
     assert!(!l.work.join("kept.txt").exists());
@@ -359,13 +404,21 @@ async fn review_plan_compact_and_the_prompt_builtins() {
 
     // No changes: said instead, nothing sent.
     let answer = l.prompt(&session, "/review", "t1").await;
-    let expected = texts()["review_nothing"].as_str().unwrap().replace("{{target}}", "HEAD");
+    let expected = texts()["review_nothing"]
+        .as_str()
+        .unwrap()
+        .replace("{{target}}", "HEAD");
     assert_eq!(lembas(&answer)["message"], expected.as_str(), "{answer}");
     assert_eq!(lembas(&answer)["command"], "review");
     assert!(l.model().requests().is_empty());
     // An option is never given to git.
     let answer = l.prompt(&session, "/review --output=x.diff", "t1b").await;
-    assert!(lembas(&answer)["message"].as_str().unwrap().contains("not a revision"));
+    assert!(
+        lembas(&answer)["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a revision")
+    );
     assert!(!work.join("x.diff").exists());
 
     // A change: the diff goes to the model.
@@ -384,7 +437,10 @@ async fn review_plan_compact_and_the_prompt_builtins() {
     let answer = l.prompt(&session, "/changelog", "t3").await;
     assert_eq!(lembas(&answer)["command"], "changelog");
     let text = last_user_text(&l.model().requests().last().cloned().unwrap());
-    assert!(text.contains("Add two") && text.contains("v1") && !text.contains("first"), "{text}");
+    assert!(
+        text.contains("Add two") && text.contains("v1") && !text.contains("first"),
+        "{text}"
+    );
 
     // init and continue send their texts.
     l.model().push(reply_text("Wrote it."));
@@ -401,10 +457,18 @@ async fn review_plan_compact_and_the_prompt_builtins() {
     let answer = l.prompt(&session, "/plan", "t6").await;
     assert_eq!(lembas(&answer)["mode"], "plan", "{answer}");
     assert_eq!(l.model().requests().len(), requests);
-    assert!(updates(&l.link).iter().any(|u| u["sessionUpdate"] == "current_mode_update" && u["currentModeId"] == "plan"));
+    assert!(
+        updates(&l.link)
+            .iter()
+            .any(|u| u["sessionUpdate"] == "current_mode_update" && u["currentModeId"] == "plan")
+    );
     // With a task: it runs in plan mode.
     l.link
-        .request("session/set_mode", json!({ "sessionId": session, "modeId": "edit" }), WAIT)
+        .request(
+            "session/set_mode",
+            json!({ "sessionId": session, "modeId": "edit" }),
+            WAIT,
+        )
         .await
         .unwrap();
     l.model().push(reply_text("Here is a plan."));
@@ -425,16 +489,24 @@ async fn review_plan_compact_and_the_prompt_builtins() {
     l.model().push(reply_text("Yes."));
     l.prompt(&session, "and now?", "t9").await;
     let request = l.model().requests().last().cloned().unwrap();
-    assert_eq!(request["messages"].as_array().unwrap().len(), 3, "system, summary, prompt");
+    assert_eq!(
+        request["messages"].as_array().unwrap().len(),
+        3,
+        "system, summary, prompt"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_command_in_a_scheduled_prompt_never_widens_its_mode() {
     let mut l = linked("  max_mode: auto\n  scheduled: true\n").await;
-    let schedule = json!({ "schedule_id": "s1", "run_id": "r1", "title": "T", "mode": "edit", "approval_wait_s": 1800 });
+    let schedule =
+        json!({ "schedule_id": "s1", "run_id": "r1", "title": "T", "mode": "edit", "approval_wait_s": 1800 });
     let work = l.work.clone();
     let answer = l
-        .new_session_at(&work, json!({ "lembas_model": MODEL, "lembas": { "scheduled": schedule } }))
+        .new_session_at(
+            &work,
+            json!({ "lembas_model": MODEL, "lembas": { "scheduled": schedule } }),
+        )
         .await;
     let session = answer["result"]["sessionId"].as_str().unwrap().to_string();
     for (text, turn) in [("/plan", "r1"), ("/plan look around", "r2"), ("/undo", "r3")] {
@@ -448,8 +520,90 @@ async fn a_command_in_a_scheduled_prompt_never_widens_its_mode() {
             )
             .await
             .unwrap();
-        assert_eq!(lembas(&answer)["scheduled"]["status"], "failed", "{text}: {answer}");
+        assert_eq!(
+            lembas(&answer)["scheduled"]["status"],
+            "failed",
+            "{text}: {answer}"
+        );
     }
     assert!(l.model().requests().is_empty());
-    assert!(!updates(&l.link).iter().any(|u| u["sessionUpdate"] == "current_mode_update"));
+    assert!(
+        !updates(&l.link)
+            .iter()
+            .any(|u| u["sessionUpdate"] == "current_mode_update")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_commands_model_holds_for_its_prompt_and_its_mode_is_lowered() {
+    let mut l = linked("").await;
+    write(
+        &l.work.join(".agent/commands/deep.md"),
+        "---\ndescription: Think hard\nmodel: example/chat-deep\neffort: high\nmode: auto\n---\nThink about $ARGUMENTS.",
+    );
+    write(
+        &l.work.join(".agent/commands/gone.md"),
+        "---\nmodel: example/not-served\n---\nNever sent.",
+    );
+    let session = l.new_session("manual").await;
+    l.model().push(reply_text("Thought."));
+    let answer = l.prompt(&session, "/deep the cache", "t1").await;
+    assert_eq!(lembas(&answer)["command"], "deep", "{answer}");
+    let request = l.model().requests().last().cloned().unwrap();
+    assert_eq!(request["model"], "example/chat-deep");
+    assert_eq!(request["reasoning_effort"], "high");
+    assert_eq!(last_user_text(&request), "Think about the cache.");
+    // auto, lowered to this device's max_mode (edit), and the session's mode from now on.
+    assert!(
+        updates(&l.link)
+            .iter()
+            .any(|u| u["sessionUpdate"] == "current_mode_update" && u["currentModeId"] == "edit")
+    );
+    l.model().push(reply_text("Plain."));
+    l.prompt(&session, "plain", "t2").await;
+    let request = l.model().requests().last().cloned().unwrap();
+    assert_eq!(request["model"], MODEL, "the session's model came back");
+    assert!(request.get("reasoning_effort").is_none(), "{request}");
+    assert!(
+        request["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("The mode is edit")
+    );
+    // A model the instance does not serve: refused, nothing sent.
+    let requests = l.model().requests().len();
+    let answer = l.prompt(&session, "/gone", "t3").await;
+    assert_eq!(error_of(&answer).0, -32602, "{answer}");
+    assert!(error_of(&answer).1.contains("example/not-served"));
+    assert_eq!(l.model().requests().len(), requests);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn undo_leaves_files_the_limits_no_longer_let_it_write() {
+    let mut l = linked("").await;
+    let session = l.new_session("edit").await;
+    write(&l.work.join("a.txt"), "original");
+    l.model().push(ModelReply::tool_call(
+        "call_1",
+        "write",
+        json!({ "path": "a.txt", "content": "changed" }),
+    ));
+    l.model().push(reply_text("Changed."));
+    l.prompt(&session, "change a", "t1").await;
+    // The person narrows remote work to plan: nothing may be written from the link now.
+    l.home
+        .config_for(&l.peer.url(), &remote(&l.work, "  max_mode: plan\n"));
+    l.link = relink(&l.peer).await;
+    // The session, taken over by the new link, has its commands told there.
+    assert!(eventually(WAIT, || command_updates(&l.link, &session).len() == 1));
+    let answer = l.prompt(&session, "/undo", "t2").await;
+    let a = l.work.join("a.txt").display().to_string();
+    assert_eq!(
+        lembas(&answer)["undone"],
+        json!({ "prompt": "change a", "files": [] }),
+        "{answer}"
+    );
+    let expected = texts()["undo_left"].as_str().unwrap().replace("{{files}}", &a);
+    assert_eq!(lembas(&answer)["message"], expected.as_str());
+    assert_eq!(std::fs::read_to_string(l.work.join("a.txt")).unwrap(), "changed");
 }

@@ -2,9 +2,9 @@
 //! scripted model. Every session/update and session/request_permission the device sends is
 //! validated against the official ACP schema.
 
+mod commands;
 #[path = "../common/mod.rs"]
 mod common;
-mod commands;
 mod conversation;
 mod faults;
 mod questions;

@@ -60,7 +60,7 @@ fn now_ms() -> u64 {
 }
 
 /// A level as ENGINE.md reads it: one of the five, anything else is `default`.
-fn effort_of(requested: Option<&str>) -> String {
+pub(super) fn effort_of(requested: Option<&str>) -> String {
     requested
         .filter(|e| EFFORTS.contains(e))
         .unwrap_or("default")
@@ -85,7 +85,7 @@ fn modes(current: Mode, max: Mode) -> Value {
 }
 
 /// The model the client named, checked against what the instance serves to this device now.
-async fn check_model(engine: &Engine, model: &str) -> Result<(), RpcError> {
+pub(super) async fn check_model(engine: &Engine, model: &str) -> Result<(), RpcError> {
     let instance = engine
         .instance()
         .await

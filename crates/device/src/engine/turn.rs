@@ -46,7 +46,10 @@ pub async fn run(
     cancel.mark_unchanged();
     let sid = session.id.clone();
     engine
-        .event(&sid, json!({ "type": "prompt", "text": shown.unwrap_or(&text), "turnId": turn_id }))
+        .event(
+            &sid,
+            json!({ "type": "prompt", "text": shown.unwrap_or(&text), "turnId": turn_id }),
+        )
         .await;
     engine
         .event(

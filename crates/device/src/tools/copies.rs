@@ -25,7 +25,9 @@ pub struct Kept {
 /// What a turn's folder says it kept (nothing when it has no list).
 pub fn kept_in(dir: &Path) -> io::Result<Vec<Kept>> {
     match fs::read(dir.join(MANIFEST)) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
+        Ok(bytes) => {
+            serde_json::from_slice(&bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(e),
     }
@@ -63,7 +65,10 @@ pub fn content_of(dir: &Path, kept: &Kept) -> io::Result<Option<Vec<u8>>> {
     match &kept.copy {
         // Names come from our own list; anything else is not read.
         Some(name) if name.bytes().all(|b| b.is_ascii_digit()) => fs::read(dir.join(name)).map(Some),
-        Some(_) => Err(io::Error::new(io::ErrorKind::InvalidData, "a copy's name is not ours")),
+        Some(_) => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "a copy's name is not ours",
+        )),
         None => Ok(None),
     }
 }

@@ -5,7 +5,9 @@ use super::arguments::Arguments;
 use super::atomic::replace_file;
 use super::copies::keep_before_write;
 use super::resolve::resolve;
-use super::{Access, AcpKind, Diff, Planned, ToolContext, ToolError, ToolOutput, io_error, kept_error, shown};
+use super::{
+    Access, AcpKind, Diff, Planned, ToolContext, ToolError, ToolOutput, io_error, kept_error, shown,
+};
 
 pub struct EditArgs {
     path: String,

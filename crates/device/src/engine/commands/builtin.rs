@@ -18,11 +18,9 @@ pub enum Expansion {
 }
 
 fn fill(template: &str, pairs: &[(&str, &str)]) -> String {
-    pairs
-        .iter()
-        .fold(template.to_string(), |text, (key, value)| {
-            text.replace(&format!("{{{{{key}}}}}"), value)
-        })
+    pairs.iter().fold(template.to_string(), |text, (key, value)| {
+        text.replace(&format!("{{{{{key}}}}}"), value)
+    })
 }
 
 /// The person's own words after a command's text, when they gave some.
@@ -63,7 +61,19 @@ async fn review(args: &str, folder: &Path) -> Expansion {
         let why = format!("{target} is not a revision; name a branch, a commit or head");
         return Expansion::Nothing(fill(&texts.git_failed, &[("why", &why)]));
     }
-    match git(folder, &["diff", "--no-color", "--no-ext-diff", "--no-textconv", target, "--"]).await {
+    match git(
+        folder,
+        &[
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            target,
+            "--",
+        ],
+    )
+    .await
+    {
         Err(why) => Expansion::Nothing(fill(&texts.git_failed, &[("why", &why)])),
         Ok(diff) if diff.trim().is_empty() => {
             Expansion::Nothing(fill(&texts.review_nothing, &[("target", target)]))
@@ -138,7 +148,10 @@ async fn git(folder: &Path, args: &[&str]) -> Result<String, String> {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let line = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("it failed");
+        let line = stderr
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("it failed");
         Err(line.trim().trim_start_matches("fatal: ").to_string())
     }
 }
@@ -154,6 +167,9 @@ mod tests {
             hint: None,
             kind,
             body: body.into(),
+            mode: None,
+            model: None,
+            effort: None,
         }
     }
 
@@ -187,7 +203,10 @@ mod tests {
             panic!("an option is not a revision");
         };
         assert!(why.contains("--output=/tmp/x is not a revision"), "{why}");
-        assert!(matches!(expand(&review, "", dir.path()).await, Expansion::Nothing(_)));
+        assert!(matches!(
+            expand(&review, "", dir.path()).await,
+            Expansion::Nothing(_)
+        ));
     }
 
     #[test]

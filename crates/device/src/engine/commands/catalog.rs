@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 use crate::decisions::decisions;
+use crate::policy::Mode;
 use crate::policy::protected::protection;
 use crate::policy::roots;
 
@@ -38,6 +39,11 @@ pub struct Command {
     pub kind: Kind,
     /// A custom command's or skill's text (front matter left out); none for a built-in.
     pub body: String,
+    /// What its front matter asks for its prompt: a mode (the session's from then on, lowered to
+    /// `remote.max_mode`), a model and an effort (for this prompt only).
+    pub mode: Option<Mode>,
+    pub model: Option<String>,
+    pub effort: Option<String>,
 }
 
 impl Command {
@@ -93,13 +99,21 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
             hint: b.hint.clone(),
             kind: Kind::Builtin,
             body: String::new(),
+            mode: None,
+            model: None,
+            effort: None,
         })
         .collect();
     let project = sources.project.as_deref();
     for kind in [Kind::Custom, Kind::Skill] {
         let mut found = Vec::new();
         if let Some(project) = project {
-            found.extend(read_kind(kind, &project.join(".agent"), Some(project), &sources.home));
+            found.extend(read_kind(
+                kind,
+                &project.join(".agent"),
+                Some(project),
+                &sources.home,
+            ));
         }
         found.extend(read_kind(kind, &sources.user, None, &sources.home));
         // The project's come first, so they win a name over the user's.
@@ -164,6 +178,9 @@ fn read_kind(kind: Kind, base: &Path, inside: Option<&Path>, home: &Path) -> Vec
             hint,
             kind,
             body: body.trim().to_string(),
+            mode: field("mode").and_then(|m| m.parse().ok()),
+            model: field("model"),
+            effort: field("effort"),
         });
     }
     commands
@@ -239,14 +256,22 @@ mod tests {
 
     #[test]
     fn front_matter_and_descriptions() {
-        let (front, body) = front_matter("---\ndescription: Ship it\nargument-hint: <v>\n---\nBody $ARGUMENTS\n");
+        let (front, body) =
+            front_matter("---\ndescription: Ship it\nargument-hint: <v>\n---\nBody $ARGUMENTS\n");
         assert_eq!(front.unwrap()["description"], "Ship it");
         assert_eq!(body, "Body $ARGUMENTS\n");
         let (front, body) = front_matter("# Title\nmore");
         assert!(front.is_none());
         assert_eq!(first_line(body), "Title");
         assert_eq!(front_matter("---\nno end").1, "---\nno end");
-        for (name, ok) in [("deploy", true), ("a.b-c_d", true), (".hidden", false), ("a b", false), ("", false), ("é", false)] {
+        for (name, ok) in [
+            ("deploy", true),
+            ("a.b-c_d", true),
+            (".hidden", false),
+            ("a b", false),
+            ("", false),
+            ("é", false),
+        ] {
             assert_eq!(is_name(name), ok, "{name}");
         }
     }
@@ -257,14 +282,26 @@ mod tests {
         let base = std::fs::canonicalize(dir.path()).unwrap();
         let project = base.join("work/proj");
         let user = base.join("config");
-        write(&project.join(".agent/commands/deploy.md"), "Deploy $ARGUMENTS from the project");
+        write(
+            &project.join(".agent/commands/deploy.md"),
+            "Deploy $ARGUMENTS from the project",
+        );
         write(&user.join("commands/deploy.md"), "Deploy from the user");
-        write(&user.join("commands/zeta.md"), "---\ndescription: Last\n---\nZ");
+        write(
+            &user.join("commands/zeta.md"),
+            "---\ndescription: Last\nmode: plan\nmodel: m2\neffort: high\n---\nZ",
+        );
         write(&project.join(".agent/commands/review.md"), "not the built-in");
         write(&project.join(".agent/commands/settings.md"), "a TUI command");
         write(&project.join(".agent/commands/notes.txt"), "not markdown");
-        write(&project.join(".agent/skills/lint/SKILL.md"), "---\ndescription: Lint it\n---\nRun the linter.");
-        write(&user.join("skills/deploy/SKILL.md"), "taken by the custom command");
+        write(
+            &project.join(".agent/skills/lint/SKILL.md"),
+            "---\ndescription: Lint it\n---\nRun the linter.",
+        );
+        write(
+            &user.join("skills/deploy/SKILL.md"),
+            "taken by the custom command",
+        );
         let sources = Sources {
             project: Some(project.clone()),
             user: user.clone(),
@@ -290,14 +327,30 @@ mod tests {
         assert_eq!(set[7].body, "Deploy $ARGUMENTS from the project");
         assert_eq!(set[7].acp()["input"]["hint"], "arguments");
         assert_eq!(set[8].description, "Last");
+        assert_eq!(
+            (set[8].mode, set[8].model.as_deref(), set[8].effort.as_deref()),
+            (Some(Mode::Plan), Some("m2"), Some("high"))
+        );
+        assert_eq!((set[7].mode, &set[7].model), (None, &None));
         assert_eq!(set[9].description, "Lint it");
         assert_eq!(set[9].body, "Run the linter.");
         assert_eq!(set[3].acp()["input"]["hint"], "head | <branch>");
 
         // Without the project (untrusted): the user's own only.
-        let sources = Sources { project: None, ..sources };
-        let names: Vec<String> = command_set(&sources).into_iter().map(|c| c.name).skip(7).collect();
-        assert_eq!(names, ["deploy", "zeta"], "the user's skill deploy is taken by their command");
+        let sources = Sources {
+            project: None,
+            ..sources
+        };
+        let names: Vec<String> = command_set(&sources)
+            .into_iter()
+            .map(|c| c.name)
+            .skip(7)
+            .collect();
+        assert_eq!(
+            names,
+            ["deploy", "zeta"],
+            "the user's skill deploy is taken by their command"
+        );
     }
 
     #[cfg(unix)]
@@ -314,7 +367,11 @@ mod tests {
             user: base.join("none"),
             home: base.join("home"),
         };
-        let names: Vec<String> = command_set(&sources).into_iter().map(|c| c.name).skip(7).collect();
+        let names: Vec<String> = command_set(&sources)
+            .into_iter()
+            .map(|c| c.name)
+            .skip(7)
+            .collect();
         assert_eq!(names, ["ok"]);
     }
 

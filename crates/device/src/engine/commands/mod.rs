@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::Engine;
-use super::methods::{compact_now, held, switch_mode};
+use super::methods::{check_model, compact_now, effort_of, held, switch_mode};
 use super::session::Session;
 use super::turn;
 use crate::decisions::decisions;
@@ -137,7 +137,10 @@ async fn run_command(
     let expansion = if command.kind == Kind::Builtin && command.name == "plan" {
         // A scheduled turn's mode is the schedule's, and plan is never one of them.
         if scheduled {
-            return Err(RpcError::refused(decisions().scheduled.texts.plan.clone(), "plan"));
+            return Err(RpcError::refused(
+                decisions().scheduled.texts.plan.clone(),
+                "plan",
+            ));
         }
         let mode = Mode::Plan.lowered_to(engine.settings().remote.max_mode);
         switch_mode(engine, session, mode).await;
@@ -147,7 +150,17 @@ async fn run_command(
     };
     match expansion {
         Expansion::Prompt(text) => {
-            let mut answer = turn::run(engine, session, turn_id, text, Some(typed)).await?;
+            let held = hold_model(engine, session, command).await?;
+            // A scheduled turn keeps the schedule's mode whatever the command says.
+            if let Some(mode) = command.mode.filter(|_| !scheduled) {
+                let mode = mode.lowered_to(engine.settings().remote.max_mode);
+                switch_mode(engine, session, mode).await;
+            }
+            let answer = turn::run(engine, session, turn_id, text, Some(typed)).await;
+            if let Some(held) = held {
+                held.give_back(session);
+            }
+            let mut answer = answer?;
             answer["_meta"]["lembas"]["command"] = json!(command.name);
             Ok(answer)
         }
@@ -157,6 +170,46 @@ async fn run_command(
             Ok(answered(turn_id, &command.name, json!({ "message": message })))
         }
     }
+}
+
+/// The model and effort a session had while a command's own run its prompt.
+struct HeldModel {
+    before: (String, String),
+    during: (String, String),
+}
+
+impl HeldModel {
+    /// The session's come back, unless the person changed them meanwhile (their choice stays).
+    fn give_back(self, session: &Session) {
+        let mut state = session.state();
+        if (state.model.clone(), state.effort.clone()) == self.during {
+            (state.model, state.effort) = self.before;
+        }
+    }
+}
+
+/// A command's model (checked as session/new checks one) and effort, for its prompt.
+async fn hold_model(
+    engine: &Engine,
+    session: &Session,
+    command: &Command,
+) -> Result<Option<HeldModel>, RpcError> {
+    if command.model.is_none() && command.effort.is_none() {
+        return Ok(None);
+    }
+    if let Some(model) = &command.model {
+        check_model(engine, model).await?;
+    }
+    let mut state = session.state();
+    let before = (state.model.clone(), state.effort.clone());
+    if let Some(model) = &command.model {
+        state.model = model.clone();
+    }
+    if let Some(effort) = &command.effort {
+        state.effort = effort_of(Some(effort));
+    }
+    let during = (state.model.clone(), state.effort.clone());
+    Ok(Some(HeldModel { before, during }))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -232,7 +285,10 @@ async fn quiet(engine: &Engine, session: &Session, turn_id: &str, typed: &str, s
         .await;
     if state == "end" {
         engine
-            .event(sid, json!({ "type": "done", "turnId": turn_id, "stopReason": "end_turn" }))
+            .event(
+                sid,
+                json!({ "type": "done", "turnId": turn_id, "stopReason": "end_turn" }),
+            )
             .await;
     }
     engine.device_event(crate::events::DeviceEvent::Turn {

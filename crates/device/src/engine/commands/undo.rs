@@ -41,8 +41,15 @@ pub async fn undo(engine: &Engine, session: &Session) -> Result<(Value, Option<S
         let mut restored = Vec::new();
         let mut left = Vec::new();
         for file in &kept {
-            let allowed = decide_path(Access::Write, max_mode, &file.path, &ctx.project, &ctx.roots, &ctx.home)
-                .decision
+            let allowed = decide_path(
+                Access::Write,
+                max_mode,
+                &file.path,
+                &ctx.project,
+                &ctx.roots,
+                &ctx.home,
+            )
+            .decision
                 != Decision::Deny;
             if allowed && unmoved(file) && copies::put_back(&dir, file).is_ok() {
                 restored.push(file.path.display().to_string());
