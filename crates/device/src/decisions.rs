@@ -58,6 +58,7 @@ pub struct CommandTexts {
     pub undo_nothing: String,
     pub undo_scheduled: String,
     pub undo_left: String,
+    pub undo_unkept: String,
 }
 
 /// `_lembas/question` (acp.md): how many questions and options a card holds, and how long an

@@ -1,7 +1,7 @@
 //! Commands (capability `commands`): the set told after session/new, after a session is opened
 //! from the store and when a turn changed it; `_lembas/commands`; `/name` expanded (built-ins,
-//! custom commands, skills) or sent as it is; the answers' `command`, `summary`, `undone`, `mode`
-//! and `message`; `/undo` putting back the files of the last turn.
+//! custom commands, skills) or sent as it is; the answers' `command`, `summary`, `mode` and
+//! `message` (`/undo` and its `undone` are in `undo.rs`).
 
 use super::*;
 use std::process::Command as Process;
@@ -16,20 +16,20 @@ const BUILTINS: [&str; 7] = [
     "continue",
 ];
 
-fn texts() -> Value {
+pub fn texts() -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../device/decisions.json");
     let decisions: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     decisions["commands"]["texts"].clone()
 }
 
-fn write(path: &Path, text: &str) {
+pub fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
 }
 
 /// The `available_commands_update`s sent for `session`, each as its names (schema-checked by
 /// `updates`).
-fn command_updates(link: &LinkHandle, session: &str) -> Vec<Vec<String>> {
+pub fn command_updates(link: &LinkHandle, session: &str) -> Vec<Vec<String>> {
     let _ = updates(link);
     link.received()
         .into_iter()
@@ -42,7 +42,7 @@ fn command_updates(link: &LinkHandle, session: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn names(commands: &Value) -> Vec<String> {
+pub fn names(commands: &Value) -> Vec<String> {
     commands
         .as_array()
         .unwrap()
@@ -51,12 +51,12 @@ fn names(commands: &Value) -> Vec<String> {
         .collect()
 }
 
-fn with_builtins(extra: &[&str]) -> Vec<String> {
+pub fn with_builtins(extra: &[&str]) -> Vec<String> {
     BUILTINS.iter().chain(extra).map(|s| s.to_string()).collect()
 }
 
 /// The last user message the model received.
-fn last_user_text(request: &Value) -> String {
+pub fn last_user_text(request: &Value) -> String {
     request["messages"]
         .as_array()
         .unwrap()
@@ -68,11 +68,11 @@ fn last_user_text(request: &Value) -> String {
         .to_string()
 }
 
-fn lembas(answer: &Value) -> Value {
+pub fn lembas(answer: &Value) -> Value {
     answer["result"]["_meta"]["lembas"].clone()
 }
 
-fn git(dir: &Path, args: &[&str]) {
+pub fn git(dir: &Path, args: &[&str]) {
     let out = Process::new("git")
         .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
         .args(args)
@@ -114,7 +114,10 @@ async fn the_set_is_told_expanded_and_told_again_when_it_changes() {
     let session = answer["result"]["sessionId"].as_str().unwrap().to_string();
     let expected = with_builtins(&["hello", "mine", "lint"]);
     assert!(eventually(WAIT, || !command_updates(&l.link, &session).is_empty()));
-    assert_eq!(command_updates(&l.link, &session), std::slice::from_ref(&expected));
+    assert_eq!(
+        command_updates(&l.link, &session),
+        std::slice::from_ref(&expected)
+    );
     // It follows session/new's answer.
     let received = l.link.received();
     let answered = received
@@ -288,107 +291,6 @@ async fn an_untrusted_projects_commands_are_not_offered() {
     let request = peer.model().requests().last().cloned().unwrap();
     assert_eq!(last_user_text(&request), "/hello there");
     assert_eq!(command_updates(&link, &session), [with_builtins(&["mine"])]);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn undo_takes_back_the_last_turn_and_puts_its_files_back() {
-    let mut l = linked("").await;
-    let session = l.new_session("edit").await;
-    write(&l.work.join("a.txt"), "original\n");
-    // Turn 1 creates kept.txt.
-    l.model().push(ModelReply::tool_call(
-        "call_1",
-        "write",
-        json!({ "path": "kept.txt", "content": "one" }),
-    ));
-    l.model().push(reply_text("Wrote kept.txt."));
-    l.prompt(&session, "first", "t1").await;
-    // Turn 2 edits a.txt twice and creates new/b.txt.
-    l.model().push(ModelReply::tool_call(
-        "call_2",
-        "edit",
-        json!({ "path": "a.txt", "old_string": "original", "new_string": "changed" }),
-    ));
-    l.model().push(ModelReply::tool_call(
-        "call_3",
-        "write",
-        json!({ "path": "new/b.txt", "content": "bee" }),
-    ));
-    l.model().push(ModelReply::tool_call(
-        "call_4",
-        "write",
-        json!({ "path": "a.txt", "content": "changed twice\n" }),
-    ));
-    l.model().push(reply_text("Changed things."));
-    l.prompt(&session, "change things", "t2").await;
-    assert_eq!(
-        std::fs::read_to_string(l.work.join("a.txt")).unwrap(),
-        "changed twice\n"
-    );
-    let requests = l.model().requests().len();
-
-    let answer = l.prompt(&session, "/undo", "t3").await;
-    let undone = lembas(&answer);
-    assert_eq!(undone["command"], "undo", "{answer}");
-    assert_eq!(undone["undone"]["prompt"], "change things");
-    let a = l.work.join("a.txt").display().to_string();
-    let b = l.work.join("new/b.txt").display().to_string();
-    assert_eq!(undone["undone"]["files"], json!([a, b]));
-    assert_eq!(
-        std::fs::read_to_string(l.work.join("a.txt")).unwrap(),
-        "original\n"
-    );
-    assert!(!l.work.join("new/b.txt").exists());
-    assert_eq!(std::fs::read_to_string(l.work.join("kept.txt")).unwrap(), "one");
-    assert_eq!(
-        l.model().requests().len(),
-        requests,
-        "nothing was sent to the model"
-    );
-
-    // The undone turn is out of the conversation.
-    l.model().push(reply_text("Fine."));
-    l.prompt(&session, "next", "t4").await;
-    let request = l.model().requests().last().cloned().unwrap();
-    let users: Vec<&str> = request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .filter_map(|m| m["content"].as_str())
-        .collect();
-    assert_eq!(users, ["first", "next"]);
-
-    // Undo again: t4 (no files), then t1 (kept.txt goes), then nothing is left.
-    let answer = l.prompt(&session, "/undo", "t5").await;
-    assert_eq!(
-        lembas(&answer)["undone"],
-        json!({ "prompt": "next", "files": [] })
-    );
-    let answer = l.prompt(&session, "/undo", "t6").await;
-    assert_eq!(lembas(&answer)["undone"]["prompt"], "first");
-    assert!(!l.work.join("kept.txt").exists());
-    let answer = l.prompt(&session, "/undo", "t7").await;
-    assert_eq!(lembas(&answer)["undone"], Value::Null, "{answer}");
-    assert_eq!(lembas(&answer)["message"], texts()["undo_nothing"]);
-
-    // The copies live beside the session and go with it.
-    l.model().push(ModelReply::tool_call(
-        "call_5",
-        "write",
-        json!({ "path": "c.txt", "content": "see" }),
-    ));
-    l.model().push(reply_text("Done."));
-    l.prompt(&session, "write c", "t8").await;
-    let copies = l.home.state().join("copies").join(&session);
-    assert!(copies.is_dir());
-    let deleted = l
-        .link
-        .request("_lembas/session/delete", json!({ "sessionId": session }), WAIT)
-        .await
-        .unwrap();
-    assert_eq!(deleted["result"]["deleted"], true);
-    assert!(!copies.exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -576,34 +478,4 @@ async fn a_commands_model_holds_for_its_prompt_and_its_mode_is_lowered() {
     assert_eq!(error_of(&answer).0, -32602, "{answer}");
     assert!(error_of(&answer).1.contains("example/not-served"));
     assert_eq!(l.model().requests().len(), requests);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn undo_leaves_files_the_limits_no_longer_let_it_write() {
-    let mut l = linked("").await;
-    let session = l.new_session("edit").await;
-    write(&l.work.join("a.txt"), "original");
-    l.model().push(ModelReply::tool_call(
-        "call_1",
-        "write",
-        json!({ "path": "a.txt", "content": "changed" }),
-    ));
-    l.model().push(reply_text("Changed."));
-    l.prompt(&session, "change a", "t1").await;
-    // The person narrows remote work to plan: nothing may be written from the link now.
-    l.home
-        .config_for(&l.peer.url(), &remote(&l.work, "  max_mode: plan\n"));
-    l.link = relink(&l.peer).await;
-    // The session, taken over by the new link, has its commands told there.
-    assert!(eventually(WAIT, || command_updates(&l.link, &session).len() == 1));
-    let answer = l.prompt(&session, "/undo", "t2").await;
-    let a = l.work.join("a.txt").display().to_string();
-    assert_eq!(
-        lembas(&answer)["undone"],
-        json!({ "prompt": "change a", "files": [] }),
-        "{answer}"
-    );
-    let expected = texts()["undo_left"].as_str().unwrap().replace("{{files}}", &a);
-    assert_eq!(lembas(&answer)["message"], expected.as_str());
-    assert_eq!(std::fs::read_to_string(l.work.join("a.txt")).unwrap(), "changed");
 }

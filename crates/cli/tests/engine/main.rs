@@ -11,6 +11,7 @@ mod questions;
 mod scheduled;
 mod sessions;
 mod turns;
+mod undo;
 
 use common::*;
 use lembas_peer::{LinkHandle, ModelReply, Peer, PeerConfig, ScriptedModel};

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::super::Engine;
-use super::super::session::{Session, rewind_messages, user_text};
+use super::super::session::{Message, Session, rewind_messages, user_text};
 use crate::decisions::decisions;
 use crate::policy::bash_judge::Decision;
 use crate::policy::tools::{Access, decide_path};
@@ -17,7 +17,7 @@ use crate::tools::copies::{self, Kept};
 /// What was undone: `undone` (`{ prompt, files }`, or null when no turn was left), and a sentence
 /// naming the files that stayed as they were, if any.
 pub async fn undo(engine: &Engine, session: &Session) -> Result<(Value, Option<String>), RpcError> {
-    let (turn_id, prompt) = {
+    let (turn_id, prompt, wrote) = {
         let state = session.state();
         let Some(turn_id) = state.messages.iter().rev().find_map(|m| m.turn_id.clone()) else {
             return Ok((Value::Null, None));
@@ -28,7 +28,8 @@ pub async fn undo(engine: &Engine, session: &Session) -> Result<(Value, Option<S
             .find(|m| m.turn_id.as_deref() == Some(turn_id.as_str()) && m.body["role"] == "user")
             .map(|m| user_text(&m.body).to_string())
             .unwrap_or_default();
-        (turn_id, prompt)
+        let wrote = wrote_files(&state.messages, &turn_id);
+        (turn_id, prompt, wrote)
     };
     let dir = engine
         .store()
@@ -57,12 +58,12 @@ pub async fn undo(engine: &Engine, session: &Session) -> Result<(Value, Option<S
                 left.push(file.path.display().to_string());
             }
         }
-        std::io::Result::Ok((restored, left, dir))
+        std::io::Result::Ok((restored, left, dir, kept.is_empty()))
     })
     .await
     .map_err(|e| RpcError::internal(format!("Putting the files back stopped: {e}.")))?
     .map_err(|e| RpcError::internal(format!("The copies of the last turn cannot be read: {e}.")))?;
-    let (restored, left, dir) = put;
+    let (restored, left, dir, none_kept) = put;
     rewind_messages(&mut session.state().messages, &turn_id);
     session.record(json!({ "type": "rewind", "turnId": turn_id }));
     session.flush();
@@ -71,14 +72,38 @@ pub async fn undo(engine: &Engine, session: &Session) -> Result<(Value, Option<S
     {
         tracing::warn!(session = %session.id, "the undone turn's copies could not be removed: {e}");
     }
-    let message = (!left.is_empty()).then(|| {
-        decisions()
-            .commands
-            .texts
-            .undo_left
-            .replace("{{files}}", &left.join(", "))
-    });
+    let texts = &decisions().commands.texts;
+    let message = if !left.is_empty() {
+        Some(texts.undo_left.replace("{{files}}", &left.join(", ")))
+    } else if none_kept && wrote {
+        // Its copies were pruned (or never kept): say so rather than seem to have put all back.
+        Some(texts.undo_unkept.clone())
+    } else {
+        None
+    };
     Ok((json!({ "prompt": prompt, "files": restored }), message))
+}
+
+/// Whether a `write` or `edit` call of the turn succeeded.
+fn wrote_files(messages: &[Message], turn_id: &str) -> bool {
+    let of_turn = || messages.iter().filter(|m| m.turn_id.as_deref() == Some(turn_id));
+    let writes: Vec<&str> = of_turn()
+        .flat_map(|m| m.body["tool_calls"].as_array().into_iter().flatten())
+        .filter(|c| {
+            matches!(
+                c.pointer("/function/name").and_then(Value::as_str),
+                Some("write" | "edit")
+            )
+        })
+        .filter_map(|c| c["id"].as_str())
+        .collect();
+    of_turn().any(|m| {
+        m.body["role"] == "tool"
+            && m.body["is_error"] != true
+            && m.body["tool_call_id"]
+                .as_str()
+                .is_some_and(|id| writes.contains(&id))
+    })
 }
 
 /// The file's folder still resolves to where the file was written: a folder swapped for a symlink
