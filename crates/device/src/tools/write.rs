@@ -125,6 +125,26 @@ mod tests {
     }
 
     #[test]
+    fn a_write_whose_copy_cannot_be_kept_is_not_made() {
+        let mut f = Fixture::new();
+        f.file("a.txt", "old\n");
+        let blocker = f.file("blocker", "a file where the copies' folder would go");
+        f.ctx.copies = Some(blocker.join("turn"));
+        let err = f.err("write", json!({ "path": "a.txt", "content": "new\n" }));
+        assert!(
+            err.starts_with("a.txt was not changed: the copy /undo needs"),
+            "{err}"
+        );
+        assert_eq!(f.read("a.txt"), "old\n");
+
+        f.ctx.copies = Some(f.path("copies/turn"));
+        f.ok("write", json!({ "path": "a.txt", "content": "new\n" }));
+        let kept = crate::tools::copies::kept_in(&f.path("copies/turn")).unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].path, f.path("a.txt"));
+    }
+
+    #[test]
     fn content_is_required() {
         let f = Fixture::new();
         let err = crate::tools::plan("write", r#"{"path":"a.txt"}"#, &f.ctx)
