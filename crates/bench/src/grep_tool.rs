@@ -40,6 +40,7 @@ fn measure(files: usize) -> anyhow::Result<Vec<Row>> {
         project: tree.clone(),
         roots: vec![tree.clone()],
         home: std::fs::canonicalize(&home)?,
+        copies: None,
     };
     let arguments = json!({ "pattern": PATTERN }).to_string();
     let expected = MATCHING_FILES.min(files);

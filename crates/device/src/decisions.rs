@@ -18,6 +18,47 @@ pub struct Decisions {
     pub engine: EngineNumbers,
     pub activity: ActivityLog,
     pub question: Question,
+    pub commands: Commands,
+}
+
+/// Commands (`/name` in a prompt, ENGINE.md "Commands"): the built-ins as listed, how many turns'
+/// file copies `/undo` can put back, the limits on what a command reads, and its texts.
+#[derive(Debug, Deserialize)]
+pub struct Commands {
+    pub undo_turns_kept: usize,
+    /// A custom command's or skill's file longer than this is left out.
+    pub file_max_bytes: u64,
+    pub git_timeout_seconds: u64,
+    /// git's output put in a prompt (a diff, a log) is cut to this many characters.
+    pub git_output_max_chars: usize,
+    /// The TUI's own commands: a custom command or skill of such a name is not a command.
+    pub tui_only: Vec<String>,
+    pub builtins: Vec<Builtin>,
+    pub texts: CommandTexts,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Builtin {
+    pub name: String,
+    pub description: String,
+    #[serde(default)]
+    pub hint: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CommandTexts {
+    pub review: String,
+    pub review_nothing: String,
+    pub changelog: String,
+    pub changelog_nothing: String,
+    pub init: String,
+    pub r#continue: String,
+    pub git_failed: String,
+    pub compact_nothing: String,
+    pub undo_nothing: String,
+    pub undo_scheduled: String,
+    pub undo_left: String,
+    pub undo_unkept: String,
 }
 
 /// `_lembas/question` (acp.md): how many questions and options a card holds, and how long an
@@ -178,6 +219,19 @@ mod tests {
                 d.question.label_chars
             ),
             (4, 6, 240)
+        );
+        let names: Vec<&str> = d.commands.builtins.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "compact",
+                "plan",
+                "undo",
+                "review",
+                "changelog",
+                "init",
+                "continue"
+            ]
         );
     }
 }

@@ -39,6 +39,7 @@ pub fn capabilities(settings: &Settings) -> Vec<&'static str> {
         "compact",
         "ask",
         "plan",
+        "commands",
     ]);
     if settings.remote.terminal {
         caps.extend(["terminal", "shell"]);
@@ -57,6 +58,7 @@ fn engine_capability(method: &str) -> Option<&'static str> {
         "_lembas/steer" => "steer",
         "_lembas/session/rewind" => "rewind",
         "_lembas/session/compact" => "compact",
+        "_lembas/commands" => "commands",
         _ => return None,
     })
 }
@@ -175,10 +177,19 @@ impl Dispatcher {
 
     /// After initialize's answer went out: the engine takes this link's client (cards still open
     /// are shown again, deletes kept are told).
-    pub async fn initialized(&self) {
+    async fn initialized(&self) {
         let client = self.client.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(client) = client {
             self.engine.attach(client).await;
+        }
+    }
+
+    /// After an answer went out: a new session's commands follow session/new's answer.
+    pub async fn answered(&self, method: &str, new_session: Option<String>) {
+        match (method, new_session) {
+            ("initialize", _) => self.initialized().await,
+            ("session/new", Some(id)) if self.offers("commands") => self.engine.session_opened(&id).await,
+            _ => {}
         }
     }
 

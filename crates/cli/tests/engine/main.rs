@@ -2,6 +2,7 @@
 //! scripted model. Every session/update and session/request_permission the device sends is
 //! validated against the official ACP schema.
 
+mod commands;
 #[path = "../common/mod.rs"]
 mod common;
 mod control;
@@ -11,6 +12,7 @@ mod questions;
 mod scheduled;
 mod sessions;
 mod turns;
+mod undo;
 
 use common::*;
 use lembas_peer::{LinkHandle, ModelReply, Peer, PeerConfig, ScriptedModel};

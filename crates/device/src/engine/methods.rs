@@ -36,6 +36,7 @@ pub async fn request(engine: &Engine, method: &str, params: Value) -> Option<Res
         "_lembas/steer" => steer(engine, params).await,
         "_lembas/session/rewind" => rewind(engine, params).await,
         "_lembas/session/compact" => compact(engine, params).await,
+        "_lembas/commands" => super::commands::list(engine, params).await,
         _ => return None,
     })
 }
@@ -59,7 +60,7 @@ fn now_ms() -> u64 {
 }
 
 /// A level as ENGINE.md reads it: one of the five, anything else is `default`.
-fn effort_of(requested: Option<&str>) -> String {
+pub(super) fn effort_of(requested: Option<&str>) -> String {
     requested
         .filter(|e| EFFORTS.contains(e))
         .unwrap_or("default")
@@ -84,7 +85,7 @@ fn modes(current: Mode, max: Mode) -> Value {
 }
 
 /// The model the client named, checked against what the instance serves to this device now.
-async fn check_model(engine: &Engine, model: &str) -> Result<(), RpcError> {
+pub(super) async fn check_model(engine: &Engine, model: &str) -> Result<(), RpcError> {
     let instance = engine
         .instance()
         .await
@@ -192,7 +193,7 @@ fn unknown(id: &str) -> RpcError {
 }
 
 /// A session in memory, or opened from the store (capability `sessions`) under session/new's rules.
-fn held(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> {
+pub(super) fn held(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> {
     if let Some(session) = engine.sessions().get(id).cloned() {
         return Ok(session);
     }
@@ -209,11 +210,22 @@ fn held(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> {
     let turns = engine.store().load_turns(id).unwrap_or_default();
     let replayed = replay(opened.records, opened.log, &turns)
         .map_err(|e| RpcError::internal(format!("The session {id} could not be read back: {e}.")))?;
-    let mut sessions = engine.sessions();
-    let session = sessions
-        .entry(id.to_string())
-        .or_insert_with(|| Session::new(id.to_string(), replayed.cwd, replayed.state))
-        .clone();
+    let (session, opened) = {
+        let mut sessions = engine.sessions();
+        match sessions.get(id) {
+            Some(session) => (session.clone(), false),
+            None => {
+                let session = Session::new(id.to_string(), replayed.cwd, replayed.state);
+                sessions.insert(id.to_string(), session.clone());
+                (session, true)
+            }
+        }
+    };
+    if opened {
+        // Opened from the store: the client hears the session's commands.
+        let (engine, session) = (engine.clone(), session.clone());
+        tokio::spawn(async move { super::commands::tell(&engine, &session, false).await });
+    }
     Ok(session)
 }
 
@@ -271,7 +283,7 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
             if still_here {
                 session2.set_phase(&turn2, TurnPhase::Running);
                 session2.state().run = run.clone();
-                let answer = turn::run(&engine2, &session2, &turn2, text).await;
+                let answer = super::commands::run_prompt(&engine2, &session2, &turn2, text).await;
                 session2.state().run = None;
                 match &run {
                     Some((run, _)) => scheduled_answer(&session2, &turn2, run, answer),
@@ -549,7 +561,14 @@ async fn compact(engine: &Engine, params: Value) -> Result<Value, RpcError> {
             "{id} is working now: compact it when its turn has ended."
         )));
     };
-    let summary = turn::summarize(engine, &session).await.map_err(|e| RpcError {
+    let summary = compact_now(engine, &session).await?;
+    Ok(json!({ "summary": summary }))
+}
+
+/// The summary replaces the conversation (`_lembas/session/compact` and `/compact`, the session's
+/// gate held).
+pub(super) async fn compact_now(engine: &Engine, session: &Session) -> Result<String, RpcError> {
+    let summary = turn::summarize(engine, session).await.map_err(|e| RpcError {
         code: rpc::INTERNAL_ERROR,
         message: e.to_string(),
         data: Some(json!({ "reason": "model" })),
@@ -558,9 +577,9 @@ async fn compact(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     session.record(json!({ "type": "compact", "summary": summary }));
     session.flush();
     engine
-        .event(&id, json!({ "type": "compacted", "summary": summary }))
+        .event(&session.id, json!({ "type": "compacted", "summary": summary }))
         .await;
-    Ok(json!({ "summary": summary }))
+    Ok(summary)
 }
 
 /// acp.md: the device deletes a session the client holds or was ever given (every session of this

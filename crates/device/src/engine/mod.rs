@@ -5,6 +5,7 @@
 
 mod approvals;
 mod ask;
+mod commands;
 mod methods;
 pub mod model;
 mod prompt;
@@ -131,6 +132,19 @@ impl Engine {
             }
         }
         self.send_deletes().await;
+        // Taken over by this link: the client hears each session's commands.
+        let sessions: Vec<Arc<Session>> = self.sessions().values().cloned().collect();
+        for session in sessions {
+            commands::tell(self, &session, false).await;
+        }
+    }
+
+    /// After session/new's answer went out (capability `commands`): its commands follow.
+    pub async fn session_opened(&self, session_id: &str) {
+        let session = self.sessions().get(session_id).cloned();
+        if let Some(session) = session {
+            commands::tell(self, &session, false).await;
+        }
     }
 
     /// The link `serial` ended; a newer link stays attached.
@@ -243,6 +257,7 @@ impl Engine {
             project: session.cwd.clone(),
             roots: rules.roots,
             home,
+            copies: None,
         }
     }
 

@@ -69,6 +69,8 @@ pub struct SessionState {
     pub run: Option<(crate::scheduled::Run, Mode)>,
     /// `_lembas/steer` messages for the running turn, taken in at its next step: (messageId, text).
     pub steers: Vec<(Option<String>, String)>,
+    /// The `available_commands_update` last sent for this session (capability `commands`).
+    pub commands_sent: Option<Value>,
 }
 
 impl SessionState {
@@ -90,6 +92,7 @@ impl SessionState {
             always_bash: Vec::new(),
             run: None,
             steers: Vec::new(),
+            commands_sent: None,
         }
     }
 }
@@ -294,8 +297,7 @@ pub fn history_turns(messages: &[Message]) -> Vec<Value> {
             Some("user") => {
                 turns.extend(assistant.take());
                 by_call.clear();
-                let mut turn =
-                    json!({ "role": "user", "text": body["content"].as_str().unwrap_or_default() });
+                let mut turn = json!({ "role": "user", "text": user_text(body) });
                 if let Some(id) = &message.turn_id {
                     turn["turnId"] = json!(id);
                 }
@@ -337,6 +339,14 @@ pub fn history_turns(messages: &[Message]) -> Vec<Value> {
     }
     turns.extend(assistant);
     turns
+}
+
+/// A person's message as they typed it: a command's name, not the text it expanded to.
+pub fn user_text(body: &Value) -> &str {
+    body["shown"]
+        .as_str()
+        .or_else(|| body["content"].as_str())
+        .unwrap_or_default()
 }
 
 fn append_text(into: &mut Value, text: Option<&str>) {

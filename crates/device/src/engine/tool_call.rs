@@ -48,7 +48,9 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     }
     let sid = session.id.clone();
     let settings = engine.settings();
-    let ctx = engine.tool_context(session);
+    let mut ctx = engine.tool_context(session);
+    // write and edit keep what they replace here, for /undo.
+    ctx.copies = engine.store().turn_copies_dir(&sid, turn_id).ok();
     let (mode, always_writes, always_bash, run) = {
         let state = session.state();
         let run = state.run.clone();

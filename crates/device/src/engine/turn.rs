@@ -33,18 +33,23 @@ impl Stop {
     }
 }
 
-/// Runs one turn to its end and answers what session/prompt answers.
+/// Runs one turn to its end and answers what session/prompt answers. `shown` is what the person
+/// typed when the model gets something else (a command's expanded text): the transcript shows it.
 pub async fn run(
     engine: &Engine,
     session: &Arc<Session>,
     turn_id: &str,
     text: String,
+    shown: Option<&str>,
 ) -> Result<Value, RpcError> {
     let mut cancel = session.cancel.subscribe();
     cancel.mark_unchanged();
     let sid = session.id.clone();
     engine
-        .event(&sid, json!({ "type": "prompt", "text": text, "turnId": turn_id }))
+        .event(
+            &sid,
+            json!({ "type": "prompt", "text": shown.unwrap_or(&text), "turnId": turn_id }),
+        )
         .await;
     engine
         .event(
@@ -60,14 +65,18 @@ pub async fn run(
     });
     let first = session.state().messages.is_empty() && session.state().title.is_empty();
     if first {
-        let title = prompt::title_of(&text);
+        let title = prompt::title_of(shown.unwrap_or(&text));
         session.state().title = title.clone();
         session.record(json!({ "type": "title", "title": title }));
         engine
             .event(&sid, json!({ "type": "title", "id": sid, "title": title }))
             .await;
     }
-    session.push_message(Some(turn_id), json!({ "role": "user", "content": text }));
+    let mut message = json!({ "role": "user", "content": text });
+    if let Some(shown) = shown {
+        message["shown"] = json!(shown);
+    }
+    session.push_message(Some(turn_id), message);
     session.flush_unsynced();
 
     let outcome = steps(engine, session, turn_id, &mut cancel).await;
@@ -276,6 +285,7 @@ fn without_extras(body: &Value) -> Value {
     if let Some(map) = body.as_object_mut() {
         map.remove("is_error");
         map.remove("reasoning_content");
+        map.remove("shown");
     }
     body
 }

@@ -156,10 +156,12 @@ async fn read_text(text: &str, dispatcher: &Arc<Dispatcher>, out: &Outbound, tas
             let out = out.clone();
             tasks.spawn(async move {
                 let result = dispatcher.request(&method, params).await;
+                let new_session = match &result {
+                    Ok(answer) if method == "session/new" => answer["sessionId"].as_str().map(str::to_string),
+                    _ => None,
+                };
                 let _ = out.answer(&id, result).await;
-                if method == "initialize" {
-                    dispatcher.initialized().await;
-                }
+                dispatcher.answered(&method, new_session).await;
             });
         }
         // In order, in the reader: keystrokes must not overtake each other.

@@ -37,6 +37,14 @@ pub(super) fn remove_if_exists(path: &Path) -> io::Result<bool> {
 }
 
 /// Makes a creation, rename or removal in `dir` itself durable.
+/// Removes a folder and everything in it; nothing to do when it is not there.
+pub(super) fn remove_dir_if_exists(dir: &Path) -> io::Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 pub(super) fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     File::open(dir)?.sync_all()?;

@@ -6,12 +6,14 @@
 //! - `turns/<id>.json`: the session's turn ids and their answers, merged and replaced atomically
 //!   ([`turns`]).
 //! - `attachments/<id>/`: files the session's prompts brought.
+//! - `copies/<id>/`: files as they were before a turn wrote them, for `/undo` ([`copies`]).
 //! - `deleted.json`: sessions deleted while the instance could not be told, until the next link's
 //!   initialize sends them ([`deleted`]).
 //!
 //! Every function taking an id from outside checks its shape first ([`ids::is_session_id`]), so an
 //! id can never name a path outside the store.
 
+mod copies;
 pub mod deleted;
 mod files;
 pub mod ids;
@@ -57,7 +59,7 @@ impl Store {
         Ok(self.state_dir.join("attachments").join(id))
     }
 
-    /// Removes the session file, its turns file and its attachments folder. Ok(false) when there
+    /// Removes the session file, its turns file, its attachments and its copies. Ok(false) when there
     /// was no such session (whatever turns or attachments it left are removed all the same).
     pub fn delete(&self, id: &str) -> io::Result<bool> {
         check_id(id)?;
@@ -68,6 +70,7 @@ impl Store {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
+        self.remove_copies(id)?;
         self.remove_turns(id)?;
         let sessions_dir = self.sessions_dir();
         let existed = files::remove_if_exists(&self.session_path(id))?;

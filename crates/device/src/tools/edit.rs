@@ -3,8 +3,11 @@
 
 use super::arguments::Arguments;
 use super::atomic::replace_file;
+use super::copies::keep_before_write;
 use super::resolve::resolve;
-use super::{Access, AcpKind, Diff, Planned, ToolContext, ToolError, ToolOutput, io_error, shown};
+use super::{
+    Access, AcpKind, Diff, Planned, ToolContext, ToolError, ToolOutput, io_error, kept_error, shown,
+};
 
 pub struct EditArgs {
     path: String,
@@ -80,6 +83,9 @@ impl EditArgs {
         } else {
             old_text.replacen(&self.old_string, &self.new_string, 1)
         };
+        if let Err(e) = keep_before_write(ctx.copies.as_deref(), path) {
+            return kept_error(&e, &name);
+        }
         if let Err(e) = replace_file(path, new_text.as_bytes()) {
             return io_error(&e, path, ctx, "written");
         }

@@ -5,6 +5,7 @@
 
 mod arguments;
 mod atomic;
+pub mod copies;
 mod cut;
 mod definitions;
 mod edit;
@@ -42,6 +43,9 @@ pub struct ToolContext {
     pub roots: Vec<PathBuf>,
     /// The home folder, resolved (protected places like `~/.ssh` are found under it).
     pub home: PathBuf,
+    /// Where `write` and `edit` keep a file's copy before the turn's first write to it (for
+    /// `/undo`); `None`: no copies are kept.
+    pub copies: Option<PathBuf>,
 }
 
 /// ACP's `ToolKind` for a call.
@@ -237,6 +241,13 @@ fn io_error(error: &std::io::Error, path: &Path, ctx: &ToolContext, verb: &str) 
         std::io::ErrorKind::InvalidData => format!("{shown} is not UTF-8 text."),
         _ => format!("{shown} cannot be {verb}: {error}."),
     })
+}
+
+/// A write refused because its copy for `/undo` could not be kept.
+fn kept_error(error: &std::io::Error, shown: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "{shown} was not changed: the copy /undo needs could not be kept ({error})."
+    ))
 }
 
 #[cfg(test)]

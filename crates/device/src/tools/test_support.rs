@@ -21,6 +21,7 @@ impl Fixture {
             project: base.join("work/proj"),
             roots: vec![base.join("work")],
             home: base.join("home"),
+            copies: None,
         };
         let outside = base.join("outside");
         for folder in [&ctx.project, &ctx.home, &outside] {

@@ -2,8 +2,11 @@
 
 use super::arguments::Arguments;
 use super::atomic::replace_file;
+use super::copies::keep_before_write;
 use super::resolve::resolve;
-use super::{Access, AcpKind, Diff, Planned, ToolContext, ToolError, ToolOutput, io_error, shown};
+use super::{
+    Access, AcpKind, Diff, Planned, ToolContext, ToolError, ToolOutput, io_error, kept_error, shown,
+};
 
 pub struct WriteArgs {
     path: String,
@@ -40,6 +43,9 @@ impl WriteArgs {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return io_error(&e, path, ctx, "written"),
         };
+        if let Err(e) = keep_before_write(ctx.copies.as_deref(), path) {
+            return kept_error(&e, &name);
+        }
         if let Some(folder) = path.parent()
             && let Err(e) = std::fs::create_dir_all(folder)
         {
@@ -116,6 +122,26 @@ mod tests {
         assert_eq!(f.read("real/config.toml"), "a = 2\n");
         let link = std::fs::symlink_metadata(f.path("config.toml")).expect("the link");
         assert!(link.file_type().is_symlink());
+    }
+
+    #[test]
+    fn a_write_whose_copy_cannot_be_kept_is_not_made() {
+        let mut f = Fixture::new();
+        f.file("a.txt", "old\n");
+        let blocker = f.file("blocker", "a file where the copies' folder would go");
+        f.ctx.copies = Some(blocker.join("turn"));
+        let err = f.err("write", json!({ "path": "a.txt", "content": "new\n" }));
+        assert!(
+            err.starts_with("a.txt was not changed: the copy /undo needs"),
+            "{err}"
+        );
+        assert_eq!(f.read("a.txt"), "old\n");
+
+        f.ctx.copies = Some(f.path("copies/turn"));
+        f.ok("write", json!({ "path": "a.txt", "content": "new\n" }));
+        let kept = crate::tools::copies::kept_in(&f.path("copies/turn")).unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].path, f.path("a.txt"));
     }
 
     #[test]

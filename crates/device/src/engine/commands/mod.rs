@@ -1,0 +1,314 @@
+//! Commands (capability `commands`; acp.md, ENGINE.md "Commands"): a prompt starting with `/name`,
+//! where name is in the session's command set, is that command. compact, undo and plan without a
+//! task are actions and send nothing to the model; the others send their expanded text, shown in
+//! the transcript as typed. A `/name` not in the set is sent as it is, slash and all. The set is
+//! told to the client as ACP's `available_commands_update`.
+
+mod builtin;
+mod catalog;
+mod undo;
+
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+
+use super::Engine;
+use super::methods::{check_model, compact_now, effort_of, held, switch_mode};
+use super::session::Session;
+use super::turn;
+use crate::decisions::decisions;
+use crate::policy::Mode;
+use crate::policy::roots::{self, FolderRules};
+use crate::rpc::RpcError;
+use builtin::Expansion;
+use catalog::{Command, Kind, Sources};
+
+/// The commands a session in `folder` offers now (the files are read each time: a command file
+/// written during a turn counts from the next prompt).
+pub fn command_set(engine: &Engine, folder: &Path) -> Vec<Command> {
+    let rules = FolderRules::from_settings(&engine.settings());
+    let home = crate::paths::home_dir();
+    let sources = Sources {
+        project: catalog::project_of(folder, &rules.trusted),
+        user: crate::paths::config_dir(),
+        home: std::fs::canonicalize(&home).unwrap_or(home),
+    };
+    catalog::command_set(&sources)
+}
+
+fn update_of(set: &[Command]) -> Value {
+    json!({
+        "sessionUpdate": "available_commands_update",
+        "availableCommands": set.iter().map(Command::acp).collect::<Vec<_>>(),
+    })
+}
+
+/// Tells the client the session's commands; with `only_if_changed`, only when they differ from
+/// what it was told last.
+pub async fn tell(engine: &Engine, session: &Session, only_if_changed: bool) {
+    let update = update_of(&command_set(engine, &session.cwd));
+    {
+        let mut state = session.state();
+        if only_if_changed && state.commands_sent.as_ref() == Some(&update) {
+            return;
+        }
+        state.commands_sent = Some(update.clone());
+    }
+    engine.update(&session.id, update).await;
+}
+
+/// `_lembas/commands`: a session's set, or a folder's (judged as session/new judges it) for a
+/// composer with no session yet.
+pub async fn list(engine: &Engine, params: Value) -> Result<Value, RpcError> {
+    let folder = match (
+        params.get("sessionId").and_then(Value::as_str),
+        params.get("cwd").and_then(Value::as_str),
+    ) {
+        (Some(id), _) => held(engine, id)?.cwd.clone(),
+        (None, Some(cwd)) => {
+            let rules = FolderRules::from_settings(&engine.settings());
+            roots::judge_folder(Path::new(cwd), &rules)
+                .map_err(|v| RpcError::invalid_params(v.reason.unwrap_or_default()))?
+        }
+        (None, None) => {
+            return Err(RpcError::invalid_params(
+                "Name a session (sessionId) or a folder (cwd, absolute) to list its commands.",
+            ));
+        }
+    };
+    let set = command_set(engine, &folder);
+    Ok(json!({ "commands": set.iter().map(Command::acp).collect::<Vec<_>>() }))
+}
+
+/// `/name rest` at the start of a text: the name and the rest.
+fn split(text: &str) -> Option<(&str, &str)> {
+    let rest = text.trim_start().strip_prefix('/')?;
+    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    Some((&rest[..end], &rest[end..]))
+}
+
+/// Runs a prompt: the command it names, or a turn with its text as it is. Afterwards the client
+/// hears the command set again when the turn changed it, and copies of old turns are pruned.
+pub async fn run_prompt(
+    engine: &Engine,
+    session: &Arc<Session>,
+    turn_id: &str,
+    text: String,
+) -> Result<Value, RpcError> {
+    let set = command_set(engine, &session.cwd);
+    let named = split(&text).and_then(|(name, args)| {
+        set.iter()
+            .find(|c| c.name == name)
+            .map(|c| (c.clone(), args.to_string()))
+    });
+    let answer = match named {
+        None => turn::run(engine, session, turn_id, text, None).await,
+        Some((command, args)) => run_command(engine, session, turn_id, &text, &command, &args).await,
+    };
+    if let Err(e) = engine
+        .store()
+        .prune_copies(&session.id, decisions().commands.undo_turns_kept)
+    {
+        tracing::warn!(session = %session.id, "old turns' copies could not be pruned: {e}");
+    }
+    tell(engine, session, true).await;
+    answer
+}
+
+async fn run_command(
+    engine: &Engine,
+    session: &Arc<Session>,
+    turn_id: &str,
+    typed: &str,
+    command: &Command,
+    args: &str,
+) -> Result<Value, RpcError> {
+    let scheduled = session.state().run.is_some();
+    let task = args.trim();
+    let action = match (command.kind, command.name.as_str()) {
+        (Kind::Builtin, "compact") => Some(Action::Compact),
+        (Kind::Builtin, "undo") => Some(Action::Undo),
+        (Kind::Builtin, "plan") if task.is_empty() => Some(Action::Plan),
+        _ => None,
+    };
+    if let Some(action) = action {
+        return run_action(engine, session, turn_id, typed, action).await;
+    }
+    let expansion = if command.kind == Kind::Builtin && command.name == "plan" {
+        // A scheduled turn's mode is the schedule's, and plan is never one of them.
+        if scheduled {
+            return Err(RpcError::refused(
+                decisions().scheduled.texts.plan.clone(),
+                "plan",
+            ));
+        }
+        let mode = Mode::Plan.lowered_to(engine.settings().remote.max_mode);
+        switch_mode(engine, session, mode).await;
+        Expansion::Prompt(task.to_string())
+    } else {
+        builtin::expand(command, args, &session.cwd).await
+    };
+    match expansion {
+        Expansion::Prompt(text) => {
+            let held = hold_model(engine, session, command).await?;
+            // A scheduled turn keeps the schedule's mode whatever the command says.
+            if let Some(mode) = command.mode.filter(|_| !scheduled) {
+                let mode = mode.lowered_to(engine.settings().remote.max_mode);
+                switch_mode(engine, session, mode).await;
+            }
+            let answer = turn::run(engine, session, turn_id, text, Some(typed)).await;
+            if let Some(held) = held {
+                held.give_back(session);
+            }
+            let mut answer = answer?;
+            answer["_meta"]["lembas"]["command"] = json!(command.name);
+            Ok(answer)
+        }
+        Expansion::Nothing(message) => {
+            quiet(engine, session, turn_id, typed, "start").await;
+            quiet(engine, session, turn_id, typed, "end").await;
+            Ok(answered(turn_id, &command.name, json!({ "message": message })))
+        }
+    }
+}
+
+/// The model and effort a session had while a command's own run its prompt.
+struct HeldModel {
+    before: (String, String),
+    during: (String, String),
+}
+
+impl HeldModel {
+    /// The session's come back, unless the person changed them meanwhile (their choice stays).
+    fn give_back(self, session: &Session) {
+        let mut state = session.state();
+        if (state.model.clone(), state.effort.clone()) == self.during {
+            (state.model, state.effort) = self.before;
+        }
+    }
+}
+
+/// A command's model (checked as session/new checks one) and effort, for its prompt.
+async fn hold_model(
+    engine: &Engine,
+    session: &Session,
+    command: &Command,
+) -> Result<Option<HeldModel>, RpcError> {
+    if command.model.is_none() && command.effort.is_none() {
+        return Ok(None);
+    }
+    if let Some(model) = &command.model {
+        check_model(engine, model).await?;
+    }
+    let mut state = session.state();
+    let before = (state.model.clone(), state.effort.clone());
+    if let Some(model) = &command.model {
+        state.model = model.clone();
+    }
+    if let Some(effort) = &command.effort {
+        state.effort = effort_of(Some(effort));
+    }
+    let during = (state.model.clone(), state.effort.clone());
+    Ok(Some(HeldModel { before, during }))
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Action {
+    Compact,
+    Undo,
+    Plan,
+}
+
+/// An action: nothing goes to the model except compact's request for a summary.
+async fn run_action(
+    engine: &Engine,
+    session: &Arc<Session>,
+    turn_id: &str,
+    typed: &str,
+    action: Action,
+) -> Result<Value, RpcError> {
+    let texts = &decisions().commands.texts;
+    let scheduled = session.state().run.is_some();
+    quiet(engine, session, turn_id, typed, "start").await;
+    let outcome = match action {
+        Action::Compact if session.state().messages.is_empty() => {
+            Ok(("compact", json!({ "message": texts.compact_nothing })))
+        }
+        Action::Compact => compact_now(engine, session)
+            .await
+            .map(|summary| ("compact", json!({ "summary": summary }))),
+        Action::Undo if scheduled => Err(RpcError::refused(texts.undo_scheduled.clone(), "undo")),
+        Action::Undo => undo::undo(engine, session).await.map(|(undone, left)| {
+            let mut fields = json!({ "undone": undone });
+            if let Some(left) = left {
+                fields["message"] = json!(left);
+            } else if undone.is_null() {
+                fields["message"] = json!(texts.undo_nothing);
+            }
+            ("undo", fields)
+        }),
+        Action::Plan if scheduled => Err(RpcError::refused(
+            decisions().scheduled.texts.plan.clone(),
+            "plan",
+        )),
+        Action::Plan => {
+            let mode = Mode::Plan.lowered_to(engine.settings().remote.max_mode);
+            switch_mode(engine, session, mode).await;
+            Ok(("plan", json!({ "mode": mode.as_str() })))
+        }
+    };
+    quiet(engine, session, turn_id, typed, "end").await;
+    let (name, fields) = outcome?;
+    Ok(answered(turn_id, name, fields))
+}
+
+/// session/prompt's answer for a command the model did not run: `_meta.lembas` with `fields`.
+fn answered(turn_id: &str, name: &str, fields: Value) -> Value {
+    let mut lembas = json!({ "turnId": turn_id, "command": name });
+    if let (Some(into), Some(from)) = (lembas.as_object_mut(), fields.as_object()) {
+        into.extend(from.clone());
+    }
+    json!({ "stopReason": "end_turn", "_meta": { "lembas": lembas } })
+}
+
+/// The turn events of a prompt the model does not answer, so a client follows it like any turn:
+/// `prompt` and `task` start, then `task` end and `done`.
+async fn quiet(engine: &Engine, session: &Session, turn_id: &str, typed: &str, state: &str) {
+    let sid = &session.id;
+    if state == "start" {
+        engine
+            .event(sid, json!({ "type": "prompt", "text": typed, "turnId": turn_id }))
+            .await;
+    }
+    engine
+        .event(sid, json!({ "type": "task", "state": state, "turnId": turn_id }))
+        .await;
+    if state == "end" {
+        engine
+            .event(
+                sid,
+                json!({ "type": "done", "turnId": turn_id, "stopReason": "end_turn" }),
+            )
+            .await;
+    }
+    engine.device_event(crate::events::DeviceEvent::Turn {
+        session_id: sid.clone(),
+        turn_id: turn_id.to_string(),
+        state: state.to_string(),
+        stop_reason: (state == "end").then(|| "end_turn".to_string()),
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slash_name_and_what_follows() {
+        assert_eq!(split("/review main"), Some(("review", " main")));
+        assert_eq!(split("  /undo"), Some(("undo", "")));
+        assert_eq!(split("/plan\nfix the build"), Some(("plan", "\nfix the build")));
+        assert_eq!(split("/usr/bin/env is odd"), Some(("usr/bin/env", " is odd")));
+        assert_eq!(split("no slash"), None);
+    }
+}
