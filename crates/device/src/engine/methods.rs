@@ -297,14 +297,21 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
             Ok(v) => v.clone(),
             Err(e) => json!({ "error": e }),
         };
+        // The turns file holds the answer before it goes out, so a device killed right after still
+        // answers a prompt sent again with it; waiting for the disk comes after the answer.
+        let (engine3, session3, turn3) = (engine2.clone(), session2.clone(), turn2.clone());
+        let saved =
+            tokio::task::spawn_blocking(move || engine3.save_turn(&session3, &turn3, stored)).await;
         session2.set_phase(&turn2, TurnPhase::Done(answer));
-        // The answer is out (and kept in memory for a prompt sent again); the turns file keeps it
-        // across a restart, written off the answer's path since it waits for the disk.
-        let (engine3, session3) = (engine2.clone(), session2.clone());
-        let saved = tokio::task::spawn_blocking(move || {
-            engine3.save_turn(&session3, &turn2, "done", Some(stored));
-        });
-        let _ = saved.await;
+        if let Ok(true) = saved {
+            let (engine3, id) = (engine2.clone(), session2.id.clone());
+            let _ = tokio::task::spawn_blocking(move || {
+                if let Err(e) = engine3.store().sync_turns(&id) {
+                    tracing::warn!(session = %id, "the turn could not be stored: {e}");
+                }
+            })
+            .await;
+        }
         engine2.0.active_turns.fetch_sub(1, Ordering::SeqCst);
     });
     wait_done(phase).await
@@ -343,19 +350,24 @@ async fn wait_done(mut phase: tokio::sync::watch::Receiver<TurnPhase>) -> Result
 }
 
 impl Engine {
-    fn save_turn(&self, session: &Session, turn_id: &str, state: &str, answer: Option<Value>) {
+    /// Writes a finished turn's answer to the turns file, not yet synced; `true` when written.
+    fn save_turn(&self, session: &Session, turn_id: &str, answer: Value) -> bool {
         // A deleted session leaves nothing behind, not even the answer of the turn it stopped.
         if !self.sessions().contains_key(&session.id) {
-            return;
+            return false;
         }
         let entry = TurnEntry {
             turn_id: turn_id.to_string(),
-            state: state.to_string(),
-            answer,
+            state: "done".to_string(),
+            answer: Some(answer),
             updated_ms: now_ms(),
         };
-        if let Err(e) = self.store().merge_turns(&session.id, &[entry]) {
-            tracing::warn!(session = %session.id, "the turn could not be stored: {e}");
+        match self.store().merge_turns_unsynced(&session.id, &[entry]) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(session = %session.id, "the turn could not be stored: {e}");
+                false
+            }
         }
     }
 }

@@ -58,6 +58,22 @@ const TEMPORARY_SUFFIX: &str = ".tmp";
 /// Replaces `dir/name` with `bytes` so that a reader sees the old file or the new one, never a
 /// part: a temporary file beside it, flushed to disk, renamed over it.
 pub(super) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    replace(dir, name, bytes, true)
+}
+
+/// `write_atomic` without waiting for the disk: the new file survives the process being killed at
+/// once, and is made durable by a later `sync_file`.
+pub(super) fn replace_unsynced(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    replace(dir, name, bytes, false)
+}
+
+/// Waits for the disk to hold `dir/name` and the folder's entry for it.
+pub(super) fn sync_file(dir: &Path, name: &str) -> io::Result<()> {
+    File::open(dir.join(name))?.sync_all()?;
+    sync_dir(dir)
+}
+
+fn replace(dir: &Path, name: &str, bytes: &[u8], sync: bool) -> io::Result<()> {
     ensure_dir(dir)?;
     let temporary = dir.join(format!(
         ".{name}.{}.{:016x}{TEMPORARY_SUFFIX}",
@@ -67,14 +83,16 @@ pub(super) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<(
     let written = (|| {
         let mut file = private_new_file().open(&temporary)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        if sync {
+            file.sync_all()?;
+        }
         fs::rename(&temporary, dir.join(name))
     })();
     if written.is_err() {
         let _ = fs::remove_file(&temporary);
     }
     written?;
-    sync_dir(dir)
+    if sync { sync_dir(dir) } else { Ok(()) }
 }
 
 /// Removes the temporary files `write_atomic` left in `dir` when its writer was killed, for the

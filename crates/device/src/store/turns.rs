@@ -42,6 +42,22 @@ impl Store {
     /// lock from reading the file to the rename, so writers in other processes never lose each
     /// other's entries.
     pub fn merge_turns(&self, id: &str, entries: &[TurnEntry]) -> io::Result<()> {
+        self.merge(id, entries, true)
+    }
+
+    /// `merge_turns` without waiting for the disk: what it wrote survives the device being killed
+    /// the next instant; `sync_turns` makes it durable.
+    pub fn merge_turns_unsynced(&self, id: &str, entries: &[TurnEntry]) -> io::Result<()> {
+        self.merge(id, entries, false)
+    }
+
+    /// Waits for the disk to hold the session's turns file.
+    pub fn sync_turns(&self, id: &str) -> io::Result<()> {
+        check_id(id)?;
+        files::sync_file(&self.turns_dir(), &file_name(id))
+    }
+
+    fn merge(&self, id: &str, entries: &[TurnEntry], sync: bool) -> io::Result<()> {
         check_id(id)?;
         if entries.is_empty() {
             return Ok(());
@@ -63,7 +79,11 @@ impl Store {
         kept.truncate(decisions().turns.kept_per_session);
         kept.reverse();
         let bytes = serde_json::to_vec(&kept)?;
-        files::write_atomic(&dir, &file_name(id), &bytes)
+        if sync {
+            files::write_atomic(&dir, &file_name(id), &bytes)
+        } else {
+            files::replace_unsynced(&dir, &file_name(id), &bytes)
+        }
     }
 
     /// The session's turns, oldest first; empty when it has none.
@@ -173,6 +193,22 @@ mod tests {
         assert!(store.load_turns(&new_session_id()).unwrap().is_empty());
         store.merge_turns(&new_session_id(), &[]).unwrap();
         assert!(!store.turns_dir().exists(), "merging nothing writes nothing");
+    }
+
+    #[test]
+    fn an_unsynced_merge_is_read_back_and_synced_later() {
+        let (_dir, store) = store();
+        let id = new_session_id();
+        store.merge_turns(&id, &[entry("a", "done", 1)]).unwrap();
+        store
+            .merge_turns_unsynced(&id, &[entry("b", "done", 2)])
+            .unwrap();
+        assert_eq!(
+            store.load_turns(&id).unwrap(),
+            vec![entry("a", "done", 1), entry("b", "done", 2)]
+        );
+        store.sync_turns(&id).unwrap();
+        assert!(store.sync_turns("../x").is_err(), "the id is checked");
     }
 
     #[test]
