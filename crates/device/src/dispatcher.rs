@@ -39,6 +39,7 @@ pub fn capabilities(settings: &Settings) -> Vec<&'static str> {
         "compact",
         "ask",
         "plan",
+        "attachments",
     ]);
     if settings.remote.terminal {
         caps.extend(["terminal", "shell"]);

@@ -5,6 +5,7 @@
 
 mod approvals;
 mod ask;
+mod attachments;
 mod methods;
 pub mod model;
 mod prompt;

@@ -294,10 +294,14 @@ pub fn history_turns(messages: &[Message]) -> Vec<Value> {
             Some("user") => {
                 turns.extend(assistant.take());
                 by_call.clear();
-                let mut turn =
-                    json!({ "role": "user", "text": body["content"].as_str().unwrap_or_default() });
+                // With attachments, `text` is the person's own (the content has the files too).
+                let text = body["text"].as_str().or(body["content"].as_str());
+                let mut turn = json!({ "role": "user", "text": text.unwrap_or_default() });
                 if let Some(id) = &message.turn_id {
                     turn["turnId"] = json!(id);
+                }
+                if let Some(listed) = super::attachments::listed(body) {
+                    turn["attachments"] = listed;
                 }
                 turns.push(turn);
             }
