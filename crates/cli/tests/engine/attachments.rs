@@ -5,7 +5,7 @@
 use super::*;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use lembas_peer::VISION_MODEL;
+use lembas_peer::{ModelReply, VISION_MODEL};
 
 /// Bytes that stand for a PNG (the device does not look inside).
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\nnot really an image";
@@ -356,4 +356,70 @@ async fn bad_attachments_are_refused_with_a_sentence_and_nothing_is_kept() {
     let files = l.attachment_files(&session);
     assert_eq!(files.len(), 1);
     assert!(stored_as(&files[0], "good.png"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_model_may_read_its_sessions_attachments_and_edit_one_when_asked() {
+    let mut l = linked("").await;
+    let session = l.new_session("edit").await;
+    let other = l.new_session("edit").await;
+    let resource = |text: &str| json!([text_block("here"), { "type": "resource", "resource": { "uri": "file:///w/list.txt", "text": text } }]);
+    l.model().push(reply_text("Got it."));
+    l.prompt_blocks(&session, resource("first line\nsecond line\n"), "t-1")
+        .await;
+    l.model().push(reply_text("Got that too."));
+    l.prompt_blocks(&other, resource("not yours\n"), "t-other").await;
+    let mine = l.attachment_files(&session)[0].display().to_string();
+    let theirs = l.attachment_files(&other)[0].display().to_string();
+
+    // Read again (as the prompt named it by path), the other session's refused, an edit asked.
+    for (id, name, args) in [
+        ("call_r", "read", json!({ "path": mine, "offset": 2 })),
+        ("call_o", "read", json!({ "path": theirs })),
+        (
+            "call_e",
+            "edit",
+            json!({ "path": mine, "old_string": "second", "new_string": "2nd" }),
+        ),
+    ] {
+        l.model().push(ModelReply::tool_call(id, name, args));
+    }
+    l.model().push(reply_text("Fixed."));
+    let id = l.send_prompt(&session, "fix the list", "t-2").await;
+    let card = l
+        .link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(card["params"]["toolCall"]["toolCallId"], "call_e");
+    let reason = card["params"]["_meta"]["lembas"]["reason"].as_str().unwrap();
+    assert!(reason.contains("outside the session's project"), "{reason}");
+    l.link
+        .answer(
+            card["id"].clone(),
+            json!({ "outcome": { "outcome": "selected", "optionId": "once" } }),
+        )
+        .await
+        .unwrap();
+    let answer = l.link.recv_answer(id, WAIT).await.unwrap();
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+
+    let last = l.model().requests().last().unwrap().clone();
+    let result_of = |call: &str| {
+        last["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call)
+            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+            .unwrap()
+    };
+    assert_eq!(result_of("call_r"), "     2\tsecond line");
+    assert!(
+        result_of("call_o").contains("outside the folders this computer allows"),
+        "{}",
+        result_of("call_o")
+    );
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "first line\n2nd line\n");
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "not yours\n");
 }

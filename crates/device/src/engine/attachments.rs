@@ -2,7 +2,9 @@
 //! read and decoded within the limits (a block, a prompt), written under the session's attachment
 //! folder with names of their own, and attached for the model. A text resource is line-numbered
 //! like an @file, a binary one is referenced by path, and an image becomes an image part for a
-//! model that takes images and a line saying it is there for any other.
+//! model that takes images and a line saying it is there for any other. The session's folder of
+//! them counts as an allowed folder for its tools (`Engine::tool_context`): the model may read them
+//! by that path, and write there when the person allows it.
 //!
 //! The user message keeps the person's text in `text`, the attachments in `attachments` and what
 //! the model reads in `content`; the image parts are made at each request from the saved files, so
