@@ -116,6 +116,10 @@ async fn images_go_as_image_parts_to_a_vision_model_and_as_a_line_to_any_other()
         parts[1],
         json!({ "type": "image_url", "image_url": { "url": format!("data:image/png;base64,{}", BASE64.encode(PNG)) } })
     );
+    // The session file keeps the path, not the bytes.
+    let stored = std::fs::read_to_string(l.home.state().join(format!("sessions/{seeing}.jsonl"))).unwrap();
+    assert!(stored.contains(&files[0].display().to_string()));
+    assert!(!stored.contains(&BASE64.encode(PNG)));
     let listed = json!([{ "name": "cat.png", "mimeType": "image/png", "size": PNG.len() }]);
     let events = prompt_events(&l.link, &seeing);
     assert_eq!(events[0]["text"], "What is in it?");
