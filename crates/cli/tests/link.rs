@@ -63,7 +63,8 @@ async fn hello_first_then_initialize_as_the_spec_shows() {
             "compact",
             "ask",
             "plan",
-            "commands"
+            "commands",
+            "attachments"
         ])
     );
 }

@@ -40,6 +40,7 @@ pub fn capabilities(settings: &Settings) -> Vec<&'static str> {
         "ask",
         "plan",
         "commands",
+        "attachments",
     ]);
     if settings.remote.terminal {
         caps.extend(["terminal", "shell"]);

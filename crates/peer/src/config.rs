@@ -124,13 +124,20 @@ pub fn default_instance() -> Value {
     })
 }
 
-/// Two chat models and one embedding model.
+/// The served id of the default list's chat model that takes images.
+pub const VISION_MODEL: &str = "example/chat-deep";
+
+/// Two chat models and one embedding model. Which model takes images is not in the spec; the
+/// device reads `input_modalities` (OpenRouter's form, also under `architecture`), so the peer
+/// serves that: [`VISION_MODEL`] takes text and images, the default model text only.
 pub fn default_models() -> Value {
     json!({
         "object": "list",
         "data": [
-            { "id": DEFAULT_MODEL, "object": "model", "owned_by": DEFAULT_CONNECTION, "kind": "chat" },
-            { "id": "example/chat-deep", "object": "model", "owned_by": DEFAULT_CONNECTION, "kind": "chat" },
+            { "id": DEFAULT_MODEL, "object": "model", "owned_by": DEFAULT_CONNECTION, "kind": "chat",
+              "input_modalities": ["text"] },
+            { "id": VISION_MODEL, "object": "model", "owned_by": DEFAULT_CONNECTION, "kind": "chat",
+              "input_modalities": ["text", "image"] },
             { "id": "example/embed", "object": "model", "owned_by": DEFAULT_CONNECTION, "kind": "embedding" },
         ],
     })

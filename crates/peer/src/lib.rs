@@ -34,7 +34,7 @@ use tokio::task::JoinHandle;
 
 pub use config::{
     DEFAULT_CONNECTION, DEFAULT_MODEL, LINK_PROTOCOL, PeerConfig, REFUSAL_CLOSE_CODE, UPDATE_CLI_REASON,
-    default_discovery, default_instance, default_models,
+    VISION_MODEL, default_discovery, default_instance, default_models,
 };
 pub use http::{CHAT_COMPLETIONS_PATH, DISCOVERY_PATH, INSTANCE_PATH, LINK_PATH, MODELS_PATH};
 pub use link::LinkHandle;

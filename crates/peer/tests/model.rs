@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use lembas_peer::{DEFAULT_MODEL, ModelReply, Part, Peer, PeerConfig};
+use lembas_peer::{DEFAULT_MODEL, ModelReply, Part, Peer, PeerConfig, VISION_MODEL};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "model-token";
@@ -361,6 +361,28 @@ async fn an_unknown_model_is_404_as_openai_says_it() {
     assert_eq!(peer.model().requests().len(), 2);
     let streamed = stream(&peer, &chat(json!([{ "role": "user", "content": "x" }]))).await;
     assert_eq!(streamed.assemble().content.concat(), "kept");
+}
+
+#[tokio::test]
+async fn image_parts_reach_only_a_model_that_takes_images() {
+    let peer = peer().await;
+    let seeing = json!([{ "role": "user", "content": [
+        { "type": "text", "text": "what is this" },
+        { "type": "image_url", "image_url": { "url": "data:image/png;base64,iVBORw==" } },
+    ] }]);
+    peer.model().push(ModelReply::text("a picture"));
+    let response = post(&peer, &chat(seeing.clone())).await;
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().await.unwrap();
+    assert_eq!(
+        error["error"]["message"],
+        format!("The model `{DEFAULT_MODEL}` does not take images")
+    );
+    assert_eq!(peer.model().pending(), 1, "a refused request uses no reply");
+    let mut body = chat(seeing);
+    body["model"] = json!(VISION_MODEL);
+    let streamed = stream(&peer, &body).await;
+    assert_eq!(streamed.assemble().content.concat(), "a picture");
 }
 
 #[tokio::test]

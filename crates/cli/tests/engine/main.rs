@@ -2,6 +2,7 @@
 //! scripted model. Every session/update and session/request_permission the device sends is
 //! validated against the official ACP schema.
 
+mod attachments;
 mod commands;
 #[path = "../common/mod.rs"]
 mod common;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::Engine;
-use super::prompt;
+use super::attachments;
 use super::session::{Context, Session, SessionState, TurnPhase, replay};
 use super::turn;
 use crate::policy::Mode;
@@ -257,7 +257,7 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
         return wait_done(phase).await;
     }
     let session = held(engine, &id)?;
-    let text = prompt::text_of(params.get("prompt").unwrap_or(&Value::Null))?;
+    let (text, uploads) = attachments::prompt_of(params.get("prompt").unwrap_or(&Value::Null))?;
     // A scheduled prompt is judged again whatever session/new said: the setting, the mode, the folder.
     let run = match Run::read(lembas)? {
         Some(run) => {
@@ -270,6 +270,8 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
             None
         }
     };
+    // Written only once the prompt is accepted: a refused one keeps nothing.
+    let attached = attachments::save(engine.store(), &id, uploads).await?;
     session.state().context.update(lembas);
     let turn_id = turn_id.unwrap_or_else(|| format!("turn_{}", &ids::new_session_id()[4..]));
     let phase = session.accept_turn(&turn_id);
@@ -283,7 +285,7 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
             if still_here {
                 session2.set_phase(&turn2, TurnPhase::Running);
                 session2.state().run = run.clone();
-                let answer = super::commands::run_prompt(&engine2, &session2, &turn2, text).await;
+                let answer = super::commands::run_prompt(&engine2, &session2, &turn2, text, attached).await;
                 session2.state().run = None;
                 match &run {
                     Some((run, _)) => scheduled_answer(&session2, &turn2, run, answer),

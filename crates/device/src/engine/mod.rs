@@ -5,6 +5,7 @@
 
 mod approvals;
 mod ask;
+mod attachments;
 mod commands;
 mod methods;
 pub mod model;
@@ -253,9 +254,20 @@ impl Engine {
         let rules = FolderRules::from_settings(&settings);
         let home =
             std::fs::canonicalize(crate::paths::home_dir()).unwrap_or_else(|_| crate::paths::home_dir());
+        let mut roots = rules.roots;
+        // The session's own attachments were named to the model by path: it may read them, and
+        // write there when asked, as in any allowed folder outside its project.
+        if let Ok(dir) = self
+            .0
+            .store
+            .attachments_dir(&session.id)
+            .and_then(std::fs::canonicalize)
+        {
+            roots.push(dir);
+        }
         ToolContext {
             project: session.cwd.clone(),
-            roots: rules.roots,
+            roots,
             home,
             copies: None,
         }

@@ -15,6 +15,20 @@ const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
 /// How long a model may take to start answering, and to send its next chunk.
 const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// A `/v1/models` entry of a model that takes images (the spec leaves how to say so open; this
+/// is the input modalities' common form).
+pub fn entry_takes_images(entry: &Value) -> bool {
+    [
+        entry.get("input_modalities"),
+        entry.pointer("/architecture/input_modalities"),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(Value::as_array)
+    .flatten()
+    .any(|m| m == "image")
+}
+
 /// Why a step could not get an answer from the model. `Display` is a sentence for a person.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelError {
@@ -104,6 +118,33 @@ impl Instance {
 
     /// The chat models (kind `chat`, or no kind) the instance serves to this device.
     pub async fn chat_models(&self) -> Result<Vec<String>, String> {
+        Ok(self
+            .model_list()
+            .await?
+            .iter()
+            .filter(|m| matches!(m.get("kind").and_then(Value::as_str), None | Some("chat")))
+            .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+            .collect())
+    }
+
+    /// Whether `model` takes images: its `/v1/models` entry lists `image` in `input_modalities`
+    /// (or in `architecture.input_modalities`). A list that cannot be read says no: the image then
+    /// goes as a line, which every model can take.
+    pub async fn takes_images(&self, model: &str) -> bool {
+        match self.model_list().await {
+            Ok(list) => list
+                .iter()
+                .find(|m| m.get("id").and_then(Value::as_str) == Some(model))
+                .is_some_and(entry_takes_images),
+            Err(why) => {
+                tracing::warn!("{why}; images go to {model} as lines");
+                false
+            }
+        }
+    }
+
+    /// The entries of `/v1/models`.
+    async fn model_list(&self) -> Result<Vec<Value>, String> {
         let url = self.url("v1/models")?;
         let response = self
             .http
@@ -123,16 +164,7 @@ impl Instance {
             .json()
             .await
             .map_err(|e| format!("the instance's model list is not JSON: {e}"))?;
-        Ok(body["data"]
-            .as_array()
-            .map(|models| {
-                models
-                    .iter()
-                    .filter(|m| matches!(m.get("kind").and_then(Value::as_str), None | Some("chat")))
-                    .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default())
+        Ok(body["data"].as_array().cloned().unwrap_or_default())
     }
 
     /// Opens one step's stream, retrying a 429, a 5xx or a connection lost before the first byte
@@ -372,6 +404,22 @@ pub fn request_body(model: &str, messages: &[Value], tools: &[Value], effort: &s
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entry_takes_images_when_its_input_modalities_say_image() {
+        for (entry, takes) in [
+            (json!({ "id": "a", "input_modalities": ["text", "image"] }), true),
+            (
+                json!({ "id": "a", "architecture": { "input_modalities": ["image", "text"] } }),
+                true,
+            ),
+            (json!({ "id": "a", "input_modalities": ["text"] }), false),
+            (json!({ "id": "a", "input_modalities": "image" }), false),
+            (json!({ "id": "a", "kind": "chat" }), false),
+        ] {
+            assert_eq!(entry_takes_images(&entry), takes, "{entry}");
+        }
+    }
 
     #[test]
     fn finds_event_ends_of_either_kind() {

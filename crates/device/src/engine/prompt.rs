@@ -107,7 +107,7 @@ pub fn title_of(text: &str) -> String {
 }
 
 /// The prompt's blocks as the text the model reads: text blocks joined by a blank line, a
-/// resource_link as `(see <uri>)`. Attachments are not offered yet (capability `attachments`).
+/// resource_link as `(see <uri>)`. Image and resource blocks are taken out before (attachments.rs).
 pub fn text_of(blocks: &Value) -> Result<String, RpcError> {
     let blocks = blocks
         .as_array()

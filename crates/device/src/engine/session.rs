@@ -301,6 +301,9 @@ pub fn history_turns(messages: &[Message]) -> Vec<Value> {
                 if let Some(id) = &message.turn_id {
                     turn["turnId"] = json!(id);
                 }
+                if let Some(listed) = super::attachments::listed(body) {
+                    turn["attachments"] = listed;
+                }
                 turns.push(turn);
             }
             Some("assistant") => {
@@ -343,8 +346,10 @@ pub fn history_turns(messages: &[Message]) -> Vec<Value> {
 
 /// A person's message as they typed it: a command's name, not the text it expanded to.
 pub fn user_text(body: &Value) -> &str {
+    // What was typed: a command's line, else the person's text without the files attached.
     body["shown"]
         .as_str()
+        .or_else(|| body["text"].as_str())
         .or_else(|| body["content"].as_str())
         .unwrap_or_default()
 }

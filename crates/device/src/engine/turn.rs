@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use super::Engine;
+use super::attachments::{self, Attachment};
 use super::model::{self, StepOutput, Streamed, ToolCall};
 use super::prompt;
 use super::session::Session;
@@ -41,16 +42,17 @@ pub async fn run(
     turn_id: &str,
     text: String,
     shown: Option<&str>,
+    attached: Vec<Attachment>,
 ) -> Result<Value, RpcError> {
     let mut cancel = session.cancel.subscribe();
     cancel.mark_unchanged();
     let sid = session.id.clone();
-    engine
-        .event(
-            &sid,
-            json!({ "type": "prompt", "text": shown.unwrap_or(&text), "turnId": turn_id }),
-        )
-        .await;
+    let mut prompt_event =
+        json!({ "type": "prompt", "text": shown.unwrap_or(&text), "turnId": turn_id });
+    if !attached.is_empty() {
+        prompt_event["attachments"] = attached.iter().map(Attachment::listed).collect();
+    }
+    engine.event(&sid, prompt_event).await;
     engine
         .event(
             &sid,
@@ -65,14 +67,18 @@ pub async fn run(
     });
     let first = session.state().messages.is_empty() && session.state().title.is_empty();
     if first {
-        let title = prompt::title_of(shown.unwrap_or(&text));
+        // A prompt of files alone is named after its first file.
+        let title = match attached.first() {
+            Some(file) if text.trim().is_empty() => prompt::title_of(&file.name),
+            _ => prompt::title_of(shown.unwrap_or(&text)),
+        };
         session.state().title = title.clone();
         session.record(json!({ "type": "title", "title": title }));
         engine
             .event(&sid, json!({ "type": "title", "id": sid, "title": title }))
             .await;
     }
-    let mut message = json!({ "role": "user", "content": text });
+    let mut message = attachments::user_message(&text, &attached);
     if let Some(shown) = shown {
         message["shown"] = json!(shown);
     }
@@ -142,6 +148,14 @@ async fn steps(
             return Err(model::ModelError::Unreachable { model, why });
         }
     };
+    // Images go to the model as images only when it takes them (read once a turn, and only when
+    // the conversation has one).
+    let vision = if attachments::has_images(&session.state().messages) {
+        let model = session.state().model.clone();
+        instance.takes_images(&model).await
+    } else {
+        false
+    };
     for _ in 0..max_requests {
         take_steers(engine, session, turn_id).await;
         let body = {
@@ -151,7 +165,7 @@ async fn steps(
                 "role": "system",
                 "content": prompt::system(&settings, &session.cwd, state.mode, &state.context),
             })];
-            messages.extend(state.messages.iter().map(|m| without_extras(&m.body)));
+            messages.extend(state.messages.iter().map(|m| without_extras(&m.body, vision)));
             model::request_body(&state.model, &messages, &engine.tool_definitions(), &state.effort)
         };
         let step = tokio::select! {
@@ -234,7 +248,11 @@ pub async fn summarize(engine: &Engine, session: &Session) -> Result<String, mod
         })?;
     let body = {
         let state = session.state();
-        let mut messages: Vec<Value> = state.messages.iter().map(|m| without_extras(&m.body)).collect();
+        let mut messages: Vec<Value> = state
+            .messages
+            .iter()
+            .map(|m| without_extras(&m.body, false))
+            .collect();
         messages.push(json!({ "role": "user", "content": prompt::COMPACT_REQUEST }));
         model::request_body(&state.model, &messages, &[], &state.effort)
     };
@@ -279,9 +297,10 @@ fn call_json(call: &ToolCall) -> Value {
     json!({ "id": call.id, "type": "function", "function": { "name": call.name, "arguments": call.arguments } })
 }
 
-/// A stored message as the model API takes it: our own bookkeeping fields left out.
-fn without_extras(body: &Value) -> Value {
-    let mut body = body.clone();
+/// A stored message as the model API takes it: our own bookkeeping fields left out, attachments
+/// as the model can take them.
+fn without_extras(body: &Value, vision: bool) -> Value {
+    let mut body = attachments::model_message(body, vision);
     if let Some(map) = body.as_object_mut() {
         map.remove("is_error");
         map.remove("reasoning_content");

@@ -36,9 +36,13 @@ pub(crate) async fn chat_completions(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (token, chat_models) = {
+    let (token, chat_models, image_models) = {
         let config = lock(&state.config);
-        (config.token.clone(), chat_model_ids(&config.models))
+        (
+            config.token.clone(),
+            chat_model_ids(&config.models),
+            image_model_ids(&config.models),
+        )
     };
     if !authorized(&headers, &token) {
         return unauthorized();
@@ -64,6 +68,13 @@ pub(crate) async fn chat_completions(
             "invalid_request_error",
             None,
             Some("model_not_found"),
+        );
+    }
+    // A model that does not take images refuses them, as a real text model's server does.
+    if has_image_parts(&request) && !image_models.iter().any(|id| id == model_id) {
+        return invalid_request(
+            &format!("The model `{model_id}` does not take images"),
+            Some("messages"),
         );
     }
     if request.get("stream").and_then(Value::as_bool) != Some(true) {
@@ -121,6 +132,35 @@ fn chat_model_ids(models: &Value) -> Vec<String> {
         .filter(|model| model.get("kind").is_none_or(|kind| kind == "chat"))
         .filter_map(|model| model.get("id").and_then(Value::as_str).map(str::to_string))
         .collect()
+}
+
+/// The models whose entry lists `image` in `input_modalities`.
+fn image_model_ids(models: &Value) -> Vec<String> {
+    models
+        .get("data")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|model| {
+            model
+                .get("input_modalities")
+                .and_then(Value::as_array)
+                .is_some_and(|m| m.iter().any(|m| m == "image"))
+        })
+        .filter_map(|model| model.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
+/// Whether any message carries an `image_url` content part.
+fn has_image_parts(request: &Value) -> bool {
+    request
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|message| message.get("content").and_then(Value::as_array))
+        .flatten()
+        .any(|part| part.get("type").and_then(Value::as_str) == Some("image_url"))
 }
 
 /// OpenAI's error body.

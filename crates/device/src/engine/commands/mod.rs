@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::Engine;
+use super::attachments::Attachment;
 use super::methods::{check_model, compact_now, effort_of, held, switch_mode};
 use super::session::Session;
 use super::turn;
@@ -94,6 +95,7 @@ pub async fn run_prompt(
     session: &Arc<Session>,
     turn_id: &str,
     text: String,
+    attached: Vec<Attachment>,
 ) -> Result<Value, RpcError> {
     let set = command_set(engine, &session.cwd);
     let named = split(&text).and_then(|(name, args)| {
@@ -102,8 +104,10 @@ pub async fn run_prompt(
             .map(|c| (c.clone(), args.to_string()))
     });
     let answer = match named {
-        None => turn::run(engine, session, turn_id, text, None).await,
-        Some((command, args)) => run_command(engine, session, turn_id, &text, &command, &args).await,
+        None => turn::run(engine, session, turn_id, text, None, attached).await,
+        Some((command, args)) => {
+            run_command(engine, session, turn_id, &text, &command, &args, attached).await
+        }
     };
     if let Err(e) = engine
         .store()
@@ -122,6 +126,7 @@ async fn run_command(
     typed: &str,
     command: &Command,
     args: &str,
+    attached: Vec<Attachment>,
 ) -> Result<Value, RpcError> {
     let scheduled = session.state().run.is_some();
     let task = args.trim();
@@ -156,7 +161,7 @@ async fn run_command(
                 let mode = mode.lowered_to(engine.settings().remote.max_mode);
                 switch_mode(engine, session, mode).await;
             }
-            let answer = turn::run(engine, session, turn_id, text, Some(typed)).await;
+            let answer = turn::run(engine, session, turn_id, text, Some(typed), attached).await;
             if let Some(held) = held {
                 held.give_back(session);
             }

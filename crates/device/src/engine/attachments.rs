@@ -1,0 +1,487 @@
+//! Image and resource blocks of a prompt (capability `attachments`, acp.md "session/prompt"):
+//! read and decoded within the limits (a block, a prompt), written under the session's attachment
+//! folder with names of their own, and attached for the model. A text resource is line-numbered
+//! like an @file, a binary one is referenced by path, and an image becomes an image part for a
+//! model that takes images and a line saying it is there for any other. The session's folder of
+//! them counts as an allowed folder for its tools (`Engine::tool_context`): the model may read them
+//! by that path, and write there when the person allows it.
+//!
+//! The user message keeps the person's text in `text`, the attachments in `attachments` and what
+//! the model reads in `content`; the image parts are made at each request from the saved files, so
+//! the session file never holds base64 and a model changed later gets what it can take.
+
+use base64::Engine as _;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::decisions::decisions;
+use crate::rpc::RpcError;
+use crate::store::Store;
+
+/// The image types acp.md names for an image block.
+pub const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/webp", "image/gif"];
+
+/// The longest name kept from a block's uri (the rest of the stored name is the time and a random
+/// part).
+const NAME_MAX_CHARS: usize = 100;
+
+/// Standard base64; padding may be there or not, as clients differ.
+const BASE64: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
+
+/// What the model is given for an attachment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Image,
+    Text,
+    Binary,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Image => "image",
+            Kind::Text => "text",
+            Kind::Binary => "binary",
+        }
+    }
+}
+
+/// One block read and decoded, not written yet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Upload {
+    /// The name the block gave (its uri's last part), cleaned; a default when it gave none.
+    pub name: String,
+    pub mime_type: String,
+    pub kind: Kind,
+    pub bytes: Vec<u8>,
+}
+
+/// A prompt's blocks: the attachment blocks taken out and decoded, the others left for
+/// `prompt::text_of`.
+#[derive(Debug)]
+pub struct Blocks {
+    pub others: Value,
+    pub uploads: Vec<Upload>,
+}
+
+/// An upload written to the session's folder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attachment {
+    pub name: String,
+    pub mime_type: String,
+    pub kind: Kind,
+    pub size: usize,
+    pub path: PathBuf,
+}
+
+impl Attachment {
+    /// As the prompt event and the history list it: `{ name, mimeType, size }`.
+    pub fn listed(&self) -> Value {
+        json!({ "name": self.name, "mimeType": self.mime_type, "size": self.size })
+    }
+
+    /// As the session file keeps it, with the user message.
+    fn stored(&self) -> Value {
+        json!({
+            "name": self.name, "mimeType": self.mime_type, "size": self.size,
+            "kind": self.kind.as_str(), "path": self.path.display().to_string(),
+        })
+    }
+}
+
+/// Takes the image and resource blocks out of `blocks` and decodes them, within the limits
+/// (decisions' `prompt`: a block, and the whole prompt with its text). Anything wrong is -32602
+/// with a sentence, before anything is written. Other blocks are left as they are.
+pub fn read(blocks: &Value) -> Result<Blocks, RpcError> {
+    let Some(list) = blocks.as_array() else {
+        // prompt::text_of says what is wrong with it.
+        return Ok(Blocks {
+            others: blocks.clone(),
+            uploads: Vec::new(),
+        });
+    };
+    let limits = &decisions().prompt;
+    let mut others = Vec::new();
+    let mut uploads = Vec::new();
+    let mut total = 0usize;
+    for block in list {
+        match block.get("type").and_then(Value::as_str) {
+            Some(kind @ ("image" | "resource")) => {
+                let upload = if kind == "image" {
+                    image(block)?
+                } else {
+                    resource(block)?
+                };
+                let size = upload.bytes.len();
+                if size > limits.max_block_bytes {
+                    return Err(RpcError::invalid_params(format!(
+                        "The attachment {} is {size} bytes; a block may be at most {} bytes (10 MB). Send a smaller file.",
+                        upload.name, limits.max_block_bytes
+                    )));
+                }
+                total += size;
+                uploads.push(upload);
+            }
+            _ => {
+                // A text block's own limit is prompt::text_of's; it counts towards the prompt's.
+                total += block.get("text").and_then(Value::as_str).map_or(0, str::len);
+                others.push(block.clone());
+            }
+        }
+        // Text alone is prompt::text_of's to judge.
+        if !uploads.is_empty() && total > limits.max_prompt_bytes {
+            return Err(RpcError::invalid_params(format!(
+                "The prompt's attachments and text come to more than {} bytes (25 MB), the most a prompt may carry. Send fewer or smaller files.",
+                limits.max_prompt_bytes
+            )));
+        }
+    }
+    // A prompt that is only a file may come with a blank text block; the file is the prompt.
+    if !uploads.is_empty() {
+        others.retain(|b| {
+            b.get("type").and_then(Value::as_str) != Some("text")
+                || b.get("text")
+                    .and_then(Value::as_str)
+                    .is_none_or(|t| !t.trim().is_empty())
+        });
+    }
+    Ok(Blocks {
+        others: Value::Array(others),
+        uploads,
+    })
+}
+
+/// A prompt's text (`prompt::text_of` of the blocks that are not files) and its files, checked and
+/// decoded. A prompt may be files alone, with no text.
+pub fn prompt_of(blocks: &Value) -> Result<(String, Vec<Upload>), RpcError> {
+    let Blocks { others, uploads } = read(blocks)?;
+    let only_files = !uploads.is_empty() && others.as_array().is_some_and(Vec::is_empty);
+    let text = if only_files {
+        String::new()
+    } else {
+        super::prompt::text_of(&others)?
+    };
+    Ok((text, uploads))
+}
+
+/// Writes the uploads to the session's attachment folder (blocking I/O, off the runtime).
+pub async fn save(store: &Store, id: &str, uploads: Vec<Upload>) -> Result<Vec<Attachment>, RpcError> {
+    if uploads.is_empty() {
+        return Ok(Vec::new());
+    }
+    let dir = store
+        .attachments_dir(id)
+        .map_err(|e| RpcError::invalid_params(e.to_string()))?;
+    let saved = tokio::task::spawn_blocking(move || write(&dir, uploads))
+        .await
+        .map_err(|e| RpcError::internal(e.to_string()))?;
+    saved.map_err(|e| {
+        RpcError::internal(format!(
+            "The prompt's files could not be saved on this computer: {e}."
+        ))
+    })
+}
+
+/// `{ type: "image", data, mimeType, uri? }`.
+fn image(block: &Value) -> Result<Upload, RpcError> {
+    let mime_type = block.get("mimeType").and_then(Value::as_str).ok_or_else(|| {
+        RpcError::invalid_params(
+            "An image block needs `mimeType` (image/png, image/jpeg, image/webp or image/gif).",
+        )
+    })?;
+    if !IMAGE_TYPES.contains(&mime_type) {
+        return Err(RpcError::invalid_params(format!(
+            "{mime_type:?} is not an image type this device takes: send image/png, image/jpeg, image/webp or image/gif."
+        )));
+    }
+    let name = name_of(block.get("uri"), &format!("image.{}", extension(mime_type)));
+    let data = block.get("data").and_then(Value::as_str).ok_or_else(|| {
+        RpcError::invalid_params(format!(
+            "The image block {name} needs `data` (the file base64-encoded)."
+        ))
+    })?;
+    let bytes = decode(data, &name)?;
+    if bytes.is_empty() {
+        return Err(RpcError::invalid_params(format!(
+            "The image block {name} is empty: send the image's bytes base64-encoded in `data`."
+        )));
+    }
+    Ok(Upload {
+        bytes,
+        name,
+        mime_type: mime_type.to_string(),
+        kind: Kind::Image,
+    })
+}
+
+/// `{ type: "resource", resource: { uri, mimeType?, text } }` or `{ …, blob }`.
+fn resource(block: &Value) -> Result<Upload, RpcError> {
+    let resource = block.get("resource").filter(|r| r.is_object()).ok_or_else(|| {
+        RpcError::invalid_params(
+            "A resource block needs `resource`: { uri, mimeType?, text } or { uri, mimeType?, blob }.",
+        )
+    })?;
+    let mime_type = resource.get("mimeType").and_then(Value::as_str);
+    if let Some(text) = resource.get("text").and_then(Value::as_str) {
+        let name = name_of(resource.get("uri"), "resource.txt");
+        return Ok(Upload {
+            name,
+            mime_type: mime_type.unwrap_or("text/plain").to_string(),
+            kind: Kind::Text,
+            bytes: text.as_bytes().to_vec(),
+        });
+    }
+    let Some(blob) = resource.get("blob").and_then(Value::as_str) else {
+        return Err(RpcError::invalid_params(
+            "A resource block needs `text` (a string) or `blob` (base64) in its resource.",
+        ));
+    };
+    let name = name_of(resource.get("uri"), "resource.bin");
+    let is_image = mime_type.is_some_and(|m| IMAGE_TYPES.contains(&m));
+    Ok(Upload {
+        bytes: decode(blob, &name)?,
+        name,
+        mime_type: mime_type.unwrap_or("application/octet-stream").to_string(),
+        kind: if is_image { Kind::Image } else { Kind::Binary },
+    })
+}
+
+fn decode(data: &str, name: &str) -> Result<Vec<u8>, RpcError> {
+    BASE64.decode(data.trim()).map_err(|e| {
+        RpcError::invalid_params(format!(
+            "The attachment {name} is not valid base64 ({e}): send the file's bytes base64-encoded."
+        ))
+    })
+}
+
+fn extension(mime_type: &str) -> &str {
+    match mime_type {
+        "image/jpeg" => "jpg",
+        other => other.strip_prefix("image/").unwrap_or("bin"),
+    }
+}
+
+/// The name a block gives: the last part of its uri, percent-decoded, with nothing that could
+/// make it a path or hide in a listing (separators, control characters, a leading dot).
+pub fn name_of(uri: Option<&Value>, default: &str) -> String {
+    let uri = uri.and_then(Value::as_str).unwrap_or_default();
+    let path = uri.split(['?', '#']).next().unwrap_or_default();
+    let last = path.rsplit('/').next().unwrap_or_default();
+    let cleaned: String = percent_decoded(last)
+        .chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '/' | '\\' | ':') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect::<String>()
+        .trim()
+        .trim_start_matches('.')
+        .chars()
+        .take(NAME_MAX_CHARS)
+        .collect();
+    if cleaned.is_empty() {
+        default.to_string()
+    } else {
+        cleaned
+    }
+}
+
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Writes the uploads into `dir` (made when missing), each under a name of its own:
+/// `<milliseconds>-<random>-<name>`, never over an existing file. When one cannot be written, the
+/// ones written before are removed again: a prompt is kept whole or not at all.
+pub fn write(dir: &Path, uploads: Vec<Upload>) -> std::io::Result<Vec<Attachment>> {
+    if uploads.is_empty() {
+        return Ok(Vec::new());
+    }
+    std::fs::create_dir_all(dir)?;
+    let mut written: Vec<Attachment> = Vec::new();
+    for upload in uploads {
+        match write_one(dir, &upload) {
+            Ok(path) => written.push(Attachment {
+                size: upload.bytes.len(),
+                name: upload.name,
+                mime_type: upload.mime_type,
+                kind: upload.kind,
+                path,
+            }),
+            Err(e) => {
+                for attachment in &written {
+                    let _ = std::fs::remove_file(&attachment.path);
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(written)
+}
+
+fn write_one(dir: &Path, upload: &Upload) -> std::io::Result<PathBuf> {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    loop {
+        let random: String = (0..8)
+            .map(|_| char::from(b"0123456789abcdefghjkmnpqrstvwxyz"[fastrand::usize(..32)]))
+            .collect();
+        let path = dir.join(format!("{ms}-{random}-{}", upload.name));
+        let mut file = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        };
+        let done = file.write_all(&upload.bytes).and_then(|()| file.sync_all());
+        if let Err(e) = done {
+            let _ = std::fs::remove_file(&path);
+            return Err(e);
+        }
+        return Ok(path);
+    }
+}
+
+/// The user message of a turn: the person's text, and what the model reads of the attachments
+/// after it (a text resource line-numbered and cut like a read result, a line for the others).
+pub fn user_message(text: &str, attachments: &[Attachment]) -> Value {
+    if attachments.is_empty() {
+        return json!({ "role": "user", "content": text });
+    }
+    let mut content = text.to_string();
+    for attachment in attachments {
+        if !content.is_empty() {
+            content.push_str("\n\n");
+        }
+        content.push_str(&rendered(attachment));
+    }
+    let stored: Vec<Value> = attachments.iter().map(Attachment::stored).collect();
+    json!({ "role": "user", "content": content, "text": text, "attachments": stored })
+}
+
+fn rendered(a: &Attachment) -> String {
+    let path = a.path.display();
+    match a.kind {
+        Kind::Image => format!(
+            "The person attached the image {} ({}, {} bytes), saved at {path}.",
+            a.name, a.mime_type, a.size
+        ),
+        Kind::Binary => format!(
+            "The person attached the file {}, saved at {path}: (binary file, {} bytes)",
+            a.name, a.size
+        ),
+        Kind::Text => {
+            let text = std::fs::read(&a.path)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            let mut numbered = String::new();
+            for (i, line) in text.lines().enumerate() {
+                if i > 0 {
+                    numbered.push('\n');
+                }
+                let _ = write!(numbered, "{:>6}\t{line}", i + 1);
+            }
+            if numbered.is_empty() {
+                numbered.push_str("(empty file)");
+            }
+            format!(
+                "The person attached the file {}, saved at {path}:\n{}",
+                a.name,
+                crate::tools::cut_result(&numbered)
+            )
+        }
+    }
+}
+
+/// Whether the conversation holds an image the model would be sent (so the model's list is read
+/// only for a turn that needs it).
+pub fn has_images(messages: &[super::session::Message]) -> bool {
+    messages.iter().any(|m| {
+        m.body["attachments"]
+            .as_array()
+            .is_some_and(|list| list.iter().any(|a| a["kind"] == "image"))
+    })
+}
+
+/// A stored user message as the model API takes it: our fields left out, and for a model that
+/// takes images, each image as an image part after the text, read from its saved file. For any
+/// other model the line in the text is all, as it is when a file is gone.
+pub fn model_message(body: &Value, vision: bool) -> Value {
+    let mut body = body.clone();
+    let Some(map) = body.as_object_mut() else {
+        return body;
+    };
+    map.remove("text");
+    let Some(attachments) = map.remove("attachments") else {
+        return body;
+    };
+    if !vision {
+        return body;
+    }
+    let mut parts = vec![json!({ "type": "text", "text": map.get("content").cloned().unwrap_or_default() })];
+    for a in attachments.as_array().into_iter().flatten() {
+        if a["kind"] != "image" {
+            continue;
+        }
+        let (Some(path), Some(mime)) = (a["path"].as_str(), a["mimeType"].as_str()) else {
+            continue;
+        };
+        match std::fs::read(path) {
+            Ok(bytes) => parts.push(json!({
+                "type": "image_url",
+                "image_url": { "url": format!("data:{mime};base64,{}", BASE64.encode(bytes)) },
+            })),
+            Err(e) => tracing::warn!("the attached image {path} could not be read: {e}"),
+        }
+    }
+    if parts.len() > 1 {
+        map.insert("content".into(), Value::Array(parts));
+    }
+    body
+}
+
+/// The history's list for a stored user message (`{ name, mimeType, size }` each), if it has any.
+pub fn listed(body: &Value) -> Option<Value> {
+    let list = body["attachments"].as_array()?;
+    Some(Value::Array(
+        list.iter()
+            .map(|a| json!({ "name": a["name"], "mimeType": a["mimeType"], "size": a["size"] }))
+            .collect(),
+    ))
+}
+
+#[cfg(test)]
+mod tests;
