@@ -49,6 +49,8 @@ struct Inner {
     token: tokio::sync::Mutex<Option<Token>>,
     /// Turns running or waiting, over all sessions: the link counts as working while any is.
     active_turns: std::sync::atomic::AtomicUsize,
+    /// Serves an editor on `lembas serve --stdio` rather than the instance's link.
+    editor: bool,
 }
 
 impl Engine {
@@ -56,10 +58,28 @@ impl Engine {
         Engine::with_store(settings, events, Store::open_default())
     }
 
+    /// The engine of `lembas serve --stdio`: its client is an editor, which never hears of the
+    /// deletes kept for the instance, and may leave the model to the instance's default.
+    pub fn for_editor(
+        settings: watch::Receiver<Arc<Settings>>,
+        events: broadcast::Sender<DeviceEvent>,
+    ) -> Engine {
+        Engine::build(settings, events, Store::open_default(), true)
+    }
+
     pub fn with_store(
         settings: watch::Receiver<Arc<Settings>>,
         events: broadcast::Sender<DeviceEvent>,
         store: Store,
+    ) -> Engine {
+        Engine::build(settings, events, store, false)
+    }
+
+    fn build(
+        settings: watch::Receiver<Arc<Settings>>,
+        events: broadcast::Sender<DeviceEvent>,
+        store: Store,
+        editor: bool,
     ) -> Engine {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
@@ -79,7 +99,32 @@ impl Engine {
             http,
             token: tokio::sync::Mutex::new(None),
             active_turns: Default::default(),
+            editor,
         }))
+    }
+
+    pub(crate) fn serves_editor(&self) -> bool {
+        self.0.editor
+    }
+
+    /// Cancels every turn, running or waiting, until none is left or `within` has passed (an
+    /// editor's input ended); `true` when none is left. A turn that ended has its records on disk.
+    pub async fn cancel_all(&self, within: Duration) -> bool {
+        let end = tokio::time::Instant::now() + within;
+        loop {
+            if !self.busy() {
+                return true;
+            }
+            if tokio::time::Instant::now() >= end {
+                return false;
+            }
+            // Again on every round: a prompt that was waiting its turn starts after the first cancel.
+            let sessions: Vec<Arc<Session>> = self.sessions().values().cloned().collect();
+            for session in sessions {
+                session.cancel();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Watches for deletes made from a shell while this runtime runs, and tells the client.
@@ -181,7 +226,8 @@ impl Engine {
                 session.cancel();
             }
         }
-        let Some(client) = self.client().filter(|c| c.lembas) else {
+        // The kept deletes are for the instance: an editor taking them would lose them.
+        let Some(client) = self.client().filter(|c| c.lembas && !self.0.editor) else {
             return;
         };
         let mut sent = Vec::new();
