@@ -230,6 +230,7 @@ async fn a_malformed_line_gets_a_parse_error_and_serving_goes_on() {
     editor.write_raw(b"\n");
     let init = editor.initialize(false);
     let result = &init["result"];
+    validate_acp("InitializeResponse", result).unwrap();
     assert_eq!(result["protocolVersion"], 1, "{init}");
     assert_eq!(result["agentInfo"]["name"], "LLeMbas CLI");
     assert_eq!(
@@ -412,4 +413,88 @@ async fn the_end_of_input_cancels_the_running_turn_and_exits_0() {
         stored.contains("a long task"),
         "nothing of the session on disk: {stored}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_end_of_input_while_a_permission_waits_cancels_the_turn_and_runs_nothing() {
+    let (peer, home) = logged_in().await;
+    let work = home.path().join("work");
+    let mut editor = Editor::start(&home);
+    editor.initialize(false);
+    let opened = new_session(&mut editor, &work, json!({ "mode": "manual" }));
+    let session = opened["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{opened}"))
+        .to_string();
+    peer.model().push(ModelReply::tool_call(
+        "call_w",
+        "write",
+        json!({ "path": "never.txt", "content": "no" }),
+    ));
+    let id = editor.send_request("session/prompt", prompt_params(&session, "write it"));
+    // The editor shows the card, and goes away before anyone answers it.
+    editor.recv_until(WAIT, |m| m["method"] == "session/request_permission");
+    let status = editor.end_input(WAIT);
+    assert_eq!(status.code(), Some(0), "{}", editor.log());
+    editor.drain();
+    let answer = editor
+        .seen
+        .iter()
+        .find(|m| m["id"] == json!(id) && m.get("method").is_none())
+        .cloned()
+        .unwrap_or_else(|| panic!("the prompt got no answer: {:?}", editor.seen));
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    assert!(
+        !work.join("never.txt").exists(),
+        "a write nobody allowed was done"
+    );
+    assert_eq!(
+        peer.model().requests().len(),
+        1,
+        "the turn went on after the end of input"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unanswered_permission_is_cancelled_with_acp_s_own_notification_and_denied() {
+    let (peer, home) = logged_in().await;
+    home.config_for(&peer.url(), "remote:\n  approval_timeout: 1\n");
+    let work = home.path().join("work");
+    let mut editor = Editor::start(&home);
+    editor.initialize(false);
+    let opened = new_session(&mut editor, &work, json!({ "mode": "manual" }));
+    let session = opened["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{opened}"))
+        .to_string();
+    peer.model().push(ModelReply::tool_call(
+        "call_w",
+        "write",
+        json!({ "path": "late.txt", "content": "no" }),
+    ));
+    peer.model().push(ModelReply::text("Nobody answered."));
+    let id = editor.send_request("session/prompt", prompt_params(&session, "write it"));
+    let asked = editor.recv_until(WAIT, |m| m["method"] == "session/request_permission");
+    // Nobody answers: after remote.approval_timeout the card is taken down, the ACP way.
+    let cancelled = editor.recv_until(WAIT, |m| m["method"] == "$/cancel_request");
+    validate_acp("CancelRequestNotification", &cancelled["params"]).unwrap();
+    assert_eq!(cancelled["params"]["requestId"], asked["id"], "{cancelled}");
+    let answer = editor.answer(id);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(!work.join("late.txt").exists());
+    let second = &peer.model().requests()[1];
+    let denial = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned();
+    assert!(
+        denial.is_some_and(|m| m["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Nobody answered within 1 seconds")),
+        "{second}"
+    );
+    assert_eq!(editor.end_input(WAIT).code(), Some(0));
 }

@@ -51,6 +51,10 @@ struct Inner {
     active_turns: std::sync::atomic::AtomicUsize,
     /// Serves an editor on `lembas serve --stdio` rather than the instance's link.
     editor: bool,
+    /// The request showing each open card to a client that takes no `_lembas/permission/settled`
+    /// (by tool call id: the link's serial and the request id), so a card taken down here can be
+    /// taken down there with ACP's own `$/cancel_request`.
+    card_requests: Mutex<HashMap<String, (u64, Value)>>,
 }
 
 impl Engine {
@@ -100,6 +104,7 @@ impl Engine {
             token: tokio::sync::Mutex::new(None),
             active_turns: Default::default(),
             editor,
+            card_requests: Mutex::default(),
         }))
     }
 
@@ -295,8 +300,16 @@ impl Engine {
     fn send_card(&self, client: &ClientLink, method: &'static str, tool_call_id: String, params: Value) {
         let client = client.clone();
         let engine = self.clone();
+        let id = client.next_id();
+        if !client.lembas {
+            engine
+                .card_requests()
+                .insert(tool_call_id.clone(), (client.serial, id.clone()));
+        }
         tokio::spawn(async move {
-            if let Ok(result) = client.request(method, params).await {
+            let answered = client.request_as(id, method, params).await;
+            engine.card_requests().remove(&tool_call_id);
+            if let Ok(result) = answered {
                 let answer = match result {
                     Ok(result) if method == PERMISSION => Answer::from_client(&result),
                     Ok(result) => Answer::Reply(result),
@@ -427,14 +440,29 @@ impl Engine {
             tool_call_id: tool_call_id.to_string(),
             outcome: outcome.to_string(),
         });
-        if let Some(client) = self.client().filter(|c| c.lembas) {
+        let Some(client) = self.client() else { return };
+        if client.lembas {
             let _ = client
                 .notify(
                     "_lembas/permission/settled",
                     json!({ "sessionId": session_id, "toolCallId": tool_call_id }),
                 )
                 .await;
+            return;
         }
+        // A plain ACP client (an editor) hears it as the card's request being cancelled.
+        let request = self.card_requests().remove(tool_call_id);
+        if let Some((serial, id)) = request
+            && serial == client.serial
+        {
+            let _ = client
+                .notify("$/cancel_request", json!({ "requestId": id }))
+                .await;
+        }
+    }
+
+    fn card_requests(&self) -> MutexGuard<'_, HashMap<String, (u64, Value)>> {
+        self.0.card_requests.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The approval cards open now, for the desktop.
