@@ -9,6 +9,7 @@ mod approvals;
 mod live;
 mod login;
 mod remote;
+mod serve;
 mod service;
 mod sessions;
 
@@ -32,6 +33,13 @@ enum Command {
     Service {
         #[command(subcommand)]
         command: ServiceCommand,
+    },
+    /// The agent for an editor: ACP on stdin and stdout, one JSON-RPC message a line (Zed's custom
+    /// agent: command lembas, args serve --stdio).
+    Serve {
+        /// Speak on stdin and stdout (the only way this command serves).
+        #[arg(long, required = true)]
+        stdio: bool,
     },
     /// Whether this device is linked, to which server, with which limits.
     Status {
@@ -229,6 +237,7 @@ fn main() -> ExitCode {
             ServiceCommand::Run => service::run(),
             ServiceCommand::Scheduled { state, json } => remote::scheduled(state, json),
         },
+        Command::Serve { stdio: _ } => serve::stdio(),
         Command::Status { json } => service::status(json),
         Command::Login {
             token_stdin,

@@ -48,6 +48,9 @@ pub fn capabilities(settings: &Settings) -> Vec<&'static str> {
     caps
 }
 
+/// Capabilities only the link to the instance has: an editor is never offered them.
+const LINK_ONLY: [&str; 4] = ["directories", "scheduled", "terminal", "shell"];
+
 /// The capability an engine method belongs to (session/* are ACP's own and always there).
 fn engine_capability(method: &str) -> Option<&'static str> {
     Some(match method {
@@ -72,6 +75,9 @@ pub struct Announced {
     pub require_trust: bool,
     pub scheduled: bool,
     pub capabilities: Vec<&'static str>,
+    /// Told to an editor on `lembas serve --stdio`: no limits (the person's own machine), and none
+    /// of what only the link serves.
+    pub editor: bool,
 }
 
 impl Announced {
@@ -88,6 +94,22 @@ impl Announced {
             require_trust: remote.require_trust,
             scheduled: remote.scheduled,
             capabilities: capabilities(settings),
+            editor: false,
+        }
+    }
+
+    /// What initialize tells an editor: `limits: null` (acp.md), and the capabilities without
+    /// those only the link has (directories, scheduled work, terminals).
+    pub fn for_editor(settings: &Settings) -> Self {
+        let mut capabilities = capabilities(settings);
+        capabilities.retain(|c| !LINK_ONLY.contains(c));
+        Self {
+            roots: vec![],
+            max_mode: settings.remote.max_mode.to_string(),
+            require_trust: false,
+            scheduled: false,
+            capabilities,
+            editor: true,
         }
     }
 
@@ -96,8 +118,11 @@ impl Announced {
         json!({ "roots": self.roots, "max_mode": self.max_mode, "require_trust": self.require_trust, "scheduled": self.scheduled })
     }
 
-    /// initialize's limits, as the spec's example has them.
+    /// initialize's limits, as the spec's example has them; null to an editor.
     pub fn initialize_limits(&self) -> Value {
+        if self.editor {
+            return Value::Null;
+        }
         json!({ "roots": self.roots, "max_mode": self.max_mode, "scheduled": self.scheduled })
     }
 
@@ -258,6 +283,14 @@ impl Dispatcher {
                 );
                 *self.client.lock().unwrap_or_else(|p| p.into_inner()) = Some(client);
                 Ok(self.announced.initialize_result(self.connection.as_deref()))
+            }
+            "_lembas/directories" | "_lembas/monitor" | "_lembas/terminal/open" if self.announced.editor => {
+                Err(RpcError::new(
+                    rpc::METHOD_NOT_FOUND,
+                    format!(
+                        "{method} is served only on the link to LLeMbas, not to an editor on lembas serve --stdio."
+                    ),
+                ))
             }
             "_lembas/directories" if self.offers("directories") => {
                 let settings = self.now();

@@ -7,6 +7,7 @@ pub mod decisions;
 pub mod directories;
 pub mod discovery;
 pub mod dispatcher;
+pub mod editor;
 pub mod engine;
 pub mod events;
 pub mod keychain;

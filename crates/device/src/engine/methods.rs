@@ -103,6 +103,25 @@ pub(super) async fn check_model(engine: &Engine, model: &str) -> Result<(), RpcE
     }
 }
 
+/// The instance's default model for this device.
+async fn default_model(engine: &Engine) -> Result<String, RpcError> {
+    let instance = engine
+        .instance()
+        .await
+        .map_err(|why| RpcError::invalid_params(format!("The instance's models cannot be used: {why}.")))?;
+    instance
+        .default_model()
+        .await
+        .map_err(|why| {
+            RpcError::invalid_params(format!("The instance's default model cannot be read: {why}."))
+        })?
+        .ok_or_else(|| {
+            RpcError::invalid_params(
+                "The instance names no default model: choose one with _meta.model (a model it serves).",
+            )
+        })
+}
+
 async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     #[derive(Deserialize)]
     struct Params {
@@ -135,18 +154,23 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
             RpcError::invalid_params(reason)
         }
     })?;
-    let model = params
+    let named = params
         .meta
         .get("lembas_model")
         .or_else(|| params.meta.get("model"))
         .and_then(Value::as_str)
         .filter(|m| !m.is_empty())
-        .ok_or_else(|| {
-            RpcError::invalid_params(
+        .map(str::to_string);
+    let model = match named {
+        Some(model) => model,
+        // An editor need not name one: the instance's default for this device.
+        None if engine.serves_editor() => default_model(engine).await?,
+        None => {
+            return Err(RpcError::invalid_params(
                 "session/new needs _meta.lembas_model: the instance's name of the chat's model.",
-            )
-        })?
-        .to_string();
+            ));
+        }
+    };
     check_model(engine, &model).await?;
     let effort = effort_of(params.meta.get("effort").and_then(Value::as_str));
     let mut context = Context::default();

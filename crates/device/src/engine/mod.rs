@@ -51,6 +51,12 @@ struct Inner {
     token: tokio::sync::Mutex<Option<Token>>,
     /// Turns running or waiting, over all sessions: the link counts as working while any is.
     active_turns: std::sync::atomic::AtomicUsize,
+    /// Serves an editor on `lembas serve --stdio` rather than the instance's link.
+    editor: bool,
+    /// The request showing each open card to a client that takes no `_lembas/permission/settled`
+    /// (by tool call id: the link's serial and the request id), so a card taken down here can be
+    /// taken down there with ACP's own `$/cancel_request`.
+    card_requests: Mutex<HashMap<String, (u64, Value)>>,
 }
 
 impl Engine {
@@ -58,10 +64,28 @@ impl Engine {
         Engine::with_store(settings, events, Store::open_default())
     }
 
+    /// The engine of `lembas serve --stdio`: its client is an editor, which never hears of the
+    /// deletes kept for the instance, and may leave the model to the instance's default.
+    pub fn for_editor(
+        settings: watch::Receiver<Arc<Settings>>,
+        events: broadcast::Sender<DeviceEvent>,
+    ) -> Engine {
+        Engine::build(settings, events, Store::open_default(), true)
+    }
+
     pub fn with_store(
         settings: watch::Receiver<Arc<Settings>>,
         events: broadcast::Sender<DeviceEvent>,
         store: Store,
+    ) -> Engine {
+        Engine::build(settings, events, store, false)
+    }
+
+    fn build(
+        settings: watch::Receiver<Arc<Settings>>,
+        events: broadcast::Sender<DeviceEvent>,
+        store: Store,
+        editor: bool,
     ) -> Engine {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
@@ -81,7 +105,33 @@ impl Engine {
             http,
             token: tokio::sync::Mutex::new(None),
             active_turns: Default::default(),
+            editor,
+            card_requests: Mutex::default(),
         }))
+    }
+
+    pub(crate) fn serves_editor(&self) -> bool {
+        self.0.editor
+    }
+
+    /// Cancels every turn, running or waiting, until none is left or `within` has passed (an
+    /// editor's input ended); `true` when none is left. A turn that ended has its records on disk.
+    pub async fn cancel_all(&self, within: Duration) -> bool {
+        let end = tokio::time::Instant::now() + within;
+        loop {
+            if !self.busy() {
+                return true;
+            }
+            if tokio::time::Instant::now() >= end {
+                return false;
+            }
+            // Again on every round: a prompt that was waiting its turn starts after the first cancel.
+            let sessions: Vec<Arc<Session>> = self.sessions().values().cloned().collect();
+            for session in sessions {
+                session.cancel();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Watches for deletes made from a shell while this runtime runs, and tells the client.
@@ -196,7 +246,8 @@ impl Engine {
                 session.cancel();
             }
         }
-        let Some(client) = self.client().filter(|c| c.lembas) else {
+        // The kept deletes are for the instance: an editor taking them would lose them.
+        let Some(client) = self.client().filter(|c| c.lembas && !self.0.editor) else {
             return;
         };
         let mut sent = Vec::new();
@@ -276,8 +327,16 @@ impl Engine {
     fn send_card(&self, client: &ClientLink, method: &'static str, tool_call_id: String, params: Value) {
         let client = client.clone();
         let engine = self.clone();
+        let id = client.next_id();
+        if !client.lembas {
+            engine
+                .card_requests()
+                .insert(tool_call_id.clone(), (client.serial, id.clone()));
+        }
         tokio::spawn(async move {
-            if let Ok(result) = client.request(method, params).await {
+            let answered = client.request_as(id, method, params).await;
+            engine.card_requests().remove(&tool_call_id);
+            if let Ok(result) = answered {
                 let answer = match result {
                     Ok(result) if method == PERMISSION => Answer::from_client(&result),
                     Ok(result) => Answer::Reply(result),
@@ -411,14 +470,29 @@ impl Engine {
             tool_call_id: tool_call_id.to_string(),
             outcome: outcome.to_string(),
         });
-        if let Some(client) = self.client().filter(|c| c.lembas) {
+        let Some(client) = self.client() else { return };
+        if client.lembas {
             let _ = client
                 .notify(
                     "_lembas/permission/settled",
                     json!({ "sessionId": session_id, "toolCallId": tool_call_id }),
                 )
                 .await;
+            return;
         }
+        // A plain ACP client (an editor) hears it as the card's request being cancelled.
+        let request = self.card_requests().remove(tool_call_id);
+        if let Some((serial, id)) = request
+            && serial == client.serial
+        {
+            let _ = client
+                .notify("$/cancel_request", json!({ "requestId": id }))
+                .await;
+        }
+    }
+
+    fn card_requests(&self) -> MutexGuard<'_, HashMap<String, (u64, Value)>> {
+        self.0.card_requests.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The approval cards open now, for the desktop.

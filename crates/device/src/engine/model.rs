@@ -167,6 +167,35 @@ impl Instance {
         Ok(body["data"].as_array().cloned().unwrap_or_default())
     }
 
+    /// The model the instance names as its default for this device (`default_model` in
+    /// `/api/v1/instance`); `None` when it names none.
+    pub async fn default_model(&self) -> Result<Option<String>, String> {
+        let url = self.url("api/v1/instance")?;
+        let response = self
+            .http
+            .get(url)
+            .bearer_auth(self.token.expose())
+            .send()
+            .await
+            .map_err(|e| format!("the instance could not be asked for its default model: {e}"))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(format!(
+                "the instance's /api/v1/instance answered HTTP {}",
+                status.as_u16()
+            ));
+        }
+        let body: Value = response
+            .json()
+            .await
+            .map_err(|e| format!("the instance's /api/v1/instance is not JSON: {e}"))?;
+        Ok(body
+            .get("default_model")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .map(str::to_string))
+    }
+
     /// Opens one step's stream, retrying a 429, a 5xx or a connection lost before the first byte
     /// (at most three tries, 1 s then 4 s, a Retry-After up to 30 s honoured).
     pub async fn open(&self, body: &Value) -> Result<ModelStream, ModelError> {

@@ -101,8 +101,22 @@ impl ClientLink {
 
     /// Sends a request and waits for its answer. `Err(Closed)` when the link ends first.
     pub async fn request(&self, method: &str, params: Value) -> Result<Result<Value, RpcError>, Closed> {
+        self.request_as(self.next_id(), method, params).await
+    }
+
+    /// A fresh id for a request of ours, for a caller that needs to know it before sending.
+    pub fn next_id(&self) -> Value {
         let n = self.pending.next.fetch_add(1, Ordering::Relaxed);
-        let id = Value::String(format!("dev-{n}"));
+        Value::String(format!("dev-{n}"))
+    }
+
+    /// [`ClientLink::request`] with an id from [`ClientLink::next_id`].
+    pub async fn request_as(
+        &self,
+        id: Value,
+        method: &str,
+        params: Value,
+    ) -> Result<Result<Value, RpcError>, Closed> {
         let (tx, rx) = oneshot::channel();
         self.pending.waiting().insert(id_key(&id), tx);
         if self.out.control(rpc::request(&id, method, params)).await.is_err() {

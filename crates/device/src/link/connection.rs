@@ -14,10 +14,11 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use super::outbound::{self, Outbound};
+use super::incoming;
+use super::outbound;
 use crate::dispatcher::{Announced, Dispatcher};
 use crate::events::DeviceEvent;
-use crate::rpc::{self, Incoming, RpcError};
+use crate::rpc::{self, RpcError};
 use crate::settings::Settings;
 
 pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
@@ -93,10 +94,10 @@ pub async fn run(ws: Ws, mut ctx: LinkContext) -> LinkEnd {
             msg = stream.next() => {
                 last_seen = Instant::now();
                 match msg {
-                    Some(Ok(Message::Text(text))) => read_text(text.as_str(), &dispatcher, &out, &mut tasks).await,
+                    Some(Ok(Message::Text(text))) => incoming::receive(text.as_str(), &dispatcher, &out, &mut tasks).await,
                     Some(Ok(Message::Binary(_))) => {
                         let error = RpcError::new(rpc::PARSE_ERROR, "Binary frames are not JSON-RPC: send each message as one text frame.");
-                        spawn_answer(&mut tasks, &out, Value::Null, Err(error));
+                        incoming::spawn_answer(&mut tasks, &out, Value::Null, Err(error));
                     }
                     Some(Ok(Message::Close(frame))) => {
                         break match frame {
@@ -147,39 +148,6 @@ pub async fn run(ws: Ws, mut ctx: LinkContext) -> LinkEnd {
     }
     writer.abort();
     end
-}
-
-async fn read_text(text: &str, dispatcher: &Arc<Dispatcher>, out: &Outbound, tasks: &mut JoinSet<()>) {
-    match rpc::parse(text) {
-        Ok(Incoming::Request { id, method, params }) => {
-            let dispatcher = dispatcher.clone();
-            let out = out.clone();
-            tasks.spawn(async move {
-                let result = dispatcher.request(&method, params).await;
-                let new_session = match &result {
-                    Ok(answer) if method == "session/new" => answer["sessionId"].as_str().map(str::to_string),
-                    _ => None,
-                };
-                let _ = out.answer(&id, result).await;
-                dispatcher.answered(&method, new_session).await;
-            });
-        }
-        // In order, in the reader: keystrokes must not overtake each other.
-        Ok(Incoming::Notification { method, params }) => dispatcher.notification(&method, params).await,
-        Ok(Incoming::Response { id, result }) => {
-            if !dispatcher.pending.resolve(&id, result) {
-                tracing::debug!(%id, "an answer to no request of ours");
-            }
-        }
-        Err(rejected) => spawn_answer(tasks, out, rejected.id, Err(rejected.error)),
-    }
-}
-
-fn spawn_answer(tasks: &mut JoinSet<()>, out: &Outbound, id: Value, result: Result<Value, RpcError>) {
-    let out = out.clone();
-    tasks.spawn(async move {
-        let _ = out.answer(&id, result).await;
-    });
 }
 
 async fn write_frames(

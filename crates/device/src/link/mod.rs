@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod connection;
+pub mod incoming;
 pub mod outbound;
 pub mod supervisor;
 pub mod wake;
