@@ -88,7 +88,10 @@ pub async fn read_activity(limit: Option<usize>) -> Result<activity_file::Page, 
     let read = tokio::task::spawn_blocking(move || activity_file::read(&path, n))
         .await
         .map_err(|e| CommandError::new("internal", e.to_string()))?;
-    read.map_err(|e| CommandError::new("activity", format!("The activity log cannot be read: {e}")))
+    let page =
+        read.map_err(|e| CommandError::new("activity", format!("The activity log cannot be read: {e}")))?;
+    tracing::debug!(lines = page.lines.len(), "the window read the activity log");
+    Ok(page)
 }
 
 /// The view a new window opens on (the tray's activity log, a clicked notification), once.

@@ -142,7 +142,9 @@ def main():
     work = home / "work"
     work.mkdir()
     env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-               XDG_STATE_HOME=str(home / ".local/state"), RUST_LOG="info",
+               XDG_STATE_HOME=str(home / ".local/state"),
+               # debug for the commands: the log says when the window read the activity log.
+               RUST_LOG="info,lembas_desktop::commands=debug",
                # A bare D-Bus session starts GTK's accessibility bus on first use, which holds the
                # tray back about 3 s; a desktop session has it running already.
                NO_AT_BRIDGE="1")
@@ -207,10 +209,12 @@ def main():
             time.sleep(3)
             figures["window_closed"] = memory(app.pid)
 
+        reads = lambda: (OUT / "app.log").read_text().count("the window read the activity log")
         tray_menu.click(*tray_menu.find(), "Open activity log")
         wids = wait_for("Open activity log opens the window", lambda: [w for w in windows() if viewable(w)])
         if wids:
-            time.sleep(3)  # the Activity view reads the log once the page has loaded
+            wait_for("the window opens on the Activity view, which reads the log", lambda: reads() > 0)
+            time.sleep(2)  # WebKit paints in software under Xvfb
             screenshot("window-activity.png")
             figures.setdefault("close_requests_resent", []).append(close_and_wait("the activity window closes"))
 
