@@ -155,9 +155,9 @@ fn cut(text: &str) -> String {
 /// `30 minutes`, `1 hour`, `90 seconds`: a schedule's wait as a person says it.
 pub fn wait_words(seconds: u64) -> String {
     let plural = |n: u64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
-    if seconds % 3600 == 0 && seconds > 0 {
+    if seconds > 0 && seconds.is_multiple_of(3600) {
         plural(seconds / 3600, "hour")
-    } else if seconds % 60 == 0 && seconds > 0 {
+    } else if seconds > 0 && seconds.is_multiple_of(60) {
         plural(seconds / 60, "minute")
     } else {
         plural(seconds, "second")
