@@ -2,6 +2,9 @@
 //! process (`host::Host`), `notices::run` with the freedesktop notifier, and a notification server
 //! of this test's own on the private session bus, which records each notice and clicks its
 //! buttons. The other side is the reference peer with a scripted model whose tool calls ask.
+//! Covered: Allow and Deny on a notice answer the turn and send settled; a click on the notice
+//! opens its card; the client's answer and a timeout take the notice down; a plan's Allow; a
+//! scheduled run's notice names its schedule and wait.
 //! Needs a session bus and a Secret Service: run it through scripts/with-keyring (a private
 //! `dbus-run-session`, as scripts/test does). One test in this binary: it sets HOME.
 
@@ -136,8 +139,8 @@ fn write(id: &str, path: &str, content: &str) -> ModelReply {
     ModelReply::tool_call(id, "write", json!({ "path": path, "content": content }))
 }
 
-fn scheduled() -> Value {
-    json!({ "schedule_id": "sched1", "run_id": "run1", "title": "Nightly tidy", "mode": "manual", "approval_wait_s": 60 })
+fn scheduled(wait_s: u64) -> Value {
+    json!({ "schedule_id": "sched1", "run_id": "run1", "title": "Nightly tidy", "mode": "manual", "approval_wait_s": wait_s })
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -156,6 +159,8 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
         std::env::set_var("HOME", &home);
         std::env::set_var("XDG_CONFIG_HOME", home.join(".config"));
         std::env::set_var("XDG_STATE_HOME", home.join(".local/state"));
+        // Lets a scheduled card wait one second, so a timeout is seen quickly.
+        std::env::set_var("LEMBAS_APPROVAL_WAIT_MIN_S", "1");
     }
     let (seen_tx, mut seen) = mpsc::unbounded_channel();
     let bus = zbus::connection::Builder::session()
@@ -350,7 +355,7 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
     let opened_session = link
         .request(
             "session/new",
-            json!({ "cwd": work, "mcpServers": [], "_meta": { "lembas_model": lembas_peer::DEFAULT_MODEL, "lembas": { "scheduled": scheduled() } } }),
+            json!({ "cwd": work, "mcpServers": [], "_meta": { "lembas_model": lembas_peer::DEFAULT_MODEL, "lembas": { "scheduled": scheduled(60) } } }),
             WAIT,
         )
         .await
@@ -365,7 +370,7 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
         .send_request(
             "session/prompt",
             json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "tidy" }],
-                    "_meta": { "lembas": { "turnId": "run1", "scheduled": scheduled() } } }),
+                    "_meta": { "lembas": { "turnId": "run1", "scheduled": scheduled(60) } } }),
         )
         .await
         .unwrap();
@@ -395,6 +400,35 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
     let answer = link.recv_answer(prompt, WAIT).await.unwrap();
     assert!(answer.get("result").is_some(), "{answer}");
     assert!(!work.join("tidy.txt").exists());
+    assert!(host.cards().is_empty());
+
+    // Nobody answers: when the wait runs out the notice is taken down and the client told.
+    model.push(write("call_late", "late.txt", "late"));
+    model.push(ModelReply::text("Nobody answered."));
+    let prompt = link
+        .send_request(
+            "session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "tidy again" }],
+                    "_meta": { "lembas": { "turnId": "run2", "scheduled": scheduled(1) } } }),
+        )
+        .await
+        .unwrap();
+    link.recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    let (id, _, body, _) = shown(&mut seen).await;
+    assert!(
+        body.ends_with("Waits 1 second for an answer, then it is denied."),
+        "{body}"
+    );
+    assert_eq!(closed(&mut seen).await, id, "the timeout withdraws the notice");
+    let told = link
+        .recv_notification("_lembas/permission/settled", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(told["params"]["toolCallId"], "call_late");
+    link.recv_answer(prompt, WAIT).await.unwrap();
+    assert!(!work.join("late.txt").exists());
     assert!(host.cards().is_empty());
     host.quit().await;
 }
