@@ -12,6 +12,8 @@ const COMMANDS: &[&str] = &[
     "logout",
     "stop_remote_work",
     "answer_approval",
+    "read_activity",
+    "take_view",
 ];
 
 fn main() {

@@ -4,9 +4,11 @@ use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 use tokio::sync::oneshot;
 
+use crate::activity_file;
 use crate::controls::{self, CommandError, LoginReport, SettingChange};
 use crate::host::Host;
 use crate::state::Snapshot;
+use crate::window::{PendingView, View};
 
 #[tauri::command]
 pub fn get_state(host: State<'_, Host>) -> Snapshot {
@@ -75,4 +77,25 @@ pub async fn answer_approval(
 #[tauri::command]
 pub fn stop_remote_work(host: State<'_, Host>) -> Result<Snapshot, CommandError> {
     crate::stop_remote_work(&host)
+}
+
+/// The newest lines of the activity log for the Activity view; `limit` at most
+/// [`activity_file::MOST`].
+#[tauri::command]
+pub async fn read_activity(limit: Option<usize>) -> Result<activity_file::Page, CommandError> {
+    let path = lembas_device::activity_log::path();
+    let n = limit.unwrap_or(activity_file::MOST);
+    let read = tokio::task::spawn_blocking(move || activity_file::read(&path, n))
+        .await
+        .map_err(|e| CommandError::new("internal", e.to_string()))?;
+    let page =
+        read.map_err(|e| CommandError::new("activity", format!("The activity log cannot be read: {e}")))?;
+    tracing::debug!(lines = page.lines.len(), "the window read the activity log");
+    Ok(page)
+}
+
+/// The view a new window opens on (the tray's activity log, a clicked notification), once.
+#[tauri::command]
+pub fn take_view(pending: State<'_, PendingView>) -> Option<View> {
+    pending.take()
 }

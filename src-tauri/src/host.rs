@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use lembas_device::engine::Card;
+use lembas_device::events::DeviceEvent;
 use lembas_device::lock::LockError;
 use lembas_device::runtime::{Runtime, StartError};
 use lembas_device::settings;
@@ -17,6 +19,7 @@ use lembas_device::status;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 
 use crate::activity::Activity;
+use crate::cards::CardView;
 use crate::state::HostState;
 
 /// How this app names itself in the device lock (`lembas status` shows it).
@@ -45,6 +48,8 @@ enum Control {
 pub struct Host {
     state: watch::Receiver<HostState>,
     activity: Arc<Mutex<Activity>>,
+    /// The approval cards open on the runtime this app runs (none while another process runs it).
+    cards: watch::Receiver<Vec<CardView>>,
     control: mpsc::UnboundedSender<Control>,
     /// Rung on every change of state, activity or config: the tray and window redraw.
     pub changed: Arc<Notify>,
@@ -56,9 +61,11 @@ impl Host {
     pub fn start(config: PathBuf) -> Host {
         let (state_tx, state) = watch::channel(HostState::default());
         let (control, control_rx) = mpsc::unbounded_channel();
+        let (cards_tx, cards) = watch::channel(Vec::new());
         let host = Host {
             state,
             activity: Arc::new(Mutex::new(Activity::default())),
+            cards,
             control,
             changed: Arc::new(Notify::new()),
             config,
@@ -80,6 +87,7 @@ impl Host {
         let runner = Runner {
             state: state_tx,
             activity: host.activity.clone(),
+            cards: cards_tx,
             changed: host.changed.clone(),
             control: control_rx,
             config: config_rx,
@@ -90,6 +98,16 @@ impl Host {
 
     pub fn state(&self) -> HostState {
         self.state.borrow().clone()
+    }
+
+    /// The approval cards open now, oldest first.
+    pub fn cards(&self) -> Vec<CardView> {
+        self.cards.borrow().clone()
+    }
+
+    /// Changes whenever a card opens or is settled.
+    pub fn watch_cards(&self) -> watch::Receiver<Vec<CardView>> {
+        self.cards.clone()
     }
 
     pub fn activity(&self) -> MutexGuard<'_, Activity> {
@@ -129,6 +147,7 @@ impl Host {
 struct Runner {
     state: watch::Sender<HostState>,
     activity: Arc<Mutex<Activity>>,
+    cards: watch::Sender<Vec<CardView>>,
     changed: Arc<Notify>,
     control: mpsc::UnboundedReceiver<Control>,
     config: watch::Receiver<u64>,
@@ -200,10 +219,14 @@ impl Runner {
                 changed = status.changed() => if changed.is_err() { break },
                 event = events.recv() => match event {
                     Ok(event) => {
+                        if matches!(event, DeviceEvent::ApprovalAsked { .. } | DeviceEvent::ApprovalSettled { .. }) {
+                            self.show_cards(&runtime.engine.cards());
+                        }
                         self.activity.lock().unwrap_or_else(|p| p.into_inner()).apply(&event);
                         self.changed.notify_one();
                     }
-                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    // Missed events may have opened or settled cards: read them again.
+                    Err(broadcast::error::RecvError::Lagged(_)) => self.show_cards(&runtime.engine.cards()),
                     Err(broadcast::error::RecvError::Closed) => break,
                 },
                 control = self.control.recv() => match control {
@@ -212,10 +235,12 @@ impl Runner {
                         let _ = done.send(runtime.engine.answer_card(&tool_call_id, &option_id).await);
                     }
                     Some(Control::Quit(done)) => {
+                        self.show_cards(&[]);
                         runtime.stop().await;
                         return Next::Quit(Some(done));
                     }
                     None => {
+                        self.show_cards(&[]);
                         runtime.stop().await;
                         return Next::Quit(None);
                     }
@@ -224,8 +249,20 @@ impl Runner {
         }
         // A final state: the supervisor has stopped and needs a person (the status says why).
         // The lock is released, and taken again once there is something new to try.
+        self.show_cards(&[]);
         runtime.wait().await;
         self.wait(None).await
+    }
+
+    /// Publishes the cards open now (the engine's list is the truth; events only say when to look).
+    fn show_cards(&self, cards: &[Card]) {
+        let mut views: Vec<CardView> = cards.iter().map(CardView::of).collect();
+        views.sort_by_key(|c| c.asked_at_ms);
+        self.cards.send_if_modified(|shown| {
+            let changed = *shown != views;
+            *shown = views;
+            changed
+        });
     }
 
     /// Waits for a change of the config, a redial request, the poll interval, or quitting.

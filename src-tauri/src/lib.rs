@@ -2,12 +2,18 @@
 //! which runs in this process as it does in `lembas service run`.
 
 pub mod activity;
+mod activity_file;
+pub mod cards;
 mod commands;
 pub mod controls;
-mod host;
+pub mod host;
+pub mod notices;
+pub mod notifier;
 pub mod state;
 mod tray;
 mod window;
+
+use std::sync::Arc;
 
 use lembas_device::decisions::decisions;
 use lembas_device::paths;
@@ -48,12 +54,29 @@ pub fn run() {
             commands::logout,
             commands::stop_remote_work,
             commands::answer_approval,
+            commands::read_activity,
+            commands::take_view,
         ])
         .setup(move |app| {
             #[cfg(target_os = "macos")]
             app.set_activation_policy(tauri::ActivationPolicy::Accessory);
             let host = tauri::async_runtime::block_on(async { Host::start(paths::config_file()) });
             app.manage(host.clone());
+            app.manage(window::PendingView::default());
+            let handle = app.handle().clone();
+            let open_card = move |id: &str| {
+                let view = window::View::Card {
+                    tool_call_id: id.to_string(),
+                };
+                if let Err(e) = window::open_on(&handle, view) {
+                    tracing::error!("cannot open the window: {e}");
+                }
+            };
+            tauri::async_runtime::spawn(notices::run(
+                host.clone(),
+                Arc::from(notifier::platform()),
+                Arc::new(open_card),
+            ));
             let tray = Tray::build(app.handle(), &decisions().scheduled.setting.label, on_menu)?;
             app.manage(tray);
             tracing::info!(ms = started.elapsed().as_millis() as u64, "tray ready");
@@ -83,6 +106,7 @@ fn snapshot(host: &Host) -> Snapshot {
         &host.state(),
         loaded.as_ref().map_err(Clone::clone),
         &host.activity(),
+        host.cards(),
     )
 }
 
@@ -126,6 +150,8 @@ fn on_menu(app: &AppHandle, id: MenuId) {
         MenuId::StopAll => stop_remote_work(&host).map(|_| ()),
         MenuId::Autostart => toggle_autostart(app),
         MenuId::Open => window::open(app).map_err(|e| CommandError::new("window", e.to_string())),
+        MenuId::ActivityLog => window::open_on(app, window::View::Activity)
+            .map_err(|e| CommandError::new("window", e.to_string())),
         MenuId::Quit => {
             let (app, host) = (app.clone(), host.inner().clone());
             tauri::async_runtime::spawn(async move {

@@ -12,6 +12,7 @@ use lembas_device::status::Status;
 use serde::Serialize;
 
 use crate::activity::{self, Entry, Now};
+use crate::cards::CardView;
 
 /// Who runs the device and what it last said.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -80,6 +81,8 @@ pub struct Snapshot {
     pub now: Now,
     pub now_line: String,
     pub activity: Vec<Entry>,
+    /// The approval cards waiting for an answer, oldest first.
+    pub cards: Vec<CardView>,
 }
 
 pub fn link_view(host: &HostState) -> LinkView {
@@ -155,6 +158,7 @@ pub fn snapshot(
     host: &HostState,
     settings: Result<&Settings, String>,
     activity: &activity::Activity,
+    cards: Vec<CardView>,
 ) -> Snapshot {
     let defaults = Settings::default();
     let (settings, settings_error) = match settings {
@@ -192,6 +196,7 @@ pub fn snapshot(
         now,
         now_line: activity::now_line(now),
         activity: activity.entries(),
+        cards,
     }
 }
 

@@ -19,11 +19,12 @@ pub enum MenuId {
     StopAll,
     Autostart,
     Open,
+    ActivityLog,
     Quit,
 }
 
 impl MenuId {
-    pub const ALL: [MenuId; 8] = [
+    pub const ALL: [MenuId; 9] = [
         MenuId::Status,
         MenuId::Scheduled,
         MenuId::Remote,
@@ -31,6 +32,7 @@ impl MenuId {
         MenuId::StopAll,
         MenuId::Autostart,
         MenuId::Open,
+        MenuId::ActivityLog,
         MenuId::Quit,
     ];
 
@@ -43,6 +45,7 @@ impl MenuId {
             MenuId::StopAll => "stop-all",
             MenuId::Autostart => "autostart",
             MenuId::Open => "open",
+            MenuId::ActivityLog => "activity-log",
             MenuId::Quit => "quit",
         }
     }
@@ -136,6 +139,13 @@ impl Tray {
             None::<&str>,
         )?;
         let open = MenuItem::with_id(app, id(MenuId::Open), "Open LLeMbas Desktop…", true, None::<&str>)?;
+        let activity_log = MenuItem::with_id(
+            app,
+            id(MenuId::ActivityLog),
+            "Open activity log",
+            true,
+            None::<&str>,
+        )?;
         let quit = MenuItem::with_id(app, id(MenuId::Quit), "Quit", true, None::<&str>)?;
         let menu = Menu::with_items(
             app,
@@ -150,6 +160,7 @@ impl Tray {
                 &PredefinedMenuItem::separator(app)?,
                 &autostart,
                 &open,
+                &activity_log,
                 &quit,
             ],
         )?;

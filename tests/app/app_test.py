@@ -4,7 +4,8 @@
 It starts LLeMbas Desktop in a throwaway home beside the reference peer (a local LLeMbas instance),
 then checks what a person would: the app starts into the tray; the tray menu (read over D-Bus)
 flips Accept scheduled work and the config follows; the window opens from the tray, logs in with a
-token typed into it and the tray says Linked; closing the window keeps the app in the tray; a second
+token typed into it and the tray says Linked; closing the window keeps the app in the tray; Open
+activity log opens it again (on the Activity view: see window-activity.png); a second
 launch opens the window of the first; Quit ends it. It measures launch to tray, and the memory of
 all the app's processes with no window, with the window open and after it closed; screenshots and
 figures go to the output folder. Usage: app_test.py <folder with the binaries> <output folder>
@@ -141,7 +142,9 @@ def main():
     work = home / "work"
     work.mkdir()
     env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-               XDG_STATE_HOME=str(home / ".local/state"), RUST_LOG="info",
+               XDG_STATE_HOME=str(home / ".local/state"),
+               # debug for the commands: the log says when the window read the activity log.
+               RUST_LOG="info,lembas_desktop::commands=debug",
                # A bare D-Bus session starts GTK's accessibility bus on first use, which holds the
                # tray back about 3 s; a desktop session has it running already.
                NO_AT_BRIDGE="1")
@@ -173,7 +176,7 @@ def main():
         check("no window at start", not windows())
         items = wait_for("the tray says Not logged in", lambda: tray_status() == "Not logged in" and tray_items())
         for label in ["Accept scheduled work", "Remote work", "Stop all remote work", "Start at login",
-                      "Open LLeMbas Desktop…", "Quit"]:
+                      "Open LLeMbas Desktop…", "Open activity log", "Quit"]:
             check(f"the tray has {label}", label in items)
         offline_icon = tray_menu.icon_name(*tray_menu.find())
         check("the tray icon is set", bool(offline_icon))
@@ -205,6 +208,15 @@ def main():
             check("the app stays in the tray after the window closes", app.poll() is None)
             time.sleep(3)
             figures["window_closed"] = memory(app.pid)
+
+        reads = lambda: (OUT / "app.log").read_text().count("the window read the activity log")
+        tray_menu.click(*tray_menu.find(), "Open activity log")
+        wids = wait_for("Open activity log opens the window", lambda: [w for w in windows() if viewable(w)])
+        if wids:
+            wait_for("the window opens on the Activity view, which reads the log", lambda: reads() > 0)
+            time.sleep(2)  # WebKit paints in software under Xvfb
+            screenshot("window-activity.png")
+            figures.setdefault("close_requests_resent", []).append(close_and_wait("the activity window closes"))
 
         (OUT / "tray-menu.txt").write_text("\n".join(json.dumps(i) for i in tray_items().values()) + "\n")
 

@@ -13,6 +13,7 @@
     },
     modes: ['plan', 'manual', 'edit', 'auto'],
     now: { terminals: 0, watches: 0 }, now_line: 'Now: no remote work on this computer', activity: [],
+    cards: [],
   };
   const trusted = new Set();
   const fake = {
@@ -21,6 +22,12 @@
     listeners: new Map(),
     callbacks: new Map(),
     state,
+    // The activity log's lines, newest first, as the app reads them from activity.jsonl.
+    activityLog: [],
+    // The view take_view hands out once (the app sets it before it makes the window).
+    pendingView: null,
+    // Cards the client answered first: answer_approval says false for them.
+    answeredElsewhere: new Set(),
     emit(event, payload) {
       for (const id of fake.listeners.get(event) ?? []) fake.callbacks.get(id)?.({ event, id, payload });
     },
@@ -58,6 +65,16 @@
     change_setting: (args) => change(args.change),
     pick_root: () => (fake.nextPick ? change({ setting: 'add_root', value: fake.nextPick }) : clone()),
     stop_remote_work: () => { state.remote.enabled = false; return clone(); },
+    answer_approval: ({ toolCallId, optionId }) => {
+      if (!['once', 'session', 'deny'].includes(optionId)) return refuse('internal', `unknown option ${optionId}`);
+      const open = state.cards.some((c) => c.tool_call_id === toolCallId) && !fake.answeredElsewhere.has(toolCallId);
+      state.cards = state.cards.filter((c) => c.tool_call_id !== toolCallId);
+      return open;
+    },
+    read_activity: ({ limit }) => ({
+      lines: fake.activityLog.slice(0, limit ?? 1000), unreadable: 0, path: '/home/me/.local/state/lembas/activity.jsonl',
+    }),
+    take_view: () => { const v = fake.pendingView; fake.pendingView = null; return v; },
     login: ({ server, token }) => {
       if (!/^https?:\/\//.test(server)) return refuse('bad_server', `"${server}" is not a server address: give its URL, like https://llm.example.org.`);
       if (server.includes('unreachable')) return refuse('unreachable', `Cannot reach ${server} (connection refused). Check the address and your network, then log in again.`);

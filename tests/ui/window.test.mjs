@@ -163,6 +163,100 @@ test('the device\'s events redraw the window', async () => {
   assert.match(await page.textContent('#activity'), /Terminal opened in \/home\/me\/work/);
 });
 
+const cards = [
+  { tool_call_id: 'call_rm', session_id: 'ses_1', title: 'Remove the build folder', reason: 'Commands ask in manual mode.',
+    detail: { type: 'command', command: 'rm -r build' }, asked_at_ms: Date.now() - 5000, scheduled: null },
+  { tool_call_id: 'call_edit', session_id: 'ses_2', title: 'Edit notes.md', reason: 'Writes ask in manual mode.',
+    detail: { type: 'change', path: '/home/me/work/notes.md', diff: '-old line\n+new line' }, asked_at_ms: Date.now(),
+    scheduled: { title: 'Nightly tidy', wait_s: 1800 } },
+];
+
+const showCards = (list) => page.evaluate((c) => {
+  window.__fake.state.cards = c;
+  window.__fake.emit('device-state', JSON.parse(JSON.stringify(window.__fake.state)));
+}, list);
+
+test('approval cards say what the call is, and Allow and Deny answer them', async () => {
+  assert.equal(await page.locator('article.card').count(), 0, 'no cards, no section');
+  await showCards(cards);
+  await page.waitForSelector('#card-call_rm');
+  assert.match(await page.textContent('section.approvals h2'), /2 approvals are waiting/);
+  assert.equal(await page.textContent('#card-call_rm pre.command'), 'rm -r build');
+  assert.equal(await page.textContent('#card-call_rm .reason'), 'Commands ask in manual mode.');
+  const edit = page.locator('#card-call_edit');
+  assert.equal(await edit.locator('.path').textContent(), '/home/me/work/notes.md');
+  assert.equal(await edit.locator('pre.diff .del').textContent(), '-old line');
+  assert.equal(await edit.locator('pre.diff .add').textContent(), '+new line');
+  assert.match(await edit.locator('.scheduled').textContent(), /^Scheduled “Nightly tidy”: waits 30 minutes from .*, then it is denied\.$/);
+
+  await page.locator('#card-call_rm').getByRole('button', { name: 'Allow' }).click();
+  await page.waitForSelector('#card-call_rm', { state: 'detached' });
+  await edit.getByRole('button', { name: 'Deny' }).click();
+  await page.waitForSelector('section.approvals', { state: 'detached' });
+  const answers = (await calls('answer_approval')).map((c) => c.args);
+  assert.deepEqual(answers, [
+    { toolCallId: 'call_rm', optionId: 'once' },
+    { toolCallId: 'call_edit', optionId: 'deny' },
+  ]);
+});
+
+test('a card answered elsewhere first says so', async () => {
+  await showCards([cards[0]]);
+  await page.evaluate(() => window.__fake.answeredElsewhere.add('call_rm'));
+  await page.click('#allow-call_rm');
+  await page.waitForSelector('#notice');
+  assert.equal(await page.textContent('#notice'), 'It had been answered elsewhere first.');
+  assert.equal(await page.locator('article.card').count(), 0);
+});
+
+test('the Activity view lists the log newest first and filters it by kind', async () => {
+  await page.evaluate(() => {
+    const at = Date.UTC(2026, 11, 4, 12, 0, 0);
+    window.__fake.activityLog = [
+      { at_ms: at + 3000, kind: 'approval_settled', text: 'Approval for call_rm: allowed once' },
+      { at_ms: at + 2000, kind: 'refused', text: 'Refused fs/read_text_file: outside the folders' },
+      { at_ms: at + 1000, kind: 'approval_asked', text: 'Approval asked for call_rm (Remove the build folder): Commands ask' },
+      { at_ms: at, kind: 'refused', text: 'Refused terminal/create: terminals are off' },
+    ];
+  });
+  assert.equal(await page.getAttribute('#nav-settings', 'aria-pressed'), 'true');
+  await page.click('#nav-activity');
+  await page.waitForSelector('#activity-log');
+  assert.equal(await page.getAttribute('#nav-activity', 'aria-pressed'), 'true');
+  assert.equal(await page.isVisible('#login-form'), false, 'the settings are not on this view');
+  const kinds = () => page.$$eval('#activity-log li', (lis) => lis.map((li) => li.dataset.kind));
+  assert.deepEqual(await kinds(), ['approval_settled', 'refused', 'approval_asked', 'refused']);
+  assert.match(await page.textContent('#activity-path'), /activity\.jsonl/);
+  assert.deepEqual(await page.$$eval('#activity-kind option', (os) => os.map((o) => o.value)),
+    ['', 'approval_asked', 'approval_settled', 'refused']);
+  await page.selectOption('#activity-kind', 'refused');
+  assert.deepEqual(await kinds(), ['refused', 'refused']);
+  assert.match(await page.textContent('#activity-log li:first-child'), /outside the folders/);
+  // A new line logged meanwhile shows after a refresh, still filtered.
+  await page.evaluate(() => window.__fake.activityLog.unshift({ at_ms: Date.now(), kind: 'refused', text: 'Refused fs/write_text_file: read-only' }));
+  await page.click('#activity-refresh');
+  await page.waitForFunction(() => document.querySelectorAll('#activity-log li').length === 3);
+  await page.selectOption('#activity-kind', '');
+  assert.equal((await kinds()).length, 5);
+  await page.click('#nav-settings');
+  await page.waitForSelector('#login-form');
+});
+
+test('the window opens on the view the app asks for: a card, then the activity log', async () => {
+  await page.addInitScript((c) => {
+    window.__fake.state.cards = c;
+    window.__fake.pendingView = { view: 'card', tool_call_id: 'call_edit' };
+  }, cards);
+  await page.reload();
+  await page.waitForSelector('#card-call_edit.focused');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'card-call_edit');
+  assert.equal(await page.locator('article.card.focused').count(), 1);
+  await page.evaluate(() => window.__fake.emit('show-view', { view: 'activity' }));
+  await page.waitForSelector('#activity-empty');
+  assert.equal(await page.textContent('#activity-empty'), 'Nothing logged yet.');
+  assert.equal(await page.locator('article.card').count(), 2, 'the cards stay in sight on every view');
+});
+
 test('the CSP is enforced on the built UI: inline script is refused', async () => {
   const ran = await page.evaluate(() => new Promise((done) => {
     document.addEventListener('securitypolicyviolation', () => done(false), { once: true });

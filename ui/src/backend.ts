@@ -10,6 +10,30 @@ export type LinkState =
 export interface Root { path: string; trusted: boolean }
 export interface Entry { at_ms: number; kind: string; text: string }
 
+/** What an approval card's call would do. */
+export type Detail =
+  | { type: 'command'; command: string }
+  | { type: 'change'; path: string; diff: string }
+  | { type: 'arguments'; json: string }
+  | { type: 'plan'; path: string; text: string };
+
+/** An approval card waiting for an answer. */
+export interface Card {
+  tool_call_id: string;
+  session_id: string;
+  title: string;
+  reason: string;
+  detail: Detail;
+  asked_at_ms: number;
+  scheduled: { title: string; wait_s: number } | null;
+}
+
+/** The newest lines of the activity log, newest first. */
+export interface ActivityPage { lines: Entry[]; unreadable: number; path: string }
+
+/** Where the app asks the window to go (the tray's activity log, a clicked notification). */
+export type View = { view: 'activity' } | { view: 'card'; tool_call_id: string };
+
 export interface Snapshot {
   link: { state: LinkState; line: string };
   held_by: string | null;
@@ -27,6 +51,7 @@ export interface Snapshot {
   now: { terminals: number; watches: number };
   now_line: string;
   activity: Entry[];
+  cards: Card[];
 }
 
 /** What every command rejects with. */
@@ -51,6 +76,13 @@ export const backend = {
   login: (server: string, token: string) => invoke<{ message: string }>('login', { server, token }),
   logout: () => invoke<string>('logout'),
   stopRemoteWork: () => invoke<Snapshot>('stop_remote_work'),
+  /** `once` or `deny`; false when the card had been answered elsewhere first. */
+  answerApproval: (toolCallId: string, optionId: 'once' | 'deny') =>
+    invoke<boolean>('answer_approval', { toolCallId, optionId }),
+  readActivity: (limit?: number) => invoke<ActivityPage>('read_activity', { limit: limit ?? null }),
+  takeView: () => invoke<View | null>('take_view'),
   onState: (show: (s: Snapshot) => void): Promise<UnlistenFn> =>
     listen<Snapshot>('device-state', (event) => show(event.payload)),
+  onView: (go: (v: View) => void): Promise<UnlistenFn> =>
+    listen<View>('show-view', (event) => go(event.payload)),
 };

@@ -1,6 +1,7 @@
-// The settings window: login, the folders, the switches, what the instance sees, the activity.
+// The window: approval cards waiting for an answer, then either the settings (login, the folders,
+// the switches, what the instance sees, recent activity) or the Activity view (the activity log).
 import './style.css';
-import { asCommandError, backend, type CommandError, type Snapshot } from './backend';
+import { asCommandError, backend, type ActivityPage, type Card, type CommandError, type Snapshot, type View } from './backend';
 import { el } from './dom';
 
 const app = document.getElementById('app') as HTMLElement;
@@ -13,6 +14,13 @@ const local = {
   busy: false,
   serverDraft: '',
   relogin: false,
+  view: 'settings' as 'settings' | 'activity',
+  /** The card a clicked notification asked for, shown highlighted until it is gone. */
+  focusCard: null as string | null,
+  activity: null as ActivityPage | null,
+  /** The Activity view's kind filter; '' is every kind. */
+  kind: '',
+  readingActivity: false,
 };
 
 function fail(where: string, e: unknown) {
@@ -180,6 +188,139 @@ function activitySection(s: Snapshot): HTMLElement {
   );
 }
 
+/** `30 minutes`, `1 hour`, `90 seconds`: a schedule's wait as a person says it. */
+function waitWords(seconds: number): string {
+  const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+  if (seconds > 0 && seconds % 3600 === 0) return plural(seconds / 3600, 'hour');
+  if (seconds > 0 && seconds % 60 === 0) return plural(seconds / 60, 'minute');
+  return plural(seconds, 'second');
+}
+
+function detailOf(card: Card): HTMLElement {
+  const d = card.detail;
+  switch (d.type) {
+    case 'command':
+      return el('pre', { class: 'command', text: d.command });
+    case 'change': {
+      const diff = el('pre', { class: 'diff' });
+      for (const line of d.diff.split('\n')) {
+        diff.append(el('span', { class: line.startsWith('-') ? 'del' : 'add', text: line }), '\n');
+      }
+      return el('div', {}, el('p', { class: 'path', text: d.path }), diff);
+    }
+    case 'plan':
+      return el('div', {}, el('p', { class: 'path', text: d.path }), el('pre', { class: 'plan', text: d.text }));
+    default:
+      return el('pre', { class: 'arguments', text: d.json });
+  }
+}
+
+async function answer(card: Card, option: 'once' | 'deny') {
+  await act(`card-${card.tool_call_id}`, async () => {
+    const first = await backend.answerApproval(card.tool_call_id, option);
+    if (local.focusCard === card.tool_call_id) local.focusCard = null;
+    return first ? undefined : 'It had been answered elsewhere first.';
+  });
+}
+
+function cardsSection(s: Snapshot): HTMLElement | null {
+  if (!s.cards.length) return null;
+  const list = el('div', { id: 'cards' });
+  for (const card of s.cards) {
+    const at = new Date(card.asked_at_ms).toLocaleTimeString();
+    const allow = button('Allow', `allow-${card.tool_call_id}`, () => void answer(card, 'once'));
+    const deny = button('Deny', `deny-${card.tool_call_id}`, () => void answer(card, 'deny'));
+    allow.classList.add('allow');
+    deny.classList.add('deny');
+    list.append(el('article', {
+      class: card.tool_call_id === local.focusCard ? 'card focused' : 'card',
+      id: `card-${card.tool_call_id}`, 'data-tool-call-id': card.tool_call_id, tabindex: '-1',
+    },
+      el('h3', { text: card.title || 'A tool call' }),
+      card.scheduled
+        ? el('p', { class: 'scheduled', text: `Scheduled “${card.scheduled.title}”: waits ${waitWords(card.scheduled.wait_s)} from ${at}, then it is denied.` })
+        : el('p', { class: 'hint', text: `Asked at ${at}` }),
+      card.reason ? el('p', { class: 'reason', text: card.reason }) : null,
+      detailOf(card),
+      el('div', { class: 'row' }, allow, deny),
+      errorFor(`card-${card.tool_call_id}`),
+    ));
+  }
+  return el('section', { 'aria-label': 'Waiting for you', class: 'approvals' },
+    el('h2', { text: s.cards.length === 1 ? 'An approval is waiting for you' : `${s.cards.length} approvals are waiting for you` }),
+    list,
+  );
+}
+
+async function readActivity() {
+  if (local.readingActivity) return;
+  local.readingActivity = true;
+  try {
+    local.activity = await backend.readActivity();
+    if (local.error?.where === 'activity') local.error = null;
+  } catch (e) {
+    fail('activity', e);
+  } finally {
+    local.readingActivity = false;
+  }
+  draw();
+}
+
+function activityView(): HTMLElement {
+  const page = local.activity;
+  const kinds = [...new Set((page?.lines ?? []).map((l) => l.kind))].sort();
+  if (local.kind && !kinds.includes(local.kind)) kinds.push(local.kind);
+  const filter = el('select', { id: 'activity-kind' }, el('option', { value: '', text: 'Every kind' }));
+  for (const k of kinds) filter.append(el('option', { value: k, text: k.replaceAll('_', ' ') }));
+  filter.value = local.kind;
+  filter.addEventListener('change', () => { local.kind = filter.value; draw(); });
+  const lines = (page?.lines ?? []).filter((l) => !local.kind || l.kind === local.kind);
+  const list = el('ol', { id: 'activity-log' });
+  for (const line of lines) {
+    const at = new Date(line.at_ms);
+    list.append(el('li', { class: `kind-${line.kind}`, 'data-kind': line.kind },
+      el('time', { datetime: at.toISOString(), text: `${at.toLocaleDateString()} ${at.toLocaleTimeString()}` }), ' ',
+      el('span', { class: 'kind', text: line.kind.replaceAll('_', ' ') }), ' ', line.text));
+  }
+  const refresh = el('button', { type: 'button', id: 'activity-refresh', text: 'Refresh' });
+  refresh.addEventListener('click', () => void readActivity());
+  return el('section', { 'aria-label': 'Activity log' },
+    el('h2', { text: 'Activity log' }),
+    el('div', { class: 'row' }, el('label', { for: 'activity-kind', text: 'Show' }), filter, refresh),
+    page ? el('p', { class: 'hint', id: 'activity-path', text: `Newest first, from ${page.path}${page.unreadable ? ` (${page.unreadable} unreadable line${page.unreadable === 1 ? '' : 's'} skipped)` : ''}.` }) : null,
+    page === null ? el('p', { class: 'hint', text: 'Reading…' })
+      : lines.length ? list : el('p', { class: 'hint', id: 'activity-empty', text: local.kind ? 'Nothing of this kind.' : 'Nothing logged yet.' }),
+    errorFor('activity'),
+  );
+}
+
+function nav(): HTMLElement {
+  const tab = (view: 'settings' | 'activity', text: string) => {
+    const b = el('button', { type: 'button', id: `nav-${view}`, text, 'aria-pressed': String(local.view === view) });
+    b.addEventListener('click', () => go(view === 'activity' ? { view: 'activity' } : null));
+    return b;
+  };
+  return el('nav', { class: 'row' }, tab('settings', 'Settings'), tab('activity', 'Activity'));
+}
+
+/** Moves to a view: the activity log, a card (on the settings view, where the cards are), or back. */
+function go(view: View | null) {
+  if (view?.view === 'activity') {
+    local.view = 'activity';
+    local.activity = null;
+    void readActivity();
+  } else {
+    local.view = 'settings';
+    if (view?.view === 'card') local.focusCard = view.tool_call_id;
+  }
+  draw();
+  if (view?.view === 'card') {
+    const card = document.getElementById(`card-${view.tool_call_id}`);
+    card?.scrollIntoView({ block: 'center' });
+    card?.focus();
+  }
+}
+
 function draw() {
   const s = local.snapshot;
   const focused = document.activeElement?.id;
@@ -190,7 +331,10 @@ function draw() {
     return;
   }
   const notice = local.notice ? el('p', { class: 'notice', id: 'notice', role: 'status', text: local.notice }) : null;
-  app.replaceChildren(statusSection(s), notice ?? '', loginSection(s), remoteSection(s), foldersSection(s), seenSection(s), activitySection(s));
+  const body = local.view === 'activity'
+    ? [activityView()]
+    : [loginSection(s), remoteSection(s), foldersSection(s), seenSection(s), activitySection(s)];
+  app.replaceChildren(statusSection(s), nav(), notice ?? '', cardsSection(s) ?? '', ...body);
   const token = document.getElementById('token') as HTMLInputElement | null;
   if (token && typedToken && !local.busy) token.value = typedToken;
   if (focused) document.getElementById(focused)?.focus();
@@ -201,13 +345,22 @@ async function start() {
   await backend.onState((s) => {
     local.snapshot = s;
     draw();
+    // Something happened: the log has a new line.
+    if (local.view === 'activity') void readActivity();
   });
+  await backend.onView(go);
   try {
     local.snapshot = await backend.getState();
   } catch (e) {
     fail('state', e);
   }
   draw();
+  try {
+    const view = await backend.takeView();
+    if (view) go(view);
+  } catch (e) {
+    fail('state', e);
+  }
 }
 
 void start();

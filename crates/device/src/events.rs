@@ -36,6 +36,14 @@ impl LinkState {
     }
 }
 
+/// What the desktop says of a scheduled run's approval card: nobody is at the chat, so the
+/// schedule's title names it, and the wait is the schedule's, not `remote.approval_timeout`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScheduledAsk {
+    pub title: String,
+    pub wait_s: u64,
+}
+
 /// One thing that happened, for the activity list.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -89,6 +97,9 @@ pub enum DeviceEvent {
         tool_call_id: String,
         title: String,
         reason: String,
+        /// A scheduled run's card: which schedule, and how long it waits.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scheduled: Option<ScheduledAsk>,
     },
     /// A card was answered (anywhere), timed out or withdrawn.
     ApprovalSettled {

@@ -95,6 +95,15 @@ impl Run {
         serde_json::json!({ "schedule_id": self.schedule_id, "run_id": self.run_id, "wait_s": self.wait.as_secs() })
     }
 
+    /// What the desktop shows of the run's approval cards (the schedule's title is not on the
+    /// card the client gets: the client knows its own schedules).
+    pub fn desktop_card(&self) -> crate::events::ScheduledAsk {
+        crate::events::ScheduledAsk {
+            title: self.title.clone(),
+            wait_s: self.wait.as_secs(),
+        }
+    }
+
     /// The feedback the model reads when nobody approved in time (`texts.denied`).
     pub fn denied_text(&self) -> String {
         let minutes = (self.wait.as_secs() / 60).to_string();

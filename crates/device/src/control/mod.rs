@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::PathBuf;
 
-use crate::engine::Card;
+use crate::engine::{Card, PLAN};
 use crate::paths;
 
 pub use client::{CallError, Client, ConnectError, Pushed, Subscription};
@@ -157,19 +157,31 @@ impl PendingApproval {
         let scheduled = params.pointer("/_meta/lembas/scheduled").map(|s| ScheduledRun {
             schedule_id: s["schedule_id"].as_str().unwrap_or_default().to_string(),
             run_id: s["run_id"].as_str().unwrap_or_default().to_string(),
-            title: card.schedule_title.clone().filter(|t| !t.is_empty()),
+            title: card
+                .scheduled
+                .as_ref()
+                .map(|ask| ask.title.clone())
+                .filter(|t| !t.is_empty()),
             wait_s: s["wait_s"].as_u64().unwrap_or(0),
         });
+        // A plan card (answered as the desktop answers it: allow approves, deny dismisses).
+        let (title, reason) = if card.method == PLAN {
+            let path = text("/path");
+            let reason = path.map(|p| format!("The plan is in {p}"));
+            (Some("Approve the plan".to_string()), reason)
+        } else {
+            (text("/toolCall/title"), text("/_meta/lembas/reason"))
+        };
         PendingApproval {
             id: card.tool_call_id.clone(),
             session_id: card.session_id.clone(),
-            title: text("/toolCall/title").unwrap_or_default(),
+            title: title.unwrap_or_default(),
             kind: text("/toolCall/kind"),
-            reason: text("/_meta/lembas/reason").unwrap_or_default(),
+            reason: reason.unwrap_or_default(),
             command: input_text("command"),
             diff,
-            asked_ms: card.asked_ms,
-            waiting_s: now_ms.saturating_sub(card.asked_ms) / 1000,
+            asked_ms: card.asked_at_ms,
+            waiting_s: now_ms.saturating_sub(card.asked_at_ms) / 1000,
             scheduled,
         }
     }
@@ -186,8 +198,11 @@ mod tests {
             method: "session/request_permission",
             tool_call_id: "call_1".into(),
             params,
-            asked_ms: 10_000,
-            schedule_title: schedule_title.map(str::to_string),
+            asked_at_ms: 10_000,
+            scheduled: schedule_title.map(|title| crate::events::ScheduledAsk {
+                title: title.to_string(),
+                wait_s: 1800,
+            }),
         }
     }
 

@@ -4,6 +4,9 @@
 
 use serde_json::Value;
 use std::collections::HashMap;
+
+use crate::events::ScheduledAsk;
+use crate::status::now_ms;
 use std::sync::Mutex;
 use tokio::sync::oneshot;
 
@@ -44,6 +47,19 @@ impl Answer {
                 feedback: text("feedback"),
             },
         }
+    }
+
+    /// The desktop's Allow (`once`, `session`) or Deny (`deny`) on a card of `method`. A plan's
+    /// Allow approves it in manual mode, the narrowest that goes on (every write still asks, and
+    /// LLeMbas can widen it); its Deny dismisses it, so the model stops and waits.
+    pub fn from_desktop(method: &str, option_id: &str) -> Answer {
+        if method != PLAN {
+            return Answer::from_option(option_id, None);
+        }
+        Answer::Reply(match option_id {
+            "once" | "session" => serde_json::json!({ "outcome": "approve", "mode": "manual" }),
+            _ => serde_json::json!({ "outcome": "dismissed" }),
+        })
     }
 
     /// ACP's `session/request_permission` result read as an answer; anything unreadable (or
@@ -104,8 +120,8 @@ struct Open {
     session_id: String,
     method: &'static str,
     params: Value,
-    asked_ms: u64,
-    schedule_title: Option<String>,
+    asked_at_ms: u64,
+    scheduled: Option<ScheduledAsk>,
     answer: oneshot::Sender<(Answer, AnsweredBy)>,
 }
 
@@ -117,14 +133,16 @@ pub struct Card {
     pub method: &'static str,
     pub tool_call_id: String,
     pub params: Value,
-    /// When it opened (Unix milliseconds): how long it has waited, for `lembas approvals`.
-    pub asked_ms: u64,
-    /// The schedule's title when a scheduled run asks (the card's params carry only its ids).
-    pub schedule_title: Option<String>,
+    /// Unix milliseconds when it opened.
+    pub asked_at_ms: u64,
+    /// A scheduled run's card: the schedule's title and its wait.
+    pub scheduled: Option<ScheduledAsk>,
 }
 
 /// The method of an approval card.
 pub const PERMISSION: &str = "session/request_permission";
+/// The method of a plan card.
+pub const PLAN: &str = "_lembas/plan";
 
 #[derive(Default)]
 pub struct Approvals {
@@ -144,7 +162,7 @@ impl Approvals {
         tool_call_id: &str,
         method: &'static str,
         params: Value,
-        schedule_title: Option<&str>,
+        scheduled: Option<ScheduledAsk>,
     ) -> oneshot::Receiver<(Answer, AnsweredBy)> {
         let (tx, rx) = oneshot::channel();
         self.open().insert(
@@ -153,8 +171,8 @@ impl Approvals {
                 session_id: session_id.to_string(),
                 method,
                 params,
-                asked_ms: crate::status::now_ms(),
-                schedule_title: schedule_title.map(str::to_string),
+                asked_at_ms: now_ms(),
+                scheduled,
                 answer: tx,
             },
         );
@@ -173,6 +191,11 @@ impl Approvals {
         self.open().remove(tool_call_id).is_some()
     }
 
+    /// The request that shows an open card; `None` when it is not open.
+    pub fn method_of(&self, tool_call_id: &str) -> Option<&'static str> {
+        self.open().get(tool_call_id).map(|open| open.method)
+    }
+
     /// Every card still open, for a new link to show again and for the desktop.
     pub fn cards(&self) -> Vec<Card> {
         let mut cards: Vec<Card> = self
@@ -183,8 +206,8 @@ impl Approvals {
                 method: open.method,
                 tool_call_id: id.clone(),
                 params: open.params.clone(),
-                asked_ms: open.asked_ms,
-                schedule_title: open.schedule_title.clone(),
+                asked_at_ms: open.asked_at_ms,
+                scheduled: open.scheduled.clone(),
             })
             .collect();
         cards.sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
@@ -240,6 +263,29 @@ mod tests {
         for (result, want) in cases {
             assert_eq!(Answer::from_client(&result), want, "{result}");
         }
+    }
+
+    #[test]
+    fn the_desktop_answers_a_plan_as_approve_in_manual_or_dismissed() {
+        assert_eq!(
+            Answer::from_desktop(PLAN, "once"),
+            Answer::Reply(json!({ "outcome": "approve", "mode": "manual" }))
+        );
+        assert_eq!(
+            Answer::from_desktop(PLAN, "deny"),
+            Answer::Reply(json!({ "outcome": "dismissed" }))
+        );
+        assert_eq!(
+            Answer::from_desktop(PERMISSION, "once"),
+            Answer::Allow {
+                always: false,
+                command: None
+            }
+        );
+        assert_eq!(
+            Answer::from_desktop(PERMISSION, "nonsense"),
+            Answer::Deny { feedback: None }
+        );
     }
 
     #[test]

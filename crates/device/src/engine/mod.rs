@@ -14,8 +14,8 @@ mod session;
 mod tool_call;
 mod turn;
 
+pub use approvals::{Answer, AnsweredBy, Card, PLAN};
 use approvals::PERMISSION;
-pub use approvals::{Answer, AnsweredBy, Card};
 
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -363,12 +363,13 @@ impl Engine {
         params: Value,
         run: Option<&crate::scheduled::Run>,
     ) -> (Answer, Option<AnsweredBy>) {
+        let scheduled = run.map(crate::scheduled::Run::desktop_card);
         let answer = self.0.approvals.ask(
             session_id,
             tool_call_id,
             PERMISSION,
             params.clone(),
-            run.map(|r| r.title.as_str()),
+            scheduled.clone(),
         );
         self.device_event(DeviceEvent::ApprovalAsked {
             session_id: session_id.to_string(),
@@ -379,6 +380,7 @@ impl Engine {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string(),
+            scheduled,
         });
         if let Some(client) = self.client() {
             self.send_card(&client, PERMISSION, tool_call_id.to_string(), params);
@@ -423,6 +425,20 @@ impl Engine {
             .0
             .approvals
             .ask(session_id, tool_call_id, method, params.clone(), None);
+        if method == PLAN {
+            // The desktop shows plans too (questions are answered in LLeMbas only).
+            self.device_event(DeviceEvent::ApprovalAsked {
+                session_id: session_id.to_string(),
+                tool_call_id: tool_call_id.to_string(),
+                title: "Approve the plan".to_string(),
+                reason: params
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .map(|path| format!("The plan is in {path}"))
+                    .unwrap_or_default(),
+                scheduled: None,
+            });
+        }
         self.send_card(&client, method, tool_call_id.to_string(), params);
         let seconds = self.settings().remote.approval_timeout;
         match tokio::time::timeout(Duration::from_secs(seconds), answer).await {
@@ -495,20 +511,27 @@ impl Engine {
         self.0.card_requests.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The approval cards open now, for the desktop.
+    /// The approval and plan cards open now, for the desktop. Questions are answered in LLeMbas
+    /// only: their answers are choices among the model's options, not Allow or Deny.
     pub fn cards(&self) -> Vec<Card> {
-        // Questions and plans are answered in LLeMbas only: the desktop shows approvals.
         let mut cards = self.0.approvals.cards();
-        cards.retain(|card| card.method == PERMISSION);
+        cards.retain(|card| card.method == PERMISSION || card.method == PLAN);
         cards
     }
 
-    /// The desktop's answer to a card (`once`, `session` or `deny`): the first answer wins, and the
-    /// client is told to take its card down. `false` when the card was no longer open.
+    /// The desktop's answer to a card (`once`, `session` or `deny`; for a plan see
+    /// [`Answer::from_desktop`]): the first answer wins, and the client is told to take its card
+    /// down. `false` when the card was no longer open, or is a question.
     pub async fn answer_card(&self, tool_call_id: &str, option_id: &str) -> bool {
+        let Some(method) = self.0.approvals.method_of(tool_call_id) else {
+            return false;
+        };
+        if method != PERMISSION && method != PLAN {
+            return false;
+        }
         self.settle(
             tool_call_id,
-            Answer::from_option(option_id, None),
+            Answer::from_desktop(method, option_id),
             AnsweredBy::Desktop,
         )
         .await

@@ -1,0 +1,81 @@
+//! Every open approval card as a desktop notification: shown when the card opens, answered from its
+//! **Allow** and **Deny** buttons (the first answer wins, as from the window or the client), and
+//! taken down when the card is settled anywhere else (the client, a timeout, a withdrawn turn).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio::task::JoinHandle;
+
+use crate::cards::CardView;
+use crate::host::Host;
+use crate::notifier::{Notifier, Response};
+
+/// Runs for as long as the host does. `open_card` shows the window on a card (its notice was
+/// clicked).
+pub async fn run(host: Host, notifier: Arc<dyn Notifier>, open_card: Arc<dyn Fn(&str) + Send + Sync>) {
+    let mut cards = host.watch_cards();
+    // One task per card shown; aborting it drops the notifier's wait, which takes the notice down.
+    let mut shown: HashMap<String, JoinHandle<()>> = HashMap::new();
+    loop {
+        let open: Vec<CardView> = cards.borrow_and_update().clone();
+        tracing::debug!(open = open.len(), shown = shown.len(), "cards changed");
+        shown.retain(|id, task| {
+            let still_open = open.iter().any(|c| &c.tool_call_id == id);
+            if !still_open {
+                task.abort();
+            }
+            still_open
+        });
+        for card in open {
+            if shown.contains_key(&card.tool_call_id) {
+                continue;
+            }
+            let task = tokio::spawn(answer_from_notice(
+                host.clone(),
+                notifier.clone(),
+                open_card.clone(),
+                card.clone(),
+            ));
+            shown.insert(card.tool_call_id, task);
+        }
+        if cards.changed().await.is_err() {
+            break;
+        }
+    }
+    for (_, task) in shown {
+        task.abort();
+    }
+}
+
+async fn answer_from_notice(
+    host: Host,
+    notifier: Arc<dyn Notifier>,
+    open_card: Arc<dyn Fn(&str) + Send + Sync>,
+    card: CardView,
+) {
+    let id = card.tool_call_id.clone();
+    let open_this = {
+        let id = id.clone();
+        Box::new(move || open_card(&id))
+    };
+    tracing::debug!("showing a notice for {id}");
+    let response = match notifier.show(card.notice(), open_this).await {
+        Ok(response) => {
+            tracing::debug!("the notice for {id}: {response:?}");
+            response
+        }
+        Err(e) => {
+            tracing::warn!("no desktop notification for {id} (answer it in the window): {e}");
+            return;
+        }
+    };
+    let option = match response {
+        Response::Allow => "once",
+        Response::Deny => "deny",
+        Response::Open | Response::Dismissed => return,
+    };
+    if !host.answer_approval(id.clone(), option.to_string()).await {
+        tracing::info!("{id} was answered elsewhere first");
+    }
+}

@@ -1,0 +1,434 @@
+//! Approval cards as desktop notifications, run the way the app runs them: the device runtime in
+//! process (`host::Host`), `notices::run` with the freedesktop notifier, and a notification server
+//! of this test's own on the private session bus, which records each notice and clicks its
+//! buttons. The other side is the reference peer with a scripted model whose tool calls ask.
+//! Covered: Allow and Deny on a notice answer the turn and send settled; a click on the notice
+//! opens its card; the client's answer and a timeout take the notice down; a plan's Allow; a
+//! scheduled run's notice names its schedule and wait.
+//! Needs a session bus and a Secret Service: run it through scripts/with-keyring (a private
+//! `dbus-run-session`, as scripts/test does). One test in this binary: it sets HOME.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use lembas_desktop::host::Host;
+use lembas_desktop::notices;
+use lembas_desktop::notifier::freedesktop::Freedesktop;
+use lembas_device::keychain::{self, Token};
+use lembas_peer::{ModelReply, Peer, PeerConfig};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use zbus::object_server::SignalEmitter;
+use zbus::zvariant::OwnedValue;
+
+const WAIT: Duration = Duration::from_secs(20);
+const TOKEN: &str = "desktop-notices-token-7a2c";
+const PATH: &str = "/org/freedesktop/Notifications";
+/// What a notification server says when CloseNotification took a notice down.
+const CLOSED_BY_CALL: u32 = 3;
+
+#[derive(Debug)]
+enum Seen {
+    Shown {
+        id: u32,
+        summary: String,
+        body: String,
+        actions: Vec<String>,
+    },
+    Closed(u32),
+}
+
+/// The freedesktop notification service, as far as the app uses it.
+struct Server {
+    seen: mpsc::UnboundedSender<Seen>,
+    last: u32,
+}
+
+#[zbus::interface(name = "org.freedesktop.Notifications")]
+impl Server {
+    #[allow(clippy::too_many_arguments)]
+    async fn notify(
+        &mut self,
+        _app_name: String,
+        _replaces_id: u32,
+        _app_icon: String,
+        summary: String,
+        body: String,
+        actions: Vec<String>,
+        _hints: HashMap<String, OwnedValue>,
+        _expire_timeout: i32,
+    ) -> u32 {
+        self.last += 1;
+        let _ = self.seen.send(Seen::Shown {
+            id: self.last,
+            summary,
+            body,
+            actions,
+        });
+        self.last
+    }
+
+    async fn close_notification(
+        &self,
+        id: u32,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
+    ) -> zbus::fdo::Result<()> {
+        let _ = self.seen.send(Seen::Closed(id));
+        Self::notification_closed(&emitter, id, CLOSED_BY_CALL).await?;
+        Ok(())
+    }
+
+    fn get_capabilities(&self) -> Vec<String> {
+        vec!["actions".into(), "body".into(), "persistence".into()]
+    }
+
+    fn get_server_information(&self) -> (String, String, String, String) {
+        (
+            "test notifications".into(),
+            "lembas".into(),
+            "1".into(),
+            "1.2".into(),
+        )
+    }
+
+    #[zbus(signal)]
+    async fn action_invoked(emitter: &SignalEmitter<'_>, id: u32, action_key: &str) -> zbus::Result<()>;
+
+    #[zbus(signal)]
+    async fn notification_closed(emitter: &SignalEmitter<'_>, id: u32, reason: u32) -> zbus::Result<()>;
+}
+
+/// A person clicking `key` on notice `id`. The app listens for the click once its Notify call has
+/// returned; a person never clicks within the same instant, so neither does this.
+async fn click(bus: &zbus::Connection, id: u32, key: &str) {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let server = bus.object_server().interface::<_, Server>(PATH).await.unwrap();
+    Server::action_invoked(server.signal_emitter(), id, key)
+        .await
+        .unwrap();
+}
+
+async fn next(seen: &mut mpsc::UnboundedReceiver<Seen>) -> Seen {
+    tokio::time::timeout(WAIT, seen.recv())
+        .await
+        .expect("the notification server heard from the app in time")
+        .expect("the server runs")
+}
+
+async fn shown(seen: &mut mpsc::UnboundedReceiver<Seen>) -> (u32, String, String, Vec<String>) {
+    match next(seen).await {
+        Seen::Shown {
+            id,
+            summary,
+            body,
+            actions,
+        } => (id, summary, body, actions),
+        other => panic!("a notice, not {other:?}"),
+    }
+}
+
+async fn closed(seen: &mut mpsc::UnboundedReceiver<Seen>) -> u32 {
+    match next(seen).await {
+        Seen::Closed(id) => id,
+        other => panic!("a CloseNotification, not {other:?}"),
+    }
+}
+
+fn write(id: &str, path: &str, content: &str) -> ModelReply {
+    ModelReply::tool_call(id, "write", json!({ "path": path, "content": content }))
+}
+
+fn scheduled(wait_s: u64) -> Value {
+    json!({ "schedule_id": "sched1", "run_id": "run1", "title": "Nightly tidy", "mode": "manual", "approval_wait_s": wait_s })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn notices_answer_cards_and_go_when_the_client_answers() {
+    // Shown when it fails: each card, notice and answer as the app saw them.
+    let _ = tracing_subscriber::fmt()
+        .with_test_writer()
+        .with_env_filter("info,lembas_desktop=debug")
+        .try_init();
+    let home = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(home.path()).unwrap();
+    let work = home.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    // SAFETY: the only test in this binary, before any thread of ours reads the environment.
+    unsafe {
+        std::env::set_var("HOME", &home);
+        std::env::set_var("XDG_CONFIG_HOME", home.join(".config"));
+        std::env::set_var("XDG_STATE_HOME", home.join(".local/state"));
+        // Lets a scheduled card wait one second, so a timeout is seen quickly.
+        std::env::set_var("LEMBAS_APPROVAL_WAIT_MIN_S", "1");
+    }
+    let (seen_tx, mut seen) = mpsc::unbounded_channel();
+    let bus = zbus::connection::Builder::session()
+        .unwrap()
+        .name("org.freedesktop.Notifications")
+        .unwrap()
+        .serve_at(
+            PATH,
+            Server {
+                seen: seen_tx,
+                last: 0,
+            },
+        )
+        .unwrap()
+        .build()
+        .await
+        .expect("a private session bus: run through scripts/with-keyring");
+    keychain::store(&Token::new(TOKEN).unwrap()).expect("a Secret Service: run through scripts/with-keyring");
+    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
+    let config = home.join(".config/lembas/config.yaml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "server:\n  url: {}\n  connection: example\nremote:\n  enabled: true\n  scheduled: true\n  roots:\n    - {w}\ntrusted:\n  - {w}\n",
+            peer.url(),
+            w = work.display()
+        ),
+    )
+    .unwrap();
+
+    let host = Host::start(config);
+    let (opened_tx, mut opened) = mpsc::unbounded_channel::<String>();
+    tokio::spawn(notices::run(
+        host.clone(),
+        Arc::new(Freedesktop),
+        Arc::new(move |id: &str| {
+            let _ = opened_tx.send(id.to_string());
+        }),
+    ));
+    let mut link = peer.next_link(WAIT).await.unwrap();
+    link.hello(WAIT).await.unwrap();
+    link.initialize(WAIT).await.unwrap();
+    let opened_session = link
+        .request(
+            "session/new",
+            json!({ "cwd": work, "mcpServers": [], "_meta": { "mode": "manual", "lembas_model": lembas_peer::DEFAULT_MODEL } }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    let session = opened_session["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let model = peer.model();
+    model.push(write("call_allow", "allowed.txt", "yes"));
+    model.push(write("call_deny", "denied.txt", "no"));
+    model.push(write("call_client", "client.txt", "from the client"));
+    model.push(ModelReply::text("Done."));
+    let prompt = link
+        .send_request(
+            "session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "write three files" }] }),
+        )
+        .await
+        .unwrap();
+    let settled = json!({ "sessionId": session, "toolCallId": "call_allow" });
+
+    // Allow on the notice answers the turn, and the client is told to take its card down.
+    let card = link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    let (id, summary, body, actions) = shown(&mut seen).await;
+    assert!(summary.starts_with("LLeMbas asks: "), "{summary}");
+    assert!(body.contains("allowed.txt") && body.contains("+yes"), "{body}");
+    for key in ["allow", "Allow", "deny", "Deny", "default"] {
+        assert!(actions.iter().any(|a| a == key), "{key} in {actions:?}");
+    }
+    assert_eq!(host.cards().len(), 1);
+    assert_eq!(host.cards()[0].tool_call_id, "call_allow");
+    click(&bus, id, "allow").await;
+    assert_eq!(closed(&mut seen).await, id, "the answered notice is taken down");
+    let told = link
+        .recv_notification("_lembas/permission/settled", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(told["params"], settled);
+    // The client's late answer changes nothing: the first answer won.
+    link.answer(
+        card["id"].clone(),
+        json!({ "outcome": { "outcome": "selected", "optionId": "deny" } }),
+    )
+    .await
+    .unwrap();
+
+    // Deny on the notice.
+    let card = link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    let (id, _, body, _) = shown(&mut seen).await;
+    assert!(body.contains("denied.txt"), "{body}");
+    click(&bus, id, "deny").await;
+    assert_eq!(closed(&mut seen).await, id);
+    let told = link
+        .recv_notification("_lembas/permission/settled", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(told["params"]["toolCallId"], "call_deny");
+    link.answer(
+        card["id"].clone(),
+        json!({ "outcome": { "outcome": "selected", "optionId": "once" } }),
+    )
+    .await
+    .unwrap();
+
+    // A click on the notice opens its card in the window and leaves it up; the client's answer
+    // then takes it down.
+    let card = link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    let (id, _, _, _) = shown(&mut seen).await;
+    click(&bus, id, "default").await;
+    let which = tokio::time::timeout(WAIT, opened.recv()).await.unwrap();
+    assert_eq!(which.as_deref(), Some("call_client"));
+    link.answer(
+        card["id"].clone(),
+        json!({ "outcome": { "outcome": "selected", "optionId": "once" } }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        closed(&mut seen).await,
+        id,
+        "the client's answer withdraws the notice"
+    );
+
+    let answer = link.recv_answer(prompt, WAIT).await.unwrap();
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(std::fs::read_to_string(work.join("allowed.txt")).unwrap(), "yes");
+    assert!(
+        !work.join("denied.txt").exists(),
+        "the denied write did not happen"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("client.txt")).unwrap(),
+        "from the client"
+    );
+
+    // A plan: Allow on its notice approves it (in manual mode), and the client is told.
+    model.push(ModelReply::tool_call(
+        "call_plan",
+        "plan_submit",
+        json!({ "text": "1. Tidy the notes\n2. Run the tests" }),
+    ));
+    model.push(ModelReply::text("Planned."));
+    let prompt = link
+        .send_request(
+            "session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "plan it" }] }),
+        )
+        .await
+        .unwrap();
+    let card = link.recv_request("_lembas/plan", WAIT).await.unwrap();
+    let (id, summary, body, _) = shown(&mut seen).await;
+    assert_eq!(summary, "LLeMbas asks you to approve a plan");
+    assert!(body.contains("1. Tidy the notes"), "{body}");
+    click(&bus, id, "allow").await;
+    assert_eq!(closed(&mut seen).await, id);
+    let told = link
+        .recv_notification("_lembas/permission/settled", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(told["params"]["toolCallId"], "call_plan");
+    link.answer(card["id"].clone(), json!({ "outcome": "dismissed" }))
+        .await
+        .unwrap();
+    let answer = link.recv_answer(prompt, WAIT).await.unwrap();
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let last = model.requests().last().cloned().unwrap_or_default();
+    assert!(
+        last.to_string().contains("The person approved the plan"),
+        "the model heard the approval: {last}"
+    );
+
+    // A scheduled run's notice names the schedule and its wait; the client's denial takes it down,
+    // even when it comes while the service is still showing the notice (as here: the server
+    // reports the notice before its Notify call returns, and the client answers at once).
+    let opened_session = link
+        .request(
+            "session/new",
+            json!({ "cwd": work, "mcpServers": [], "_meta": { "lembas_model": lembas_peer::DEFAULT_MODEL, "lembas": { "scheduled": scheduled(60) } } }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    let session = opened_session["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a scheduled session: {opened_session}"))
+        .to_string();
+    model.push(write("call_sched", "tidy.txt", "tidy"));
+    model.push(ModelReply::text("Could not tidy."));
+    let prompt = link
+        .send_request(
+            "session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "tidy" }],
+                    "_meta": { "lembas": { "turnId": "run1", "scheduled": scheduled(60) } } }),
+        )
+        .await
+        .unwrap();
+    let card = link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    let (id, summary, body, _) = shown(&mut seen).await;
+    assert!(
+        summary.starts_with("Scheduled “Nightly tidy” asks: "),
+        "{summary}"
+    );
+    assert!(
+        body.ends_with("Waits 1 minute for an answer, then it is denied."),
+        "{body}"
+    );
+    let cards = host.cards();
+    assert_eq!(cards.len(), 1);
+    assert_eq!(cards[0].scheduled.as_ref().map(|s| s.wait_s), Some(60));
+    link.answer(
+        card["id"].clone(),
+        json!({ "outcome": { "outcome": "selected", "optionId": "deny" } }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(closed(&mut seen).await, id);
+    let answer = link.recv_answer(prompt, WAIT).await.unwrap();
+    assert!(answer.get("result").is_some(), "{answer}");
+    assert!(!work.join("tidy.txt").exists());
+    assert!(host.cards().is_empty());
+
+    // Nobody answers: when the wait runs out the notice is taken down and the client told.
+    model.push(write("call_late", "late.txt", "late"));
+    model.push(ModelReply::text("Nobody answered."));
+    let prompt = link
+        .send_request(
+            "session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "tidy again" }],
+                    "_meta": { "lembas": { "turnId": "run2", "scheduled": scheduled(1) } } }),
+        )
+        .await
+        .unwrap();
+    link.recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    let (id, _, body, _) = shown(&mut seen).await;
+    assert!(
+        body.ends_with("Waits 1 second for an answer, then it is denied."),
+        "{body}"
+    );
+    assert_eq!(closed(&mut seen).await, id, "the timeout withdraws the notice");
+    let told = link
+        .recv_notification("_lembas/permission/settled", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(told["params"]["toolCallId"], "call_late");
+    link.recv_answer(prompt, WAIT).await.unwrap();
+    assert!(!work.join("late.txt").exists());
+    assert!(host.cards().is_empty());
+    host.quit().await;
+}
