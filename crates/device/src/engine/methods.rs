@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering;
 
 use super::Engine;
 use super::attachments;
+use super::conversation;
 use super::session::{Context, Session, SessionState, TurnPhase, replay};
-use super::turn;
 use crate::policy::Mode;
 use crate::policy::roots::{self, FolderRules};
 use crate::rpc::{self, RpcError};
@@ -33,9 +33,9 @@ pub async fn request(engine: &Engine, method: &str, params: Value) -> Option<Res
         "_lembas/session/history" => history(engine, params),
         "_lembas/session/title" => title(engine, params).await,
         "_lembas/session/delete" => delete(engine, params).await,
-        "_lembas/steer" => steer(engine, params).await,
-        "_lembas/session/rewind" => rewind(engine, params).await,
-        "_lembas/session/compact" => compact(engine, params).await,
+        "_lembas/steer" => conversation::steer(engine, params).await,
+        "_lembas/session/rewind" => conversation::rewind(engine, params).await,
+        "_lembas/session/compact" => conversation::compact(engine, params).await,
         "_lembas/commands" => super::commands::list(engine, params).await,
         _ => return None,
     })
@@ -202,7 +202,7 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
     }))
 }
 
-fn session_id(params: &Value) -> Result<String, RpcError> {
+pub(super) fn session_id(params: &Value) -> Result<String, RpcError> {
     params
         .get("sessionId")
         .and_then(Value::as_str)
@@ -326,8 +326,7 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
         // The turns file holds the answer before it goes out, so a device killed right after still
         // answers a prompt sent again with it; waiting for the disk comes after the answer.
         let (engine3, session3, turn3) = (engine2.clone(), session2.clone(), turn2.clone());
-        let saved =
-            tokio::task::spawn_blocking(move || engine3.save_turn(&session3, &turn3, stored)).await;
+        let saved = tokio::task::spawn_blocking(move || engine3.save_turn(&session3, &turn3, stored)).await;
         session2.set_phase(&turn2, TurnPhase::Done(answer));
         if let Ok(true) = saved {
             let (engine3, id) = (engine2.clone(), session2.id.clone());
@@ -523,101 +522,6 @@ async fn title(engine: &Engine, params: Value) -> Result<Value, RpcError> {
         .event(&id, json!({ "type": "title", "id": id, "title": title }))
         .await;
     Ok(json!({ "title": title }))
-}
-
-/// `_lembas/steer`: a message for the running turn, taken in at its next step.
-async fn steer(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let id = session_id(&params)?;
-    let text = params
-        .get("text")
-        .and_then(Value::as_str)
-        .filter(|t| !t.trim().is_empty())
-        .ok_or_else(|| RpcError::invalid_params("text is missing: the message for the running turn."))?
-        .to_string();
-    let message_id = params
-        .get("messageId")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let session = engine
-        .sessions()
-        .get(&id)
-        .cloned()
-        .ok_or_else(|| nothing_runs(&id))?;
-    let mut state = session.state();
-    if state.running.is_none() {
-        return Err(nothing_runs(&id));
-    }
-    state.steers.push((message_id, text));
-    Ok(json!({ "queued": state.steers.len() }))
-}
-
-fn nothing_runs(id: &str) -> RpcError {
-    RpcError::invalid_params(format!(
-        "Nothing is running in {id}: send the message as a prompt instead."
-    ))
-}
-
-/// A session at rest, or -32602 saying it works (rewind and compact wait for quiet).
-fn at_rest(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> {
-    let session = held(engine, id)?;
-    if session.status()["busy"] == json!(true) {
-        return Err(RpcError::invalid_params(format!(
-            "{id} is working now: wait for its turn to end (or cancel it) first."
-        )));
-    }
-    Ok(session)
-}
-
-/// `_lembas/session/rewind`: the turn and every later one leave the conversation and the history;
-/// files stay as they are.
-async fn rewind(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let id = session_id(&params)?;
-    let turn_id = params
-        .get("turnId")
-        .and_then(Value::as_str)
-        .ok_or_else(|| RpcError::invalid_params("turnId is missing: the turn to rewind to."))?
-        .to_string();
-    let session = at_rest(engine, &id)?;
-    let reverted = super::session::rewind_messages(&mut session.state().messages, &turn_id);
-    if reverted == 0 {
-        return Err(RpcError::invalid_params(format!(
-            "{id} has no turn {turn_id} to rewind to (a turn folded into a compaction stays in its summary)."
-        )));
-    }
-    session.record(json!({ "type": "rewind", "turnId": turn_id }));
-    session.flush();
-    Ok(json!({ "reverted": reverted }))
-}
-
-/// `_lembas/session/compact`: the model summarizes the conversation, and the summary replaces it.
-async fn compact(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let id = session_id(&params)?;
-    let session = at_rest(engine, &id)?;
-    // Holding the gate keeps a prompt from starting while the summary is written.
-    let Ok(_gate) = session.gate.try_lock() else {
-        return Err(RpcError::invalid_params(format!(
-            "{id} is working now: compact it when its turn has ended."
-        )));
-    };
-    let summary = compact_now(engine, &session).await?;
-    Ok(json!({ "summary": summary }))
-}
-
-/// The summary replaces the conversation (`_lembas/session/compact` and `/compact`, the session's
-/// gate held).
-pub(super) async fn compact_now(engine: &Engine, session: &Session) -> Result<String, RpcError> {
-    let summary = turn::summarize(engine, session).await.map_err(|e| RpcError {
-        code: rpc::INTERNAL_ERROR,
-        message: e.to_string(),
-        data: Some(json!({ "reason": "model" })),
-    })?;
-    session.state().messages = vec![super::session::compacted_message(&summary)];
-    session.record(json!({ "type": "compact", "summary": summary }));
-    session.flush();
-    engine
-        .event(&session.id, json!({ "type": "compacted", "summary": summary }))
-        .await;
-    Ok(summary)
 }
 
 /// acp.md: the device deletes a session the client holds or was ever given (every session of this

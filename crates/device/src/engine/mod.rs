@@ -7,6 +7,7 @@ mod approvals;
 mod ask;
 mod attachments;
 mod commands;
+mod conversation;
 mod methods;
 pub mod model;
 mod prompt;
@@ -14,8 +15,8 @@ mod session;
 mod tool_call;
 mod turn;
 
-pub use approvals::{Answer, AnsweredBy, Card, PLAN};
 use approvals::PERMISSION;
+pub use approvals::{Answer, AnsweredBy, Card, PLAN};
 
 use serde_json::{Value, json};
 use std::collections::HashMap;

@@ -47,8 +47,7 @@ pub async fn run(
     let mut cancel = session.cancel.subscribe();
     cancel.mark_unchanged();
     let sid = session.id.clone();
-    let mut prompt_event =
-        json!({ "type": "prompt", "text": shown.unwrap_or(&text), "turnId": turn_id });
+    let mut prompt_event = json!({ "type": "prompt", "text": shown.unwrap_or(&text), "turnId": turn_id });
     if !attached.is_empty() {
         prompt_event["attachments"] = attached.iter().map(Attachment::listed).collect();
     }

@@ -200,9 +200,7 @@ mod tests {
         let (_dir, store) = store();
         let id = new_session_id();
         store.merge_turns(&id, &[entry("a", "done", 1)]).unwrap();
-        store
-            .merge_turns_unsynced(&id, &[entry("b", "done", 2)])
-            .unwrap();
+        store.merge_turns_unsynced(&id, &[entry("b", "done", 2)]).unwrap();
         assert_eq!(
             store.load_turns(&id).unwrap(),
             vec![entry("a", "done", 1), entry("b", "done", 2)]

@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::attachments::Attachment;
-use super::methods::{check_model, compact_now, effort_of, held, switch_mode};
+use super::conversation::compact_now;
+use super::methods::{check_model, effort_of, held, switch_mode};
 use super::session::Session;
 use super::turn;
 use crate::decisions::decisions;
