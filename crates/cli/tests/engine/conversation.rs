@@ -211,4 +211,27 @@ async fn compact_replaces_the_conversation_with_the_models_summary() {
             .unwrap()
             .contains("We found the answer: 42.")
     );
+    // A turn folded into the compaction cannot be rewound to; the one after it can.
+    let folded = l
+        .link
+        .request(
+            "_lembas/session/rewind",
+            json!({ "sessionId": session, "turnId": "t1" }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    let (code, message) = error_of(&folded);
+    assert_eq!(code, -32602);
+    assert!(message.contains("compaction"), "{message}");
+    let rewound = l
+        .link
+        .request(
+            "_lembas/session/rewind",
+            json!({ "sessionId": session, "turnId": "t3" }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(rewound["result"]["reverted"], 1, "{rewound}");
 }
