@@ -145,50 +145,35 @@ impl Instance {
 
     /// The entries of `/v1/models`.
     async fn model_list(&self) -> Result<Vec<Value>, String> {
-        let url = self.url("v1/models")?;
+        let body = self.get_json("v1/models", "the instance's model list").await?;
+        Ok(body["data"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// A GET of the instance's with the device's token, read as JSON; errors name `what`.
+    async fn get_json(&self, path: &str, what: &str) -> Result<Value, String> {
         let response = self
             .http
-            .get(url)
+            .get(self.url(path)?)
             .bearer_auth(self.token.expose())
             .send()
             .await
-            .map_err(|e| format!("the instance's model list could not be read: {e}"))?;
+            .map_err(|e| format!("{what} could not be read: {e}"))?;
         let status = response.status();
         if !status.is_success() {
-            return Err(format!(
-                "the instance's model list answered HTTP {}",
-                status.as_u16()
-            ));
+            return Err(format!("{what} answered HTTP {}", status.as_u16()));
         }
-        let body: Value = response
+        response
             .json()
             .await
-            .map_err(|e| format!("the instance's model list is not JSON: {e}"))?;
-        Ok(body["data"].as_array().cloned().unwrap_or_default())
+            .map_err(|e| format!("{what} is not JSON: {e}"))
     }
 
     /// The model the instance names as its default for this device (`default_model` in
     /// `/api/v1/instance`); `None` when it names none.
     pub async fn default_model(&self) -> Result<Option<String>, String> {
-        let url = self.url("api/v1/instance")?;
-        let response = self
-            .http
-            .get(url)
-            .bearer_auth(self.token.expose())
-            .send()
-            .await
-            .map_err(|e| format!("the instance could not be asked for its default model: {e}"))?;
-        let status = response.status();
-        if !status.is_success() {
-            return Err(format!(
-                "the instance's /api/v1/instance answered HTTP {}",
-                status.as_u16()
-            ));
-        }
-        let body: Value = response
-            .json()
-            .await
-            .map_err(|e| format!("the instance's /api/v1/instance is not JSON: {e}"))?;
+        let body = self
+            .get_json("api/v1/instance", "the instance's /api/v1/instance")
+            .await?;
         Ok(body
             .get("default_model")
             .and_then(Value::as_str)
