@@ -39,6 +39,7 @@ pub fn capabilities(settings: &Settings) -> Vec<&'static str> {
         "compact",
         "ask",
         "plan",
+        "files",
     ]);
     if settings.remote.terminal {
         caps.extend(["terminal", "shell"]);
@@ -57,6 +58,7 @@ fn engine_capability(method: &str) -> Option<&'static str> {
         "_lembas/steer" => "steer",
         "_lembas/session/rewind" => "rewind",
         "_lembas/session/compact" => "compact",
+        "_lembas/files/search" => "files",
         _ => return None,
     })
 }

@@ -8,6 +8,7 @@ pub mod discovery;
 pub mod dispatcher;
 pub mod engine;
 pub mod events;
+pub mod files;
 pub mod keychain;
 pub mod link;
 pub mod lock;

@@ -36,6 +36,7 @@ pub async fn request(engine: &Engine, method: &str, params: Value) -> Option<Res
         "_lembas/steer" => steer(engine, params).await,
         "_lembas/session/rewind" => rewind(engine, params).await,
         "_lembas/session/compact" => compact(engine, params).await,
+        "_lembas/files/search" => super::files::search(engine, params).await,
         _ => return None,
     })
 }
@@ -192,7 +193,7 @@ fn unknown(id: &str) -> RpcError {
 }
 
 /// A session in memory, or opened from the store (capability `sessions`) under session/new's rules.
-fn held(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> {
+pub(super) fn held(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> {
     if let Some(session) = engine.sessions().get(id).cloned() {
         return Ok(session);
     }
@@ -219,7 +220,7 @@ fn held(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> {
 
 /// The session's folder judged again as it is now: a folder that became a symlink out of the roots,
 /// or that remote work no longer allows, refuses the prompt.
-fn judge_again(engine: &Engine, session: &Session) -> Result<(), RpcError> {
+pub(super) fn judge_again(engine: &Engine, session: &Session) -> Result<(), RpcError> {
     let rules = FolderRules::from_settings(&engine.settings());
     match roots::judge_folder(&session.cwd, &rules) {
         Ok(resolved) if resolved == session.cwd => Ok(()),
@@ -259,6 +260,11 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
         }
     };
     session.state().context.update(lembas);
+    // `@path` in what the person typed (capability files); resource links and commands' text are
+    // not read for mentions.
+    let typed = prompt::typed_texts(params.get("prompt").unwrap_or(&Value::Null));
+    let attached = super::files::attach(engine, &session, typed).await;
+    let attached = crate::files::mention::attachments_text(&attached);
     let turn_id = turn_id.unwrap_or_else(|| format!("turn_{}", &ids::new_session_id()[4..]));
     let phase = session.accept_turn(&turn_id);
     engine.0.active_turns.fetch_add(1, Ordering::SeqCst);
@@ -271,7 +277,7 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
             if still_here {
                 session2.set_phase(&turn2, TurnPhase::Running);
                 session2.state().run = run.clone();
-                let answer = turn::run(&engine2, &session2, &turn2, text).await;
+                let answer = turn::run(&engine2, &session2, &turn2, text, attached).await;
                 session2.state().run = None;
                 match &run {
                     Some((run, _)) => scheduled_answer(&session2, &turn2, run, answer),
@@ -574,6 +580,7 @@ async fn delete(engine: &Engine, params: Value) -> Result<Value, RpcError> {
         )));
     }
     let in_memory = engine.sessions().remove(&id);
+    engine.files().forget(&id);
     if let Some(session) = &in_memory {
         session.cancel();
         engine.withdraw_cards_of(&id).await;

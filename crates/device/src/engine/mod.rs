@@ -5,6 +5,7 @@
 
 mod approvals;
 mod ask;
+mod files;
 mod methods;
 pub mod model;
 mod prompt;
@@ -49,6 +50,8 @@ struct Inner {
     token: tokio::sync::Mutex<Option<Token>>,
     /// Turns running or waiting, over all sessions: the link counts as working while any is.
     active_turns: std::sync::atomic::AtomicUsize,
+    /// Capability `files`: folder indexes and what each session used recently.
+    files: crate::files::Files,
 }
 
 impl Engine {
@@ -79,6 +82,7 @@ impl Engine {
             http,
             token: tokio::sync::Mutex::new(None),
             active_turns: Default::default(),
+            files: Default::default(),
         }))
     }
 
@@ -108,6 +112,10 @@ impl Engine {
 
     pub(crate) fn store(&self) -> &Store {
         &self.0.store
+    }
+
+    pub(crate) fn files(&self) -> &crate::files::Files {
+        &self.0.files
     }
 
     pub(crate) fn device_event(&self, event: DeviceEvent) {

@@ -165,6 +165,18 @@ pub fn text_of(blocks: &Value) -> Result<String, RpcError> {
     Ok(text)
 }
 
+/// The texts the person typed: the prompt's text blocks, where `@path` mentions are read
+/// (never a resource link's uri). Call after [`text_of`] accepted the blocks.
+pub fn typed_texts(blocks: &Value) -> Vec<String> {
+    blocks
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

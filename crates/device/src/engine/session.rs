@@ -294,8 +294,12 @@ pub fn history_turns(messages: &[Message]) -> Vec<Value> {
             Some("user") => {
                 turns.extend(assistant.take());
                 by_call.clear();
-                let mut turn =
-                    json!({ "role": "user", "text": body["content"].as_str().unwrap_or_default() });
+                // A prompt with `@path` attachments is [typed text, attachments]: the typed text.
+                let text = body["content"]
+                    .as_str()
+                    .or_else(|| body["content"][0]["text"].as_str())
+                    .unwrap_or_default();
+                let mut turn = json!({ "role": "user", "text": text });
                 if let Some(id) = &message.turn_id {
                     turn["turnId"] = json!(id);
                 }

@@ -39,6 +39,7 @@ pub async fn run(
     session: &Arc<Session>,
     turn_id: &str,
     text: String,
+    attached: String,
 ) -> Result<Value, RpcError> {
     let mut cancel = session.cancel.subscribe();
     cancel.mark_unchanged();
@@ -67,7 +68,14 @@ pub async fn run(
             .event(&sid, json!({ "type": "title", "id": sid, "title": title }))
             .await;
     }
-    session.push_message(Some(turn_id), json!({ "role": "user", "content": text }));
+    // What `@path` mentions attached goes to the model as a second part of the message, so the
+    // history still shows the prompt as typed.
+    let content = if attached.is_empty() {
+        json!(text)
+    } else {
+        json!([{ "type": "text", "text": text }, { "type": "text", "text": attached }])
+    };
+    session.push_message(Some(turn_id), json!({ "role": "user", "content": content }));
     session.flush_unsynced();
 
     let outcome = steps(engine, session, turn_id, &mut cancel).await;
