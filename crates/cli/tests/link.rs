@@ -62,7 +62,8 @@ async fn hello_first_then_initialize_as_the_spec_shows() {
             "rewind",
             "compact",
             "ask",
-            "plan"
+            "plan",
+            "files"
         ])
     );
 }

@@ -6,6 +6,7 @@
 mod common;
 mod conversation;
 mod faults;
+mod files;
 mod questions;
 mod scheduled;
 mod sessions;

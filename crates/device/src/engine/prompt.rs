@@ -201,6 +201,17 @@ mod tests {
     }
 
     #[test]
+    fn mentions_are_read_from_text_blocks_only() {
+        let blocks = json!([
+            {"type":"text","text":"see @a.md"},
+            {"type":"resource_link","uri":"file:///w/@b.md","name":"b"},
+            {"type":"text","text":"and @c.md"}
+        ]);
+        assert_eq!(typed_texts(&blocks), ["see @a.md", "and @c.md"]);
+        assert!(typed_texts(&json!("x")).is_empty());
+    }
+
+    #[test]
     fn title_is_the_first_line_cut() {
         assert_eq!(title_of("\n  Fix the build  \nmore"), "Fix the build");
         assert_eq!(title_of(&"é".repeat(100)).chars().count(), 80);

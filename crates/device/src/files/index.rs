@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use nucleo_matcher::Utf32String;
 
+use super::search::order_key;
 use crate::tools::{relative_text, walker};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,10 +73,7 @@ impl Snapshot {
                 kind,
             });
         }
-        entries.sort_by(|a, b| {
-            let depth = |e: &Entry| e.path.bytes().filter(|b| *b == b'/').count();
-            depth(a).cmp(&depth(b)).then_with(|| a.path.cmp(&b.path))
-        });
+        entries.sort_by(|a, b| order_key(&a.path).cmp(&order_key(&b.path)));
         let haystacks = entries
             .iter()
             .map(|e| Utf32String::from(e.path.as_str()))

@@ -56,15 +56,17 @@ pub fn search<'a>(
 }
 
 fn empty_query<'a>(snapshot: &'a Snapshot, recent: &[String], limit: usize) -> Vec<&'a Entry> {
-    let by_path: HashMap<&str, &Entry> = if recent.is_empty() {
-        HashMap::new()
-    } else {
-        snapshot.entries.iter().map(|e| (e.path.as_str(), e)).collect()
-    };
-    // A recent file no longer in the index (deleted, now ignored) is not offered.
+    // A recent file no longer in the index (deleted, now ignored) is not offered. The entries are
+    // in the index's order, so each is found by a binary search, not a map of the whole index.
     let mut out: Vec<&Entry> = recent
         .iter()
-        .filter_map(|path| by_path.get(path.as_str()).copied())
+        .filter_map(|path| {
+            let at = snapshot
+                .entries
+                .binary_search_by(|e| order_key(&e.path).cmp(&order_key(path)))
+                .ok()?;
+            Some(&snapshot.entries[at])
+        })
         .take(limit)
         .collect();
     for entry in &snapshot.entries {
@@ -76,6 +78,11 @@ fn empty_query<'a>(snapshot: &'a Snapshot, recent: &[String], limit: usize) -> V
         }
     }
     out
+}
+
+/// The index's order: shallow first, then by path.
+pub fn order_key(path: &str) -> (usize, &str) {
+    (path.bytes().filter(|b| *b == b'/').count(), path)
 }
 
 #[cfg(test)]

@@ -6,9 +6,12 @@ fn one(text: &str) -> Mention {
     found.into_iter().next().unwrap_or_else(|| unreachable!())
 }
 
+/// What is typed, the names to try, the line range.
+type Case = (&'static str, &'static [&'static str], Option<(usize, usize)>);
+
 #[test]
 fn escapes_ranges_and_trailing_punctuation() {
-    let cases: [(&str, &[&str], Option<(usize, usize)>); 10] = [
+    let cases: [Case; 10] = [
         ("see @src/main.rs", &["src/main.rs"], None),
         ("@my\\ notes.md please", &["my notes.md"], None),
         ("@a\\#b.md", &["a#b.md"], None),
