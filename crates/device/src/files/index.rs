@@ -127,6 +127,13 @@ impl FolderIndex {
 
     fn rebuild(&self, max_entries: usize) -> Arc<Snapshot> {
         let snapshot = Arc::new(Snapshot::build(&self.root, &self.home, max_entries));
+        tracing::debug!(
+            root = %self.root.display(),
+            entries = snapshot.entries.len(),
+            truncated = snapshot.truncated,
+            took_ms = snapshot.took.as_millis() as u64,
+            "file index built"
+        );
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = Some(snapshot.clone());
         snapshot
     }
