@@ -19,40 +19,77 @@ pub fn search<'a>(
     bonus: u32,
 ) -> Vec<&'a Entry> {
     let query = query.trim();
-    let rank: HashMap<&str, usize> = recent
-        .iter()
-        .enumerate()
-        .map(|(i, path)| (path.as_str(), i))
-        .collect();
     if query.is_empty() {
         return empty_query(snapshot, recent, limit);
     }
-    let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
-    let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
-    let nudge = |path: &str| {
-        rank.get(path).map_or(0, |&i| {
-            // The most recent gets the whole bonus, the oldest remembered a little.
-            let n = recent.len() as u32;
-            bonus * (n - i as u32) / n
-        })
-    };
-    let mut found: Vec<(u32, usize)> = snapshot
-        .haystacks
+    // The most recent file gets the whole bonus, the oldest remembered a little; by index position.
+    let n = recent.len() as u32;
+    let bonuses: HashMap<usize, u32> = recent
         .iter()
         .enumerate()
-        .filter_map(|(i, haystack)| {
-            let score = pattern.score(haystack.slice(..), &mut matcher)?;
-            Some((score + nudge(&snapshot.entries[i].path), i))
-        })
+        .filter_map(|(rank, path)| Some((position(snapshot, path)?, bonus * (n - rank as u32) / n)))
         .collect();
-    // Best score first; among equals the index's order (shallow first, then by path).
+    let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
+    let score = |range: std::ops::Range<usize>| {
+        let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
+        let mut found: Vec<(u32, usize)> = range
+            .filter_map(|i| {
+                let score = pattern.score(snapshot.haystacks[i].slice(..), &mut matcher)?;
+                Some((score + bonuses.get(&i).copied().unwrap_or(0), i))
+            })
+            .collect();
+        best(&mut found, limit);
+        found
+    };
+    // A large index is scored on several threads, each keeping its best; a picker is typed into
+    // on a machine with cores to spare.
+    let total = snapshot.haystacks.len();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_THREADS)
+        .min(total.div_ceil(PER_THREAD_AT_LEAST))
+        .max(1);
+    let mut found: Vec<(u32, usize)> = if threads == 1 {
+        score(0..total)
+    } else {
+        let chunk = total.div_ceil(threads);
+        std::thread::scope(|scope| {
+            let score = &score;
+            let parts: Vec<_> = (0..total)
+                .step_by(chunk)
+                .map(|start| scope.spawn(move || score(start..(start + chunk).min(total))))
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|part| part.join().unwrap_or_default())
+                .collect()
+        })
+    };
+    best(&mut found, limit);
+    found.into_iter().map(|(_, i)| &snapshot.entries[i]).collect()
+}
+
+/// Scoring threads at most, and entries each has at least (fewer are not worth a thread).
+const MAX_THREADS: usize = 8;
+const PER_THREAD_AT_LEAST: usize = 16_384;
+
+/// Keeps the `limit` best, best first; among equal scores the index's order (shallow first, then
+/// by path).
+fn best(found: &mut Vec<(u32, usize)>, limit: usize) {
     let by_rank = |a: &(u32, usize), b: &(u32, usize)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
     if found.len() > limit {
         found.select_nth_unstable_by(limit, by_rank);
         found.truncate(limit);
     }
     found.sort_unstable_by(by_rank);
-    found.into_iter().map(|(_, i)| &snapshot.entries[i]).collect()
+}
+
+/// Where `path` is in the index (its entries are in [`order_key`] order).
+fn position(snapshot: &Snapshot, path: &str) -> Option<usize> {
+    snapshot
+        .entries
+        .binary_search_by(|e| order_key(&e.path).cmp(&order_key(path)))
+        .ok()
 }
 
 fn empty_query<'a>(snapshot: &'a Snapshot, recent: &[String], limit: usize) -> Vec<&'a Entry> {
@@ -60,13 +97,7 @@ fn empty_query<'a>(snapshot: &'a Snapshot, recent: &[String], limit: usize) -> V
     // in the index's order, so each is found by a binary search, not a map of the whole index.
     let mut out: Vec<&Entry> = recent
         .iter()
-        .filter_map(|path| {
-            let at = snapshot
-                .entries
-                .binary_search_by(|e| order_key(&e.path).cmp(&order_key(path)))
-                .ok()?;
-            Some(&snapshot.entries[at])
-        })
+        .filter_map(|path| Some(&snapshot.entries[position(snapshot, path)?]))
         .take(limit)
         .collect();
     for entry in &snapshot.entries {
@@ -138,6 +169,27 @@ mod tests {
         assert_eq!(paths(&search(&s, "READ", &[], 10, 64)), ["README.md"]);
         assert!(search(&s, "zzz", &[], 10, 64).is_empty());
         assert_eq!(search(&s, "m", &[], 2, 64).len(), 2);
+    }
+
+    #[test]
+    fn a_large_index_scored_on_threads_gives_the_same_answer() {
+        let names: Vec<String> = (0..PER_THREAD_AT_LEAST * 3)
+            .map(|n| format!("d{}/f{n:06}.rs", n % 7))
+            .collect();
+        let mut s = snapshot(&names.iter().map(String::as_str).collect::<Vec<_>>());
+        s.entries
+            .sort_by(|a, b| order_key(&a.path).cmp(&order_key(&b.path)));
+        s.haystacks = s
+            .entries
+            .iter()
+            .map(|e| Utf32String::from(e.path.as_str()))
+            .collect();
+        let found = paths(&search(&s, "f0420", &[], 5, 64));
+        assert_eq!(found.len(), 5, "{found:?}");
+        assert!(found.iter().all(|p| p.contains("f0420")), "{found:?}");
+        // Recent use still counts, wherever the file is in the index.
+        let recent = vec!["d3/f042017.rs".to_string()];
+        assert_eq!(paths(&search(&s, "f0420", &recent, 5, 64))[0], "d3/f042017.rs");
     }
 
     #[test]
