@@ -32,12 +32,16 @@ pub fn search<'a>(
     let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
     let score = |range: std::ops::Range<usize>| {
         let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
-        let mut found: Vec<(u32, usize)> = range
-            .filter_map(|i| {
-                let score = pattern.score(snapshot.haystacks[i].slice(..), &mut matcher)?;
-                Some((score + bonuses.get(&i).copied().unwrap_or(0), i))
-            })
-            .collect();
+        // Only the best are kept as it goes, so a query that matches everything allocates little.
+        let mut found: Vec<(u32, usize)> = Vec::with_capacity(limit * 2 + 1);
+        for i in range {
+            if let Some(score) = pattern.score(snapshot.haystacks[i].slice(..), &mut matcher) {
+                found.push((score + bonuses.get(&i).copied().unwrap_or(0), i));
+                if found.len() > limit * 2 {
+                    best(&mut found, limit);
+                }
+            }
+        }
         best(&mut found, limit);
         found
     };
