@@ -108,7 +108,7 @@ fn matching_lines(text: &str) -> usize {
 
 /// `files` small text files, 100 to a folder, ten folders under each top folder; every
 /// `files / 10`th file holds one matching line.
-fn write_tree(tree: &Path, files: usize) -> anyhow::Result<()> {
+pub(crate) fn write_tree(tree: &Path, files: usize) -> anyhow::Result<()> {
     let every = (files / MATCHING_FILES).max(1);
     let mut folder = PathBuf::new();
     for index in 0..files {

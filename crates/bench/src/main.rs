@@ -4,6 +4,7 @@
 
 mod agent;
 mod device;
+mod file_search;
 mod grep_tool;
 mod idle;
 mod instance;
@@ -35,6 +36,9 @@ struct Plan {
     relayed_chunks: u64,
     turns: usize,
     grep_files: usize,
+    /// The file search's tree, and how many searches are timed.
+    search_files: usize,
+    searches: usize,
     /// 5,000-message sessions reopened, each once.
     reopens: usize,
 }
@@ -54,6 +58,8 @@ impl Plan {
             relayed_chunks: 2000,
             turns: 200,
             grep_files: 100_000,
+            search_files: 100_000,
+            searches: 300,
             reopens: 5,
         }
     }
@@ -72,6 +78,8 @@ impl Plan {
             relayed_chunks: 200,
             turns: 20,
             grep_files: 5_000,
+            search_files: 5_000,
+            searches: 30,
             reopens: 2,
         }
     }
@@ -146,6 +154,11 @@ async fn measure(plan: &Plan) -> anyhow::Result<Vec<Row>> {
         stored_sessions::run(&mut instance, plan.reopens, plan.idle_window).await,
     );
     collect(&mut rows, &grep_tool::ROWS, grep_tool::run(plan.grep_files).await);
+    collect(
+        &mut rows,
+        &file_search::ROWS,
+        file_search::run(&mut instance, plan.search_files, plan.searches).await,
+    );
     Ok(rows)
 }
 

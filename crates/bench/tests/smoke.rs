@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-const ROWS: [&str; 17] = [
+const ROWS: [&str; 21] = [
     "No-op round trip p50",
     "No-op round trip p99",
     "Idle linked RSS",
@@ -21,6 +21,10 @@ const ROWS: [&str; 17] = [
     "Reopen 5,000-message session",
     "Idle RSS, 100 stored sessions",
     "grep tool (in process) vs rg",
+    "File search p50",
+    "File search p99",
+    "File index build",
+    "@path expansion, 1 MB file",
     "benchmark",
 ];
 

@@ -64,7 +64,8 @@ async fn hello_first_then_initialize_as_the_spec_shows() {
             "ask",
             "plan",
             "commands",
-            "attachments"
+            "attachments",
+            "files"
         ])
     );
 }

@@ -19,6 +19,7 @@ pub struct Decisions {
     pub activity: ActivityLog,
     pub question: Question,
     pub commands: Commands,
+    pub files: FilesNumbers,
 }
 
 /// Commands (`/name` in a prompt, ENGINE.md "Commands"): the built-ins as listed, how many turns'
@@ -59,6 +60,28 @@ pub struct CommandTexts {
     pub undo_scheduled: String,
     pub undo_left: String,
     pub undo_unkept: String,
+}
+
+/// Capability `files` (acp.md `_lembas/files/search`, `@path` in a prompt): the picker's limits,
+/// how the folder index is kept, how strongly recent use nudges the order, and how much a
+/// prompt's `@path` mentions attach.
+#[derive(Debug, Deserialize)]
+pub struct FilesNumbers {
+    pub search_default_limit: usize,
+    pub search_max_limit: usize,
+    /// An index older than this is rebuilt in the background at the next search.
+    pub index_max_age_seconds: u64,
+    /// A walk stops here (a root as wide as the home folder stays bounded).
+    pub index_max_entries: usize,
+    /// Folder indexes held at once; the least recently searched goes first.
+    pub indexes_kept: usize,
+    /// Uses remembered per folder (over its sessions).
+    pub recent_kept: usize,
+    /// Added to the fuzzy score of the most recent file, less for older ones.
+    pub recent_bonus: u32,
+    pub mention_max_files: usize,
+    /// A mentioned file's lines are attached up to this many bytes (and `tools.read_default_lines`).
+    pub mention_max_bytes: usize,
 }
 
 /// `_lembas/question` (acp.md): how many questions and options a card holds, and how long an

@@ -41,6 +41,7 @@ pub fn capabilities(settings: &Settings) -> Vec<&'static str> {
         "plan",
         "commands",
         "attachments",
+        "files",
     ]);
     if settings.remote.terminal {
         caps.extend(["terminal", "shell"]);
@@ -63,6 +64,7 @@ fn engine_capability(method: &str) -> Option<&'static str> {
         "_lembas/session/rewind" => "rewind",
         "_lembas/session/compact" => "compact",
         "_lembas/commands" => "commands",
+        "_lembas/files/search" => "files",
         _ => return None,
     })
 }

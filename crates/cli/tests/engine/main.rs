@@ -9,6 +9,7 @@ mod common;
 mod control;
 mod conversation;
 mod faults;
+mod files;
 mod questions;
 mod scheduled;
 mod sessions;

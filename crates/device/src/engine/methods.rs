@@ -36,6 +36,7 @@ pub async fn request(engine: &Engine, method: &str, params: Value) -> Option<Res
         "_lembas/steer" => conversation::steer(engine, params).await,
         "_lembas/session/rewind" => conversation::rewind(engine, params).await,
         "_lembas/session/compact" => conversation::compact(engine, params).await,
+        "_lembas/files/search" => super::files::search(engine, params).await,
         "_lembas/commands" => super::commands::list(engine, params).await,
         _ => return None,
     })
@@ -255,7 +256,7 @@ pub(super) fn held(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> 
 
 /// The session's folder judged again as it is now: a folder that became a symlink out of the roots,
 /// or that remote work no longer allows, refuses the prompt.
-fn judge_again(engine: &Engine, session: &Session) -> Result<(), RpcError> {
+pub(super) fn judge_again(engine: &Engine, session: &Session) -> Result<(), RpcError> {
     let rules = FolderRules::from_settings(&engine.settings());
     match roots::judge_folder(&session.cwd, &rules) {
         Ok(resolved) if resolved == session.cwd => Ok(()),
@@ -297,6 +298,14 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
     // Written only once the prompt is accepted: a refused one keeps nothing.
     let attached = attachments::save(engine.store(), &id, uploads).await?;
     session.state().context.update(lembas);
+    // `@path` in what the person typed (capability files); resource links and commands' text are
+    // not read for mentions.
+    let typed = super::prompt::typed_texts(params.get("prompt").unwrap_or(&Value::Null));
+    let mentioned = super::files::attach(engine, &session, typed).await;
+    let enclosed = super::turn::Enclosed {
+        files: attached,
+        mentioned: crate::files::mention::attachments_text(&mentioned),
+    };
     let turn_id = turn_id.unwrap_or_else(|| format!("turn_{}", &ids::new_session_id()[4..]));
     let phase = session.accept_turn(&turn_id);
     engine.0.active_turns.fetch_add(1, Ordering::SeqCst);
@@ -309,7 +318,7 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
             if still_here {
                 session2.set_phase(&turn2, TurnPhase::Running);
                 session2.state().run = run.clone();
-                let answer = super::commands::run_prompt(&engine2, &session2, &turn2, text, attached).await;
+                let answer = super::commands::run_prompt(&engine2, &session2, &turn2, text, enclosed).await;
                 session2.state().run = None;
                 match &run {
                     Some((run, _)) => scheduled_answer(&session2, &turn2, run, answer),
@@ -535,6 +544,7 @@ async fn delete(engine: &Engine, params: Value) -> Result<Value, RpcError> {
         )));
     }
     let in_memory = engine.sessions().remove(&id);
+    engine.files().forget(&id);
     if let Some(session) = &in_memory {
         session.cancel();
         engine.withdraw_cards_of(&id).await;

@@ -8,6 +8,7 @@ mod ask;
 mod attachments;
 mod commands;
 mod conversation;
+mod files;
 mod methods;
 pub mod model;
 mod prompt;
@@ -58,6 +59,8 @@ struct Inner {
     /// (by tool call id: the link's serial and the request id), so a card taken down here can be
     /// taken down there with ACP's own `$/cancel_request`.
     card_requests: Mutex<HashMap<String, (u64, Value)>>,
+    /// Capability `files`: folder indexes and what each session used recently.
+    files: crate::files::Files,
 }
 
 impl Engine {
@@ -108,6 +111,7 @@ impl Engine {
             active_turns: Default::default(),
             editor,
             card_requests: Mutex::default(),
+            files: Default::default(),
         }))
     }
 
@@ -161,6 +165,10 @@ impl Engine {
 
     pub(crate) fn store(&self) -> &Store {
         &self.0.store
+    }
+
+    pub(crate) fn files(&self) -> &crate::files::Files {
+        &self.0.files
     }
 
     pub(crate) fn device_event(&self, event: DeviceEvent) {

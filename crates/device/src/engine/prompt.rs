@@ -165,6 +165,18 @@ pub fn text_of(blocks: &Value) -> Result<String, RpcError> {
     Ok(text)
 }
 
+/// The texts the person typed: the prompt's text blocks, where `@path` mentions are read
+/// (never a resource link's uri). Call after [`text_of`] accepted the blocks.
+pub fn typed_texts(blocks: &Value) -> Vec<String> {
+    blocks
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,6 +198,17 @@ mod tests {
             let e = text_of(&bad).unwrap_err();
             assert_eq!(e.code, crate::rpc::INVALID_PARAMS, "{bad}");
         }
+    }
+
+    #[test]
+    fn mentions_are_read_from_text_blocks_only() {
+        let blocks = json!([
+            {"type":"text","text":"see @a.md"},
+            {"type":"resource_link","uri":"file:///w/@b.md","name":"b"},
+            {"type":"text","text":"and @c.md"}
+        ]);
+        assert_eq!(typed_texts(&blocks), ["see @a.md", "and @c.md"]);
+        assert!(typed_texts(&json!("x")).is_empty());
     }
 
     #[test]

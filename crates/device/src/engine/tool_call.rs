@@ -186,13 +186,19 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     let output = match work {
         Work::File { planned, args } => {
             let ctx = ctx.clone();
-            tokio::task::spawn_blocking(move || tools::run(&planned, &args, &ctx))
+            let (name, path) = (planned.name.clone(), planned.path.clone());
+            let output = tokio::task::spawn_blocking(move || tools::run(&planned, &args, &ctx))
                 .await
                 .unwrap_or_else(|e| ToolOutput {
                     text: format!("The tool stopped unexpectedly: {e}"),
                     is_error: true,
                     diff: None,
-                })
+                });
+            // A file the model read or changed counts as used: the file picker offers it sooner.
+            if !output.is_error && matches!(name.as_str(), "read" | "write" | "edit") {
+                engine.files().used(&sid, &path);
+            }
+            output
         }
         Work::Bash { command, timeout } => run_bash(&ctx.project, &command, timeout).await,
     };

@@ -34,6 +34,14 @@ impl Stop {
     }
 }
 
+/// What came with a prompt besides its text: the files sent with it, and what the `@path`
+/// mentions in the person's text attached.
+#[derive(Default)]
+pub struct Enclosed {
+    pub files: Vec<Attachment>,
+    pub mentioned: String,
+}
+
 /// Runs one turn to its end and answers what session/prompt answers. `shown` is what the person
 /// typed when the model gets something else (a command's expanded text): the transcript shows it.
 pub async fn run(
@@ -42,8 +50,12 @@ pub async fn run(
     turn_id: &str,
     text: String,
     shown: Option<&str>,
-    attached: Vec<Attachment>,
+    enclosed: Enclosed,
 ) -> Result<Value, RpcError> {
+    let Enclosed {
+        files: attached,
+        mentioned,
+    } = enclosed;
     let mut cancel = session.cancel.subscribe();
     cancel.mark_unchanged();
     let sid = session.id.clone();
@@ -78,6 +90,12 @@ pub async fn run(
             .await;
     }
     let mut message = attachments::user_message(&text, &attached);
+    if !mentioned.is_empty() {
+        // What `@path` mentions attached follows the text; the history shows the text as typed.
+        let content = message["content"].as_str().unwrap_or_default();
+        message["content"] = json!(format!("{content}\n\n{mentioned}"));
+        message["text"] = json!(text);
+    }
     if let Some(shown) = shown {
         message["shown"] = json!(shown);
     }

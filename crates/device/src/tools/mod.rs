@@ -33,6 +33,7 @@ use crate::policy::tools::decide_path;
 use arguments::Arguments;
 pub use cut::cut_result;
 pub use definitions::{definitions, tool_names};
+pub(crate) use walk::{relative_text, walker};
 
 /// What the tools need to know about the session.
 #[derive(Debug, Clone, PartialEq, Eq)]

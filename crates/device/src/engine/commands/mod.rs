@@ -13,11 +13,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::Engine;
-use super::attachments::Attachment;
 use super::conversation::compact_now;
 use super::methods::{check_model, effort_of, held, switch_mode};
 use super::session::Session;
-use super::turn;
+use super::turn::{self, Enclosed};
 use crate::decisions::decisions;
 use crate::policy::Mode;
 use crate::policy::roots::{self, FolderRules};
@@ -96,7 +95,7 @@ pub async fn run_prompt(
     session: &Arc<Session>,
     turn_id: &str,
     text: String,
-    attached: Vec<Attachment>,
+    enclosed: Enclosed,
 ) -> Result<Value, RpcError> {
     let set = command_set(engine, &session.cwd);
     let named = split(&text).and_then(|(name, args)| {
@@ -105,9 +104,9 @@ pub async fn run_prompt(
             .map(|c| (c.clone(), args.to_string()))
     });
     let answer = match named {
-        None => turn::run(engine, session, turn_id, text, None, attached).await,
+        None => turn::run(engine, session, turn_id, text, None, enclosed).await,
         Some((command, args)) => {
-            run_command(engine, session, turn_id, &text, &command, &args, attached).await
+            run_command(engine, session, turn_id, &text, &command, &args, enclosed).await
         }
     };
     if let Err(e) = engine
@@ -127,7 +126,7 @@ async fn run_command(
     typed: &str,
     command: &Command,
     args: &str,
-    attached: Vec<Attachment>,
+    enclosed: Enclosed,
 ) -> Result<Value, RpcError> {
     let scheduled = session.state().run.is_some();
     let task = args.trim();
@@ -162,7 +161,7 @@ async fn run_command(
                 let mode = mode.lowered_to(engine.settings().remote.max_mode);
                 switch_mode(engine, session, mode).await;
             }
-            let answer = turn::run(engine, session, turn_id, text, Some(typed), attached).await;
+            let answer = turn::run(engine, session, turn_id, text, Some(typed), enclosed).await;
             if let Some(held) = held {
                 held.give_back(session);
             }
