@@ -11,8 +11,8 @@ use tokio::sync::mpsc;
 use super::{Control, Next, Runner};
 use crate::cards::CardView;
 
-/// A connection to the other runtime for calls (the subscription has its own), made again once
-/// if it broke.
+/// A connection to the other runtime for calls (the subscription has its own), dialled again at
+/// the next call when it broke.
 struct Calls {
     client: Option<Client>,
 }
