@@ -1,7 +1,9 @@
 //! The approval cards open on this device, as the window and the notifications show them: what the
 //! call is (the command, or the file and its change), why it asks, and for a scheduled run the
-//! schedule's title and how long it waits. Pure: built from the engine's cards.
+//! schedule's title and how long it waits. Pure: built from the engine's cards, or from the
+//! control endpoint's [`PendingApproval`]s when another process runs the device.
 
+use lembas_device::control::PendingApproval;
 use lembas_device::engine::Card;
 use lembas_device::events::ScheduledAsk;
 use serde::Serialize;
@@ -27,6 +29,8 @@ pub enum Detail {
 
 /// The request of a plan card.
 const PLAN: &str = "_lembas/plan";
+const PLAN_TITLE: &str = "Approve the plan";
+const PLAN_REASON: &str = "Allow approves it in manual mode (every change still asks); Deny dismisses it.";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CardView {
@@ -61,9 +65,8 @@ impl CardView {
             return CardView {
                 tool_call_id: card.tool_call_id.clone(),
                 session_id: card.session_id.clone(),
-                title: "Approve the plan".into(),
-                reason: "Allow approves it in manual mode (every change still asks); Deny dismisses it."
-                    .into(),
+                title: PLAN_TITLE.into(),
+                reason: PLAN_REASON.into(),
                 detail: Detail::Plan {
                     path: text("path"),
                     text: text("text"),
@@ -88,6 +91,39 @@ impl CardView {
             detail: detail(call.get("kind").and_then(Value::as_str), raw),
             asked_at_ms: card.asked_at_ms,
             scheduled: card.scheduled.clone(),
+        }
+    }
+
+    /// The same card as read from another process's runtime through the control endpoint.
+    pub fn of_pending(pending: &PendingApproval) -> CardView {
+        let (title, reason, detail) = if let Some(plan) = &pending.plan {
+            let detail = Detail::Plan {
+                path: plan.path.clone(),
+                text: plan.text.clone(),
+            };
+            (PLAN_TITLE.to_string(), PLAN_REASON.to_string(), detail)
+        } else {
+            let detail = match (&pending.kind, &pending.command, &pending.diff) {
+                (Some(kind), Some(command), _) if kind == "execute" => Detail::Command {
+                    command: command.clone(),
+                },
+                (_, _, Some(diff)) => change(&diff.path, diff.old_text.as_deref(), &diff.new_text)
+                    .unwrap_or_else(|| arguments(pending.arguments.as_ref().unwrap_or(&Value::Null))),
+                _ => arguments(pending.arguments.as_ref().unwrap_or(&Value::Null)),
+            };
+            (pending.title.clone(), pending.reason.clone(), detail)
+        };
+        CardView {
+            tool_call_id: pending.id.clone(),
+            session_id: pending.session_id.clone(),
+            title,
+            reason,
+            detail,
+            asked_at_ms: pending.asked_ms,
+            scheduled: pending.scheduled.as_ref().map(|run| ScheduledAsk {
+                title: run.title.clone().unwrap_or_default(),
+                wait_s: run.wait_s,
+            }),
         }
     }
 
@@ -126,19 +162,32 @@ fn detail(kind: Option<&str>, raw: &Value) -> Detail {
         };
     }
     if let Some(path) = text("path") {
-        let lines = |sign: char, s: &str| s.lines().map(|l| format!("{sign}{l}")).collect::<Vec<_>>();
-        let diff = match (text("old_string"), text("new_string"), text("content")) {
-            (Some(old), Some(new), _) => [lines('-', old), lines('+', new)].concat().join("\n"),
-            (_, _, Some(content)) => lines('+', content).join("\n"),
-            _ => String::new(),
+        let change = match (text("old_string"), text("new_string"), text("content")) {
+            (Some(old), Some(new), _) => change(path, Some(old), new),
+            (_, _, Some(content)) => change(path, None, content),
+            _ => None,
         };
-        if !diff.is_empty() {
-            return Detail::Change {
-                path: path.to_string(),
-                diff,
-            };
+        if let Some(change) = change {
+            return change;
         }
     }
+    arguments(raw)
+}
+
+/// A file's change: `-` lines for the text replaced (none for a whole write), `+` lines for the
+/// new text; `None` when it changes nothing visible.
+fn change(path: &str, old: Option<&str>, new: &str) -> Option<Detail> {
+    let lines = |sign: char, s: &str| s.lines().map(|l| format!("{sign}{l}")).collect::<Vec<_>>();
+    let diff = [lines('-', old.unwrap_or_default()), lines('+', new)]
+        .concat()
+        .join("\n");
+    (!diff.is_empty()).then(|| Detail::Change {
+        path: path.to_string(),
+        diff,
+    })
+}
+
+fn arguments(raw: &Value) -> Detail {
     Detail::Arguments {
         json: serde_json::to_string_pretty(raw).unwrap_or_default(),
     }
@@ -276,6 +325,41 @@ mod tests {
                 .body
                 .starts_with("Plan in .agent/plans/p.md\n1. Tidy\nAllow approves it in manual mode")
         );
+    }
+
+    /// Beside a headless service the cards come through the control endpoint: they read the same.
+    #[test]
+    fn a_card_from_the_control_endpoint_reads_as_the_engines() {
+        let scheduled = ScheduledAsk {
+            title: "Nightly report".into(),
+            wait_s: 1800,
+        };
+        let mut cards = vec![
+            card("execute", json!({ "command": "rm -r build" }), None),
+            card(
+                "edit",
+                json!({ "path": "a.txt", "old_string": "one\ntwo", "new_string": "three" }),
+                None,
+            ),
+            card("edit", json!({ "path": "b.txt", "content": "hi" }), None),
+            card("fetch", json!({ "url": 3 }), None),
+            card("execute", json!({ "command": "make" }), Some(scheduled)),
+            Card {
+                session_id: "ses_1".into(),
+                method: PLAN,
+                tool_call_id: "call_plan".into(),
+                params: json!({ "sessionId": "ses_1", "toolCallId": "call_plan", "path": ".agent/plans/p.md", "text": "1. Tidy" }),
+                asked_at_ms: 5,
+                scheduled: None,
+            },
+        ];
+        // The schedule as the runtime puts it in the request.
+        cards[4].params["_meta"]["lembas"]["scheduled"] =
+            json!({ "schedule_id": "s1", "run_id": "r1", "wait_s": 1800 });
+        for card in &cards {
+            let pending = PendingApproval::of(card, 9);
+            assert_eq!(CardView::of_pending(&pending), CardView::of(card), "{pending:?}");
+        }
     }
 
     #[test]

@@ -4,7 +4,11 @@
 //! Unlike the headless service the app outlives the runtime's final states: after "not logged in",
 //! a refused token or a server that needs updating it waits for the config to change (a login from
 //! the window or the CLI) or for a login to ask for a restart, then starts the runtime again. When
-//! a headless service holds the device lock, it shows that service's status file and keeps trying.
+//! a headless service holds the device lock, it mirrors that service through its control socket
+//! ([`beside`]): its status, activity and approval cards, answered from here; where the socket
+//! cannot be reached it shows the service's status file and keeps trying.
+
+mod beside;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -26,6 +30,9 @@ use crate::state::HostState;
 const HOLDER: &str = "LLeMbas Desktop";
 /// How often the app looks at another holder's status file and tries the lock again.
 const HELD_POLL: Duration = Duration::from_secs(2);
+/// The pause after the mirrored runtime went, before the lock is tried again (it may still be
+/// letting it go).
+const AFTER_MIRROR: Duration = Duration::from_millis(250);
 
 enum Control {
     /// Dial again now: a login from the window stored a new token.
@@ -48,7 +55,7 @@ enum Control {
 pub struct Host {
     state: watch::Receiver<HostState>,
     activity: Arc<Mutex<Activity>>,
-    /// The approval cards open on the runtime this app runs (none while another process runs it).
+    /// The approval cards open on the runtime this app runs, or on the one it mirrors.
     cards: watch::Receiver<Vec<CardView>>,
     control: mpsc::UnboundedSender<Control>,
     /// Rung on every change of state, activity or config: the tray and window redraw.
@@ -176,13 +183,19 @@ impl Runner {
                     self.serve(runtime).await
                 }
                 Err(StartError::Lock(LockError::Held { holder })) => {
-                    let (_, status) = status::read();
                     self.set(|s| {
                         s.held_by = Some(holder);
-                        s.status = status;
                         s.problem = None;
                     });
-                    self.wait(Some(HELD_POLL)).await
+                    match self.beside().await {
+                        Some(Next::TryAgain) => self.wait(Some(AFTER_MIRROR)).await,
+                        Some(quit) => quit,
+                        None => {
+                            let (_, status) = status::read();
+                            self.set(|s| s.status = status);
+                            self.wait(Some(HELD_POLL)).await
+                        }
+                    }
                 }
                 Err(e) => {
                     tracing::error!("{e}");
@@ -220,13 +233,13 @@ impl Runner {
                 event = events.recv() => match event {
                     Ok(event) => {
                         if matches!(event, DeviceEvent::ApprovalAsked { .. } | DeviceEvent::ApprovalSettled { .. }) {
-                            self.show_cards(&runtime.engine.cards());
+                            self.show_engine_cards(&runtime.engine.cards());
                         }
                         self.activity.lock().unwrap_or_else(|p| p.into_inner()).apply(&event);
                         self.changed.notify_one();
                     }
                     // Missed events may have opened or settled cards: read them again.
-                    Err(broadcast::error::RecvError::Lagged(_)) => self.show_cards(&runtime.engine.cards()),
+                    Err(broadcast::error::RecvError::Lagged(_)) => self.show_engine_cards(&runtime.engine.cards()),
                     Err(broadcast::error::RecvError::Closed) => break,
                 },
                 control = self.control.recv() => match control {
@@ -235,12 +248,12 @@ impl Runner {
                         let _ = done.send(runtime.engine.answer_card(&tool_call_id, &option_id).await);
                     }
                     Some(Control::Quit(done)) => {
-                        self.show_cards(&[]);
+                        self.show_cards(Vec::new());
                         runtime.stop().await;
                         return Next::Quit(Some(done));
                     }
                     None => {
-                        self.show_cards(&[]);
+                        self.show_cards(Vec::new());
                         runtime.stop().await;
                         return Next::Quit(None);
                     }
@@ -249,14 +262,17 @@ impl Runner {
         }
         // A final state: the supervisor has stopped and needs a person (the status says why).
         // The lock is released, and taken again once there is something new to try.
-        self.show_cards(&[]);
+        self.show_cards(Vec::new());
         runtime.wait().await;
         self.wait(None).await
     }
 
     /// Publishes the cards open now (the engine's list is the truth; events only say when to look).
-    fn show_cards(&self, cards: &[Card]) {
-        let mut views: Vec<CardView> = cards.iter().map(CardView::of).collect();
+    fn show_engine_cards(&self, cards: &[Card]) {
+        self.show_cards(cards.iter().map(CardView::of).collect());
+    }
+
+    fn show_cards(&self, mut views: Vec<CardView>) {
         views.sort_by_key(|c| c.asked_at_ms);
         self.cards.send_if_modified(|shown| {
             let changed = *shown != views;

@@ -8,9 +8,11 @@
 //! Needs a session bus and a Secret Service: run it through scripts/with-keyring (a private
 //! `dbus-run-session`, as scripts/test does). One test in this binary: it sets HOME.
 
-use std::collections::HashMap;
+mod common;
+
 use std::sync::Arc;
-use std::time::Duration;
+
+use common::{TOKEN, WAIT, click, closed, notification_server, shown};
 
 use lembas_desktop::host::Host;
 use lembas_desktop::notices;
@@ -19,121 +21,6 @@ use lembas_device::keychain::{self, Token};
 use lembas_peer::{ModelReply, Peer, PeerConfig};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use zbus::object_server::SignalEmitter;
-use zbus::zvariant::OwnedValue;
-
-const WAIT: Duration = Duration::from_secs(20);
-const TOKEN: &str = "desktop-notices-token-7a2c";
-const PATH: &str = "/org/freedesktop/Notifications";
-/// What a notification server says when CloseNotification took a notice down.
-const CLOSED_BY_CALL: u32 = 3;
-
-#[derive(Debug)]
-enum Seen {
-    Shown {
-        id: u32,
-        summary: String,
-        body: String,
-        actions: Vec<String>,
-    },
-    Closed(u32),
-}
-
-/// The freedesktop notification service, as far as the app uses it.
-struct Server {
-    seen: mpsc::UnboundedSender<Seen>,
-    last: u32,
-}
-
-#[zbus::interface(name = "org.freedesktop.Notifications")]
-impl Server {
-    #[allow(clippy::too_many_arguments)]
-    async fn notify(
-        &mut self,
-        _app_name: String,
-        _replaces_id: u32,
-        _app_icon: String,
-        summary: String,
-        body: String,
-        actions: Vec<String>,
-        _hints: HashMap<String, OwnedValue>,
-        _expire_timeout: i32,
-    ) -> u32 {
-        self.last += 1;
-        let _ = self.seen.send(Seen::Shown {
-            id: self.last,
-            summary,
-            body,
-            actions,
-        });
-        self.last
-    }
-
-    async fn close_notification(
-        &self,
-        id: u32,
-        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
-    ) -> zbus::fdo::Result<()> {
-        let _ = self.seen.send(Seen::Closed(id));
-        Self::notification_closed(&emitter, id, CLOSED_BY_CALL).await?;
-        Ok(())
-    }
-
-    fn get_capabilities(&self) -> Vec<String> {
-        vec!["actions".into(), "body".into(), "persistence".into()]
-    }
-
-    fn get_server_information(&self) -> (String, String, String, String) {
-        (
-            "test notifications".into(),
-            "lembas".into(),
-            "1".into(),
-            "1.2".into(),
-        )
-    }
-
-    #[zbus(signal)]
-    async fn action_invoked(emitter: &SignalEmitter<'_>, id: u32, action_key: &str) -> zbus::Result<()>;
-
-    #[zbus(signal)]
-    async fn notification_closed(emitter: &SignalEmitter<'_>, id: u32, reason: u32) -> zbus::Result<()>;
-}
-
-/// A person clicking `key` on notice `id`. The app listens for the click once its Notify call has
-/// returned; a person never clicks within the same instant, so neither does this.
-async fn click(bus: &zbus::Connection, id: u32, key: &str) {
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let server = bus.object_server().interface::<_, Server>(PATH).await.unwrap();
-    Server::action_invoked(server.signal_emitter(), id, key)
-        .await
-        .unwrap();
-}
-
-async fn next(seen: &mut mpsc::UnboundedReceiver<Seen>) -> Seen {
-    tokio::time::timeout(WAIT, seen.recv())
-        .await
-        .expect("the notification server heard from the app in time")
-        .expect("the server runs")
-}
-
-async fn shown(seen: &mut mpsc::UnboundedReceiver<Seen>) -> (u32, String, String, Vec<String>) {
-    match next(seen).await {
-        Seen::Shown {
-            id,
-            summary,
-            body,
-            actions,
-        } => (id, summary, body, actions),
-        other => panic!("a notice, not {other:?}"),
-    }
-}
-
-async fn closed(seen: &mut mpsc::UnboundedReceiver<Seen>) -> u32 {
-    match next(seen).await {
-        Seen::Closed(id) => id,
-        other => panic!("a CloseNotification, not {other:?}"),
-    }
-}
 
 fn write(id: &str, path: &str, content: &str) -> ModelReply {
     ModelReply::tool_call(id, "write", json!({ "path": path, "content": content }))
@@ -162,22 +49,7 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
         // Lets a scheduled card wait one second, so a timeout is seen quickly.
         std::env::set_var("LEMBAS_APPROVAL_WAIT_MIN_S", "1");
     }
-    let (seen_tx, mut seen) = mpsc::unbounded_channel();
-    let bus = zbus::connection::Builder::session()
-        .unwrap()
-        .name("org.freedesktop.Notifications")
-        .unwrap()
-        .serve_at(
-            PATH,
-            Server {
-                seen: seen_tx,
-                last: 0,
-            },
-        )
-        .unwrap()
-        .build()
-        .await
-        .expect("a private session bus: run through scripts/with-keyring");
+    let (bus, mut seen) = notification_server().await;
     keychain::store(&Token::new(TOKEN).unwrap()).expect("a Secret Service: run through scripts/with-keyring");
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
     let config = home.join(".config/lembas/config.yaml");

@@ -59,7 +59,7 @@ function errorFor(where: string): HTMLElement | null {
 function statusSection(s: Snapshot): HTMLElement {
   return el('section', { class: `status state-${s.link.state}`, 'aria-label': 'Link' },
     el('h1', { id: 'status-line', text: s.link.line }),
-    s.held_by ? el('p', { class: 'note', id: 'held-by', text: `The device runs in ${s.held_by}; changes here reach it through the config file.` }) : null,
+    s.held_by ? el('p', { class: 'note', id: 'held-by', text: `The device runs in ${s.held_by}: this window shows it and answers its approvals; settings reach it through the config file.` }) : null,
     s.settings_error ? el('p', { class: 'error', id: 'settings-error', text: s.settings_error }) : null,
   );
 }

@@ -154,6 +154,8 @@ mod tests {
                 title: Some("Waybread check".into()),
                 wait_s: 1800,
             }),
+            plan: None,
+            arguments: None,
         };
         let shown = text(&approval);
         assert!(

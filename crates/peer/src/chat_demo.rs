@@ -1,7 +1,7 @@
 //! The demo's chat: what LLeMbas does when a person opens an agent chat on a linked computer, shown
 //! as it happens. One session in the device's first folder on the demo model, one prompt that makes
-//! the model ask for a command, the approval card allowed once (a person would click it), the
-//! command's output streamed back, the turn's end.
+//! the model ask for a command, the approval card allowed once (a person would click it, and with
+//! `person_answers` one does, on the device), the command's output streamed back, the turn's end.
 
 use std::time::Duration;
 
@@ -13,14 +13,19 @@ const STEP_WAIT: Duration = Duration::from_secs(120);
 /// How long the card stays up before the demo allows it, so a person watching can read it.
 const CARD_SHOWN: Duration = Duration::from_secs(2);
 
-/// With `scheduled`, the chat is a scheduled run (acp.md "Starting a scheduled turn"), as a schedule
-/// running on the linked computer would start it.
-pub async fn run(
-    link: &mut LinkHandle,
-    initialize: &Value,
-    text: &str,
-    scheduled: bool,
-) -> anyhow::Result<()> {
+/// What the demo chat sends and who answers its cards.
+pub struct Chat {
+    pub text: String,
+    /// A scheduled run (acp.md "Starting a scheduled turn"), as a schedule running on the linked
+    /// computer would start it.
+    pub scheduled: bool,
+    /// The cards wait for a person on the device (the tray app, `lembas approvals`); the demo
+    /// does not click Allow.
+    pub person_answers: bool,
+}
+
+pub async fn run(link: &mut LinkHandle, initialize: &Value, chat: &Chat) -> anyhow::Result<()> {
+    let (text, scheduled) = (chat.text.as_str(), chat.scheduled);
     let run = json!({ "schedule_id": "demo-schedule", "run_id": "demo-run-1", "title": "Demo schedule",
                       "mode": "edit", "approval_wait_s": 1800 });
     let lembas = if scheduled {
@@ -76,6 +81,11 @@ pub async fn run(
         }
         match message.get("method").and_then(Value::as_str) {
             Some("session/update") => show_update(&message["params"]["update"]),
+            // Answered on the device (first answer wins): LLeMbas takes its card down.
+            Some("_lembas/permission/settled") => println!(
+                "chat: answered on the computer: card {} taken down",
+                message["params"]["toolCallId"].as_str().unwrap_or("?")
+            ),
             Some("session/request_permission") => {
                 let card = &message["params"];
                 println!(
@@ -84,6 +94,13 @@ pub async fn run(
                     card["toolCall"]["kind"].as_str().unwrap_or("?"),
                     card["_meta"]["lembas"]["reason"].as_str().unwrap_or(""),
                 );
+                if chat.person_answers {
+                    println!(
+                        "chat: waiting for you: answer it in the tray app (its notification or window), or run `lembas approvals allow {}`",
+                        card["toolCall"]["toolCallId"].as_str().unwrap_or("?")
+                    );
+                    continue;
+                }
                 tokio::time::sleep(CARD_SHOWN).await;
                 println!("chat: the demo person clicks Allow");
                 link.answer(

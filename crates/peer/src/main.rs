@@ -19,6 +19,8 @@ const USAGE: &str = "usage: lembas-peer [--port N] [--chat TEXT] --token-stdin
   --chat TEXT    once a device links, open an agent chat in its first folder and send TEXT
                  (the demo model: `run <command>` asks for that command), allowing what it asks
   --scheduled    make that chat a scheduled run, as a schedule on this computer would
+  --person-answers  leave the chat's approval cards to a person on the device (the tray app,
+                 its notification, or `lembas approvals allow <id>`) instead of allowing them
   --token-stdin  read the one token the instance accepts from standard input (required:
                  a token never goes on the command line)
   RUST_LOG       how much to log (default: info)";
@@ -30,12 +32,14 @@ struct Arguments {
     port: u16,
     chat: Option<String>,
     scheduled: bool,
+    person_answers: bool,
 }
 
 fn parse_arguments(arguments: impl Iterator<Item = String>) -> anyhow::Result<Option<Arguments>> {
     let mut port = 0;
     let mut chat = None;
     let mut scheduled = false;
+    let mut person_answers = false;
     let mut token_stdin = false;
     let mut arguments = arguments;
     while let Some(argument) = arguments.next() {
@@ -43,6 +47,7 @@ fn parse_arguments(arguments: impl Iterator<Item = String>) -> anyhow::Result<Op
             "--help" | "-h" => return Ok(None),
             "--token-stdin" => token_stdin = true,
             "--scheduled" => scheduled = true,
+            "--person-answers" => person_answers = true,
             "--chat" => {
                 chat = Some(
                     arguments
@@ -66,6 +71,7 @@ fn parse_arguments(arguments: impl Iterator<Item = String>) -> anyhow::Result<Op
         port,
         chat,
         scheduled,
+        person_answers,
     }))
 }
 
@@ -115,7 +121,12 @@ async fn run() -> anyhow::Result<()> {
         tokio::select! {
             link = peer.next_link(Duration::from_secs(3600)) => {
                 if let Ok(link) = link {
-                    tokio::spawn(demo_link(link, arguments.chat.clone(), arguments.scheduled));
+                    let chat = arguments.chat.clone().map(|text| chat_demo::Chat {
+                        text,
+                        scheduled: arguments.scheduled,
+                        person_answers: arguments.person_answers,
+                    });
+                    tokio::spawn(demo_link(link, chat));
                 }
             }
             _ = tokio::signal::ctrl_c() => break,
@@ -126,7 +137,7 @@ async fn run() -> anyhow::Result<()> {
 }
 
 /// Greets one device as LLeMbas would, then logs what it sends until it goes.
-async fn demo_link(mut link: LinkHandle, chat: Option<String>, scheduled: bool) {
+async fn demo_link(mut link: LinkHandle, chat: Option<chat_demo::Chat>) {
     let agent = link
         .headers
         .get("user-agent")
@@ -147,8 +158,8 @@ async fn demo_link(mut link: LinkHandle, chat: Option<String>, scheduled: bool) 
                 "{}",
                 serde_json::to_string_pretty(&result).unwrap_or_else(|_| result.to_string())
             );
-            if let Some(text) = chat
-                && let Err(error) = chat_demo::run(&mut link, &result, &text, scheduled).await
+            if let Some(chat) = chat
+                && let Err(error) = chat_demo::run(&mut link, &result, &chat).await
             {
                 tracing::warn!("the demo chat stopped: {error:#}");
             }

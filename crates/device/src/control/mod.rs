@@ -100,6 +100,20 @@ pub struct PendingApproval {
     pub waiting_s: u64,
     /// Set when a scheduled run asks: nobody is at the chat.
     pub scheduled: Option<ScheduledRun>,
+    /// A plan card's plan, for a face that shows it whole (the tray's window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Plan>,
+    /// The call's arguments as the agent gave them, for a tool that neither runs a command nor
+    /// changes a file (those are in `command` and `diff`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+}
+
+/// A plan waiting for approval: its file in the project and the plan as markdown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub path: String,
+    pub text: String,
 }
 
 /// A file tool's change. `old_text` absent for `write`: the whole file is replaced.
@@ -165,6 +179,15 @@ impl PendingApproval {
             wait_s: s["wait_s"].as_u64().unwrap_or(0),
         });
         // A plan card (answered as the desktop answers it: allow approves, deny dismisses).
+        let plan = (card.method == PLAN).then(|| Plan {
+            path: text("/path").unwrap_or_default(),
+            text: text("/text").unwrap_or_default(),
+        });
+        let command = input_text("command");
+        let arguments = match (&plan, &command, &diff) {
+            (None, None, None) => input.cloned(),
+            _ => None,
+        };
         let (title, reason) = if card.method == PLAN {
             let path = text("/path");
             let reason = path.map(|p| format!("The plan is in {p}"));
@@ -178,11 +201,13 @@ impl PendingApproval {
             title: title.unwrap_or_default(),
             kind: text("/toolCall/kind"),
             reason: reason.unwrap_or_default(),
-            command: input_text("command"),
+            command,
             diff,
             asked_ms: card.asked_at_ms,
             waiting_s: now_ms.saturating_sub(card.asked_at_ms) / 1000,
             scheduled,
+            plan,
+            arguments,
         }
     }
 }
@@ -253,6 +278,29 @@ mod tests {
             PendingApproval::of(&write, 0).diff.map(|d| d.old_text),
             Some(None)
         );
+        let fetch = card(
+            json!({ "toolCall": { "title": "Fetch", "kind": "fetch", "rawInput": { "url": "https://example.org" } } }),
+            None,
+        );
+        let seen = PendingApproval::of(&fetch, 0);
+        assert_eq!(seen.arguments, Some(json!({ "url": "https://example.org" })));
+        assert_eq!(seen.plan, None);
+
+        let mut plan = card(
+            json!({ "sessionId": "ses_a", "toolCallId": "call_1", "path": ".agent/plans/p.md", "text": "1. Tidy" }),
+            None,
+        );
+        plan.method = PLAN;
+        let seen = PendingApproval::of(&plan, 0);
+        assert_eq!(
+            seen.plan,
+            Some(Plan {
+                path: ".agent/plans/p.md".into(),
+                text: "1. Tidy".into()
+            })
+        );
+        assert_eq!((seen.title.as_str(), seen.arguments), ("Approve the plan", None));
+
         // Params of an unexpected shape give empty fields, never a panic.
         let odd = PendingApproval::of(&card(json!("nonsense"), None), 0);
         assert_eq!((odd.title.as_str(), odd.command, odd.diff), ("", None, None));
