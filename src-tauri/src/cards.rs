@@ -27,8 +27,6 @@ pub enum Detail {
     Plan { path: String, text: String },
 }
 
-/// The request of a plan card.
-const PLAN: &str = "_lembas/plan";
 const PLAN_TITLE: &str = "Approve the plan";
 const PLAN_REASON: &str = "Allow approves it in manual mode (every change still asks); Deny dismisses it.";
 
@@ -53,48 +51,13 @@ pub struct Notice {
 }
 
 impl CardView {
+    /// A card of the runtime this app runs, read as the control endpoint reads it for another
+    /// process, so both faces show a card the same way.
     pub fn of(card: &Card) -> CardView {
-        if card.method == PLAN {
-            let text = |key: &str| {
-                card.params
-                    .get(key)
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string()
-            };
-            return CardView {
-                tool_call_id: card.tool_call_id.clone(),
-                session_id: card.session_id.clone(),
-                title: PLAN_TITLE.into(),
-                reason: PLAN_REASON.into(),
-                detail: Detail::Plan {
-                    path: text("path"),
-                    text: text("text"),
-                },
-                asked_at_ms: card.asked_at_ms,
-                scheduled: None,
-            };
-        }
-        let call = card.params.get("toolCall").unwrap_or(&Value::Null);
-        let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
-        let raw = call.get("rawInput").unwrap_or(&Value::Null);
-        CardView {
-            tool_call_id: card.tool_call_id.clone(),
-            session_id: card.session_id.clone(),
-            title: text(call, "title"),
-            reason: card
-                .params
-                .pointer("/_meta/lembas/reason")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            detail: detail(call.get("kind").and_then(Value::as_str), raw),
-            asked_at_ms: card.asked_at_ms,
-            scheduled: card.scheduled.clone(),
-        }
+        CardView::of_pending(&PendingApproval::of(card, card.asked_at_ms))
     }
 
-    /// The same card as read from another process's runtime through the control endpoint.
+    /// A card as the control endpoint gives it (from another process's runtime, or this one's).
     pub fn of_pending(pending: &PendingApproval) -> CardView {
         let (title, reason, detail) = if let Some(plan) = &pending.plan {
             let detail = Detail::Plan {
@@ -152,28 +115,6 @@ impl CardView {
     }
 }
 
-fn detail(kind: Option<&str>, raw: &Value) -> Detail {
-    let text = |key: &str| raw.get(key).and_then(Value::as_str);
-    if kind == Some("execute")
-        && let Some(command) = text("command")
-    {
-        return Detail::Command {
-            command: command.to_string(),
-        };
-    }
-    if let Some(path) = text("path") {
-        let change = match (text("old_string"), text("new_string"), text("content")) {
-            (Some(old), Some(new), _) => change(path, Some(old), new),
-            (_, _, Some(content)) => change(path, None, content),
-            _ => None,
-        };
-        if let Some(change) = change {
-            return change;
-        }
-    }
-    arguments(raw)
-}
-
 /// A file's change: `-` lines for the text replaced (none for a whole write), `+` lines for the
 /// new text; `None` when it changes nothing visible.
 fn change(path: &str, old: Option<&str>, new: &str) -> Option<Detail> {
@@ -216,17 +157,24 @@ pub fn wait_words(seconds: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lembas_device::engine::PLAN;
     use serde_json::json;
 
     fn card(kind: &str, raw: Value, scheduled: Option<ScheduledAsk>) -> Card {
+        let mut params = json!({
+            "toolCall": { "toolCallId": "call_1", "title": "Tidy up", "kind": kind, "rawInput": raw },
+            "_meta": { "lembas": { "reason": "Commands ask in manual mode." } },
+        });
+        if let Some(ask) = &scheduled {
+            // The schedule's ids as the runtime puts them in the request.
+            params["_meta"]["lembas"]["scheduled"] =
+                json!({ "schedule_id": "s1", "run_id": "r1", "wait_s": ask.wait_s });
+        }
         Card {
             session_id: "ses_1".into(),
             method: "session/request_permission",
             tool_call_id: "call_1".into(),
-            params: json!({
-                "toolCall": { "toolCallId": "call_1", "title": "Tidy up", "kind": kind, "rawInput": raw },
-                "_meta": { "lembas": { "reason": "Commands ask in manual mode." } },
-            }),
+            params,
             asked_at_ms: 5,
             scheduled,
         }
@@ -325,41 +273,6 @@ mod tests {
                 .body
                 .starts_with("Plan in .agent/plans/p.md\n1. Tidy\nAllow approves it in manual mode")
         );
-    }
-
-    /// Beside a headless service the cards come through the control endpoint: they read the same.
-    #[test]
-    fn a_card_from_the_control_endpoint_reads_as_the_engines() {
-        let scheduled = ScheduledAsk {
-            title: "Nightly report".into(),
-            wait_s: 1800,
-        };
-        let mut cards = vec![
-            card("execute", json!({ "command": "rm -r build" }), None),
-            card(
-                "edit",
-                json!({ "path": "a.txt", "old_string": "one\ntwo", "new_string": "three" }),
-                None,
-            ),
-            card("edit", json!({ "path": "b.txt", "content": "hi" }), None),
-            card("fetch", json!({ "url": 3 }), None),
-            card("execute", json!({ "command": "make" }), Some(scheduled)),
-            Card {
-                session_id: "ses_1".into(),
-                method: PLAN,
-                tool_call_id: "call_plan".into(),
-                params: json!({ "sessionId": "ses_1", "toolCallId": "call_plan", "path": ".agent/plans/p.md", "text": "1. Tidy" }),
-                asked_at_ms: 5,
-                scheduled: None,
-            },
-        ];
-        // The schedule as the runtime puts it in the request.
-        cards[4].params["_meta"]["lembas"]["scheduled"] =
-            json!({ "schedule_id": "s1", "run_id": "r1", "wait_s": 1800 });
-        for card in &cards {
-            let pending = PendingApproval::of(card, 9);
-            assert_eq!(CardView::of_pending(&pending), CardView::of(card), "{pending:?}");
-        }
     }
 
     #[test]
