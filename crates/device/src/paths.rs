@@ -45,6 +45,13 @@ pub fn home_dir() -> PathBuf {
     home()
 }
 
+/// The home folder with its symlinks resolved (as it is when unresolvable), for comparing with
+/// resolved paths: the policy judges paths after resolving them.
+pub fn resolved_home_dir() -> PathBuf {
+    let home = home();
+    std::fs::canonicalize(&home).unwrap_or(home)
+}
+
 /// Creates `dir` and its parents when missing, private to the user on Unix (0700): the config and
 /// the state (conversations, turns) live in such folders.
 pub fn ensure_private_dir(dir: &Path) -> std::io::Result<()> {

@@ -238,7 +238,7 @@ pub async fn monitor(params: Value, settings: &Settings) -> Result<Value, RpcErr
     } else {
         None
     };
-    let home = std::fs::canonicalize(paths::home_dir()).unwrap_or_else(|_| paths::home_dir());
+    let home = paths::resolved_home_dir();
     let ctx = JudgeContext {
         mode,
         global: &settings.permissions.bash,

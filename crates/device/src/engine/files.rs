@@ -5,11 +5,10 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 use super::Engine;
-use super::methods::{held, judge_again};
+use super::methods::{held, judge_again, judge_cwd};
 use super::session::Session;
 use crate::decisions::decisions;
 use crate::files::mention::{self, Attached, Scope};
-use crate::policy::roots::{self, FolderRules};
 use crate::rpc::RpcError;
 
 /// `_lembas/files/search`: { sessionId?, cwd?, query, limit? } → { root, files: [{ path, kind }] }.
@@ -38,7 +37,7 @@ pub async fn search(engine: &Engine, params: Value) -> Result<Value, RpcError> {
             })?,
     };
     let (root, session) = folder(engine, &params)?;
-    let home = home();
+    let home = crate::paths::resolved_home_dir();
     let engine2 = engine.clone();
     let (root2, session2) = (root.clone(), session.clone());
     let found = tokio::task::spawn_blocking(move || {
@@ -71,20 +70,12 @@ fn folder(engine: &Engine, params: &Value) -> Result<(PathBuf, Option<String>), 
             let cwd = cwd.as_str().ok_or_else(|| {
                 RpcError::invalid_params("cwd must be a string: an absolute folder on this computer.")
             })?;
-            let rules = FolderRules::from_settings(&engine.settings());
-            let root = roots::judge_folder(Path::new(cwd), &rules)
-                .map_err(|v| RpcError::invalid_params(v.reason.unwrap_or_default()))?;
-            Ok((root, None))
+            Ok((judge_cwd(engine, Path::new(cwd))?, None))
         }
         _ => Err(RpcError::invalid_params(
             "Name the folder to search: sessionId (a session of this device) or cwd (an absolute folder).",
         )),
     }
-}
-
-fn home() -> PathBuf {
-    let home = crate::paths::home_dir();
-    std::fs::canonicalize(&home).unwrap_or(home)
 }
 
 /// The `@path` mentions in `typed` (the person's own text blocks, never a command's text)

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -252,6 +252,13 @@ pub(super) fn held(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> 
         tokio::spawn(async move { super::commands::tell(&engine, &session, false).await });
     }
     Ok(session)
+}
+
+/// A folder named without a session (`cwd` of a composer), judged as session/new judges it:
+/// resolved, inside the roots, trusted where trust is needed; -32602 with the reason otherwise.
+pub(super) fn judge_cwd(engine: &Engine, cwd: &Path) -> Result<PathBuf, RpcError> {
+    let rules = FolderRules::from_settings(&engine.settings());
+    roots::judge_folder(cwd, &rules).map_err(|v| RpcError::invalid_params(v.reason.unwrap_or_default()))
 }
 
 /// The session's folder judged again as it is now: a folder that became a symlink out of the roots,

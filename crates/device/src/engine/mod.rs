@@ -312,8 +312,7 @@ impl Engine {
     pub(crate) fn tool_context(&self, session: &Session) -> ToolContext {
         let settings = self.settings();
         let rules = FolderRules::from_settings(&settings);
-        let home =
-            std::fs::canonicalize(crate::paths::home_dir()).unwrap_or_else(|_| crate::paths::home_dir());
+        let home = crate::paths::resolved_home_dir();
         let mut roots = rules.roots;
         // The session's own attachments were named to the model by path: it may read them, and
         // write there when asked, as in any allowed folder outside its project.

@@ -14,12 +14,12 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::conversation::compact_now;
-use super::methods::{check_model, effort_of, held, switch_mode};
+use super::methods::{check_model, effort_of, held, judge_cwd, switch_mode};
 use super::session::Session;
 use super::turn::{self, Enclosed};
 use crate::decisions::decisions;
 use crate::policy::Mode;
-use crate::policy::roots::{self, FolderRules};
+use crate::policy::roots::FolderRules;
 use crate::rpc::RpcError;
 use builtin::Expansion;
 use catalog::{Command, Kind, Sources};
@@ -28,11 +28,10 @@ use catalog::{Command, Kind, Sources};
 /// written during a turn counts from the next prompt).
 pub fn command_set(engine: &Engine, folder: &Path) -> Vec<Command> {
     let rules = FolderRules::from_settings(&engine.settings());
-    let home = crate::paths::home_dir();
     let sources = Sources {
         project: catalog::project_of(folder, &rules.trusted),
         user: crate::paths::config_dir(),
-        home: std::fs::canonicalize(&home).unwrap_or(home),
+        home: crate::paths::resolved_home_dir(),
     };
     catalog::command_set(&sources)
 }
@@ -66,11 +65,7 @@ pub async fn list(engine: &Engine, params: Value) -> Result<Value, RpcError> {
         params.get("cwd").and_then(Value::as_str),
     ) {
         (Some(id), _) => held(engine, id)?.cwd.clone(),
-        (None, Some(cwd)) => {
-            let rules = FolderRules::from_settings(&engine.settings());
-            roots::judge_folder(Path::new(cwd), &rules)
-                .map_err(|v| RpcError::invalid_params(v.reason.unwrap_or_default()))?
-        }
+        (None, Some(cwd)) => judge_cwd(engine, Path::new(cwd))?,
         (None, None) => {
             return Err(RpcError::invalid_params(
                 "Name a session (sessionId) or a folder (cwd, absolute) to list its commands.",
