@@ -65,11 +65,7 @@ impl Store {
         check_id(id)?;
         // The session file goes last: a delete cut short still lists the session, and doing it
         // again finishes the job.
-        match std::fs::remove_dir_all(self.attachments_dir(id)?) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
+        files::remove_dir_if_exists(&self.attachments_dir(id)?)?;
         self.remove_copies(id)?;
         self.remove_turns(id)?;
         let sessions_dir = self.sessions_dir();

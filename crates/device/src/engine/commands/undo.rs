@@ -58,18 +58,16 @@ pub async fn undo(engine: &Engine, session: &Session) -> Result<(Value, Option<S
                 left.push(file.path.display().to_string());
             }
         }
-        std::io::Result::Ok((restored, left, dir, kept.is_empty()))
+        std::io::Result::Ok((restored, left, kept.is_empty()))
     })
     .await
     .map_err(|e| RpcError::internal(format!("Putting the files back stopped: {e}.")))?
     .map_err(|e| RpcError::internal(format!("The copies of the last turn cannot be read: {e}.")))?;
-    let (restored, left, dir, none_kept) = put;
+    let (restored, left, none_kept) = put;
     rewind_messages(&mut session.state().messages, &turn_id);
     session.record(json!({ "type": "rewind", "turnId": turn_id }));
     session.flush();
-    if let Err(e) = std::fs::remove_dir_all(&dir)
-        && e.kind() != std::io::ErrorKind::NotFound
-    {
+    if let Err(e) = engine.store().remove_turn_copies(&session.id, &turn_id) {
         tracing::warn!(session = %session.id, "the undone turn's copies could not be removed: {e}");
     }
     let texts = &decisions().commands.texts;
