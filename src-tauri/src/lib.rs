@@ -9,6 +9,7 @@ pub mod controls;
 pub mod host;
 pub mod notices;
 pub mod notifier;
+mod relay;
 pub mod state;
 mod tray;
 mod window;
@@ -56,6 +57,7 @@ pub fn run() {
             commands::answer_approval,
             commands::read_activity,
             commands::take_view,
+            relay::control_call,
         ])
         .setup(move |app| {
             #[cfg(target_os = "macos")]
@@ -81,6 +83,7 @@ pub fn run() {
             app.manage(tray);
             tracing::info!(ms = started.elapsed().as_millis() as u64, "tray ready");
             tauri::async_runtime::spawn(redraw(app.handle().clone(), host));
+            tauri::async_runtime::spawn(relay::forward_pushes(app.handle().clone()));
             Ok(())
         })
         .build(tauri::generate_context!("../tauri.conf.json"));

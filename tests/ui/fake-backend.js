@@ -28,6 +28,8 @@
     pendingView: null,
     // Cards the client answered first: answer_approval says false for them.
     answeredElsewhere: new Set(),
+    // control_call's handlers by method: (params) => result, or a rejected { code, message }.
+    control: {},
     emit(event, payload) {
       for (const id of fake.listeners.get(event) ?? []) fake.callbacks.get(id)?.({ event, id, payload });
     },
@@ -84,6 +86,13 @@
       return { message: `Logged in to home (${server}), LLeMbas 2.0.0. The token is in the OS keychain.` };
     },
     logout: () => { const was = state.server; state.server = null; state.connection = null; state.link = { state: 'not_logged_in', line: 'Not logged in' }; return `Logged out of ${was}: the login is gone from the config and the token from this computer.`; },
+    // The control endpoint's methods: a test puts a handler per method in fake.control, and pushes
+    // notifications with fake.emit('control-push', { method, params }).
+    control_call: ({ method, params }) => {
+      const handle = fake.control[method];
+      if (!handle) return refuse('method_not_found', `This device does not offer ${method}.`);
+      return handle(params ?? {});
+    },
     'plugin:event|listen': ({ event, handler }) => {
       if (!fake.listeners.has(event)) fake.listeners.set(event, []);
       fake.listeners.get(event).push(handler);

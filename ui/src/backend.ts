@@ -54,6 +54,9 @@ export interface Snapshot {
   cards: Card[];
 }
 
+/** A notification the device runtime pushed over the control endpoint, passed on as sent. */
+export interface ControlPush { method: string; params: unknown }
+
 /** What every command rejects with. */
 export interface CommandError { code: string; message: string }
 
@@ -85,4 +88,10 @@ export const backend = {
     listen<Snapshot>('device-state', (event) => show(event.payload)),
   onView: (go: (v: View) => void): Promise<UnlistenFn> =>
     listen<View>('show-view', (event) => go(event.payload)),
+  /** One request to the device runtime's control endpoint (its methods: crates/device/src/control). */
+  controlCall: <T>(method: string, params?: Record<string, unknown>) =>
+    invoke<T>('control_call', { method, params: params ?? {} }),
+  /** Every notification the runtime pushes to the window's control subscription. */
+  onControlPush: (take: (p: ControlPush) => void): Promise<UnlistenFn> =>
+    listen<ControlPush>('control-push', (event) => take(event.payload)),
 };

@@ -158,8 +158,14 @@ impl Client {
     }
 
     /// Turns this connection into the live stream: the status first, then every event.
-    pub async fn subscribe(mut self) -> Result<Subscription, CallError> {
-        self.call(super::SUBSCRIBE, json!({})).await?;
+    pub async fn subscribe(self) -> Result<Subscription, CallError> {
+        self.subscribe_with(json!({})).await
+    }
+
+    /// [`Client::subscribe`] with the `subscribe` request's params, for a face that asks for more
+    /// than status and events.
+    pub async fn subscribe_with(mut self, params: Value) -> Result<Subscription, CallError> {
+        self.call(super::SUBSCRIBE, params).await?;
         Ok(Subscription { client: self })
     }
 }
@@ -169,14 +175,22 @@ pub struct Subscription {
 }
 
 impl Subscription {
+    /// The next notification as sent (its method and params), whatever its kind: for a relay that
+    /// passes the stream on (the window); `None` when the runtime has gone.
+    pub async fn next_notification(&mut self) -> Option<(String, Value)> {
+        loop {
+            match self.client.next_message().await {
+                Ok(Incoming::Notification { method, params }) => return Some((method, params)),
+                Ok(_) | Err(CallError::Unreadable(_)) => continue,
+                Err(_) => return None,
+            }
+        }
+    }
+
     /// The next thing pushed; `None` when the runtime has gone.
     pub async fn next(&mut self) -> Option<Pushed> {
         loop {
-            let (method, params) = match self.client.next_message().await {
-                Ok(Incoming::Notification { method, params }) => (method, params),
-                Ok(_) | Err(CallError::Unreadable(_)) => continue,
-                Err(_) => return None,
-            };
+            let (method, params) = self.next_notification().await?;
             let pushed = match method.as_str() {
                 "status" => serde_json::from_value(params).ok().map(Pushed::Status),
                 "event" => serde_json::from_value(params).ok().map(Pushed::Event),

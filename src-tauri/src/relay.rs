@@ -1,0 +1,70 @@
+//! The window's one road to the device runtime: control-socket requests and the socket's pushed
+//! notifications, passed on as they are. The window asks the runtime what it shows (sessions,
+//! shown files, terminals) by the control endpoint's methods, so it reads the same whether the
+//! runtime runs in this app or in a headless `lembas service run` beside it, and so the window can
+//! live in a process of its own.
+
+use std::time::Duration;
+
+use lembas_device::control::{CallError, Client, ConnectError};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tauri::{AppHandle, Emitter, Manager};
+
+use crate::controls::CommandError;
+use crate::window;
+
+/// The Tauri event carrying each notification the runtime pushed: `{ method, params }`.
+pub const PUSH_EVENT: &str = "control-push";
+/// The pause before subscribing again after the runtime went (it may be restarting).
+const RESUBSCRIBE: Duration = Duration::from_secs(1);
+
+#[derive(Clone, Serialize)]
+struct Push {
+    method: String,
+    params: Value,
+}
+
+/// One control request, answered by the runtime; its error sentence is for the person.
+#[tauri::command]
+pub async fn control_call(method: String, params: Option<Value>) -> Result<Value, CommandError> {
+    let mut client = Client::connect().await.map_err(|e| match e {
+        ConnectError::NotRunning => CommandError::new(
+            "not_running",
+            "The LLeMbas device is not running on this computer right now: start it again from the tray.",
+        ),
+        other => CommandError::new("unreachable", other.to_string()),
+    })?;
+    client
+        .call(&method, params.unwrap_or_else(|| json!({})))
+        .await
+        .map_err(|e| match e {
+            CallError::Rpc(rpc) if rpc.code == lembas_device::rpc::METHOD_NOT_FOUND => {
+                CommandError::new("method_not_found", rpc.message)
+            }
+            CallError::Rpc(rpc) => CommandError::new("refused", rpc.message),
+            other => CommandError::new("unreachable", other.to_string()),
+        })
+}
+
+/// Passes every notification of a control subscription to the window while one is open; the
+/// subscription is made again whenever the runtime goes and comes back.
+pub async fn forward_pushes(app: AppHandle) {
+    loop {
+        if let Ok(client) = Client::connect().await
+            && let Ok(mut subscription) = client.subscribe_with(subscribe_params()).await
+        {
+            while let Some((method, params)) = subscription.next_notification().await {
+                if app.get_webview_window(window::LABEL).is_some() {
+                    let _ = app.emit_to(window::LABEL, PUSH_EVENT, Push { method, params });
+                }
+            }
+        }
+        tokio::time::sleep(RESUBSCRIBE).await;
+    }
+}
+
+/// What the window subscribes to, besides status and events (which every subscriber gets).
+fn subscribe_params() -> Value {
+    json!({})
+}
