@@ -7,7 +7,6 @@
 //! Only ever applied to the person's own text blocks: never to a command's or skill's body.
 
 use std::fmt::Write as _;
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -230,7 +229,7 @@ fn is_image(path: &Path) -> bool {
 fn numbered(path: &Path, range: Option<(usize, usize)>) -> std::io::Result<String> {
     let max_lines = decisions().tools.read_default_lines;
     let max_bytes = decisions().files.mention_max_bytes;
-    let mut file = File::open(path)?;
+    let mut file = crate::tools::opened::open_file(path)?;
     let mut head = Vec::new();
     (&mut file)
         .take(decisions().tools.binary_check_bytes as u64)
