@@ -72,6 +72,7 @@ pub fn resolve(path: &Path) -> Result<PathBuf, String> {
     }
     let resolved = std::fs::canonicalize(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => format!("{} does not exist on this computer.", path.display()),
+        std::io::ErrorKind::NotADirectory => format!("{} is not a folder.", path.display()),
         _ => format!("{} cannot be read: {e}.", path.display()),
     })?;
     if !resolved.is_dir() {
@@ -216,5 +217,10 @@ mod tests {
                 .contains("does not exist")
         );
         assert!(judge_folder(Path::new("relative"), &rules).is_err());
+        std::fs::write(root.join("file.txt"), "x").unwrap();
+        for file in [root.join("file.txt"), root.join("file.txt/"), root.join("file.txt/.")] {
+            let refused = judge_folder(&file, &rules).unwrap_err().reason.unwrap();
+            assert!(refused.contains("is not a folder"), "{refused}");
+        }
     }
 }
