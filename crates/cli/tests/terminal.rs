@@ -274,7 +274,7 @@ async fn a_terminal_opens_in_the_first_root_even_when_nothing_is_trusted() {
     screen.until(&mut link, "\u{1b}]133;A", WAIT).await;
     input(&mut link, &id, "pwd\n").await;
     screen
-        .until(&mut link, &format!("\n{}", work.display()), WAIT)
+        .until(&mut link, &format!("{}\r\n", work.display()), WAIT)
         .await;
     std::fs::create_dir_all(work.join("sub")).unwrap();
     let sub = link
