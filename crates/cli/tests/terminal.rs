@@ -248,11 +248,7 @@ async fn a_terminal_opens_in_the_first_root_even_when_nothing_is_trusted() {
     let work = home.path().join("work");
     // A session there is refused: nothing is trusted.
     let session = link
-        .request(
-            "session/new",
-            json!({ "cwd": work, "mcpServers": [] }),
-            WAIT,
-        )
+        .request("session/new", json!({ "cwd": work, "mcpServers": [] }), WAIT)
         .await
         .unwrap();
     assert_eq!(session["error"]["code"], -32602, "{session}");
@@ -281,7 +277,11 @@ async fn a_terminal_opens_in_the_first_root_even_when_nothing_is_trusted() {
         .request("_lembas/terminal/open", json!({ "cwd": work.join("sub") }), WAIT)
         .await
         .unwrap();
-    assert_eq!(sub["result"]["cwd"], work.join("sub").display().to_string(), "{sub}");
+    assert_eq!(
+        sub["result"]["cwd"],
+        work.join("sub").display().to_string(),
+        "{sub}"
+    );
     // The roots still bound it.
     let outside = link
         .request("_lembas/terminal/open", json!({ "cwd": home.path() }), WAIT)

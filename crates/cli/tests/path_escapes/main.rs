@@ -107,8 +107,7 @@ async fn folder_entries(link: &mut LinkHandle, attempt: &Attempt, world: &World)
         let answer = link.request(method, params, WAIT).await.unwrap();
         let error = &answer["error"];
         let message = error["message"].as_str().unwrap_or_default();
-        let monitor_reason =
-            entry != entries::FolderEntry::Monitor || error["data"]["reason"] == "folder";
+        let monitor_reason = entry != entries::FolderEntry::Monitor || error["data"]["reason"] == "folder";
         if error["code"] != -32602 || !names_why(message, &why) || !monitor_reason {
             wrong.push(format!("{:?} on {entry:?}: {answer}", attempt.name));
         }
@@ -174,7 +173,10 @@ async fn tools_and_mention(
     for tool in TOOLS {
         let result = second["messages"]
             .as_array()
-            .and_then(|m| m.iter().find(|m| m["role"] == "tool" && m["tool_call_id"] == id(tool)))
+            .and_then(|m| {
+                m.iter()
+                    .find(|m| m["role"] == "tool" && m["tool_call_id"] == id(tool))
+            })
             .and_then(|m| m["content"].as_str())
             .unwrap_or_default()
             .to_string();

@@ -67,9 +67,18 @@ fn a_symlink_swapped_in_while_calls_run_leads_nowhere_outside() {
     let calls = [
         ("read", json!({ "path": "d/f.txt" })),
         ("grep", json!({ "path": "d", "pattern": "(?i)line" })),
-        ("edit", json!({ "path": "d/f.txt", "old_string": "line", "new_string": "LINE" })),
-        ("edit", json!({ "path": "d/f.txt", "old_string": "LINE", "new_string": "line" })),
-        ("write", json!({ "path": "d/new.txt", "content": "written inside\n" })),
+        (
+            "edit",
+            json!({ "path": "d/f.txt", "old_string": "line", "new_string": "LINE" }),
+        ),
+        (
+            "edit",
+            json!({ "path": "d/f.txt", "old_string": "LINE", "new_string": "line" }),
+        ),
+        (
+            "write",
+            json!({ "path": "d/new.txt", "content": "written inside\n" }),
+        ),
     ];
     let (mut ran, mut inside_reads, mut caught) = (0, 0, 0);
     let end = Instant::now() + Duration::from_secs(8);
@@ -97,7 +106,10 @@ fn a_symlink_swapped_in_while_calls_run_leads_nowhere_outside() {
     let swaps = swapper.join().unwrap();
     eprintln!("{swaps} swaps, {ran} calls ran, {inside_reads} read inside, {caught} caught in the window");
     assert!(swaps > 1000, "the swapper barely ran: {swaps}");
-    assert!(ran > 50 && inside_reads > 10, "{ran} calls ran, {inside_reads} read inside");
+    assert!(
+        ran > 50 && inside_reads > 10,
+        "{ran} calls ran, {inside_reads} read inside"
+    );
     assert_eq!(std::fs::read(outside.join("f.txt")).unwrap(), outside_before);
     let names: Vec<_> = std::fs::read_dir(&outside)
         .unwrap()

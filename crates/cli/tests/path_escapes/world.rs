@@ -29,7 +29,10 @@ impl World {
         let work = home.join("work");
         let outside = home.join("outside");
         put(&outside.join("secret.txt"), &format!("{MARKER} outside secret\n"));
-        put(&outside.join(format!("{MARKER}-name.txt")), "its name is the secret\n");
+        put(
+            &outside.join(format!("{MARKER}-name.txt")),
+            "its name is the secret\n",
+        );
         put(&outside.join("deeper/more.txt"), &format!("{MARKER} deeper\n"));
         put(&home.join(".ssh/id_rsa"), &format!("{MARKER} ssh key\n"));
         for protected in [".env", ".ENV", ".Env.local", ".git/config", "key.pem", "ID_RSA"] {
@@ -65,7 +68,11 @@ impl World {
     /// with its bytes and modification time, and the names in those folders.
     pub fn guarded(&self) -> BTreeMap<PathBuf, (Vec<u8>, Option<SystemTime>)> {
         let mut files = Vec::new();
-        for dir in [self.outside.clone(), self.home.join(".ssh"), self.work.join(".git")] {
+        for dir in [
+            self.outside.clone(),
+            self.home.join(".ssh"),
+            self.work.join(".git"),
+        ] {
             files.extend(walk(&dir));
         }
         for name in [".env", ".ENV", ".Env.local", "key.pem", "ID_RSA"] {

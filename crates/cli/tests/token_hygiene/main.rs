@@ -79,7 +79,11 @@ async fn the_token_is_nowhere_but_the_keychain_and_the_authorization_header() {
         .write_all(format!("{token}\n").as_bytes())
         .unwrap();
     let login = login.wait_with_output().unwrap();
-    assert!(login.status.success(), "{}", String::from_utf8_lossy(&login.stderr));
+    assert!(
+        login.status.success(),
+        "{}",
+        String::from_utf8_lossy(&login.stderr)
+    );
     let config = std::fs::read_to_string(home.config()).unwrap();
     home.write_config(&format!(
         "{config}link:\n  backoff_first_ms: 100\nremote:\n  enabled: true\n  max_mode: edit\n  terminal: true\n  scheduled: true\n  roots:\n    - {w}\ntrusted:\n  - {w}\n",
@@ -150,8 +154,15 @@ async fn the_token_is_nowhere_but_the_keychain_and_the_authorization_header() {
         "edit",
         json!({ "path": "notes.md", "old_string": "two", "new_string": "2" }),
     ));
-    model.push(ModelReply::tool_call("call_grep", "grep", json!({ "pattern": "one" })));
-    model.push(bash("call_sleep", "sleep 1 & wait; git log --oneline 2>/dev/null | head -1"));
+    model.push(ModelReply::tool_call(
+        "call_grep",
+        "grep",
+        json!({ "pattern": "one" }),
+    ));
+    model.push(bash(
+        "call_sleep",
+        "sleep 1 & wait; git log --oneline 2>/dev/null | head -1",
+    ));
     model.push(ModelReply::text("Done."));
     let answer = turn(&mut link, &session, "set it up, see @notes.md", "t1").await;
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
@@ -188,7 +199,10 @@ async fn the_token_is_nowhere_but_the_keychain_and_the_authorization_header() {
         expected.push("rg");
     }
     for expected in expected {
-        assert!(programs.contains(&expected), "{expected} was never sampled: {programs:?}");
+        assert!(
+            programs.contains(&expected),
+            "{expected} was never sampled: {programs:?}"
+        );
     }
 
     // Files: config, state (sessions, turns, copies, attachments, activity log), the shell's
@@ -205,10 +219,7 @@ async fn the_token_is_nowhere_but_the_keychain_and_the_authorization_header() {
     // Captured output: the login's, and everything the peer got on the link and from the model.
     for (what, bytes) in [
         ("the login's output", [login.stdout, login.stderr].concat()),
-        (
-            "the link",
-            serde_json::to_vec(&link.received()).unwrap(),
-        ),
+        ("the link", serde_json::to_vec(&link.received()).unwrap()),
         (
             "the model's requests",
             serde_json::to_vec(&model.requests()).unwrap(),

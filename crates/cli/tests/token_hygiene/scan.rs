@@ -131,7 +131,13 @@ fn sample(root: i32, spellings: &[Vec<u8>]) -> Sampled {
         let program = cmdline
             .split(|b| *b == 0)
             .next()
-            .map(|p| String::from_utf8_lossy(p).rsplit('/').next().unwrap_or("").to_string())
+            .map(|p| {
+                String::from_utf8_lossy(p)
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
             .unwrap_or_default();
         for (what, bytes) in [("argv", &cmdline), ("environment", &environ)] {
             if let Some(spelling) = leak(bytes, spellings) {

@@ -178,8 +178,18 @@ mod tests {
             (&off.roots_only(), "/home/u/work", false, "Remote work is off"),
             (&no_roots.roots_only(), "/", false, "allows no folders"),
             // Protected folders, even inside a root and trusted.
-            (&on, "/home/u/work/trusted/.git", false, "protected path (Git's internals)"),
-            (&on, "/home/u/work/trusted/.git/refs", false, "protected path (Git's internals)"),
+            (
+                &on,
+                "/home/u/work/trusted/.git",
+                false,
+                "protected path (Git's internals)",
+            ),
+            (
+                &on,
+                "/home/u/work/trusted/.git/refs",
+                false,
+                "protected path (Git's internals)",
+            ),
             (&on.roots_only(), "/home/u/work/.git", false, "protected path"),
             (&on, "/home/u/.ssh", false, "protected path (your SSH folder)"),
             (&on, "/home/u/work/trusted/.gitlab", true, ""),
@@ -218,7 +228,11 @@ mod tests {
         );
         assert!(judge_folder(Path::new("relative"), &rules).is_err());
         std::fs::write(root.join("file.txt"), "x").unwrap();
-        for file in [root.join("file.txt"), root.join("file.txt/"), root.join("file.txt/.")] {
+        for file in [
+            root.join("file.txt"),
+            root.join("file.txt/"),
+            root.join("file.txt/."),
+        ] {
             let refused = judge_folder(&file, &rules).unwrap_err().reason.unwrap();
             assert!(refused.contains("is not a folder"), "{refused}");
         }

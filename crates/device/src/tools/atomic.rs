@@ -87,7 +87,8 @@ mod in_folder {
     use std::os::unix::fs::PermissionsExt;
 
     fn c_name(name: &OsStr) -> io::Result<CString> {
-        CString::new(name.as_bytes()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a name with a NUL byte"))
+        CString::new(name.as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a name with a NUL byte"))
     }
 
     pub fn replace(folder: &File, name: &OsStr, temporary: &OsStr, bytes: &[u8]) -> io::Result<()> {

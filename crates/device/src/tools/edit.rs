@@ -3,8 +3,8 @@
 
 use super::arguments::Arguments;
 use super::atomic::replace_planned;
-use super::opened;
 use super::copies::keep_before_write;
+use super::opened;
 use super::resolve::resolve;
 use super::{
     Access, AcpKind, Diff, Planned, ToolContext, ToolError, ToolOutput, io_error, kept_error, shown,

@@ -25,7 +25,13 @@ pub fn assess(name: &str, args: &[Arg], scope: &Scope) -> Class {
 const SET_LETTERS: &str = "euxvfC";
 /// `set -o`/`+o` names allowed: the same, spelled long, and pipefail.
 const SET_NAMES: [&str; 7] = [
-    "errexit", "nounset", "xtrace", "verbose", "noglob", "pipefail", "noclobber",
+    "errexit",
+    "nounset",
+    "xtrace",
+    "verbose",
+    "noglob",
+    "pipefail",
+    "noclobber",
 ];
 
 /// `set` with only the options above (and positional parameters after `--`/`-`) is read-only;
@@ -87,10 +93,7 @@ fn declare(name: &str, args: &[Arg]) -> Class {
             continue;
         }
         let variable = text.split_once('=').map_or(text, |(name, _)| name);
-        let plain = !variable.is_empty()
-            && variable
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let plain = !variable.is_empty() && variable.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !plain || steering(variable) {
             return Class::Changes;
         }
@@ -107,9 +110,5 @@ fn unset(args: &[Arg], scope: &Scope) -> Class {
             || (a.text.starts_with('-') && a.text.contains('f'))
             || scope.functions.iter().any(|f| *f == a.text)
     });
-    if function {
-        Class::Changes
-    } else {
-        Class::ReadOnly
-    }
+    if function { Class::Changes } else { Class::ReadOnly }
 }

@@ -309,7 +309,10 @@ const BUILTINS: &[(&str, &str)] = &[
     ("shift; shift 2", "AAAA"),
     ("sleep 1 & wait", "AAAA"),
     ("wait -n", "AAAA"),
-    ("for f in *; do [ -d \"$f\" ] && continue; cat \"$f\"; break; done", "AAAA"),
+    (
+        "for f in *; do [ -d \"$f\" ] && continue; cat \"$f\"; break; done",
+        "AAAA",
+    ),
     ("set -e", "AAAA"),
     ("set -euo pipefail; ls", "AAAA"),
     ("set -x; set +x", "AAAA"),
