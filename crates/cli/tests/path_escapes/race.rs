@@ -1,6 +1,6 @@
 //! A symlink swapped in after the check: a thread exchanges a real folder of the project with a
 //! symlink to a folder outside the roots (one atomic rename, again and again) while the tools are
-//! called on a file in it, through the tool layer's public plan, judge and run (thousands of calls
+//! called on it and a file in it, through the tool layer's public plan, judge and run (thousands of calls
 //! are needed to land in the window). Every read must stay inside and every write too.
 
 use lembas_device::policy::Mode;
@@ -44,6 +44,8 @@ fn a_symlink_swapped_in_while_calls_run_leads_nowhere_outside() {
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(work.join("d/f.txt"), "inside line\n").unwrap();
     std::fs::write(outside.join("f.txt"), format!("{MARKER} outside line\n")).unwrap();
+    // A name only outside: a listing that shows it listed the swapped-in folder.
+    std::fs::write(outside.join(format!("{MARKER}.txt")), "").unwrap();
     std::os::unix::fs::symlink(&outside, work.join("swap")).unwrap();
     let ctx = ToolContext {
         project: work.clone(),
@@ -67,6 +69,8 @@ fn a_symlink_swapped_in_while_calls_run_leads_nowhere_outside() {
     let calls = [
         ("read", json!({ "path": "d/f.txt" })),
         ("grep", json!({ "path": "d", "pattern": "(?i)line" })),
+        ("ls", json!({ "path": "d" })),
+        ("glob", json!({ "path": "d", "pattern": "**" })),
         (
             "edit",
             json!({ "path": "d/f.txt", "old_string": "line", "new_string": "LINE" }),
@@ -111,10 +115,15 @@ fn a_symlink_swapped_in_while_calls_run_leads_nowhere_outside() {
         "{ran} calls ran, {inside_reads} read inside"
     );
     assert_eq!(std::fs::read(outside.join("f.txt")).unwrap(), outside_before);
-    let names: Vec<_> = std::fs::read_dir(&outside)
+    let mut names: Vec<_> = std::fs::read_dir(&outside)
         .unwrap()
         .flatten()
         .map(|e| e.file_name())
         .collect();
-    assert_eq!(names, ["f.txt"], "something was written outside");
+    names.sort();
+    assert_eq!(
+        names,
+        [std::ffi::OsString::from(format!("{MARKER}.txt")), "f.txt".into()],
+        "something was written outside"
+    );
 }

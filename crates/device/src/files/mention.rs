@@ -301,11 +301,15 @@ fn numbered(path: &Path, range: Option<(usize, usize)>) -> std::io::Result<Strin
 /// `.gitignore` hides and protected entries left out.
 fn listing(folder: &Path, shown: &str, scope: &Scope) -> String {
     let max = decisions().tools.list_max_entries;
+    let pinned = match crate::tools::opened::Pinned::open(folder) {
+        Ok(pinned) => pinned,
+        Err(e) => return format!("<folder path=\"{shown}\">(cannot be read: {e})</folder>"),
+    };
     let mut entries: Vec<String> = walker(folder, scope.home)
         .max_depth(Some(1))
         .build()
         .filter_map(Result::ok)
-        .filter(|e| e.depth() == 1)
+        .filter(|e| e.depth() == 1 && pinned.holds(Path::new(e.file_name())))
         .map(|e| {
             let mut name = e.file_name().to_string_lossy().into_owned();
             if e.path().is_dir() {

@@ -45,6 +45,66 @@ pub fn open_folder_unchecked(path: &Path) -> io::Result<File> {
     Ok(folder)
 }
 
+/// A folder opened checked before a walk by path (`ls`, `glob`, a mentioned folder), to confirm
+/// afterwards that every name the walk found is really beneath this very folder: a folder swapped
+/// for a symlink during the walk would otherwise have its names listed.
+pub struct Pinned(File);
+
+impl Pinned {
+    pub fn open(path: &Path) -> io::Result<Pinned> {
+        open_folder(path).map(Pinned)
+    }
+
+    /// Whether `relative` is beneath the pinned folder, reached name by name from the open folder
+    /// without following any symlink.
+    #[cfg(unix)]
+    pub fn holds(&self, relative: &Path) -> bool {
+        use std::ffi::CString;
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        use std::os::unix::ffi::OsStrExt;
+        use std::path::Component;
+        let names: Vec<&std::ffi::OsStr> = relative
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(name) => Some(Ok(name)),
+                Component::CurDir => None,
+                _ => Some(Err(())),
+            })
+            .collect::<Result<_, _>>()
+            .unwrap_or_default();
+        let Some((last, folders)) = names.split_last() else {
+            return false;
+        };
+        let mut held: Option<OwnedFd> = None;
+        for name in folders {
+            let Ok(name) = CString::new(name.as_bytes()) else {
+                return false;
+            };
+            let dir = held.as_ref().map_or(self.0.as_raw_fd(), |fd| fd.as_raw_fd());
+            let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+            // SAFETY: `dir` is an open folder and `name` NUL-terminated.
+            let fd = unsafe { libc::openat(dir, name.as_ptr(), flags) };
+            if fd == -1 {
+                return false;
+            }
+            // SAFETY: `fd` was just opened and is owned by nothing else.
+            held = Some(unsafe { OwnedFd::from_raw_fd(fd) });
+        }
+        let Ok(last) = CString::new(last.as_bytes()) else {
+            return false;
+        };
+        let dir = held.as_ref().map_or(self.0.as_raw_fd(), |fd| fd.as_raw_fd());
+        // SAFETY: a zeroed stat is a valid out-buffer; `dir` open, `last` NUL-terminated.
+        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+        unsafe { libc::fstatat(dir, last.as_ptr(), &mut stat, libc::AT_SYMLINK_NOFOLLOW) == 0 }
+    }
+
+    #[cfg(not(unix))]
+    pub fn holds(&self, _relative: &Path) -> bool {
+        true
+    }
+}
+
 /// Reads a whole file, checked.
 pub fn read(path: &Path) -> io::Result<Vec<u8>> {
     use std::io::Read;
@@ -113,6 +173,24 @@ mod tests {
         let refused = read_to_string(&planned).unwrap_err();
         assert!(refused.to_string().contains("changed while"), "{refused}");
         assert!(open_folder(&base.join("inside/d")).is_err());
+        // Names found by path are confirmed beneath the folder pinned before.
+        std::fs::create_dir_all(base.join("tree/sub")).unwrap();
+        std::fs::write(base.join("tree/sub/a.txt"), "a").unwrap();
+        let pinned = Pinned::open(&base.join("tree")).unwrap();
+        assert!(pinned.holds(Path::new("sub/a.txt")) && pinned.holds(Path::new("sub")));
+        assert!(!pinned.holds(Path::new("sub/b.txt")) && !pinned.holds(Path::new("../tree/sub")));
+        std::fs::rename(base.join("tree/sub"), base.join("sub-was")).unwrap();
+        std::os::unix::fs::symlink(base.join("sub-was"), base.join("tree/sub")).unwrap();
+        assert!(
+            !pinned.holds(Path::new("sub/a.txt")),
+            "a symlink on the way is not followed"
+        );
+        std::fs::rename(base.join("tree"), base.join("tree-was")).unwrap();
+        std::os::unix::fs::symlink(base.join("outside"), base.join("tree")).unwrap();
+        assert!(
+            !pinned.holds(Path::new("f.txt")),
+            "the pinned folder, not what its path leads to now"
+        );
         assert!(open_folder(&base.join("outside")).is_ok());
     }
 }

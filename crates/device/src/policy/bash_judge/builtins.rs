@@ -106,9 +106,7 @@ fn declare(name: &str, args: &[Arg]) -> Class {
 /// line's function would then run a command of that name.
 fn unset(args: &[Arg], scope: &Scope) -> Class {
     let function = args.iter().any(|a| {
-        a.dynamic
-            || (a.text.starts_with('-') && a.text.contains('f'))
-            || scope.functions.iter().any(|f| *f == a.text)
+        a.dynamic || (a.text.starts_with('-') && a.text.contains('f')) || scope.functions.contains(&a.text)
     });
     if function { Class::Changes } else { Class::ReadOnly }
 }
