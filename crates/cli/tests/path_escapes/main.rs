@@ -9,6 +9,8 @@ mod attempts;
 #[path = "../common/mod.rs"]
 mod common;
 mod entries;
+// renameat2 and /proc: Linux only.
+#[cfg(target_os = "linux")]
 mod race;
 mod world;
 

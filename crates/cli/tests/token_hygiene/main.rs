@@ -5,6 +5,9 @@
 //! activity log, the shell's start files), the service's log, the login's output and everything
 //! the peer received on the link and in the model's request bodies. Absent everywhere.
 
+// Processes are read in /proc: Linux only.
+#![cfg(target_os = "linux")]
+
 #[path = "../common/mod.rs"]
 mod common;
 mod scan;
