@@ -13,6 +13,11 @@ const WAIT: Duration = Duration::from_secs(15);
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
 async fn linked(terminal: bool) -> (Peer, Home, Service, LinkHandle) {
+    linked_with(terminal, false).await
+}
+
+/// As [`linked`]; `require_trust` as given, and nothing trusted.
+async fn linked_with(terminal: bool, require_trust: bool) -> (Peer, Home, Service, LinkHandle) {
     store_token();
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
     let home = Home::new();
@@ -20,7 +25,7 @@ async fn linked(terminal: bool) -> (Peer, Home, Service, LinkHandle) {
     home.config_for(
         &peer.url(),
         &format!(
-            "remote:\n  enabled: true\n  terminal: {terminal}\n  require_trust: false\n  roots:\n    - {}\n",
+            "remote:\n  enabled: true\n  terminal: {terminal}\n  require_trust: {require_trust}\n  roots:\n    - {}\n",
             work.display()
         ),
     );
@@ -232,5 +237,62 @@ async fn turning_terminals_off_hangs_up_open_shells() {
             .as_array()
             .unwrap()
             .contains(&json!("terminal"))
+    );
+}
+
+/// acp.md: trust governs what a session loads from a project (its rules and commands); a shell
+/// loads nothing from it, so a terminal's folder is judged by the roots alone.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_terminal_opens_in_the_first_root_even_when_nothing_is_trusted() {
+    let (_peer, home, _service, mut link) = linked_with(true, true).await;
+    let work = home.path().join("work");
+    // A session there is refused: nothing is trusted.
+    let session = link
+        .request("session/new", json!({ "cwd": work, "mcpServers": [] }), WAIT)
+        .await
+        .unwrap();
+    assert_eq!(session["error"]["code"], -32602, "{session}");
+    assert!(
+        session["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not in a trusted project"),
+        "{session}"
+    );
+    // A terminal opens there, with no cwd (the first root) and with it named.
+    let opened = link
+        .request("_lembas/terminal/open", json!({}), WAIT)
+        .await
+        .unwrap();
+    assert_eq!(opened["result"]["cwd"], work.display().to_string(), "{opened}");
+    let id = opened["result"]["terminalId"].as_str().unwrap().to_string();
+    let mut screen = Screen::default();
+    screen.until(&mut link, "\u{1b}]133;A", WAIT).await;
+    input(&mut link, &id, "pwd\n").await;
+    screen
+        .until(&mut link, &format!("{}\r\n", work.display()), WAIT)
+        .await;
+    std::fs::create_dir_all(work.join("sub")).unwrap();
+    let sub = link
+        .request("_lembas/terminal/open", json!({ "cwd": work.join("sub") }), WAIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        sub["result"]["cwd"],
+        work.join("sub").display().to_string(),
+        "{sub}"
+    );
+    // The roots still bound it.
+    let outside = link
+        .request("_lembas/terminal/open", json!({ "cwd": home.path() }), WAIT)
+        .await
+        .unwrap();
+    assert_eq!(outside["error"]["code"], -32602, "{outside}");
+    assert!(
+        outside["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("outside the folders"),
+        "{outside}"
     );
 }

@@ -68,11 +68,7 @@ fn listing(path: &Path, rules: &FolderRules) -> Result<Value, RpcError> {
     }
     let resolved = roots::resolve(path).map_err(RpcError::invalid_params)?;
     // Listing needs remote work on and the folder inside a root; trust decides only `accepted`.
-    let listable = FolderRules {
-        require_trust: false,
-        ..rules.clone()
-    };
-    let verdict = roots::folder_verdict(&resolved, &listable);
+    let verdict = roots::folder_verdict(&resolved, &rules.roots_only());
     if !verdict.accepted {
         return Err(RpcError::invalid_params(verdict.reason.unwrap_or_default()));
     }
@@ -124,6 +120,7 @@ mod tests {
             roots: vec![t.root.clone()],
             trusted: vec![t.root.join("proj")],
             require_trust: true,
+            home: PathBuf::from("/nonexistent-home"),
         }
     }
 

@@ -7,7 +7,6 @@
 //! Only ever applied to the person's own text blocks: never to a command's or skill's body.
 
 use std::fmt::Write as _;
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -230,7 +229,7 @@ fn is_image(path: &Path) -> bool {
 fn numbered(path: &Path, range: Option<(usize, usize)>) -> std::io::Result<String> {
     let max_lines = decisions().tools.read_default_lines;
     let max_bytes = decisions().files.mention_max_bytes;
-    let mut file = File::open(path)?;
+    let mut file = crate::tools::opened::open_file(path)?;
     let mut head = Vec::new();
     (&mut file)
         .take(decisions().tools.binary_check_bytes as u64)
@@ -302,11 +301,15 @@ fn numbered(path: &Path, range: Option<(usize, usize)>) -> std::io::Result<Strin
 /// `.gitignore` hides and protected entries left out.
 fn listing(folder: &Path, shown: &str, scope: &Scope) -> String {
     let max = decisions().tools.list_max_entries;
+    let pinned = match crate::tools::opened::Pinned::open(folder) {
+        Ok(pinned) => pinned,
+        Err(e) => return format!("<folder path=\"{shown}\">(cannot be read: {e})</folder>"),
+    };
     let mut entries: Vec<String> = walker(folder, scope.home)
         .max_depth(Some(1))
         .build()
         .filter_map(Result::ok)
-        .filter(|e| e.depth() == 1)
+        .filter(|e| e.depth() == 1 && pinned.holds(Path::new(e.file_name())))
         .map(|e| {
             let mut name = e.file_name().to_string_lossy().into_owned();
             if e.path().is_dir() {

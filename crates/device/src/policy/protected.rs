@@ -30,29 +30,56 @@ pub fn protected(path: &Path, home: &Path) -> bool {
 }
 
 /// Why `path` is protected, as a phrase ("Git's internals", "an environment file"…), or `None`.
-/// Called for every entry a search walks, so it allocates nothing.
+/// Names compare without regard to ASCII case: a case-insensitive file system (macOS, Windows)
+/// opens `.ENV` as `.env`, so `.ENV` is protected everywhere. Called for every entry a search
+/// walks, so it allocates nothing.
 pub fn protection(path: &Path, home: &Path) -> Option<&'static str> {
-    if path.components().any(|c| c.as_os_str() == ".git") {
+    if path
+        .components()
+        .any(|c| same(c.as_os_str().as_encoded_bytes(), ".git"))
+    {
         return Some("Git's internals");
     }
     let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    if name == ".env" || name.starts_with(".env.") {
+    if same(name.as_bytes(), ".env") || starts_with(&name, ".env.") {
         return Some("an environment file");
     }
-    if name.ends_with(".pem") || name.ends_with(".key") {
+    if ends_with(&name, ".pem") || ends_with(&name, ".key") {
         return Some("a key or certificate file");
     }
-    if KEY_NAMES
-        .iter()
-        .any(|k| name == *k || name.strip_prefix(k) == Some(".pub"))
-    {
+    let key = |k: &&str| {
+        same(name.as_bytes(), k) || (starts_with(&name, k) && same(&name.as_bytes()[k.len()..], ".pub"))
+    };
+    if KEY_NAMES.iter().any(key) {
         return Some("an SSH key");
     }
     let in_home = path.strip_prefix(home).ok()?;
     HOME_PLACES
         .iter()
-        .find(|(place, _)| in_home.starts_with(place))
+        .find(|(place, _)| under(in_home, Path::new(place)))
         .map(|(_, what)| *what)
+}
+
+fn same(a: impl AsRef<[u8]>, b: impl AsRef<[u8]>) -> bool {
+    a.as_ref().eq_ignore_ascii_case(b.as_ref())
+}
+
+fn starts_with(name: &str, prefix: &str) -> bool {
+    name.len() >= prefix.len() && same(&name.as_bytes()[..prefix.len()], prefix)
+}
+
+fn ends_with(name: &str, suffix: &str) -> bool {
+    name.len() >= suffix.len() && same(&name.as_bytes()[name.len() - suffix.len()..], suffix)
+}
+
+/// `path` is `place` or below it, whole components compared without regard to ASCII case.
+fn under(path: &Path, place: &Path) -> bool {
+    let mut components = path.components();
+    place.components().all(|p| {
+        components
+            .next()
+            .is_some_and(|c| same(c.as_os_str().as_encoded_bytes(), p.as_os_str().as_encoded_bytes()))
+    })
 }
 
 #[cfg(test)]
@@ -75,6 +102,15 @@ mod tests {
             "/w/id_rsa",
             "/home/p/.config/lembas/config.yaml",
             "/home/p/.aws/credentials",
+            // Odd spellings a case-insensitive file system opens as the protected file.
+            "/w/.ENV",
+            "/w/.Env.Local",
+            "/w/.GIT/config",
+            "/w/KEY.PEM",
+            "/w/ID_RSA",
+            "/w/Id_Ed25519.PUB",
+            "/home/p/.SSH/id_rsa",
+            "/home/p/.Config/Lembas/config.yaml",
         ] {
             assert!(protected(Path::new(yes), home), "{yes}");
         }
@@ -87,6 +123,11 @@ mod tests {
             "/home/p/.config/other",
             "/home/p/.sshrc",
             "/other/.ssh/config",
+            "/w/.envy",
+            "/w/.gitx/config",
+            "/w/pem",
+            "/w/id_rsa.pubx",
+            "/home/p/.sshx/config",
         ] {
             assert!(!protected(Path::new(no), home), "{no}");
         }

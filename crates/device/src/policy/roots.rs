@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::protected::protection;
 use crate::settings::Settings;
 
 /// What session/new (and every folder-taking request) would say about a folder.
@@ -36,9 +37,21 @@ pub struct FolderRules {
     pub roots: Vec<PathBuf>,
     pub trusted: Vec<PathBuf>,
     pub require_trust: bool,
+    /// The home folder, resolved: protected places (`~/.ssh`…) are found under it.
+    pub home: PathBuf,
 }
 
 impl FolderRules {
+    /// The same rules without trust, for a folder that loads nothing from the project: trust
+    /// governs what a session loads (its rules and commands), so a terminal's shell and a folder
+    /// listing are judged by the roots alone.
+    pub fn roots_only(&self) -> Self {
+        Self {
+            require_trust: false,
+            ..self.clone()
+        }
+    }
+
     /// Resolves the roots and trusted folders of the settings (the I/O half).
     pub fn from_settings(settings: &Settings) -> Self {
         let resolve_all = |paths: Vec<PathBuf>| paths.iter().filter_map(|p| resolve(p).ok()).collect();
@@ -47,6 +60,7 @@ impl FolderRules {
             roots: resolve_all(settings.roots()),
             trusted: resolve_all(settings.trusted.clone()),
             require_trust: settings.remote.require_trust,
+            home: crate::paths::resolved_home_dir(),
         }
     }
 }
@@ -58,6 +72,7 @@ pub fn resolve(path: &Path) -> Result<PathBuf, String> {
     }
     let resolved = std::fs::canonicalize(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => format!("{} does not exist on this computer.", path.display()),
+        std::io::ErrorKind::NotADirectory => format!("{} is not a folder.", path.display()),
         _ => format!("{} cannot be read: {e}.", path.display()),
     })?;
     if !resolved.is_dir() {
@@ -86,6 +101,14 @@ pub fn folder_verdict(dir: &Path, rules: &FolderRules) -> Verdict {
         return Verdict::no(
             "This computer allows no folders for remote work yet. Add one in LLeMbas Desktop, or run: lembas remote roots add <folder>",
         );
+    }
+    // DECISIONS.md "Paths": no remote session reads, shows or writes these, even inside a root,
+    // so none works in one (a listing of `.git` would show its internals).
+    if let Some(what) = protection(dir, &rules.home) {
+        return Verdict::no(format!(
+            "{} is a protected path ({what}): remote work never uses it.",
+            dir.display()
+        ));
     }
     if !rules.roots.iter().any(|root| is_within(dir, root)) {
         return Verdict::no(format!(
@@ -125,6 +148,7 @@ mod tests {
             roots: roots.iter().map(PathBuf::from).collect(),
             trusted: trusted.iter().map(PathBuf::from).collect(),
             require_trust,
+            home: PathBuf::from("/home/u"),
         }
     }
 
@@ -147,6 +171,28 @@ mod tests {
             (&no_trust, "/home/u/work2", false, "outside the folders"),
             (&off, "/home/u/work", false, "Remote work is off"),
             (&no_roots, "/home/u/work", false, "allows no folders"),
+            // A shell's folder: the roots alone, trust not asked.
+            (&on.roots_only(), "/home/u/work", true, ""),
+            (&on.roots_only(), "/home/u/work/other", true, ""),
+            (&on.roots_only(), "/home/u/workshop", false, "outside the folders"),
+            (&off.roots_only(), "/home/u/work", false, "Remote work is off"),
+            (&no_roots.roots_only(), "/", false, "allows no folders"),
+            // Protected folders, even inside a root and trusted.
+            (
+                &on,
+                "/home/u/work/trusted/.git",
+                false,
+                "protected path (Git's internals)",
+            ),
+            (
+                &on,
+                "/home/u/work/trusted/.git/refs",
+                false,
+                "protected path (Git's internals)",
+            ),
+            (&on.roots_only(), "/home/u/work/.git", false, "protected path"),
+            (&on, "/home/u/.ssh", false, "protected path (your SSH folder)"),
+            (&on, "/home/u/work/trusted/.gitlab", true, ""),
         ];
         for (rules, dir, accepted, reason) in cases {
             let v = folder_verdict(Path::new(dir), rules);
@@ -168,6 +214,7 @@ mod tests {
             roots: vec![resolve(&root).unwrap()],
             trusted: vec![],
             require_trust: false,
+            home: PathBuf::from("/nonexistent-home"),
         };
         assert!(judge_folder(&root, &rules).is_ok());
         let escaped = judge_folder(&root.join("escape"), &rules).unwrap_err();
@@ -180,5 +227,14 @@ mod tests {
                 .contains("does not exist")
         );
         assert!(judge_folder(Path::new("relative"), &rules).is_err());
+        std::fs::write(root.join("file.txt"), "x").unwrap();
+        for file in [
+            root.join("file.txt"),
+            root.join("file.txt/"),
+            root.join("file.txt/."),
+        ] {
+            let refused = judge_folder(&file, &rules).unwrap_err().reason.unwrap();
+            assert!(refused.contains("is not a folder"), "{refused}");
+        }
     }
 }

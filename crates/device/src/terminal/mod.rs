@@ -120,7 +120,9 @@ impl Terminals {
                 None => PathBuf::from("/"),
             },
         };
-        let cwd = judge_folder(&requested, &rules).map_err(|verdict| {
+        // Judged by the roots alone: trust governs what a session loads from a project, and a
+        // shell loads nothing from it (acp.md "_lembas/terminal/open").
+        let cwd = judge_folder(&requested, &rules.roots_only()).map_err(|verdict| {
             RpcError::invalid_params(
                 verdict
                     .reason

@@ -45,7 +45,10 @@ pub fn keep_before_write(dir: Option<&Path>, path: &Path) -> io::Result<()> {
     let copy = match fs::metadata(path) {
         Ok(meta) if meta.is_file() => {
             let name = (kept.len() + 1).to_string();
-            fs::copy(path, dir.join(&name))?;
+            // The planned path, opened checked: a swapped-in symlink's target is not copied.
+            let mut from = super::opened::open_file(path)?;
+            let mut to = fs::File::create(dir.join(&name))?;
+            io::copy(&mut from, &mut to)?;
             Some(name)
         }
         Ok(_) => return Err(io::Error::other("not a regular file")),

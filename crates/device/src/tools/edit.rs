@@ -2,8 +2,9 @@
 //! unless `replace_all`, so a model that misremembers the file changes nothing by accident.
 
 use super::arguments::Arguments;
-use super::atomic::replace_file;
+use super::atomic::replace_planned;
 use super::copies::keep_before_write;
+use super::opened;
 use super::resolve::resolve;
 use super::{
     Access, AcpKind, Diff, Planned, ToolContext, ToolError, ToolOutput, io_error, kept_error, shown,
@@ -55,7 +56,7 @@ impl EditArgs {
         if path.is_dir() {
             return ToolOutput::error(format!("{name} is a folder: edit needs a file's path."));
         }
-        let old_text = match std::fs::read_to_string(path) {
+        let old_text = match opened::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return ToolOutput::error(format!("{name} does not exist. To create it, use write."));
@@ -86,7 +87,7 @@ impl EditArgs {
         if let Err(e) = keep_before_write(ctx.copies.as_deref(), path) {
             return kept_error(&e, &name);
         }
-        if let Err(e) = replace_file(path, new_text.as_bytes()) {
+        if let Err(e) = replace_planned(path, new_text.as_bytes()) {
             return io_error(&e, path, ctx, "written");
         }
         let occurrences = if found == 1 {

@@ -52,9 +52,13 @@ impl GlobArgs {
             }
             Ok(_) => {}
         }
+        let pinned = match super::opened::Pinned::open(folder) {
+            Ok(pinned) => pinned,
+            Err(e) => return io_error(&e, folder, ctx, "searched"),
+        };
         let found: Mutex<Vec<(SystemTime, String)>> = Mutex::new(Vec::new());
         walker(folder, &ctx.home).build_parallel().run(|| {
-            let found = &found;
+            let (found, pinned) = (&found, &pinned);
             Box::new(move |entry| {
                 let Ok(entry) = entry else {
                     return WalkState::Continue;
@@ -63,7 +67,8 @@ impl GlobArgs {
                     return WalkState::Continue;
                 }
                 let relative = relative_text(entry.path(), folder);
-                if self.matcher.is_match(&relative) {
+                // Only what is really beneath the folder judged: not a folder swapped in meanwhile.
+                if self.matcher.is_match(&relative) && pinned.holds(std::path::Path::new(&relative)) {
                     let modified = entry
                         .metadata()
                         .ok()

@@ -112,7 +112,14 @@ impl GrepArgs {
                     keep: most,
                     line_max_chars: numbers.grep_line_max_chars,
                 };
-                let searched = searcher.search_path(&self.matcher, entry.path(), &mut sink);
+                // Opened checked: a folder on the way swapped for a symlink is not searched.
+                let searched = super::opened::open_file(entry.path())
+                    .map_err(|e| e.to_string())
+                    .and_then(|file| {
+                        searcher
+                            .search_file(&self.matcher, &file, &mut sink)
+                            .map_err(|e| e.to_string())
+                    });
                 let (matched, binary) = (sink.matched, sink.binary);
                 if searched.is_ok()
                     && !binary

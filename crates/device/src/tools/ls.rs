@@ -1,7 +1,10 @@
 //! `ls`: one folder's entries, sorted by name, folders with a trailing `/`; what `.gitignore` hides
 //! and protected entries left out.
 
+use std::path::Path;
+
 use super::arguments::Arguments;
+use super::opened;
 use super::resolve::resolve;
 use super::walk::walker;
 use super::{Access, AcpKind, Planned, ToolContext, ToolError, ToolOutput, io_error, named, shown};
@@ -39,11 +42,15 @@ impl LsArgs {
             }
             Ok(_) => {}
         }
+        let pinned = match opened::Pinned::open(folder) {
+            Ok(pinned) => pinned,
+            Err(e) => return io_error(&e, folder, ctx, "listed"),
+        };
         let mut entries: Vec<String> = walker(folder, &ctx.home)
             .max_depth(Some(1))
             .build()
             .filter_map(Result::ok)
-            .filter(|entry| entry.depth() == 1)
+            .filter(|entry| entry.depth() == 1 && pinned.holds(Path::new(entry.file_name())))
             .map(|entry| {
                 let mut text = entry.file_name().to_string_lossy().into_owned();
                 // A symlink to a folder is shown as a folder: that is how it is used.

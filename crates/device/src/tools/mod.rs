@@ -12,6 +12,7 @@ mod edit;
 mod glob;
 mod grep;
 mod ls;
+pub mod opened;
 mod read;
 mod resolve;
 mod walk;

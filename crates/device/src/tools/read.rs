@@ -2,10 +2,10 @@
 //! The file is streamed line by line, so a huge log costs only the lines shown.
 
 use std::fmt::Write as _;
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 
 use super::arguments::Arguments;
+use super::opened;
 use super::resolve::resolve;
 use super::{Access, AcpKind, Planned, ToolContext, ToolError, ToolOutput, io_error, shown};
 use crate::decisions::decisions;
@@ -53,7 +53,7 @@ impl ReadArgs {
         if metadata.is_dir() {
             return ToolOutput::error(format!("{name} is a folder: use ls to list it."));
         }
-        let mut file = match File::open(path) {
+        let mut file = match opened::open_file(path) {
             Ok(file) => file,
             Err(e) => return io_error(&e, path, ctx, "read"),
         };

@@ -1,8 +1,9 @@
 //! `write`: a whole file, created with its folders when missing, replaced atomically when present.
 
 use super::arguments::Arguments;
-use super::atomic::replace_file;
+use super::atomic::replace_planned;
 use super::copies::keep_before_write;
+use super::opened;
 use super::resolve::resolve;
 use super::{
     Access, AcpKind, Diff, Planned, ToolContext, ToolError, ToolOutput, io_error, kept_error, shown,
@@ -38,7 +39,7 @@ impl WriteArgs {
         if path.is_dir() {
             return ToolOutput::error(format!("{name} is a folder: write needs a file's path."));
         }
-        let old_text = match std::fs::read(path) {
+        let old_text = match opened::read(path) {
             Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return io_error(&e, path, ctx, "written"),
@@ -51,7 +52,7 @@ impl WriteArgs {
         {
             return io_error(&e, folder, ctx, "created");
         }
-        if let Err(e) = replace_file(path, self.content.as_bytes()) {
+        if let Err(e) = replace_planned(path, self.content.as_bytes()) {
             return io_error(&e, path, ctx, "written");
         }
         let lines = self.content.lines().count();

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::builtins;
 use super::paths::{catastrophic, resolve};
 use super::readers;
 use super::walk::{Arg, UNKNOWN};
@@ -61,12 +62,39 @@ const WRAPPERS: [&str; 13] = [
     "busybox", "nice", "nohup", "timeout", "command", "exec", "builtin", "stdbuf", "time", "setsid",
     "ionice", "chrt", "unbuffer",
 ];
-/// Environment variables that change what a command runs or loads.
-fn steering(name: &str) -> bool {
+/// Environment variables that change what a command runs or loads, or where a path the judge
+/// reads lexically lands (`HOME` for `~`, `CDPATH` for `cd`); `PS4` is expanded, substitutions
+/// and all, by `set -x`.
+const STEERING: [&str; 21] = [
+    "PATH",
+    "BASH_ENV",
+    "ENV",
+    "IFS",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS4",
+    "HOME",
+    "CDPATH",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "NODE_OPTIONS",
+    "PERL5OPT",
+    "RUBYOPT",
+    "RIPGREP_CONFIG_PATH",
+];
+
+pub fn steering(name: &str) -> bool {
     name.starts_with("LD_")
+        || name.starts_with("DYLD_")
         || name.starts_with("GIT_")
         || name.starts_with("BASH_FUNC")
-        || ["PATH", "BASH_ENV", "ENV", "IFS", "PROMPT_COMMAND", "SHELLOPTS"].contains(&name)
+        || STEERING.contains(&name)
         || name.contains("PAGER")
         || name.contains("EDITOR")
 }
@@ -79,6 +107,10 @@ pub fn name_of(word: &Arg) -> String {
 
 pub fn assess(words: &[Arg], assigns: &[String], scope: &Scope) -> Assessment {
     let Some((first, args)) = words.split_first() else {
+        // `PATH=/tmp/x; ls`: an assignment alone steers every command after it.
+        if assigns.iter().any(|a| steering(a)) {
+            return Assessment::of(Class::Changes);
+        }
         return Assessment::of(Class::ReadOnly);
     };
     if first.dynamic {
@@ -144,6 +176,7 @@ fn assess_named(name: &str, args: &[Arg], scope: &Scope) -> Assessment {
             }
         }
         "source" | "." => Assessment::of(Class::Changes),
+        _ if builtins::BUILTINS.contains(&name) => Assessment::of(builtins::assess(name, args, scope)),
         _ if SHELLS.contains(&name) => shell(name, args),
         _ if WRAPPERS.contains(&name) => wrapper(name, args),
         // A function of the line: its body is judged where it is defined. Only here, after the

@@ -6,6 +6,7 @@
 //! `find -exec`…) is judged, and the strictest part decides. Paths are judged lexically: the judge
 //! reads no file system, so it follows no symlink.
 
+mod builtins;
 mod commands;
 mod paths;
 mod patterns;

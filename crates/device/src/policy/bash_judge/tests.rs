@@ -301,6 +301,67 @@ const OPAQUE: &[(&str, &str)] = &[
     ("echo $(( $(date +%s) + 1 ))", "DQQQ"),
 ];
 
+/// Shell builtins that steer only the script: read-only, unless they steer what runs after them.
+const BUILTINS: &[(&str, &str)] = &[
+    ("printf x; exit 3", "AAAA"),
+    ("exit", "AAAA"),
+    ("f() { ls; return 1; }; f", "AAAA"),
+    ("shift; shift 2", "AAAA"),
+    ("sleep 1 & wait", "AAAA"),
+    ("wait -n", "AAAA"),
+    (
+        "for f in *; do [ -d \"$f\" ] && continue; cat \"$f\"; break; done",
+        "AAAA",
+    ),
+    ("set -e", "AAAA"),
+    ("set -euo pipefail; ls", "AAAA"),
+    ("set -x; set +x", "AAAA"),
+    ("set -o errexit -o nounset", "AAAA"),
+    ("set -C; set -o noclobber", "AAAA"),
+    ("set -- a b c; echo \"$1\"", "AAAA"),
+    ("set", "AAAA"),
+    ("set -o", "AAAA"),
+    ("f() { local x=1 y; local -r z=2; echo $x; }; f", "AAAA"),
+    ("export LANG=C; sort file", "AAAA"),
+    ("export FOO=$(date) BAR", "AAAA"),
+    ("export -p", "AAAA"),
+    ("unset FOO BAR; unset -v X", "AAAA"),
+    // What must still ask: a builtin that steers what later commands run or load.
+    ("set -a", "DQQA"),
+    ("set -k; git log PAGER=x", "DQQA"),
+    ("set -o posix", "DQQA"),
+    ("set +o noclobber", "DQQA"),
+    ("set +C", "DQQA"),
+    ("set -o $OPT", "DQQA"),
+    ("export PATH=/tmp/bin:$PATH; ls", "DQQA"),
+    ("export LD_PRELOAD=/tmp/x.so", "DQQA"),
+    ("export BASH_ENV=x ENV=y", "DQQA"),
+    ("export IFS=/", "DQQA"),
+    ("export PS4='$(touch x)'; set -x", "DQQA"),
+    ("export PROMPT_COMMAND=x", "DQQA"),
+    ("export GIT_DIR=/tmp/x; git status", "DQQA"),
+    ("export GIT_SSH_COMMAND=x", "DQQA"),
+    ("export HOME=/tmp", "DQQA"),
+    ("export CDPATH=/", "DQQA"),
+    ("export PAGER=x", "DQQA"),
+    ("export \"$NAME\"=1", "DQQA"),
+    ("export -f f", "DQQA"),
+    ("f() { local PATH=/tmp; ls; }; f", "DQQA"),
+    ("f() { local -n r=PATH; r=/tmp; }; f", "DQQA"),
+    ("f() { ls; }; unset -f f; f", "DQQA"),
+    ("f() { ls; }; unset f; f", "DQQA"),
+    ("unset $X", "DQQA"),
+    // An assignment alone steers what runs after it, as `export` does.
+    ("PATH=/tmp/bin; ls", "DQQA"),
+    ("PS4='$(touch x)'; set -x", "DQQA"),
+    ("exit; rm x", "DQQA"),
+];
+
+#[test]
+fn harmless_builtins() {
+    check(BUILTINS, None);
+}
+
 #[test]
 fn reads() {
     check(READS, None);
