@@ -247,13 +247,13 @@ impl Client {
         let answer = self.drive(link, within, true, |m| answer_to(m, id)).await?;
         if answer.is_some() {
             self.settle(link);
-            self.mark_stored(link);
+            self.mark_stored();
         }
         Ok(())
     }
 
     /// Sessions with a finished turn are in the store: ones `lembas sessions delete` can find.
-    fn mark_stored(&mut self, link: &LinkHandle) {
+    fn mark_stored(&mut self) {
         for (session, stored) in &mut self.sessions {
             if !*stored {
                 *stored = self
@@ -263,7 +263,6 @@ impl Client {
                     .any(|(t, s)| s == session && self.ledger.turns_ended.contains(t));
             }
         }
-        let _ = link;
     }
 
     /// Reattaching: asks status for every turn not known to have ended, and sends again with the

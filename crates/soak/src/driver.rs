@@ -178,6 +178,14 @@ pub async fn run(options: Options) -> anyhow::Result<Outcome> {
         }
         client.settle(&link);
         drop(link);
+        if faults.len() % 100 == 0 {
+            eprintln!(
+                "{} drops after {:.0?}, {} turns prompted",
+                ended(&proxy),
+                started.elapsed(),
+                client.ledger.turns.len()
+            );
+        }
     }
 
     // Quiet: one link with no fault, until every turn and delete is settled.
@@ -413,12 +421,8 @@ async fn start_again(config: PeerConfig, address: SocketAddr) -> anyhow::Result<
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match Peer::start_at(config.clone(), address).await {
-            Ok(peer) => return Ok(peer),
-            Err(e) if Instant::now() < deadline => {
-                let _ = e;
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            Err(e) => return Err(e),
+            Err(_) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(100)).await,
+            started => return started,
         }
     }
 }
