@@ -391,6 +391,50 @@ mod tests {
         assert_eq!(twice, ["T000001 ×2"]);
     }
 
+    fn spans(gaps_ms: &[u64]) -> Vec<LinkSpan> {
+        let mut at = tokio::time::Instant::now();
+        let mut out = Vec::new();
+        for gap in gaps_ms {
+            let opened = at;
+            at += Duration::from_millis(50);
+            out.push(LinkSpan {
+                opened,
+                ended: Some(at),
+                cut: true,
+            });
+            at += Duration::from_millis(*gap);
+        }
+        out.push(LinkSpan {
+            opened: at,
+            ended: None,
+            cut: false,
+        });
+        out
+    }
+
+    #[test]
+    fn a_redial_faster_than_its_attempt_allows_fails_the_backoff() {
+        // Short timings: 100, 200, 400, 400 ms less 20 %.
+        let ok = backoff(&spans(&[80, 160, 320, 320]), Timings::Short);
+        assert!(ok.pass, "{}", ok.detail);
+        let fast = backoff(&spans(&[80, 160, 200]), Timings::Short);
+        assert!(!fast.pass);
+        assert_eq!(fast.value, "1");
+    }
+
+    #[test]
+    fn growth_beyond_the_tolerance_is_not_flat() {
+        let samples = |rss: &[u64]| {
+            rss.iter()
+                .map(|&rss_kb| Sample { rss_kb, fds: 20 })
+                .collect::<Vec<_>>()
+        };
+        assert!(flatness(&samples(&[30_000; 20])).pass);
+        let mut growing = vec![30_000; 10];
+        growing.extend([36_000; 10]);
+        assert!(!flatness(&samples(&growing)).pass);
+    }
+
     #[test]
     fn least_waits_follow_the_decisions() {
         let ms = |a| least_wait(500, 30_000, 0.2, a).as_millis();
