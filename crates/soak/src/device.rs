@@ -114,7 +114,11 @@ fn command(lembas: &Path, root: &Path, args: &[&str]) -> Command {
         .env("XDG_CONFIG_HOME", root.join(".config"))
         .env("XDG_STATE_HOME", root.join(".local/state"))
         .env("XDG_RUNTIME_DIR", root.join("run"))
-        .env("RUST_LOG", "info")
+        // The device's log filter: info, or what LEMBAS_SOAK_RUST_LOG says (to look closer).
+        .env(
+            "RUST_LOG",
+            std::env::var("LEMBAS_SOAK_RUST_LOG").unwrap_or_else(|_| "info".into()),
+        )
         .stdin(Stdio::null());
     c
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
-use lembas_peer::{LinkHandle, Peer, PeerConfig};
+use lembas_peer::{LinkHandle, Peer, PeerConfig, ScriptedModel};
 use tokio::time::Instant;
 
 use crate::client::{Client, Ledger, PromptKind, REQUEST_WAIT, answer_to};
@@ -38,7 +38,7 @@ pub enum Fault {
     WakeGap,
 }
 
-const FAULTS: [Fault; 8] = [
+pub const FAULTS: [Fault; 8] = [
     Fault::MidFrame,
     Fault::MidStream,
     Fault::MidApproval,
@@ -51,6 +51,10 @@ const FAULTS: [Fault; 8] = [
 
 pub struct Options {
     pub drops: usize,
+    /// Only these faults (all when empty).
+    pub only: Vec<Fault>,
+    /// Keep the device's home (its config, store and service.log) after the run.
+    pub keep_home: bool,
     pub timings: Timings,
     pub lembas: std::path::PathBuf,
     pub seed: u64,
@@ -122,6 +126,9 @@ pub async fn run(options: Options) -> anyhow::Result<Outcome> {
     let mut device = Device::start(&options.lembas, &proxy.url(), options.timings)?;
     let sampler = start_sampler(device.pid());
     let mut client = Client::new(device.work());
+    // Every peer's model, read at the end: a connection the old peer still served after its stop
+    // may have reached its model late.
+    let mut models: Vec<ScriptedModel> = Vec::new();
     let mut faults = Vec::new();
     let mut early_exit = None;
     let mut aborted = None;
@@ -144,7 +151,12 @@ pub async fn run(options: Options) -> anyhow::Result<Outcome> {
         // The proxy carried the link before the peer took it: it is the latest span.
         let current_span = proxy.spans().len().saturating_sub(1);
         client.begin_link();
-        let fault = FAULTS[fastrand::usize(..FAULTS.len())];
+        let choice: &[Fault] = if options.only.is_empty() {
+            &FAULTS
+        } else {
+            &options.only
+        };
+        let fault = choice[fastrand::usize(..choice.len())];
         faults.push(fault);
         let result = one_round(
             &mut client,
@@ -155,6 +167,7 @@ pub async fn run(options: Options) -> anyhow::Result<Outcome> {
             &device,
             fault,
             options.timings,
+            &mut models,
         )
         .await;
         if let Err(e) = &result {
@@ -219,9 +232,18 @@ pub async fn run(options: Options) -> anyhow::Result<Outcome> {
     // Skip the refused link itself (the one the 4400 closed).
     let links_after_4400 = proxy.spans().len().saturating_sub(spans_before + 1);
     if let Some(p) = peer.take() {
-        let model = p.model();
+        models.push(p.model());
         p.stop().await;
+    }
+    for model in &models {
         client.ledger.model_requests.extend(model.requests());
+    }
+    if options.keep_home {
+        device.home.disable_cleanup(true);
+        println!(
+            "the device's home (service.log in it): {}",
+            device.root().display()
+        );
     }
     sampler.task.abort();
     if device.exited().is_none() {
@@ -296,6 +318,7 @@ async fn one_round(
     device: &Device,
     fault: Fault,
     timings: Timings,
+    models: &mut Vec<ScriptedModel>,
 ) -> anyhow::Result<()> {
     link.hello(REQUEST_WAIT).await?;
     link.initialize(REQUEST_WAIT).await?;
@@ -376,10 +399,9 @@ async fn one_round(
                 tokio::time::sleep(Duration::from_millis(fastrand::u64(0..50))).await;
             }
             let Some(old) = peer.take() else { return Ok(()) };
-            let model = old.model();
+            models.push(old.model());
             let config = old.config();
             old.stop().await;
-            client.ledger.model_requests.extend(model.requests());
             if fastrand::bool() {
                 client.delete_offline(device);
             }

@@ -1,4 +1,4 @@
-//! `lembas-soak [DROPS] [--short-timings] [--seed N] [--lembas PATH]`: the chaos soak. Runs the
+//! `lembas-soak [DROPS] [--short-timings] [--seed N] [--only FAULT]... [--keep-home]`: the chaos soak. Runs the
 //! real `lembas service run` against the reference peer behind a fault-injecting proxy for DROPS
 //! link drops (1000 by default), then prints the checks as a table and exits non-zero when one
 //! failed. Needs a Secret Service: run it through `scripts/with-keyring` (`scripts/soak` does).
@@ -13,7 +13,8 @@ use std::process::ExitCode;
 
 use device::Timings;
 
-const USAGE: &str = "usage: lembas-soak [DROPS] [--short-timings] [--seed N] [--lembas PATH]";
+const USAGE: &str =
+    "usage: lembas-soak [DROPS] [--short-timings] [--seed N] [--only FAULT]... [--keep-home] [--lembas PATH]";
 
 fn main() -> ExitCode {
     let mut drops = 1000;
@@ -23,6 +24,8 @@ fn main() -> ExitCode {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(1);
     let mut lembas = driver::default_lembas();
+    let mut only = Vec::new();
+    let mut keep_home = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -31,6 +34,17 @@ fn main() -> ExitCode {
                 Some(s) => seed = s,
                 None => return usage("--seed takes a number"),
             },
+            "--keep-home" => keep_home = true,
+            "--only" => {
+                let named = args.next().unwrap_or_default();
+                match driver::FAULTS
+                    .iter()
+                    .find(|f| format!("{f:?}").eq_ignore_ascii_case(&named))
+                {
+                    Some(f) => only.push(*f),
+                    None => return usage(&format!("{named:?} is not a fault: one of {:?}", driver::FAULTS)),
+                }
+            }
             "--lembas" => match args.next() {
                 Some(p) => lembas = p.into(),
                 None => return usage("--lembas takes a path"),
@@ -58,6 +72,8 @@ fn main() -> ExitCode {
     );
     let outcome = match runtime.block_on(driver::run(driver::Options {
         drops,
+        only,
+        keep_home,
         timings,
         lembas,
         seed,
