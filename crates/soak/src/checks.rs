@@ -315,7 +315,11 @@ fn backoff(spans: &[LinkSpan], timings: Timings) -> Row {
         let delay = next.opened.saturating_duration_since(ended);
         checked += 1;
         if delay + CLOCK_SLACK < least {
-            too_fast.push(format!("attempt {attempt}: {delay:?} < {least:?}"));
+            too_fast.push(format!(
+                "attempt {attempt}: {} ms < {} ms",
+                delay.as_millis(),
+                least.as_millis()
+            ));
         }
         let ratio = delay.as_secs_f64() / least.as_secs_f64().max(1e-9);
         if tightest.is_none_or(|t| ratio < t.0) {
@@ -325,7 +329,11 @@ fn backoff(spans: &[LinkSpan], timings: Timings) -> Row {
     }
     let tight = tightest
         .map(|(r, delay, least, a)| {
-            format!("; closest: attempt {a} after {delay:.0?} (least {least:.0?}, ×{r:.2})")
+            format!(
+                "; closest: attempt {a} after {} ms (least {} ms, ×{r:.2})",
+                delay.as_millis(),
+                least.as_millis()
+            )
         })
         .unwrap_or_default();
     row(
