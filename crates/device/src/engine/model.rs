@@ -149,15 +149,22 @@ impl Instance {
         Ok(body["data"].as_array().cloned().unwrap_or_default())
     }
 
-    /// A GET of the instance's with the device's token, read as JSON; errors name `what`.
+    /// A GET of the instance's with the device's token, read as JSON; errors name `what`. One
+    /// whose connection failed before any answer is sent once more at once: a kept-alive
+    /// connection the server closed just as it was reused (a server restarting) fails that way,
+    /// and the second try gets a fresh connection (found by the chaos soak: session/new refused
+    /// after a peer restart).
     async fn get_json(&self, path: &str, what: &str) -> Result<Value, String> {
-        let response = self
-            .http
-            .get(self.url(path)?)
-            .bearer_auth(self.token.expose())
-            .send()
-            .await
-            .map_err(|e| format!("{what} could not be read: {e}"))?;
+        let url = self.url(path)?;
+        let get = || self.http.get(url.clone()).bearer_auth(self.token.expose()).send();
+        let response = match get().await {
+            Err(e) if e.status().is_none() && !e.is_timeout() => {
+                tracing::debug!("{what}: {e}; sending it once more");
+                get().await
+            }
+            sent => sent,
+        }
+        .map_err(|e| format!("{what} could not be read: {e}"))?;
         let status = response.status();
         if !status.is_success() {
             return Err(format!("{what} answered HTTP {}", status.as_u16()));
@@ -418,6 +425,47 @@ pub fn request_body(model: &str, messages: &[Value], tools: &[Value], effort: &s
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server that answers the first request of a kept-alive connection, then closes it when
+    /// the second comes without answering (the race of a server closing an idle connection just
+    /// as the client reuses it), and answers every request on a fresh connection.
+    async fn closing_server() -> std::net::SocketAddr {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let body = r#"{"data":[{"id":"m"}]}"#;
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let answer = answer.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 4096];
+                    if matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {
+                        let _ = socket.write_all(answer.as_bytes()).await;
+                    }
+                    // The next request on this connection: closed unanswered.
+                    let _ = socket.read(&mut buf).await;
+                });
+            }
+        });
+        address
+    }
+
+    #[tokio::test]
+    async fn a_get_on_a_connection_the_server_closed_is_sent_again() {
+        let address = closing_server().await;
+        let instance = Instance {
+            http: reqwest::Client::new(),
+            base: url::Url::parse(&format!("http://{address}/")).unwrap(),
+            token: Token::new("t").unwrap(),
+        };
+        assert_eq!(instance.chat_models().await.unwrap(), ["m"]);
+        // Reuses the kept-alive connection, which the server closes: sent again on a fresh one.
+        assert_eq!(instance.chat_models().await.unwrap(), ["m"]);
+    }
 
     #[test]
     fn an_entry_takes_images_when_its_input_modalities_say_image() {
