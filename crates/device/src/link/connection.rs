@@ -1,13 +1,16 @@
 //! One link: hello first, then JSON-RPC both ways until it ends. The reader never awaits a
-//! request's handler (each runs as its own task); one writer drains the bounded outbound queue,
-//! control first, and sends the pings that tell a dead link from a quiet one.
+//! request's handler (each runs as its own task, but for one answered from memory); one writer
+//! drains the bounded outbound queue, control first, and sends the pings that tell a dead link from
+//! a quiet one. The socket's send half is shared: the reader writes an answer it has at once
+//! itself when the writer is idle, so a quick request crosses no task at all.
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::stream::SplitSink;
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpStream;
-use tokio::sync::{broadcast, oneshot, watch};
+use tokio::sync::{Mutex, broadcast, oneshot, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
@@ -22,6 +25,7 @@ use crate::rpc::{self, RpcError};
 use crate::settings::Settings;
 
 pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+type Sink = SplitSink<Ws, Message>;
 
 /// The close code a 2.0 server uses for a device of the wrong protocol.
 pub const CLOSE_UPDATE: u16 = 4400;
@@ -60,6 +64,11 @@ pub struct LinkContext {
 pub async fn run(ws: Ws, mut ctx: LinkContext) -> LinkEnd {
     let (sink, mut stream) = ws.split();
     let (out, queue) = outbound::channel();
+    let sink = Arc::new(Mutex::new(sink));
+    let socket = Socket {
+        sink: sink.clone(),
+        out: out.clone(),
+    };
     let announced = Announced::of(&ctx.settings.borrow());
     // hello goes first: nothing else can be queued before it.
     let _ = out.notify("_lembas/hello", announced.hello()).await;
@@ -94,7 +103,7 @@ pub async fn run(ws: Ws, mut ctx: LinkContext) -> LinkEnd {
             msg = stream.next() => {
                 last_seen = Instant::now();
                 match msg {
-                    Some(Ok(Message::Text(text))) => incoming::receive(text.as_str(), &dispatcher, &out, &mut tasks).await,
+                    Some(Ok(Message::Text(text))) => incoming::receive(text.as_str(), &dispatcher, &out, Some(&socket), &mut tasks).await,
                     Some(Ok(Message::Binary(_))) => {
                         let error = RpcError::new(rpc::PARSE_ERROR, "Binary frames are not JSON-RPC: send each message as one text frame.");
                         incoming::spawn_answer(&mut tasks, &out, Value::Null, Err(error));
@@ -150,8 +159,37 @@ pub async fn run(ws: Ws, mut ctx: LinkContext) -> LinkEnd {
     end
 }
 
+/// The socket's send half as the reader sees it.
+struct Socket {
+    sink: Arc<Mutex<Sink>>,
+    out: outbound::Outbound,
+}
+
+impl incoming::WriteNow for Socket {
+    fn write_now(&self, text: String, tasks: &mut JoinSet<()>) -> Result<(), String> {
+        let Ok(mut sink) = self.sink.clone().try_lock_owned() else {
+            return Err(text);
+        };
+        // Checked holding the lock, so the writer is not between taking a message and writing it.
+        if !self.out.control_written() {
+            return Err(text);
+        }
+        let mut sending = Box::pin(async move {
+            let _ = sink.send(Message::text(text)).await;
+        });
+        if (&mut sending).now_or_never().is_none() {
+            // The socket is behind: the rest goes from a task that keeps the lock, so nothing
+            // overtakes it, and the reader reads on.
+            tasks.spawn(sending);
+        }
+        Ok(())
+    }
+}
+
+/// The writer: takes the send half for each frame, and says a control message is written only
+/// once it is (see [`Socket`]).
 async fn write_frames(
-    mut sink: futures_util::stream::SplitSink<Ws, Message>,
+    sink: Arc<Mutex<Sink>>,
     mut queue: outbound::OutboundQueue,
     mut close: oneshot::Receiver<CloseFrame>,
     ping_interval: Duration,
@@ -161,6 +199,7 @@ async fn write_frames(
         tokio::select! {
             biased;
             frame = &mut close => {
+                let mut sink = sink.lock().await;
                 // What is already queued (answers, a shell's last output and exit) goes first.
                 while let Some(text) = queue.try_next() {
                     if sink.send(Message::text(text)).await.is_err() {
@@ -172,16 +211,19 @@ async fn write_frames(
                 }
                 return;
             }
-            text = queue.next() => match text {
-                Some(text) => {
-                    if sink.send(Message::text(text)).await.is_err() {
+            frame = queue.next_frame() => match frame {
+                Some((lane, text)) => {
+                    let mut sink = sink.lock().await;
+                    let sent = sink.send(Message::text(text)).await;
+                    queue.written(lane);
+                    if sent.is_err() {
                         return;
                     }
                 }
                 None => return,
             },
             _ = ping.tick() => {
-                if sink.send(Message::Ping(Default::default())).await.is_err() {
+                if sink.lock().await.send(Message::Ping(Default::default())).await.is_err() {
                     return;
                 }
             }
