@@ -25,7 +25,7 @@ use crate::rpc::{self, RpcError};
 use crate::settings::Settings;
 
 pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
-type Sink = SplitSink<Ws, Message>;
+type WsSink = SplitSink<Ws, Message>;
 
 /// The close code a 2.0 server uses for a device of the wrong protocol.
 pub const CLOSE_UPDATE: u16 = 4400;
@@ -160,12 +160,15 @@ pub async fn run(ws: Ws, mut ctx: LinkContext) -> LinkEnd {
 }
 
 /// The socket's send half as the reader sees it.
-struct Socket {
-    sink: Arc<Mutex<Sink>>,
+struct Socket<S> {
+    sink: Arc<Mutex<S>>,
     out: outbound::Outbound,
 }
 
-impl incoming::WriteNow for Socket {
+impl<S> incoming::WriteNow for Socket<S>
+where
+    S: futures_util::Sink<Message> + Unpin + Send + 'static,
+{
     fn write_now(&self, text: String, tasks: &mut JoinSet<()>) -> Result<(), String> {
         let Ok(mut sink) = self.sink.clone().try_lock_owned() else {
             return Err(text);
@@ -189,7 +192,7 @@ impl incoming::WriteNow for Socket {
 /// The writer: takes the send half for each frame, and says a control message is written only
 /// once it is (see [`Socket`]).
 async fn write_frames(
-    sink: Arc<Mutex<Sink>>,
+    sink: Arc<Mutex<WsSink>>,
     mut queue: outbound::OutboundQueue,
     mut close: oneshot::Receiver<CloseFrame>,
     ping_interval: Duration,
@@ -228,5 +231,60 @@ async fn write_frames(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use incoming::WriteNow;
+
+    fn socket() -> (Socket<Vec<Message>>, outbound::OutboundQueue) {
+        let (out, queue) = outbound::channel();
+        let sink = Arc::new(Mutex::new(Vec::new()));
+        (Socket { sink, out }, queue)
+    }
+
+    fn written(socket: &Socket<Vec<Message>>) -> Vec<String> {
+        let sink = socket.sink.try_lock().unwrap();
+        sink.iter().map(|m| m.to_text().unwrap().to_string()).collect()
+    }
+
+    #[tokio::test]
+    async fn the_reader_writes_only_when_nothing_waits_to_be_written() {
+        let (socket, mut queue) = socket();
+        let mut tasks = JoinSet::new();
+        assert_eq!(socket.write_now("first".into(), &mut tasks), Ok(()));
+        assert_eq!(written(&socket), ["first"]);
+
+        // Queued for the writer and not yet taken: a direct answer would overtake it.
+        socket.out.control("queued".into()).await.unwrap();
+        assert_eq!(
+            socket.write_now("second".into(), &mut tasks),
+            Err("second".into())
+        );
+        // Taken by the writer but not yet written: still not.
+        let (lane, text) = queue.next_frame().await.unwrap();
+        assert_eq!(text, "queued");
+        assert_eq!(
+            socket.write_now("second".into(), &mut tasks),
+            Err("second".into())
+        );
+        socket.sink.lock().await.push(Message::text(text));
+        queue.written(lane);
+        assert_eq!(socket.write_now("second".into(), &mut tasks), Ok(()));
+
+        // Bulk output waiting does not hold an answer back (control goes first anyway).
+        socket.out.bulk("output".into()).await.unwrap();
+        assert_eq!(socket.write_now("third".into(), &mut tasks), Ok(()));
+        // The writer in the middle of a frame: the answer goes to the queue instead.
+        let held = socket.sink.clone().try_lock_owned().unwrap();
+        assert_eq!(
+            socket.write_now("fourth".into(), &mut tasks),
+            Err("fourth".into())
+        );
+        drop(held);
+        assert_eq!(written(&socket), ["first", "queued", "second", "third"]);
+        assert!(tasks.is_empty(), "every write finished at once");
     }
 }
