@@ -167,7 +167,7 @@ async fn linked_device(instance: &mut LeanInstance, plan: &Plan) -> anyhow::Resu
     let home = device::DeviceHome::new(&instance.url(), |_| String::new())?;
     let (device, mut link) = home.link(instance).await?;
     let idle = idle::run(device.pid(), &mut link, plan.idle_window).await?;
-    let mut rows = round_trip::run(&mut link, plan.round_trips).await?;
+    let mut rows = round_trip::run(&mut link, device.pid(), plan.round_trips).await?;
     rows.extend(idle);
     Ok(rows)
 }

@@ -35,6 +35,23 @@ pub fn cpu_ticks(pid: u32) -> Option<u64> {
     Some(utime + stime)
 }
 
+/// Context switches so far, voluntary and not, summed over the process's threads: each time one
+/// of its threads went to sleep (to wait for another, or for the socket) or was preempted.
+pub fn context_switches(pid: u32) -> Option<u64> {
+    let mut total = 0;
+    for thread in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let Ok(status) = std::fs::read_to_string(thread.ok()?.path().join("status")) else {
+            continue; // the thread ended meanwhile
+        };
+        total += status
+            .lines()
+            .filter(|line| line.contains("ctxt_switches:"))
+            .filter_map(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    Some(total)
+}
+
 pub fn ticks_per_second() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
@@ -53,5 +70,6 @@ mod tests {
         let now = rss(me);
         assert!(peak_rss(me) >= now);
         assert!(cpu_ticks(me).is_some());
+        assert!(context_switches(me).is_some());
     }
 }

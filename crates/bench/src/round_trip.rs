@@ -1,6 +1,8 @@
 //! Row 1: a no-op request's round trip over the link (an unknown method: the device parses it,
 //! dispatches it and answers -32601) against a raw WebSocket echo on loopback. Both are timed on
 //! the raw socket, request sent to answer parsed, in interleaved blocks so load hits both alike.
+//! The note says how often the device's threads were switched per request (a thread woken for a
+//! hand-off between tasks on different threads costs one or two).
 
 use std::time::{Duration, Instant};
 
@@ -12,6 +14,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::instance::RawLink;
+use crate::procfs;
 use crate::report::{Row, ms};
 use crate::stats::percentile;
 
@@ -20,7 +23,7 @@ const BLOCK: usize = 100;
 const WARMUP: usize = 100;
 const GOAL_RATIO: f64 = 1.2;
 
-pub async fn run(link: &mut RawLink, rounds: usize) -> anyhow::Result<Vec<Row>> {
+pub async fn run(link: &mut RawLink, device_pid: u32, rounds: usize) -> anyhow::Result<Vec<Row>> {
     let mut echo = EchoPair::start().await?;
     let (mut device, mut raw) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
     let mut id = 1_000_000u64;
@@ -29,6 +32,7 @@ pub async fn run(link: &mut RawLink, rounds: usize) -> anyhow::Result<Vec<Row>> 
         device_round(link, id).await?;
         echo.round(id).await?;
     }
+    let switches_before = procfs::context_switches(device_pid);
     while device.len() < rounds {
         for _ in 0..BLOCK.min(rounds - device.len()) {
             id += 1;
@@ -36,13 +40,22 @@ pub async fn run(link: &mut RawLink, rounds: usize) -> anyhow::Result<Vec<Row>> 
             raw.push(echo.round(id).await?);
         }
     }
+    let switches = match (switches_before, procfs::context_switches(device_pid)) {
+        (Some(before), Some(after)) => {
+            format!(
+                ", {:.1} device switches/request",
+                after.saturating_sub(before) as f64 / rounds as f64
+            )
+        }
+        _ => String::new(),
+    };
     let row = |name: &str, q: f64| {
         let (figure, baseline) = (percentile(&device, q), percentile(&raw, q));
         let ratio = figure.as_secs_f64() / baseline.as_secs_f64().max(1e-9);
         Row::new(name, ms(figure), format!("ws echo {}", ms(baseline)))
             .ratio(ratio)
             .goal(format!("<= {GOAL_RATIO}x"), ratio <= GOAL_RATIO)
-            .note(format!("{rounds} rounds"))
+            .note(format!("{rounds} rounds{switches}"))
     };
     Ok(vec![row(ROWS[0], 50.0), row(ROWS[1], 99.0)])
 }

@@ -121,6 +121,49 @@ async fn bad_input_gets_answers_and_keeps_the_link() {
     assert_eq!(peer.links_accepted(), 1);
 }
 
+/// A request answered from memory is answered by the link's reader itself, straight onto the
+/// socket when the writer is idle; answers from handlers' own tasks are queued meanwhile. However
+/// the two mix, no quick answer overtakes one read before it, and none is lost.
+#[tokio::test(flavor = "multi_thread")]
+async fn quick_answers_keep_their_order_among_queued_ones() {
+    let peer = peer().await;
+    let home = Home::new();
+    home.config_for(&peer.url(), "");
+    let _service = home.service();
+    let mut link = peer.next_link(WAIT).await.unwrap();
+    link.hello(WAIT).await.unwrap();
+    link.initialize(WAIT).await.unwrap();
+    let (mut quick, mut tasked) = (Vec::new(), Vec::new());
+    for i in 0..600 {
+        if i % 3 == 0 {
+            tasked.push(link.send_request("_lembas/directories", json!({})).await.unwrap());
+        }
+        quick.push(link.send_request("_lembas/nonsense", json!({})).await.unwrap());
+    }
+    let mut answers = Vec::new();
+    while answers.len() < quick.len() + tasked.len() {
+        let message = link.recv(WAIT).await.unwrap();
+        if message.get("method").is_none() {
+            answers.push(message);
+        }
+    }
+    let ids = |of: &dyn Fn(&Value) -> bool| -> Vec<u64> {
+        answers
+            .iter()
+            .filter(|m| of(m))
+            .map(|m| m["id"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(
+        ids(&|m| m["error"]["code"] == -32601),
+        quick,
+        "quick answers in the order read"
+    );
+    let mut listed = ids(&|m| m["result"]["places"].is_array());
+    listed.sort_unstable();
+    assert_eq!(listed, tasked);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn directories_follow_roots_and_trust() {
     let peer = peer().await;

@@ -252,6 +252,23 @@ impl Dispatcher {
         self.pending.fail_all();
     }
 
+    /// Requests answered from memory, with no file, process or network work before the answer:
+    /// the link's reader runs these itself rather than handing each to a task of its own (a
+    /// handler that does have to wait still goes on in its own task). None of them needs
+    /// [`Dispatcher::answered`].
+    pub fn answers_at_once(&self, method: &str) -> bool {
+        match method {
+            "session/cancel" | "_lembas/terminal/input" | "_lembas/terminal/resize" => true,
+            "initialize"
+            | "_lembas/directories"
+            | "_lembas/monitor"
+            | "_lembas/terminal/open"
+            | "_lembas/terminal/close" => false,
+            // Nobody serves it: -32601.
+            _ => !self.engine.serves(method),
+        }
+    }
+
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         let result = self.route(method, params).await;
         if let Err(e) = &result

@@ -82,7 +82,7 @@ where
                 }
                 Ok(Line::Read) => match std::str::from_utf8(&line) {
                     Ok(text) if text.trim().is_empty() => {}
-                    Ok(text) => incoming::receive(text, &dispatcher, &out, &mut tasks).await,
+                    Ok(text) => incoming::receive(text, &dispatcher, &out, None, &mut tasks).await,
                     Err(_) => {
                         let error = RpcError::new(rpc::PARSE_ERROR, "The line is not UTF-8 text: send each message as one line of JSON.");
                         incoming::spawn_answer(&mut tasks, &out, Value::Null, Err(error));

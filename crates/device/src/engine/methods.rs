@@ -19,7 +19,32 @@ use crate::store::{TurnEntry, ids};
 
 const EFFORTS: [&str; 5] = ["off", "default", "low", "medium", "high"];
 
+/// Whether the engine has a handler for `method`. [`request`] serves nothing else, so a method
+/// left out here is -32601 (and its tests say so).
+pub fn serves(method: &str) -> bool {
+    matches!(
+        method,
+        "session/new"
+            | "session/prompt"
+            | "session/set_mode"
+            | "session/cancel"
+            | "_lembas/configure"
+            | "_lembas/session/status"
+            | "_lembas/session/history"
+            | "_lembas/session/title"
+            | "_lembas/session/delete"
+            | "_lembas/steer"
+            | "_lembas/session/rewind"
+            | "_lembas/session/compact"
+            | "_lembas/files/search"
+            | "_lembas/commands"
+    )
+}
+
 pub async fn request(engine: &Engine, method: &str, params: Value) -> Option<Result<Value, RpcError>> {
+    if !serves(method) {
+        return None;
+    }
     Some(match method {
         "session/new" => new_session(engine, params).await,
         "session/prompt" => prompt_session(engine, params).await,

@@ -550,6 +550,11 @@ impl Engine {
         methods::request(self, method, params).await
     }
 
+    /// Whether `method` is one of the engine's requests.
+    pub fn serves(&self, method: &str) -> bool {
+        methods::serves(method)
+    }
+
     /// A notification for the engine (session/cancel); `false` when it is not the engine's.
     pub fn notification(&self, method: &str, params: &Value) -> bool {
         methods::notification(self, method, params)

@@ -1,13 +1,16 @@
 //! One link: hello first, then JSON-RPC both ways until it ends. The reader never awaits a
-//! request's handler (each runs as its own task); one writer drains the bounded outbound queue,
-//! control first, and sends the pings that tell a dead link from a quiet one.
+//! request's handler (each runs as its own task, but for one answered from memory); one writer
+//! drains the bounded outbound queue, control first, and sends the pings that tell a dead link from
+//! a quiet one. The socket's send half is shared: the reader writes an answer it has at once
+//! itself when the writer is idle, so a quick request crosses no task at all.
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::stream::SplitSink;
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpStream;
-use tokio::sync::{broadcast, oneshot, watch};
+use tokio::sync::{Mutex, broadcast, oneshot, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
@@ -22,6 +25,7 @@ use crate::rpc::{self, RpcError};
 use crate::settings::Settings;
 
 pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+type WsSink = SplitSink<Ws, Message>;
 
 /// The close code a 2.0 server uses for a device of the wrong protocol.
 pub const CLOSE_UPDATE: u16 = 4400;
@@ -60,6 +64,11 @@ pub struct LinkContext {
 pub async fn run(ws: Ws, mut ctx: LinkContext) -> LinkEnd {
     let (sink, mut stream) = ws.split();
     let (out, queue) = outbound::channel();
+    let sink = Arc::new(Mutex::new(sink));
+    let socket = Socket {
+        sink: sink.clone(),
+        out: out.clone(),
+    };
     let announced = Announced::of(&ctx.settings.borrow());
     // hello goes first: nothing else can be queued before it.
     let _ = out.notify("_lembas/hello", announced.hello()).await;
@@ -94,7 +103,7 @@ pub async fn run(ws: Ws, mut ctx: LinkContext) -> LinkEnd {
             msg = stream.next() => {
                 last_seen = Instant::now();
                 match msg {
-                    Some(Ok(Message::Text(text))) => incoming::receive(text.as_str(), &dispatcher, &out, &mut tasks).await,
+                    Some(Ok(Message::Text(text))) => incoming::receive(text.as_str(), &dispatcher, &out, Some(&socket), &mut tasks).await,
                     Some(Ok(Message::Binary(_))) => {
                         let error = RpcError::new(rpc::PARSE_ERROR, "Binary frames are not JSON-RPC: send each message as one text frame.");
                         incoming::spawn_answer(&mut tasks, &out, Value::Null, Err(error));
@@ -150,8 +159,40 @@ pub async fn run(ws: Ws, mut ctx: LinkContext) -> LinkEnd {
     end
 }
 
+/// The socket's send half as the reader sees it.
+struct Socket<S> {
+    sink: Arc<Mutex<S>>,
+    out: outbound::Outbound,
+}
+
+impl<S> incoming::WriteNow for Socket<S>
+where
+    S: futures_util::Sink<Message> + Unpin + Send + 'static,
+{
+    fn write_now(&self, text: String, tasks: &mut JoinSet<()>) -> Result<(), String> {
+        let Ok(mut sink) = self.sink.clone().try_lock_owned() else {
+            return Err(text);
+        };
+        // Checked holding the lock, so the writer is not between taking a message and writing it.
+        if !self.out.control_written() {
+            return Err(text);
+        }
+        let mut sending = Box::pin(async move {
+            let _ = sink.send(Message::text(text)).await;
+        });
+        if (&mut sending).now_or_never().is_none() {
+            // The socket is behind: the rest goes from a task that keeps the lock, so nothing
+            // overtakes it, and the reader reads on.
+            tasks.spawn(sending);
+        }
+        Ok(())
+    }
+}
+
+/// The writer: takes the send half for each frame, and says a control message is written only
+/// once it is (see [`Socket`]).
 async fn write_frames(
-    mut sink: futures_util::stream::SplitSink<Ws, Message>,
+    sink: Arc<Mutex<WsSink>>,
     mut queue: outbound::OutboundQueue,
     mut close: oneshot::Receiver<CloseFrame>,
     ping_interval: Duration,
@@ -161,6 +202,7 @@ async fn write_frames(
         tokio::select! {
             biased;
             frame = &mut close => {
+                let mut sink = sink.lock().await;
                 // What is already queued (answers, a shell's last output and exit) goes first.
                 while let Some(text) = queue.try_next() {
                     if sink.send(Message::text(text)).await.is_err() {
@@ -172,19 +214,77 @@ async fn write_frames(
                 }
                 return;
             }
-            text = queue.next() => match text {
-                Some(text) => {
-                    if sink.send(Message::text(text)).await.is_err() {
+            frame = queue.next_frame() => match frame {
+                Some((lane, text)) => {
+                    let mut sink = sink.lock().await;
+                    let sent = sink.send(Message::text(text)).await;
+                    queue.written(lane);
+                    if sent.is_err() {
                         return;
                     }
                 }
                 None => return,
             },
             _ = ping.tick() => {
-                if sink.send(Message::Ping(Default::default())).await.is_err() {
+                if sink.lock().await.send(Message::Ping(Default::default())).await.is_err() {
                     return;
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use incoming::WriteNow;
+
+    fn socket() -> (Socket<Vec<Message>>, outbound::OutboundQueue) {
+        let (out, queue) = outbound::channel();
+        let sink = Arc::new(Mutex::new(Vec::new()));
+        (Socket { sink, out }, queue)
+    }
+
+    fn written(socket: &Socket<Vec<Message>>) -> Vec<String> {
+        let sink = socket.sink.try_lock().unwrap();
+        sink.iter().map(|m| m.to_text().unwrap().to_string()).collect()
+    }
+
+    #[tokio::test]
+    async fn the_reader_writes_only_when_nothing_waits_to_be_written() {
+        let (socket, mut queue) = socket();
+        let mut tasks = JoinSet::new();
+        assert_eq!(socket.write_now("first".into(), &mut tasks), Ok(()));
+        assert_eq!(written(&socket), ["first"]);
+
+        // Queued for the writer and not yet taken: a direct answer would overtake it.
+        socket.out.control("queued".into()).await.unwrap();
+        assert_eq!(
+            socket.write_now("second".into(), &mut tasks),
+            Err("second".into())
+        );
+        // Taken by the writer but not yet written: still not.
+        let (lane, text) = queue.next_frame().await.unwrap();
+        assert_eq!(text, "queued");
+        assert_eq!(
+            socket.write_now("second".into(), &mut tasks),
+            Err("second".into())
+        );
+        socket.sink.lock().await.push(Message::text(text));
+        queue.written(lane);
+        assert_eq!(socket.write_now("second".into(), &mut tasks), Ok(()));
+
+        // Bulk output waiting does not hold an answer back (control goes first anyway).
+        socket.out.bulk("output".into()).await.unwrap();
+        assert_eq!(socket.write_now("third".into(), &mut tasks), Ok(()));
+        // The writer in the middle of a frame: the answer goes to the queue instead.
+        let held = socket.sink.clone().try_lock_owned().unwrap();
+        assert_eq!(
+            socket.write_now("fourth".into(), &mut tasks),
+            Err("fourth".into())
+        );
+        drop(held);
+        assert_eq!(written(&socket), ["first", "queued", "second", "third"]);
+        assert!(tasks.is_empty(), "every write finished at once");
     }
 }

@@ -1,9 +1,13 @@
 //! The link's send side: bounded, with room kept for control messages. Answers and notifications
 //! that matter go on the control lane; bulk output (terminal output) goes on the bulk lane, whose
 //! small bound is what stops a flooding shell from being read while the link is behind. The writer
-//! always drains control first, so bulk output never starves an answer.
+//! always drains control first, so bulk output never starves an answer. Control messages not yet
+//! written are counted, so that an answer written straight onto the socket (the link's reader does,
+//! when the writer is idle) never overtakes one queued before it.
 
 use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::mpsc;
 
 use crate::rpc;
@@ -29,6 +33,8 @@ impl std::error::Error for Closed {}
 pub struct Outbound {
     control: mpsc::Sender<String>,
     bulk: mpsc::Sender<String>,
+    /// Control messages handed to the queue (or waiting for room in it) and not yet written.
+    unwritten: Arc<AtomicUsize>,
 }
 
 /// The writer's end.
@@ -36,16 +42,30 @@ pub struct Outbound {
 pub struct OutboundQueue {
     control: mpsc::Receiver<String>,
     bulk: mpsc::Receiver<String>,
+    unwritten: Arc<AtomicUsize>,
+}
+
+/// Which lane a queued frame came by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    Control,
+    Bulk,
 }
 
 pub fn channel() -> (Outbound, OutboundQueue) {
     let (control, control_rx) = mpsc::channel(CONTROL_BOUND);
     let (bulk, bulk_rx) = mpsc::channel(BULK_BOUND);
+    let unwritten = Arc::new(AtomicUsize::new(0));
     (
-        Outbound { control, bulk },
+        Outbound {
+            control,
+            bulk,
+            unwritten: unwritten.clone(),
+        },
         OutboundQueue {
             control: control_rx,
             bulk: bulk_rx,
+            unwritten,
         },
     )
 }
@@ -53,7 +73,27 @@ pub fn channel() -> (Outbound, OutboundQueue) {
 impl Outbound {
     /// An answer or a notification that must not wait behind bulk output.
     pub async fn control(&self, text: String) -> Result<(), Closed> {
-        self.control.send(text).await.map_err(|_| Closed)
+        self.unwritten.fetch_add(1, Ordering::SeqCst);
+        let sent = self.control.send(text).await.map_err(|_| Closed);
+        if sent.is_err() {
+            self.unwritten.fetch_sub(1, Ordering::SeqCst);
+        }
+        sent
+    }
+
+    /// [`Outbound::control`] without waiting: the text back when the lane is full or closed.
+    pub fn try_control(&self, text: String) -> Result<(), String> {
+        self.unwritten.fetch_add(1, Ordering::SeqCst);
+        self.control.try_send(text).map_err(|e| {
+            self.unwritten.fetch_sub(1, Ordering::SeqCst);
+            e.into_inner()
+        })
+    }
+
+    /// Whether every control message sent so far has been written: only then may a message go
+    /// straight onto the socket without overtaking one.
+    pub fn control_written(&self) -> bool {
+        self.unwritten.load(Ordering::SeqCst) == 0
     }
 
     /// Bulk output: waits while the link is behind (this wait is the backpressure).
@@ -75,18 +115,38 @@ impl Outbound {
 }
 
 impl OutboundQueue {
-    /// A frame already waiting, control first; for flushing before a close.
+    /// A frame already waiting, control first, counted as written; for flushing before a close.
     pub fn try_next(&mut self) -> Option<String> {
-        self.control.try_recv().or_else(|_| self.bulk.try_recv()).ok()
+        let (lane, text) = match self.control.try_recv() {
+            Ok(text) => (Lane::Control, text),
+            Err(_) => (Lane::Bulk, self.bulk.try_recv().ok()?),
+        };
+        self.written(lane);
+        Some(text)
     }
 
-    /// The next frame to write: control first, then bulk. `None` once every sender is gone.
+    /// The next frame to write, counted as written: for a writer nothing else writes beside.
     pub async fn next(&mut self) -> Option<String> {
+        let (lane, text) = self.next_frame().await?;
+        self.written(lane);
+        Some(text)
+    }
+
+    /// The next frame to write: control first, then bulk. `None` once every sender is gone. The
+    /// caller says [`OutboundQueue::written`] once it is on the wire.
+    pub async fn next_frame(&mut self) -> Option<(Lane, String)> {
         tokio::select! {
             biased;
-            Some(text) = self.control.recv() => Some(text),
-            Some(text) = self.bulk.recv() => Some(text),
+            Some(text) = self.control.recv() => Some((Lane::Control, text)),
+            Some(text) = self.bulk.recv() => Some((Lane::Bulk, text)),
             else => None,
+        }
+    }
+
+    /// A frame from [`OutboundQueue::next_frame`] is written.
+    pub fn written(&self, lane: Lane) {
+        if lane == Lane::Control {
+            self.unwritten.fetch_sub(1, Ordering::SeqCst);
         }
     }
 }
@@ -108,6 +168,23 @@ mod tests {
         out.control("answer".into()).await.unwrap();
         assert_eq!(queue.next().await.as_deref(), Some("answer"));
         assert_eq!(queue.next().await.as_deref(), Some("bulk0"));
+    }
+
+    #[tokio::test]
+    async fn control_counts_as_unwritten_until_the_writer_says_so() {
+        let (out, mut queue) = channel();
+        assert!(out.control_written());
+        out.bulk("bulk".into()).await.unwrap();
+        assert!(out.control_written(), "bulk output does not hold answers back");
+        out.control("one".into()).await.unwrap();
+        assert_eq!(out.try_control("two".into()), Ok(()));
+        let (lane, text) = queue.next_frame().await.unwrap();
+        assert_eq!((lane, text.as_str()), (Lane::Control, "one"));
+        assert!(!out.control_written(), "taken off the queue is not yet written");
+        queue.written(lane);
+        assert!(!out.control_written());
+        assert_eq!(queue.next().await.as_deref(), Some("two"));
+        assert!(out.control_written());
     }
 
     #[tokio::test]
