@@ -4,18 +4,8 @@
 
 use std::path::Path;
 
-const COMMANDS: &[&str] = &[
-    "get_state",
-    "change_setting",
-    "pick_root",
-    "login",
-    "logout",
-    "stop_remote_work",
-    "answer_approval",
-    "read_activity",
-    "take_view",
-    "control_call",
-];
+/// The window's own commands; everything else it asks the device runtime through `control_call`.
+const COMMANDS: &[&str] = &["pick_root", "take_view", "control_call"];
 
 fn main() {
     let crate_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());

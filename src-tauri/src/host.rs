@@ -1,9 +1,10 @@
 //! Runs the device in this process, as `lembas service run` does, and keeps [`HostState`] and the
 //! activity current for the tray and the window.
 //!
-//! Unlike the headless service the app outlives the runtime's final states: after "not logged in",
-//! a refused token or a server that needs updating it waits for the config to change (a login from
-//! the window or the CLI) or for a login to ask for a restart, then starts the runtime again. When
+//! Unlike the headless service the app's runtime outlives the link's final states: after "not
+//! logged in", a refused token or a server that needs updating it keeps serving its control socket
+//! (the window logs in through it) and dials again when the config changes or a login asks. When
+//! the runtime cannot start at all, the app waits for the config to change and tries again. When
 //! a headless service holds the device lock, it mirrors that service through its control socket
 //! ([`beside`]): its status, activity and approval cards, answered from here; where the socket
 //! cannot be reached it shows the service's status file and keeps trying.
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 use lembas_device::engine::Card;
 use lembas_device::events::DeviceEvent;
+use lembas_device::link::AtFinal;
 use lembas_device::lock::LockError;
 use lembas_device::runtime::{Runtime, StartError};
 use lembas_device::settings;
@@ -27,7 +29,7 @@ use crate::cards::CardView;
 use crate::state::HostState;
 
 /// How this app names itself in the device lock (`lembas status` shows it).
-const HOLDER: &str = "LLeMbas Desktop";
+const HOLDER: &str = lembas_device::control::DESKTOP_HOLDER;
 /// How often the app looks at another holder's status file and tries the lock again.
 const HELD_POLL: Duration = Duration::from_secs(2);
 /// The pause after the mirrored runtime went, before the lock is tried again (it may still be
@@ -174,7 +176,7 @@ impl Runner {
 
     async fn run(mut self) {
         loop {
-            let next = match Runtime::start(HOLDER) {
+            let next = match Runtime::start_with(HOLDER, AtFinal::Wait) {
                 Ok(runtime) => {
                     self.set(|s| {
                         s.held_by = None;
@@ -216,18 +218,15 @@ impl Runner {
         }
     }
 
-    /// Mirrors a running runtime until it reaches a final state or the app quits.
+    /// Mirrors a running runtime until the app quits. In a final state the runtime waits for a
+    /// login (from the window, through its control socket) or a change of the config, and goes on.
     async fn serve(&mut self, runtime: Runtime) -> Next {
         let mut status = runtime.status.clone();
         let mut events = runtime.events.subscribe();
         self.config.mark_unchanged();
         loop {
             let current = status.borrow_and_update().clone();
-            let is_final = current.link.is_final();
             self.set(|s| s.status = Some(current));
-            if is_final {
-                break;
-            }
             tokio::select! {
                 changed = status.changed() => if changed.is_err() { break },
                 event = events.recv() => match event {
@@ -260,8 +259,8 @@ impl Runner {
                 },
             }
         }
-        // A final state: the supervisor has stopped and needs a person (the status says why).
-        // The lock is released, and taken again once there is something new to try.
+        // The runtime ended by itself: the lock is released, and taken again once there is
+        // something new to try.
         self.show_cards(Vec::new());
         runtime.wait().await;
         self.wait(None).await

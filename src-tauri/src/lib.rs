@@ -2,7 +2,6 @@
 //! which runs in this process as it does in `lembas service run`.
 
 pub mod activity;
-mod activity_file;
 pub mod cards;
 mod commands;
 pub mod controls;
@@ -19,16 +18,13 @@ use std::sync::Arc;
 use lembas_device::decisions::decisions;
 use lembas_device::paths;
 use lembas_device::settings;
-use tauri::{AppHandle, Emitter, Manager, RunEvent};
+use tauri::{AppHandle, Manager, RunEvent};
 use tauri_plugin_autostart::{MacosLauncher, ManagerExt};
 
 use crate::controls::CommandError;
 use crate::host::Host;
 use crate::state::Snapshot;
 use crate::tray::{MenuId, Tray, TrayView};
-
-/// The event that carries a fresh [`Snapshot`] to the window.
-const STATE_EVENT: &str = "device-state";
 
 pub fn run() {
     let started = std::time::Instant::now();
@@ -48,14 +44,7 @@ pub fn run() {
         .plugin(tauri_plugin_autostart::init(MacosLauncher::LaunchAgent, None))
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(tauri::generate_handler![
-            commands::get_state,
-            commands::change_setting,
             commands::pick_root,
-            commands::login,
-            commands::logout,
-            commands::stop_remote_work,
-            commands::answer_approval,
-            commands::read_activity,
             commands::take_view,
             relay::control_call,
         ])
@@ -102,7 +91,7 @@ pub fn run() {
     });
 }
 
-/// The snapshot the window shows, from the host's state, the config file and the activity.
+/// What the tray shows, from the host's state, the config file and the activity.
 fn snapshot(host: &Host) -> Snapshot {
     let loaded = settings::load_from(&host.config).map_err(|e| e.to_string());
     state::snapshot(
@@ -125,7 +114,7 @@ fn stop_remote_work(host: &Host) -> Result<Snapshot, CommandError> {
     Ok(after_change(host))
 }
 
-/// Redraws the tray and the window whenever the host rings.
+/// Redraws the tray whenever the host rings (the window reads the runtime's `window/state`).
 async fn redraw(app: AppHandle, host: Host) {
     loop {
         let snapshot = snapshot(&host);
@@ -135,9 +124,6 @@ async fn redraw(app: AppHandle, host: Host) {
             && let Err(e) = tray.show(&TrayView::of(&snapshot, autostart, look))
         {
             tracing::warn!("cannot update the tray: {e}");
-        }
-        if app.get_webview_window(window::LABEL).is_some() {
-            let _ = app.emit_to(window::LABEL, STATE_EVENT, &snapshot);
         }
         host.changed.notified().await;
     }

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use lembas_device::control::{CallError, Client, ConnectError};
+use lembas_device::rpc::{self, RpcError};
 use serde::Serialize;
 use serde_json::{Value, json};
 use tauri::{AppHandle, Emitter, Manager};
@@ -39,12 +40,27 @@ pub async fn control_call(method: String, params: Option<Value>) -> Result<Value
         .call(&method, params.unwrap_or_else(|| json!({})))
         .await
         .map_err(|e| match e {
-            CallError::Rpc(rpc) if rpc.code == lembas_device::rpc::METHOD_NOT_FOUND => {
-                CommandError::new("method_not_found", rpc.message)
-            }
-            CallError::Rpc(rpc) => CommandError::new("refused", rpc.message),
+            CallError::Rpc(rpc) => CommandError::new(code_of(&rpc), rpc.message),
             other => CommandError::new("unreachable", other.to_string()),
         })
+}
+
+/// The code the window branches on: the runtime's `data.reason` (`token_refused`, `refused`,
+/// `not_open`, ...) when it gave one, else what the JSON-RPC code says.
+fn code_of(rpc: &RpcError) -> String {
+    let reason = rpc
+        .data
+        .as_ref()
+        .and_then(|d| d.get("reason"))
+        .and_then(Value::as_str)
+        // A code is a word; anything else is not one the window knows.
+        .filter(|r| !r.is_empty() && r.len() <= 40 && r.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
+    match (reason, rpc.code) {
+        (Some(reason), _) => reason.to_string(),
+        (None, rpc::METHOD_NOT_FOUND) => "method_not_found".to_string(),
+        (None, rpc::INTERNAL_ERROR) => "internal".to_string(),
+        (None, _) => "refused".to_string(),
+    }
 }
 
 /// Passes every notification of a control subscription to the window while one is open; the
@@ -67,4 +83,28 @@ pub async fn forward_pushes(app: AppHandle) {
 /// What the window subscribes to, besides status and events (which every subscriber gets).
 fn subscribe_params() -> Value {
     json!({})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runtime_s_reason_is_the_window_s_code() {
+        let error = |code, data| RpcError {
+            code,
+            message: "said".into(),
+            data,
+        };
+        let refused = error(rpc::INVALID_PARAMS, Some(json!({ "reason": "token_refused" })));
+        assert_eq!(code_of(&refused), "token_refused");
+        assert_eq!(code_of(&error(rpc::INVALID_PARAMS, None)), "refused");
+        assert_eq!(code_of(&error(rpc::METHOD_NOT_FOUND, None)), "method_not_found");
+        assert_eq!(
+            code_of(&error(rpc::INTERNAL_ERROR, Some(json!({ "reason": 3 })))),
+            "internal"
+        );
+        let odd = error(rpc::INVALID_PARAMS, Some(json!({ "reason": "<b>odd</b>" })));
+        assert_eq!(code_of(&odd), "refused");
+    }
 }

@@ -143,8 +143,9 @@ def main():
     work.mkdir()
     env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
                XDG_STATE_HOME=str(home / ".local/state"),
-               # debug for the commands: the log says when the window read the activity log.
-               RUST_LOG="info,lembas_desktop::commands=debug",
+               # debug for the runtime's activity method: the log says when the window read the
+               # activity log.
+               RUST_LOG="info,lembas_device::control::activity=debug",
                # A bare D-Bus session starts GTK's accessibility bus on first use, which holds the
                # tray back about 3 s; a desktop session has it running already.
                NO_AT_BRIDGE="1")

@@ -1,6 +1,7 @@
 // A stand-in for the app behind the Tauri IPC, injected before the page loads. It replaces only
 // window.__TAURI_INTERNALS__ (what @tauri-apps/api calls into), so the UI's own code runs as built.
-// It answers like the app: the same snapshot shape, the same { code, message } errors and sentences.
+// It answers like the app and its device runtime: the same snapshot shape (window/state), the same
+// { code, message } errors and sentences.
 (() => {
   const folders = new Set(['/home/me/work', '/home/me/work/app', '/srv/data']);
   const state = {
@@ -26,7 +27,7 @@
     activityLog: [],
     // The view take_view hands out once (the app sets it before it makes the window).
     pendingView: null,
-    // Cards the client answered first: answer_approval says false for them.
+    // Cards the client answered first: approvals/answer refuses them as not open.
     answeredElsewhere: new Set(),
     // control_call's handlers by method: (params) => result, or a rejected { code, message }.
     control: {},
@@ -62,21 +63,24 @@
     }
     return Promise.resolve(clone());
   };
-  const commands = {
-    get_state: () => clone(),
-    change_setting: (args) => change(args.change),
-    pick_root: () => (fake.nextPick ? change({ setting: 'add_root', value: fake.nextPick }) : clone()),
-    stop_remote_work: () => { state.remote.enabled = false; return clone(); },
-    answer_approval: ({ toolCallId, optionId }) => {
-      if (!['once', 'session', 'deny'].includes(optionId)) return refuse('internal', `unknown option ${optionId}`);
-      const open = state.cards.some((c) => c.tool_call_id === toolCallId) && !fake.answeredElsewhere.has(toolCallId);
-      state.cards = state.cards.filter((c) => c.tool_call_id !== toolCallId);
-      return open;
+  // The device runtime's control methods the window calls (crates/device/src/control), with the
+  // errors relay.rs hands the page: { code: data.reason, message }. A test adds or replaces
+  // handlers in fake.control.
+  Object.assign(fake.control, {
+    'window/state': () => clone(),
+    'settings/change': (params) => change(params),
+    'remote/stop': () => { state.remote.enabled = false; return { remote_enabled: false }; },
+    'approvals/answer': ({ id, answer }) => {
+      if (!['allow', 'deny'].includes(answer)) return refuse('refused', `unknown answer ${answer}`);
+      const open = state.cards.some((c) => c.tool_call_id === id) && !fake.answeredElsewhere.has(id);
+      state.cards = state.cards.filter((c) => c.tool_call_id !== id);
+      if (!open) return refuse('not_open', `No approval ${id} waits for an answer: it was already answered, timed out or withdrawn (lembas approvals lists those that wait).`);
+      return { id, session_id: 'ses_1', answer };
     },
-    read_activity: ({ limit }) => ({
-      lines: fake.activityLog.slice(0, limit ?? 1000), unreadable: 0, path: '/home/me/.local/state/lembas/activity.jsonl',
-    }),
-    take_view: () => { const v = fake.pendingView; fake.pendingView = null; return v; },
+    activity: ({ n, described }) => {
+      if (!described) return refuse('refused', 'the window reads described lines');
+      return { lines: fake.activityLog.slice(0, n ?? 50), unreadable: 0, path: '/home/me/.local/state/lembas/activity.jsonl' };
+    },
     login: ({ server, token }) => {
       if (!/^https?:\/\//.test(server)) return refuse('bad_server', `"${server}" is not a server address: give its URL, like https://llm.example.org.`);
       if (server.includes('unreachable')) return refuse('unreachable', `Cannot reach ${server} (connection refused). Check the address and your network, then log in again.`);
@@ -85,9 +89,19 @@
       state.link = { state: 'connecting', line: 'Connecting…' };
       return { message: `Logged in to home (${server}), LLeMbas 2.0.0. The token is in the OS keychain.` };
     },
-    logout: () => { const was = state.server; state.server = null; state.connection = null; state.link = { state: 'not_logged_in', line: 'Not logged in' }; return `Logged out of ${was}: the login is gone from the config and the token from this computer.`; },
-    // The control endpoint's methods: a test puts a handler per method in fake.control, and pushes
-    // notifications with fake.emit('control-push', { method, params }).
+    logout: () => {
+      const was = state.server;
+      state.server = null; state.connection = null; state.link = { state: 'not_logged_in', line: 'Not logged in' };
+      return { message: `Logged out of ${was}: the login is gone from the config and the token from this computer.` };
+    },
+  });
+  // The window's own commands; everything else goes through control_call.
+  const commands = {
+    // The system's folder picker: the folder chosen, or null when cancelled.
+    pick_root: () => fake.nextPick,
+    take_view: () => { const v = fake.pendingView; fake.pendingView = null; return v; },
+    // A test puts a handler per method in fake.control, and pushes notifications with
+    // fake.emit('control-push', { method, params }).
     control_call: ({ method, params }) => {
       const handle = fake.control[method];
       if (!handle) return refuse('method_not_found', `This device does not offer ${method}.`);

@@ -56,6 +56,9 @@ afterEach(async () => {
 });
 
 const calls = (cmd) => page.evaluate((c) => window.__fake.calls.filter((x) => x.cmd === c), cmd);
+/** The params of each control_call of `method`, in order. */
+const controlCalls = (method) => page.evaluate((m) => window.__fake.calls
+  .filter((x) => x.cmd === 'control_call' && x.args.method === m).map((x) => x.args.params), method);
 
 test('a refused token shows the core\'s sentence with its code, and the token leaves the field', async () => {
   assert.equal(await page.textContent('#status-line'), 'Not logged in');
@@ -89,8 +92,8 @@ test('logging in and out', async () => {
   await page.click('#login');
   await page.waitForSelector('#logged-in');
   assert.match(await page.textContent('#notice'), /Logged in to home/);
-  const [login] = await calls('login');
-  assert.deepEqual(login.args, { server: 'https://llm.example.org', token: 'right-token' });
+  const [login] = await controlCalls('login');
+  assert.deepEqual(login, { server: 'https://llm.example.org', token: 'right-token' });
   await page.click('#logout');
   await page.waitForSelector('#login-form');
   assert.match(await page.textContent('#notice'), /Logged out of https:\/\/llm.example.org/);
@@ -105,12 +108,13 @@ test('adding a folder with the picker, trusting it and removing it', async () =>
   const trust = item.getByRole('checkbox', { name: 'Trust /home/me/work' });
   assert.equal(await trust.isChecked(), false);
   await trust.check();
-  await page.waitForFunction(() => window.__fake.calls.some((c) => c.cmd === 'change_setting' && c.args.change.setting === 'trust'));
+  await page.waitForFunction(() => window.__fake.calls.some((c) => c.cmd === 'control_call' && c.args.method === 'settings/change' && c.args.params.setting === 'trust'));
   await page.locator('#roots li[data-path="/home/me/work"] input:checked').waitFor();
   await item.getByRole('button', { name: 'Remove' }).click();
   await page.waitForSelector('#no-roots');
-  const changes = (await calls('change_setting')).map((c) => c.args.change);
+  const changes = await controlCalls('settings/change');
   assert.deepEqual(changes, [
+    { setting: 'add_root', value: '/home/me/work' },
     { setting: 'trust', value: '/home/me/work' },
     { setting: 'remove_root', value: '/home/me/work' },
   ]);
@@ -135,8 +139,8 @@ test('the toggles change the settings, with the decided wording for scheduled wo
   await page.check('#remote-enabled');
   await page.check('#terminal');
   await page.selectOption('#max-mode', 'auto');
-  await page.waitForFunction(() => window.__fake.calls.filter((c) => c.cmd === 'change_setting').length === 4);
-  const changes = (await calls('change_setting')).map((c) => c.args.change);
+  await page.waitForFunction(() => window.__fake.calls.filter((c) => c.cmd === 'control_call' && c.args.method === 'settings/change').length === 4);
+  const changes = await controlCalls('settings/change');
   assert.deepEqual(changes, [
     { setting: 'scheduled', value: true },
     { setting: 'remote_enabled', value: true },
@@ -146,7 +150,7 @@ test('the toggles change the settings, with the decided wording for scheduled wo
   assert.equal(await page.isChecked('#scheduled'), true);
   assert.equal(await page.inputValue('#max-mode'), 'auto');
   await page.click('#stop-all');
-  await page.waitForFunction(() => window.__fake.calls.some((c) => c.cmd === 'stop_remote_work'));
+  await page.waitForFunction(() => window.__fake.calls.some((c) => c.cmd === 'control_call' && c.args.method === 'remote/stop'));
   await page.waitForFunction(() => !document.querySelector('#remote-enabled').checked);
 });
 
@@ -155,12 +159,30 @@ test('the device\'s events redraw the window', async () => {
     const s = { ...window.__fake.state, link: { state: 'linked', line: 'Linked to home' },
       limits: { roots: ['/home/me/work'], max_mode: 'edit' }, now_line: 'Now: 1 terminal open',
       activity: [{ at_ms: Date.now(), kind: 'terminal_opened', text: 'Terminal opened in /home/me/work' }] };
-    window.__fake.emit('device-state', s);
+    window.__fake.control['window/state'] = () => s;
+    window.__fake.emit('control-push', { method: 'status', params: { state: 'linked' } });
   });
   await page.waitForFunction(() => document.querySelector('#status-line')?.textContent === 'Linked to home');
   assert.equal(await page.textContent('#now-line'), 'Now: 1 terminal open');
   assert.match(await page.textContent('#limits'), /"max_mode": "edit"/);
   assert.match(await page.textContent('#activity'), /Terminal opened in \/home\/me\/work/);
+});
+
+test('a burst of pushes makes few reads of window/state, and the last state shows', async () => {
+  const before = (await controlCalls('window/state')).length;
+  await page.evaluate(() => {
+    for (let i = 1; i <= 20; i++) {
+      window.__fake.state.now_line = `Now: ${i} terminals open`;
+      window.__fake.emit('control-push', { method: 'event', params: { kind: 'terminal_opened' } });
+    }
+  });
+  await page.waitForFunction(() => document.querySelector('#now-line')?.textContent === 'Now: 20 terminals open');
+  const reads = (await controlCalls('window/state')).length - before;
+  assert.ok(reads >= 1 && reads <= 3, `${reads} reads of window/state for 20 pushes`);
+  // A push of another stream (a shown file, a terminal) is not a change of the snapshot.
+  await page.evaluate(() => window.__fake.emit('control-push', { method: 'shown/opened', params: {} }));
+  await new Promise((done) => setTimeout(done, 100));
+  assert.equal((await controlCalls('window/state')).length - before, reads);
 });
 
 const cards = [
@@ -173,7 +195,7 @@ const cards = [
 
 const showCards = (list) => page.evaluate((c) => {
   window.__fake.state.cards = c;
-  window.__fake.emit('device-state', JSON.parse(JSON.stringify(window.__fake.state)));
+  window.__fake.emit('control-push', { method: 'event', params: { kind: 'approval_asked' } });
 }, list);
 
 test('approval cards say what the call is, and Allow and Deny answer them', async () => {
@@ -193,10 +215,10 @@ test('approval cards say what the call is, and Allow and Deny answer them', asyn
   await page.waitForSelector('#card-call_rm', { state: 'detached' });
   await edit.getByRole('button', { name: 'Deny' }).click();
   await page.waitForSelector('section.approvals', { state: 'detached' });
-  const answers = (await calls('answer_approval')).map((c) => c.args);
+  const answers = await controlCalls('approvals/answer');
   assert.deepEqual(answers, [
-    { toolCallId: 'call_rm', optionId: 'once' },
-    { toolCallId: 'call_edit', optionId: 'deny' },
+    { id: 'call_rm', answer: 'allow' },
+    { id: 'call_edit', answer: 'deny' },
   ]);
 });
 
@@ -222,6 +244,7 @@ test('the Activity view lists the log newest first and filters it by kind', asyn
   assert.equal(await page.getAttribute('#nav-settings', 'aria-pressed'), 'true');
   await page.click('#nav-activity');
   await page.waitForSelector('#activity-log');
+  assert.deepEqual((await controlCalls('activity'))[0], { n: 1000, described: true });
   assert.equal(await page.getAttribute('#nav-activity', 'aria-pressed'), 'true');
   assert.equal(await page.isVisible('#login-form'), false, 'the settings are not on this view');
   const kinds = () => page.$$eval('#activity-log li', (lis) => lis.map((li) => li.dataset.kind));

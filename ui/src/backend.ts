@@ -1,5 +1,6 @@
-// The boundary to the app: typed calls to its commands and its one event. Tests replace the Tauri
-// IPC underneath this file, never this file itself.
+// The boundary to the app: typed calls to the device runtime's control methods (through the
+// app's control_call command), the window's own commands (the folder picker, the view to open on)
+// and its events. Tests replace the Tauri IPC underneath this file, never this file itself.
 import { invoke } from '@tauri-apps/api/core';
 import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 
@@ -57,7 +58,7 @@ export interface Snapshot {
 /** A notification the device runtime pushed over the control endpoint, passed on as sent. */
 export interface ControlPush { method: string; params: unknown }
 
-/** What every command rejects with. */
+/** What every command rejects with (a control method's `data.reason` is its code). */
 export interface CommandError { code: string; message: string }
 
 export type SettingChange =
@@ -72,25 +73,67 @@ export function asCommandError(e: unknown): CommandError {
   return { code: 'internal', message: String(e) };
 }
 
+/** One request to the device runtime's control endpoint (its methods: crates/device/src/control). */
+function call<T>(method: string, params?: object): Promise<T> {
+  return invoke<T>('control_call', { method, params: params ?? {} });
+}
+
+/** How many lines of the activity log the Activity view reads at most. */
+const ACTIVITY_MOST = 1000;
+
 export const backend = {
-  getState: () => invoke<Snapshot>('get_state'),
-  change: (change: SettingChange) => invoke<Snapshot>('change_setting', { change }),
-  pickRoot: () => invoke<Snapshot>('pick_root'),
-  login: (server: string, token: string) => invoke<{ message: string }>('login', { server, token }),
-  logout: () => invoke<string>('logout'),
-  stopRemoteWork: () => invoke<Snapshot>('stop_remote_work'),
+  getState: () => call<Snapshot>('window/state'),
+  change: (change: SettingChange) => call<Snapshot>('settings/change', change),
+  /** The system's folder picker, then `settings/change add_root`; a cancelled picker changes nothing. */
+  pickRoot: async (): Promise<Snapshot> => {
+    const folder = await invoke<string | null>('pick_root');
+    return folder === null ? backend.getState() : backend.change({ setting: 'add_root', value: folder });
+  },
+  login: (server: string, token: string) => call<{ message: string }>('login', { server, token }),
+  logout: async () => (await call<{ message: string }>('logout')).message,
+  stopRemoteWork: async (): Promise<Snapshot> => {
+    await call('remote/stop');
+    return backend.getState();
+  },
   /** `once` or `deny`; false when the card had been answered elsewhere first. */
-  answerApproval: (toolCallId: string, optionId: 'once' | 'deny') =>
-    invoke<boolean>('answer_approval', { toolCallId, optionId }),
-  readActivity: (limit?: number) => invoke<ActivityPage>('read_activity', { limit: limit ?? null }),
+  answerApproval: async (toolCallId: string, optionId: 'once' | 'deny'): Promise<boolean> => {
+    try {
+      await call('approvals/answer', { id: toolCallId, answer: optionId === 'once' ? 'allow' : 'deny' });
+      return true;
+    } catch (e) {
+      if (asCommandError(e).code === 'not_open') return false;
+      throw e;
+    }
+  },
+  readActivity: (limit?: number) =>
+    call<ActivityPage>('activity', { n: limit ?? ACTIVITY_MOST, described: true }),
   takeView: () => invoke<View | null>('take_view'),
-  onState: (show: (s: Snapshot) => void): Promise<UnlistenFn> =>
-    listen<Snapshot>('device-state', (event) => show(event.payload)),
+  /** A fresh snapshot whenever the runtime says something changed (its status or an event). One
+   * read at a time: pushes that come meanwhile make one more read, not one each. */
+  onState: (show: (s: Snapshot) => void): Promise<UnlistenFn> => {
+    let reading = false;
+    let again = false;
+    const read = async () => {
+      if (reading) { again = true; return; }
+      reading = true;
+      try {
+        do {
+          again = false;
+          show(await backend.getState());
+        } while (again);
+      } catch {
+        // The runtime went (or is restarting): its next push reads again.
+      } finally {
+        reading = false;
+      }
+    };
+    return backend.onControlPush((push) => {
+      if (push.method === 'status' || push.method === 'event' || push.method === 'missed') void read();
+    });
+  },
   onView: (go: (v: View) => void): Promise<UnlistenFn> =>
     listen<View>('show-view', (event) => go(event.payload)),
-  /** One request to the device runtime's control endpoint (its methods: crates/device/src/control). */
-  controlCall: <T>(method: string, params?: Record<string, unknown>) =>
-    invoke<T>('control_call', { method, params: params ?? {} }),
+  controlCall: <T>(method: string, params?: Record<string, unknown>) => call<T>(method, params),
   /** Every notification the runtime pushes to the window's control subscription. */
   onControlPush: (take: (p: ControlPush) => void): Promise<UnlistenFn> =>
     listen<ControlPush>('control-push', (event) => take(event.payload)),

@@ -10,6 +10,7 @@ pub mod dispatcher;
 pub mod editor;
 pub mod engine;
 pub mod events;
+pub mod face;
 pub mod files;
 pub mod keychain;
 pub mod link;

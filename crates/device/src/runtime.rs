@@ -3,7 +3,7 @@
 //! (a watch for the app, `status.json` for other processes, events for activity lists and the
 //! activity log), and serves the local control socket (`crate::control`) for the other faces.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
@@ -11,7 +11,8 @@ use crate::activity_log;
 use crate::control;
 use crate::engine::Engine;
 use crate::events::DeviceEvent;
-use crate::link::supervisor::Supervisor;
+use crate::face::activity::Activity;
+use crate::link::supervisor::{AtFinal, Supervisor};
 use crate::link::{LinkOptions, Stop, wake};
 use crate::lock::{self, DeviceLock, LockError};
 use crate::paths;
@@ -33,6 +34,8 @@ pub struct Runtime {
     /// The agent sessions: they outlive links, and the desktop answers approval cards here.
     pub engine: Engine,
     deleted_watch: JoinHandle<()>,
+    /// Keeps the recent activity the window shows (`window/state`).
+    activity_fold: JoinHandle<()>,
     activity_log: activity_log::Writer,
     shutdown: watch::Sender<bool>,
     wake: broadcast::Sender<()>,
@@ -45,8 +48,15 @@ pub struct Runtime {
 
 impl Runtime {
     /// Starts the runtime; `what` names the holder of the device lock ("lembas service run").
-    /// The link's timings are the decided ones with the config's `link:` overrides.
+    /// The link's timings are the decided ones with the config's `link:` overrides. A final state
+    /// of the link (not logged in, token refused, server too old) ends it.
     pub fn start(what: &str) -> Result<Runtime, StartError> {
+        Runtime::start_with(what, AtFinal::Stop)
+    }
+
+    /// As [`Runtime::start`], choosing what a final state does: the desktop's runtime waits in it,
+    /// serving its control socket, so the window can log in through it.
+    pub fn start_with(what: &str, at_final: AtFinal) -> Result<Runtime, StartError> {
         let lock = lock::acquire(what)?;
         let config = paths::config_file();
         let initial = settings::load_from(&config)?;
@@ -59,6 +69,7 @@ impl Runtime {
         let (shutdown, shutdown_rx) = watch::channel(false);
 
         let (watcher, mut changed) = settings::watch::watch(&config)?;
+        let config_file = config.clone();
         let status_for_settings = status_tx.clone();
         tokio::spawn(async move {
             while changed.recv().await.is_some() {
@@ -97,11 +108,16 @@ impl Runtime {
         let wake = wake::spawn_watch();
         let engine = Engine::new(settings_rx.clone(), events.clone());
         let deleted_watch = engine.spawn_deleted_watch();
+        let activity = Arc::new(Mutex::new(Activity::default()));
+        let activity_fold = spawn_activity_fold(events.subscribe(), activity.clone());
         let control = control::Server::start(control::Parts {
             status: status_rx.clone(),
             events: events.clone(),
             engine: engine.clone(),
             wake: wake.clone(),
+            activity,
+            holder: what.to_string(),
+            config: config_file,
         })
         .inspect_err(|e| {
             tracing::error!(
@@ -118,6 +134,7 @@ impl Runtime {
             engine: engine.clone(),
             shutdown: shutdown_rx,
             wake: wake.clone(),
+            at_final,
         };
         let supervisor = tokio::spawn(supervisor.run());
         Ok(Runtime {
@@ -126,6 +143,7 @@ impl Runtime {
             settings: settings_rx,
             engine,
             deleted_watch,
+            activity_fold,
             activity_log,
             shutdown,
             wake,
@@ -148,6 +166,7 @@ impl Runtime {
         // Clients find no runtime from here on and read the files, which get the last word below.
         self.control.take();
         self.deleted_watch.abort();
+        self.activity_fold.abort();
         // The link's last state is in the log before the device says it stopped.
         self.activity_log.finish().await;
         // The last status must reach the file before the lock is released.
@@ -167,4 +186,21 @@ impl Runtime {
     pub fn shutdown_handle(&self) -> watch::Sender<bool> {
         self.shutdown.clone()
     }
+}
+
+/// Folds every event into the recent activity and what runs now, as the window shows them.
+fn spawn_activity_fold(
+    mut events: broadcast::Receiver<DeviceEvent>,
+    activity: Arc<Mutex<Activity>>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(event) => activity.lock().unwrap_or_else(|p| p.into_inner()).apply(&event),
+                // A few lines missed from a bounded list: the log has them all.
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    })
 }

@@ -1,7 +1,8 @@
 //! An approval card answered on the desktop: the runtime the app runs, linked to the reference peer,
-//! a turn that asks, and `Engine::answer_card` (what the app's answer_approval command calls). The
-//! first answer wins and the client is told to take its card down. Needs a Secret Service (run it
-//! through scripts/with-keyring, as scripts/test does). One test in this binary: it sets HOME.
+//! a turn that asks, and `Engine::answer_card` (what the control endpoint's approvals/answer
+//! calls). The first answer wins and the client is told to take its card down. Needs a Secret
+//! Service (run it through scripts/with-keyring, as scripts/test does). One test in this binary:
+//! it sets HOME.
 
 use lembas_device::keychain::{self, Token};
 use lembas_device::runtime::Runtime;

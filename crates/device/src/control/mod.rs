@@ -16,17 +16,36 @@
 //! - `approvals/answer` `{ id, answer: "allow" | "deny" }` → `{ id, session_id, answer }`; the same
 //!   path as the desktop's answer (first answer wins, the client is told `_lembas/permission/settled`).
 //!   A card no longer open is -32602 with `data: { reason: "not_open" }`.
-//! - `activity` `{ n? }` → `{ lines, unreadable }`: the activity log's newest lines, newest first.
+//! - `activity` `{ n?, described? }` → `{ lines, unreadable, path }`: the activity log's newest
+//!   lines, newest first, as logged; `described: true` gives each as `{ at_ms, kind, text }` (at
+//!   most 1000), for a view.
 //! - `sessions/list` → `[SessionSummary]`, the latest first.
 //! - `remote/stop` → `{ remote_enabled: false }`: Stop all remote work (remote work off in the
 //!   config, and the link ends at once so shells and watches stop), as the tray's menu item does.
+//! - `window/state` → the window's snapshot ([`crate::face::Snapshot`]: the link, the settings,
+//!   the recent activity, the open approval cards). A window reads it again on each `status` or
+//!   `event` notification of its subscription.
+//! - `settings/change` `{ setting, value }` → the new snapshot: one setting written to the config
+//!   ([`settings::SettingChange`]); a refused change is -32602 with `data: { reason: "refused" }`.
+//! - `login` `{ server, token }` → `{ message }`: the token proved and stored in the keychain, the
+//!   server written to the config, the link dialled again; errors carry `data.reason`
+//!   (`bad_server`, `unreachable`, `token_refused`, `malformed_token`, ...). The token is never
+//!   logged.
+//! - `logout` → `{ message }`: the login gone from the config and the keychain, the link ended.
+//!
+//! The desktop's runtime stays up in the link's final states (not logged in, token refused), so
+//! its window can log in through it; a headless `lembas service run` ends in them.
 //!
 //! A malformed line gets an error answer (-32700 / -32600, id null) and the connection goes on.
 
+mod activity;
 pub mod client;
 pub mod credentials;
 mod endpoint;
+mod login;
 mod server;
+pub mod settings;
+mod window_state;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -37,6 +56,8 @@ use crate::paths;
 
 pub use client::{CallError, Client, ConnectError, Pushed, Subscription};
 pub(crate) use server::{Parts, Server};
+pub use settings::SettingChange;
+pub use window_state::DESKTOP_HOLDER;
 
 pub const STATUS: &str = "status";
 pub const SUBSCRIBE: &str = "subscribe";
@@ -45,6 +66,10 @@ pub const APPROVALS_ANSWER: &str = "approvals/answer";
 pub const ACTIVITY: &str = "activity";
 pub const SESSIONS_LIST: &str = "sessions/list";
 pub const REMOTE_STOP: &str = "remote/stop";
+pub const WINDOW_STATE: &str = "window/state";
+pub const SETTINGS_CHANGE: &str = "settings/change";
+pub const LOGIN: &str = "login";
+pub const LOGOUT: &str = "logout";
 
 /// The folder holding the socket: `$XDG_RUNTIME_DIR/lembas`, else `$XDG_STATE_HOME/lembas/run`.
 pub fn socket_dir() -> PathBuf {

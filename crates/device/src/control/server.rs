@@ -4,16 +4,17 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::endpoint::{self, Listener, Stream};
 use super::{PendingApproval, Verdict, credentials};
-use crate::activity_log::{self, Limits};
 use crate::engine::Engine;
 use crate::events::DeviceEvent;
+use crate::face::activity::Activity;
 use crate::rpc::{self, Incoming, RpcError};
 use crate::settings::edit::Change;
 use crate::status::{self, Status};
@@ -25,8 +26,6 @@ const MAX_LINE: usize = 64 * 1024;
 const OUTBOX: usize = 256;
 /// How long a refused connection is read from before it is closed.
 const REFUSED_LINGER: std::time::Duration = std::time::Duration::from_secs(1);
-/// The activity lines `activity` gives when `n` is absent, as `lembas activity` shows.
-const ACTIVITY_DEFAULT: usize = 50;
 
 /// What a connection may reach in the runtime.
 #[derive(Clone)]
@@ -34,8 +33,14 @@ pub(crate) struct Parts {
     pub status: watch::Receiver<Status>,
     pub events: broadcast::Sender<DeviceEvent>,
     pub engine: Engine,
-    /// Ends the link at once (Stop all remote work).
+    /// Ends the link at once (Stop all remote work), or dials again after a login.
     pub wake: broadcast::Sender<()>,
+    /// The recent activity and what runs now, folded from the events (the window shows them).
+    pub activity: Arc<Mutex<Activity>>,
+    /// How this runtime names itself in the device lock.
+    pub holder: String,
+    /// The config file this runtime reads (and the window's settings write).
+    pub config: PathBuf,
 }
 
 /// Serving; dropping it stops accepting, ends every connection and removes the socket.
@@ -255,12 +260,6 @@ struct AnswerParams {
     answer: Verdict,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ActivityParams {
-    n: Option<usize>,
-}
-
 async fn request(parts: &Parts, method: &str, params: Value) -> Result<Value, RpcError> {
     match method {
         super::STATUS => {
@@ -308,18 +307,11 @@ async fn request(parts: &Parts, method: &str, params: Value) -> Result<Value, Rp
                 )),
             }
         }
-        super::ACTIVITY => {
-            let asked: ActivityParams = rpc::params(method, params)?;
-            let n = asked.n.unwrap_or(ACTIVITY_DEFAULT).max(1);
-            let path = activity_log::path();
-            let newest = tokio::task::spawn_blocking(move || {
-                activity_log::newest(&path, Limits::decided().kept_files, n)
-            })
-            .await
-            .map_err(|e| RpcError::internal(e.to_string()))?
-            .map_err(|e| RpcError::internal(format!("cannot read the activity log: {e}")))?;
-            Ok(json!({ "lines": newest.lines, "unreadable": newest.unreadable }))
-        }
+        super::ACTIVITY => super::activity::read(params).await,
+        super::WINDOW_STATE => Ok(json!(super::window_state::snapshot(parts).await?)),
+        super::SETTINGS_CHANGE => super::settings::change(parts, params).await,
+        super::LOGIN => super::login::login(parts, params).await,
+        super::LOGOUT => super::login::logout(parts).await,
         super::SESSIONS_LIST => {
             let sessions = tokio::task::spawn_blocking(|| Store::open_default().list())
                 .await

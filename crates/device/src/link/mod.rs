@@ -9,4 +9,4 @@ pub mod supervisor;
 pub mod wake;
 
 pub use outbound::Outbound;
-pub use supervisor::{LinkOptions, Stop};
+pub use supervisor::{AtFinal, LinkOptions, Stop};

@@ -100,6 +100,18 @@ pub struct Supervisor {
     pub engine: crate::engine::Engine,
     pub shutdown: watch::Receiver<bool>,
     pub wake: broadcast::Sender<()>,
+    /// What a final end does: stop (a headless service exits and says why), or wait for a
+    /// person (the desktop's runtime keeps serving its window, which can log in again).
+    pub at_final: AtFinal,
+}
+
+/// What the supervisor does when the link reaches a final state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtFinal {
+    Stop,
+    /// Keep the final state shown and dial again on a change of the settings (a login writes the
+    /// server) or a wake (a login with a new token for the same server asks for one).
+    Wait,
 }
 
 enum Dial {
@@ -166,6 +178,27 @@ impl Supervisor {
     }
 
     pub async fn run(mut self) -> Stop {
+        loop {
+            let stop = self.run_until_final().await;
+            if stop == Stop::Shutdown || self.at_final == AtFinal::Stop {
+                return stop;
+            }
+            let mut wake = self.wake.subscribe();
+            let mut settings = self.settings.clone();
+            settings.mark_unchanged();
+            tokio::select! {
+                _ = self.shutdown.changed() => return self.stop(Stop::Shutdown),
+                _ = wake.recv() => {}
+                _ = settings.changed() => {}
+            }
+            tracing::info!(
+                "dialling again after {}",
+                stop.message().unwrap_or("a final state")
+            );
+        }
+    }
+
+    async fn run_until_final(&mut self) -> Stop {
         let client = discovery::http_client();
         let mut attempt: u32 = 0;
         loop {

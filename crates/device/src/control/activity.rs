@@ -1,0 +1,108 @@
+//! `activity`: the activity log's newest lines (`$XDG_STATE_HOME/lembas/activity.jsonl` and its
+//! old files), newest first. `lembas activity` takes the lines as logged; the window asks for them
+//! `described`, each with its kind and the sentence `lembas activity` prints, and shows the file.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::activity_log::{self, Limits};
+use crate::rpc::{self, RpcError};
+
+/// The lines `activity` gives when `n` is absent, as `lembas activity` shows.
+const DEFAULT: usize = 50;
+/// The most described lines one answer carries (the log keeps far more; `lembas activity -n`
+/// reads them as logged).
+pub const MOST: usize = 1000;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Asked {
+    n: Option<usize>,
+    #[serde(default)]
+    described: bool,
+}
+
+/// A described line: when, its kind, and what happened in a sentence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Line {
+    pub at_ms: u64,
+    pub kind: String,
+    pub text: String,
+}
+
+pub(super) async fn read(params: Value) -> Result<Value, RpcError> {
+    let asked: Asked = rpc::params(super::ACTIVITY, params)?;
+    let n = asked.n.unwrap_or(DEFAULT).max(1);
+    // Described lines are for a view: a bounded page.
+    let n = if asked.described { n.min(MOST) } else { n };
+    let path = activity_log::path();
+    if asked.described {
+        tracing::debug!(n, "the window read the activity log");
+    }
+    let at = path.clone();
+    let page = tokio::task::spawn_blocking(move || newest(&at, n, asked.described))
+        .await
+        .map_err(|e| RpcError::internal(e.to_string()))?
+        .map_err(|e| RpcError::internal(format!("The activity log cannot be read: {e}")))?;
+    Ok(json!({ "lines": page.0, "unreadable": page.1, "path": path.display().to_string() }))
+}
+
+/// The newest `n` lines of the log at `path` and its old files: as logged, or described.
+fn newest(path: &Path, n: usize, described: bool) -> std::io::Result<(Vec<Value>, usize)> {
+    let newest = activity_log::newest(path, Limits::decided().kept_files, n)?;
+    let lines = if described {
+        newest.lines.iter().map(|line| json!(describe(line))).collect()
+    } else {
+        newest.lines
+    };
+    Ok((lines, newest.unreadable))
+}
+
+fn describe(line: &Value) -> Line {
+    Line {
+        at_ms: line["at_ms"].as_u64().unwrap_or_default(),
+        kind: line["kind"].as_str().unwrap_or_default().to_string(),
+        text: activity_log::describe(line),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_newest_first_with_sentences_and_counts_the_unreadable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("activity.jsonl");
+        std::fs::write(
+            &path,
+            concat!(
+                r#"{"at_ms":1,"kind":"terminal_opened","terminal_id":"t1","cwd":"/w"}"#,
+                "\n",
+                "not json\n",
+                r#"{"at_ms":2,"kind":"refused","method":"fs/read_text_file","reason":"outside the roots"}"#,
+                "\n",
+            ),
+        )
+        .unwrap();
+        let (lines, unreadable) = newest(&path, 10, true).unwrap();
+        let kinds: Vec<_> = lines.iter().map(|l| l["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["refused", "terminal_opened"]);
+        let text = lines[0]["text"].as_str().unwrap();
+        assert!(text.contains("outside the roots"), "{text}");
+        assert_eq!(unreadable, 1);
+        assert_eq!(newest(&path, 1, true).unwrap().0.len(), 1);
+        // As logged, the line keeps its own fields.
+        let (raw, _) = newest(&path, 1, false).unwrap();
+        assert_eq!(raw[0]["method"], "fs/read_text_file");
+        // No log yet is an empty page, not an error.
+        assert!(
+            newest(&dir.path().join("none.jsonl"), 10, true)
+                .unwrap()
+                .0
+                .is_empty()
+        );
+    }
+}

@@ -1,0 +1,101 @@
+//! `settings/change { setting, value }`: one setting the window changes, written to the config
+//! with its comments kept (`settings::edit`); the runtime takes it from the file as it takes any
+//! edit. Answers the window's new snapshot.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::policy::Mode;
+use crate::rpc::{self, RpcError};
+use crate::settings::SettingsError;
+use crate::settings::edit::{Change, apply_to};
+
+use super::server::Parts;
+
+/// One setting a face changes: a typed subset of [`Change`] (the login has its own method;
+/// nothing here passes arbitrary changes through).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "setting", content = "value", rename_all = "snake_case")]
+pub enum SettingChange {
+    RemoteEnabled(bool),
+    Scheduled(bool),
+    Terminal(bool),
+    RequireTrust(bool),
+    MaxMode(Mode),
+    AddRoot(PathBuf),
+    RemoveRoot(PathBuf),
+    Trust(PathBuf),
+    Untrust(PathBuf),
+}
+
+impl From<SettingChange> for Change {
+    fn from(change: SettingChange) -> Self {
+        match change {
+            SettingChange::RemoteEnabled(b) => Change::RemoteEnabled(b),
+            SettingChange::Scheduled(b) => Change::Scheduled(b),
+            SettingChange::Terminal(b) => Change::Terminal(b),
+            SettingChange::RequireTrust(b) => Change::RequireTrust(b),
+            SettingChange::MaxMode(m) => Change::MaxMode(m),
+            SettingChange::AddRoot(p) => Change::AddRoot(p),
+            SettingChange::RemoveRoot(p) => Change::RemoveRoot(p),
+            SettingChange::Trust(p) => Change::Trust(p),
+            SettingChange::Untrust(p) => Change::Untrust(p),
+        }
+    }
+}
+
+/// The code a face branches on for a settings error: a refusal of the change itself is bad
+/// params (-32602); a config that cannot be read or written is the device's (-32603).
+pub fn error(e: SettingsError) -> RpcError {
+    let (code, reason) = match &e {
+        SettingsError::Refused(_) => (rpc::INVALID_PARAMS, "refused"),
+        SettingsError::Invalid { .. } => (rpc::INTERNAL_ERROR, "config_invalid"),
+        SettingsError::Contended { .. } => (rpc::INTERNAL_ERROR, "config_busy"),
+        _ => (rpc::INTERNAL_ERROR, "config_unwritable"),
+    };
+    RpcError {
+        code,
+        message: e.to_string(),
+        data: Some(json!({ "reason": reason })),
+    }
+}
+
+pub(super) async fn change(parts: &Parts, params: Value) -> Result<Value, RpcError> {
+    let change: SettingChange = rpc::params(super::SETTINGS_CHANGE, params)?;
+    let config = parts.config.clone();
+    tokio::task::spawn_blocking(move || apply_to(&config, &[change.into()]))
+        .await
+        .map_err(|e| RpcError::internal(e.to_string()))?
+        .map_err(error)?;
+    Ok(json!(super::window_state::snapshot(parts).await?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_face_sends_typed_changes() {
+        let parse = |v| serde_json::from_value::<SettingChange>(v);
+        assert_eq!(
+            parse(json!({ "setting": "scheduled", "value": true })).unwrap(),
+            SettingChange::Scheduled(true)
+        );
+        assert_eq!(
+            parse(json!({ "setting": "max_mode", "value": "auto" })).unwrap(),
+            SettingChange::MaxMode(Mode::Auto)
+        );
+        assert!(parse(json!({ "setting": "server", "value": "x" })).is_err());
+        assert!(parse(json!({ "setting": "max_mode", "value": "root" })).is_err());
+    }
+
+    #[test]
+    fn settings_errors_carry_the_face_s_code() {
+        let refused = error(SettingsError::Refused("/nowhere does not exist.".into()));
+        assert_eq!(refused.code, rpc::INVALID_PARAMS);
+        assert_eq!(refused.data, Some(json!({ "reason": "refused" })));
+        assert_eq!(refused.message, "/nowhere does not exist.");
+    }
+}

@@ -1,0 +1,36 @@
+//! `window/state`: the snapshot the window shows ([`Snapshot`]), built by the runtime from its
+//! status, the config, the activity it folded and the open approval cards, so a window needs
+//! nothing but this socket whichever process runs the device.
+
+use crate::face::cards::CardView;
+use crate::face::{self, HostState, Snapshot};
+use crate::rpc::RpcError;
+use crate::settings;
+
+use super::server::Parts;
+
+/// How the desktop app names itself in the device lock: its window shows no "runs in" note for
+/// its own runtime, and names any other holder (a headless `lembas service run`).
+pub const DESKTOP_HOLDER: &str = "LLeMbas Desktop";
+
+pub(super) async fn snapshot(parts: &Parts) -> Result<Snapshot, RpcError> {
+    let config = parts.config.clone();
+    let loaded = tokio::task::spawn_blocking(move || settings::load_from(&config))
+        .await
+        .map_err(|e| RpcError::internal(e.to_string()))?
+        .map_err(|e| e.to_string());
+    let host = HostState {
+        status: Some(parts.status.borrow().clone()),
+        held_by: (parts.holder != DESKTOP_HOLDER).then(|| parts.holder.clone()),
+        problem: None,
+    };
+    let mut cards: Vec<CardView> = parts.engine.cards().iter().map(CardView::of).collect();
+    cards.sort_by_key(|c| (c.asked_at_ms, c.tool_call_id.clone()));
+    let activity = parts.activity.lock().unwrap_or_else(|p| p.into_inner());
+    Ok(face::snapshot(
+        &host,
+        loaded.as_ref().map_err(Clone::clone),
+        &activity,
+        cards,
+    ))
+}

@@ -1,0 +1,286 @@
+//! The approval cards open on this device, as the window and the notifications show them: what the
+//! call is (the command, or the file and its change), why it asks, and for a scheduled run the
+//! schedule's title and how long it waits. Pure: built from the engine's cards, or from the
+//! control endpoint's [`PendingApproval`]s when another process runs the device.
+
+use crate::control::PendingApproval;
+use crate::engine::Card;
+use crate::events::ScheduledAsk;
+use serde::Serialize;
+use serde_json::Value;
+
+/// The most of a command or a change a notification shows; the window shows it all.
+const NOTICE_DETAIL_CHARS: usize = 300;
+
+/// What the call would do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Detail {
+    /// A bash command line.
+    Command { command: String },
+    /// A file written whole, or an edit: `diff` has `-` lines for the text replaced and `+` lines
+    /// for the new text.
+    Change { path: String, diff: String },
+    /// Anything else: the call's arguments as JSON.
+    Arguments { json: String },
+    /// A plan for approval (`plan_submit`): its file in the project, and the plan as markdown.
+    Plan { path: String, text: String },
+}
+
+const PLAN_TITLE: &str = "Approve the plan";
+const PLAN_REASON: &str = "Allow approves it in manual mode (every change still asks); Deny dismisses it.";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CardView {
+    pub tool_call_id: String,
+    pub session_id: String,
+    pub title: String,
+    /// Why the mode asks (the judge's sentence).
+    pub reason: String,
+    pub detail: Detail,
+    /// Unix milliseconds when it opened.
+    pub asked_at_ms: u64,
+    pub scheduled: Option<ScheduledAsk>,
+}
+
+/// A desktop notification's text for a card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub summary: String,
+    pub body: String,
+}
+
+impl CardView {
+    /// A card of the runtime this app runs, read as the control endpoint reads it for another
+    /// process, so both faces show a card the same way.
+    pub fn of(card: &Card) -> CardView {
+        CardView::of_pending(&PendingApproval::of(card, card.asked_at_ms))
+    }
+
+    /// A card as the control endpoint gives it (from another process's runtime, or this one's).
+    pub fn of_pending(pending: &PendingApproval) -> CardView {
+        let (title, reason, detail) = if let Some(plan) = &pending.plan {
+            let detail = Detail::Plan {
+                path: plan.path.clone(),
+                text: plan.text.clone(),
+            };
+            (PLAN_TITLE.to_string(), PLAN_REASON.to_string(), detail)
+        } else {
+            let detail = match (&pending.kind, &pending.command, &pending.diff) {
+                (Some(kind), Some(command), _) if kind == "execute" => Detail::Command {
+                    command: command.clone(),
+                },
+                (_, _, Some(diff)) => change(&diff.path, diff.old_text.as_deref(), &diff.new_text)
+                    .unwrap_or_else(|| arguments(pending.arguments.as_ref().unwrap_or(&Value::Null))),
+                _ => arguments(pending.arguments.as_ref().unwrap_or(&Value::Null)),
+            };
+            (pending.title.clone(), pending.reason.clone(), detail)
+        };
+        CardView {
+            tool_call_id: pending.id.clone(),
+            session_id: pending.session_id.clone(),
+            title,
+            reason,
+            detail,
+            asked_at_ms: pending.asked_ms,
+            scheduled: pending.scheduled.as_ref().map(|run| ScheduledAsk {
+                title: run.title.clone().unwrap_or_default(),
+                wait_s: run.wait_s,
+            }),
+        }
+    }
+
+    pub fn notice(&self) -> Notice {
+        let summary = match (&self.scheduled, &self.detail) {
+            (Some(s), _) => format!("Scheduled “{}” asks: {}", s.title, self.title),
+            (None, Detail::Plan { .. }) => "LLeMbas asks you to approve a plan".to_string(),
+            (None, _) => format!("LLeMbas asks: {}", self.title),
+        };
+        let mut body = match &self.detail {
+            Detail::Command { command } => format!("Run: {}", cut(command)),
+            Detail::Change { path, diff } => format!("Change {path}\n{}", cut(diff)),
+            Detail::Arguments { json } => cut(json),
+            Detail::Plan { path, text } => format!("Plan in {path}\n{}", cut(text)),
+        };
+        if !self.reason.is_empty() {
+            body.push_str(&format!("\n{}", self.reason));
+        }
+        if let Some(s) = &self.scheduled {
+            body.push_str(&format!(
+                "\nWaits {} for an answer, then it is denied.",
+                wait_words(s.wait_s)
+            ));
+        }
+        Notice { summary, body }
+    }
+}
+
+/// A file's change: `-` lines for the text replaced (none for a whole write), `+` lines for the
+/// new text; `None` when it changes nothing visible.
+fn change(path: &str, old: Option<&str>, new: &str) -> Option<Detail> {
+    let lines = |sign: char, s: &str| s.lines().map(|l| format!("{sign}{l}")).collect::<Vec<_>>();
+    let diff = [lines('-', old.unwrap_or_default()), lines('+', new)]
+        .concat()
+        .join("\n");
+    (!diff.is_empty()).then(|| Detail::Change {
+        path: path.to_string(),
+        diff,
+    })
+}
+
+fn arguments(raw: &Value) -> Detail {
+    Detail::Arguments {
+        json: serde_json::to_string_pretty(raw).unwrap_or_default(),
+    }
+}
+
+/// At most [`NOTICE_DETAIL_CHARS`] characters, with an ellipsis where cut.
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(NOTICE_DETAIL_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// `30 minutes`, `1 hour`, `90 seconds`: a schedule's wait as a person says it.
+pub fn wait_words(seconds: u64) -> String {
+    let plural = |n: u64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
+    if seconds > 0 && seconds.is_multiple_of(3600) {
+        plural(seconds / 3600, "hour")
+    } else if seconds > 0 && seconds.is_multiple_of(60) {
+        plural(seconds / 60, "minute")
+    } else {
+        plural(seconds, "second")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::PLAN;
+    use serde_json::json;
+
+    fn card(kind: &str, raw: Value, scheduled: Option<ScheduledAsk>) -> Card {
+        let mut params = json!({
+            "toolCall": { "toolCallId": "call_1", "title": "Tidy up", "kind": kind, "rawInput": raw },
+            "_meta": { "lembas": { "reason": "Commands ask in manual mode." } },
+        });
+        if let Some(ask) = &scheduled {
+            // The schedule's ids as the runtime puts them in the request.
+            params["_meta"]["lembas"]["scheduled"] =
+                json!({ "schedule_id": "s1", "run_id": "r1", "wait_s": ask.wait_s });
+        }
+        Card {
+            session_id: "ses_1".into(),
+            method: "session/request_permission",
+            tool_call_id: "call_1".into(),
+            params,
+            asked_at_ms: 5,
+            scheduled,
+        }
+    }
+
+    #[test]
+    fn a_command_card_says_the_command_and_why() {
+        let view = CardView::of(&card("execute", json!({ "command": "rm -r build" }), None));
+        assert_eq!(
+            view.detail,
+            Detail::Command {
+                command: "rm -r build".into()
+            }
+        );
+        let notice = view.notice();
+        assert_eq!(notice.summary, "LLeMbas asks: Tidy up");
+        assert_eq!(notice.body, "Run: rm -r build\nCommands ask in manual mode.");
+    }
+
+    #[test]
+    fn an_edit_shows_its_change_and_a_write_its_content() {
+        let edit = CardView::of(&card(
+            "edit",
+            json!({ "path": "a.txt", "old_string": "one\ntwo", "new_string": "three" }),
+            None,
+        ));
+        assert_eq!(
+            edit.detail,
+            Detail::Change {
+                path: "a.txt".into(),
+                diff: "-one\n-two\n+three".into()
+            }
+        );
+        let write = CardView::of(&card("edit", json!({ "path": "b.txt", "content": "hi" }), None));
+        assert_eq!(
+            write.detail,
+            Detail::Change {
+                path: "b.txt".into(),
+                diff: "+hi".into()
+            }
+        );
+        let other = CardView::of(&card("fetch", json!({ "url": 3 }), None));
+        assert!(matches!(other.detail, Detail::Arguments { ref json } if json.contains("\"url\": 3")));
+    }
+
+    #[test]
+    fn a_scheduled_card_names_its_schedule_and_wait() {
+        let scheduled = ScheduledAsk {
+            title: "Nightly report".into(),
+            wait_s: 1800,
+        };
+        let notice = CardView::of(&card("execute", json!({ "command": "make" }), Some(scheduled))).notice();
+        assert_eq!(notice.summary, "Scheduled “Nightly report” asks: Tidy up");
+        assert!(
+            notice
+                .body
+                .ends_with("Waits 30 minutes for an answer, then it is denied."),
+            "{}",
+            notice.body
+        );
+    }
+
+    #[test]
+    fn long_details_are_cut_in_the_notice_only() {
+        let long = "x".repeat(1000);
+        let view = CardView::of(&card("execute", json!({ "command": long }), None));
+        assert_eq!(
+            view.notice().body.chars().count(),
+            "Run: ".len() + NOTICE_DETAIL_CHARS + 1 + 1 + 28
+        );
+        assert!(matches!(view.detail, Detail::Command { ref command } if command.len() == 1000));
+    }
+
+    #[test]
+    fn a_plan_card_shows_the_plan_and_what_allow_means() {
+        let plan = Card {
+            session_id: "ses_1".into(),
+            method: PLAN,
+            tool_call_id: "call_plan".into(),
+            params: json!({ "sessionId": "ses_1", "toolCallId": "call_plan", "path": ".agent/plans/p.md", "text": "1. Tidy" }),
+            asked_at_ms: 5,
+            scheduled: None,
+        };
+        let view = CardView::of(&plan);
+        assert_eq!(
+            view.detail,
+            Detail::Plan {
+                path: ".agent/plans/p.md".into(),
+                text: "1. Tidy".into()
+            }
+        );
+        let notice = view.notice();
+        assert_eq!(notice.summary, "LLeMbas asks you to approve a plan");
+        assert!(
+            notice
+                .body
+                .starts_with("Plan in .agent/plans/p.md\n1. Tidy\nAllow approves it in manual mode")
+        );
+    }
+
+    #[test]
+    fn waits_read_as_a_person_says_them() {
+        assert_eq!(wait_words(60), "1 minute");
+        assert_eq!(wait_words(1800), "30 minutes");
+        assert_eq!(wait_words(7200), "2 hours");
+        assert_eq!(wait_words(90), "90 seconds");
+        assert_eq!(wait_words(0), "0 seconds");
+    }
+}

@@ -1,0 +1,104 @@
+//! The desktop's runtime in the link's final states: not logged in, it keeps its control socket
+//! and serves the window (`window/state` says not logged in), a login through the socket links it,
+//! a logout brings it back to waiting, still serving. Needs a Secret Service
+//! (scripts/with-keyring). One test in this binary: it sets HOME and XDG_RUNTIME_DIR.
+
+use lembas_device::control::{self, CallError, Client};
+use lembas_device::events::LinkState;
+use lembas_device::link::AtFinal;
+use lembas_device::runtime::Runtime;
+use lembas_peer::{Peer, PeerConfig};
+use serde_json::{Value, json};
+use std::os::unix::fs::DirBuilderExt;
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(20);
+const TOKEN: &str = "desktop-waits-token-41d7";
+
+/// Waits for the runtime's status to reach `wanted`.
+async fn reaches(runtime: &Runtime, wanted: LinkState) {
+    let mut status = runtime.status.clone();
+    let reached = tokio::time::timeout(WAIT, status.wait_for(|s| s.link == wanted)).await;
+    assert!(
+        matches!(reached, Ok(Ok(_))),
+        "{wanted:?} within the wait; now {:?}",
+        runtime.status.borrow().link
+    );
+}
+
+async fn call(method: &str, params: Value) -> Result<Value, CallError> {
+    let mut client = Client::connect().await.expect("the socket is served");
+    client.call(method, params).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn not_logged_in_the_desktop_runtime_serves_its_window_and_logs_in_through_it() {
+    let home = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(home.path()).unwrap();
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(home.join("run"))
+        .unwrap();
+    std::fs::create_dir_all(home.join(".config/lembas")).unwrap();
+    // SAFETY: the only test in this binary, before any thread of ours reads the environment.
+    unsafe {
+        std::env::set_var("HOME", &home);
+        std::env::set_var("XDG_CONFIG_HOME", home.join(".config"));
+        std::env::set_var("XDG_STATE_HOME", home.join(".local/state"));
+        std::env::set_var("XDG_RUNTIME_DIR", home.join("run"));
+    }
+    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
+    let runtime = Runtime::start_with(control::DESKTOP_HOLDER, AtFinal::Wait).unwrap();
+    reaches(&runtime, LinkState::NotLoggedIn).await;
+
+    // Still serving: the window reads its state and sees the login form's case.
+    let state = call("window/state", json!({})).await.unwrap();
+    assert_eq!(state["link"]["state"], "not_logged_in", "{state}");
+    assert_eq!(state["server"], Value::Null);
+    assert_eq!(state["held_by"], Value::Null, "its own runtime is not named");
+    let refused = call("login", json!({ "server": peer.url(), "token": "wrong" })).await;
+    match refused {
+        Err(CallError::Rpc(e)) => {
+            assert_eq!(e.data, Some(json!({ "reason": "token_refused" })), "{e}")
+        }
+        other => panic!("a wrong token is refused: {other:?}"),
+    }
+
+    // The window's login: the token stored, the server written, the runtime dials and links.
+    let done = call("login", json!({ "server": peer.url(), "token": TOKEN }))
+        .await
+        .unwrap();
+    assert!(
+        done["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Logged in to"),
+        "{done}"
+    );
+    let mut link = peer.next_link(WAIT).await.unwrap();
+    link.hello(WAIT).await.unwrap();
+    link.initialize(WAIT).await.unwrap();
+    reaches(&runtime, LinkState::Linked).await;
+    let state = call("window/state", json!({})).await.unwrap();
+    assert_eq!(state["link"]["state"], "linked", "{state}");
+
+    // Logged out: not logged in again, and the socket still answers.
+    let out = call("logout", json!({})).await.unwrap();
+    assert!(
+        out["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Logged out of"),
+        "{out}"
+    );
+    reaches(&runtime, LinkState::NotLoggedIn).await;
+    let state = call("window/state", json!({})).await.unwrap();
+    assert_eq!(state["link"]["state"], "not_logged_in", "{state}");
+
+    runtime.stop().await;
+    assert!(
+        Client::connect().await.is_err(),
+        "the socket goes with the runtime"
+    );
+    peer.stop().await;
+}
