@@ -182,8 +182,24 @@ fn assess_named(name: &str, args: &[Arg], scope: &Scope) -> Assessment {
         // A function of the line: its body is judged where it is defined. Only here, after the
         // commands above, so `rm() {…}; command rm -rf /` cannot hide behind a function's name.
         _ if scope.functions.iter().any(|f| f == name) => Assessment::of(Class::ReadOnly),
+        _ if readers::SHOW_FILES.contains(&name) => match reads_protected(name, args, scope) {
+            Some(refused) => Assessment::of(refused),
+            None => readers::assess(name, args),
+        },
         _ => readers::assess(name, args),
     }
+}
+
+/// `cat .env`, `grep -r key ~/.ssh`: a file the file tools never read is not shown through bash
+/// either. Lexical, as the rest of the judge: a path only known at run time is not caught here.
+fn reads_protected(name: &str, args: &[Arg], scope: &Scope) -> Option<Class> {
+    let hit = non_options(args)
+        .filter_map(|a| resolve(a, scope.folder))
+        .find(|p| protected(p, scope.home))?;
+    Some(Class::Hardline(format!(
+        "`{name}` would show {}, a protected path: it is never read for a remote session.",
+        hit.display()
+    )))
 }
 
 /// The literal words of `args` joined as one script, or `None` when any is only known at run time.

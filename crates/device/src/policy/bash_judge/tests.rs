@@ -70,6 +70,26 @@ fn check(table: &[(&str, &str)], project: Option<&BashRules>) {
     );
 }
 
+/// Protected paths are never shown: not by the file tools, not by a reading command either.
+const PROTECTED_READS: &[(&str, &str)] = &[
+    ("cat .env", "DDDD"),
+    ("cat ./.env.local", "DDDD"),
+    ("head -n1 ~/.ssh/id_ed25519", "DDDD"),
+    ("grep -r key /home/p/.aws", "DDDD"),
+    ("ls .git/objects", "DDDD"),
+    ("wc -c server.pem | sort", "DDDD"),
+    ("rg token -- .env", "DDDD"),
+    ("cat README.md .ENV", "DDDD"),
+    ("echo .env", "AAAA"),
+    ("find . -name .env", "AAAA"),
+    ("cat README.md", "AAAA"),
+];
+
+#[test]
+fn reading_commands_never_show_a_protected_path() {
+    check(PROTECTED_READS, None);
+}
+
 /// Read-only in every mode.
 const READS: &[(&str, &str)] = &[
     ("ls", "AAAA"),
