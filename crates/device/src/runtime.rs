@@ -17,6 +17,7 @@ use crate::lock::{self, DeviceLock, LockError};
 use crate::paths;
 use crate::settings::{self, Settings, SettingsError};
 use crate::status::{self, Status};
+use crate::terminal::board::Board;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -97,10 +98,12 @@ impl Runtime {
         let wake = wake::spawn_watch();
         let engine = Engine::new(settings_rx.clone(), events.clone());
         let deleted_watch = engine.spawn_deleted_watch();
+        let board = Board::default();
         let control = control::Server::start(control::Parts {
             status: status_rx.clone(),
             events: events.clone(),
             engine: engine.clone(),
+            board: board.clone(),
             wake: wake.clone(),
         })
         .inspect_err(|e| {
@@ -116,6 +119,7 @@ impl Runtime {
             status: status_tx,
             events: events.clone(),
             engine: engine.clone(),
+            board,
             shutdown: shutdown_rx,
             wake: wake.clone(),
         };

@@ -15,6 +15,7 @@ mod scheduled;
 mod sessions;
 mod turns;
 mod undo;
+mod window;
 
 use common::*;
 use lembas_peer::{LinkHandle, ModelReply, Peer, PeerConfig, ScriptedModel};

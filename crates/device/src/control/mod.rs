@@ -9,17 +9,36 @@
 //!
 //! What: JSON-RPC 2.0, one message a line, UTF-8. Requests (params an object or absent):
 //! - `status` → `{ running: true, status }` ([`crate::status::Status`]).
-//! - `subscribe` → `{}`, then notifications: `status` (params the [`crate::status::Status`], at
-//!   once and on every change), `event` (params a [`crate::events::DeviceEvent`]) and `missed`
-//!   (`{ count }`: events this client read too slowly to get).
+//! - `subscribe` `{ sessions?, terminals? }` → `{}`, then notifications: `status` (params the
+//!   [`crate::status::Status`], at once and on every change), `event` (params a
+//!   [`crate::events::DeviceEvent`]) and `missed` (`{ count }`: events this client read too slowly
+//!   to get). With `sessions: true` also `session/update` `{ session_id, update }` (the ACP update
+//!   the client got; `_lembas_turn` and `_lembas_decision` updates are the window's own) and
+//!   `session/missed` `{ count }` (re-read the transcript); with `terminals: true` also
+//!   `terminal/output` `{ id, offset, data }` (base64, from byte `offset` of the terminal's output),
+//!   `terminal/exit` `{ id, code }` and `terminal/missed` `{ count }` (re-read with replay). These
+//!   streams never wait for a slow client: it skips, and is told.
 //! - `approvals/list` → `[PendingApproval]`, the oldest card first.
 //! - `approvals/answer` `{ id, answer: "allow" | "deny" }` → `{ id, session_id, answer }`; the same
 //!   path as the desktop's answer (first answer wins, the client is told `_lembas/permission/settled`).
 //!   A card no longer open is -32602 with `data: { reason: "not_open" }`.
 //! - `activity` `{ n? }` → `{ lines, unreadable }`: the activity log's newest lines, newest first.
-//! - `sessions/list` → `[SessionSummary]`, the latest first.
-//! - `remote/stop` → `{ remote_enabled: false }`: Stop all remote work (remote work off in the
-//!   config, and the link ends at once so shells and watches stop), as the tray's menu item does.
+//! - `sessions/list` → `[SessionSummary + { running, open, model, mode, scheduled }]`: those
+//!   running in this runtime first, then the latest.
+//! - `sessions/transcript` `{ session_id }` → `{ session_id, title, root, turns, decisions,
+//!   running }`: turns as `_lembas/session/history` gives them, decisions by tool call id
+//!   (`{ decision, answeredBy, answer, outcome }`). -32602 `unknown` for no such session.
+//! - `sessions/stop` `{ session_id }` → `{ session_id, stopped: true }`: the running turn is
+//!   cancelled as by session/cancel. -32602 `not_running` when nothing runs there.
+//! - `terminals/list` → `[{ id, cwd, shell, opened_ms, offset }]`, the remote terminals open here.
+//! - `terminals/replay` `{ id }` → `{ id, data, offset }`: the last 256 KiB of its output (base64)
+//!   and the offset they end at.
+//! - `terminals/hang_up` `{ id }` → `{ id }`: hung up as the instance's close; it hears the exit.
+//! - `terminals/write` `{ id, data }` → `{}`: typed into the shell (the window's Type here too).
+//!   Unknown terminals are -32602 `not_open`.
+//! - `remote/stop` → `{ remote_enabled: false, stopped_turns }`: Stop all remote work (remote work
+//!   off in the config, every running turn cancelled, and the link ends at once so shells and
+//!   watches stop), as the tray's menu item does.
 //!
 //! A malformed line gets an error answer (-32700 / -32600, id null) and the connection goes on.
 
@@ -27,6 +46,8 @@ pub mod client;
 pub mod credentials;
 mod endpoint;
 mod server;
+pub mod sessions;
+mod terminals;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -45,6 +66,18 @@ pub const APPROVALS_ANSWER: &str = "approvals/answer";
 pub const ACTIVITY: &str = "activity";
 pub const SESSIONS_LIST: &str = "sessions/list";
 pub const REMOTE_STOP: &str = "remote/stop";
+pub const SESSIONS_TRANSCRIPT: &str = "sessions/transcript";
+pub const SESSIONS_STOP: &str = "sessions/stop";
+pub const TERMINALS_LIST: &str = "terminals/list";
+pub const TERMINALS_REPLAY: &str = "terminals/replay";
+pub const TERMINALS_HANG_UP: &str = "terminals/hang_up";
+pub const TERMINALS_WRITE: &str = "terminals/write";
+/// Pushed to subscribers that asked for sessions or terminals.
+pub const SESSION_UPDATE: &str = "session/update";
+pub const SESSION_MISSED: &str = "session/missed";
+pub const TERMINAL_OUTPUT: &str = "terminal/output";
+pub const TERMINAL_EXIT: &str = "terminal/exit";
+pub const TERMINAL_MISSED: &str = "terminal/missed";
 
 /// The folder holding the socket: `$XDG_RUNTIME_DIR/lembas`, else `$XDG_STATE_HOME/lembas/run`.
 pub fn socket_dir() -> PathBuf {
