@@ -63,6 +63,12 @@ async function refresh() {
   try {
     state.list = await backend.controlCall<ListedTerminal[]>('terminals/list');
     state.error = null;
+    // The instance resized it: the same screen needs the same size.
+    const shown = state.shown;
+    const listed = shown && state.list.find((t) => t.id === shown.id);
+    if (shown && listed && (listed.cols !== shown.term.cols || listed.rows !== shown.term.rows)) {
+      shown.term.resize(listed.cols, listed.rows);
+    }
   } catch (e) {
     state.error = asCommandError(e).message;
   }
