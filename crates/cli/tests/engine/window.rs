@@ -8,7 +8,9 @@ use lembas_peer::Part;
 use std::time::Instant;
 
 async fn control(home: &Home) -> Client {
-    Client::connect_at(home.socket()).await.expect("the service's control socket")
+    Client::connect_at(home.socket())
+        .await
+        .expect("the service's control socket")
 }
 
 async fn call(client: &mut Client, method: &str, params: Value) -> Value {
@@ -36,7 +38,11 @@ async fn pushed(pushes: &mut Subscription, session: &str, matches: impl Fn(&Valu
 /// A turn that waits in the model until released.
 fn hanging(l: &Linked) {
     l.model().push(ModelReply::Stream {
-        parts: vec![Part::Text("working… ".into()), Part::Hang, Part::Text("done".into())],
+        parts: vec![
+            Part::Text("working… ".into()),
+            Part::Hang,
+            Part::Text("done".into()),
+        ],
         finish_reason: "stop".into(),
     });
 }
@@ -59,7 +65,10 @@ async fn the_window_follows_a_session_live_and_reads_its_transcript_with_decisio
     l.model().push(reply_text("Written it."));
     let id = l.send_prompt(&session, "write seen.txt", "t1").await;
 
-    let said = pushed(&mut pushes, &session, |u| u["sessionUpdate"] == "user_message_chunk").await;
+    let said = pushed(&mut pushes, &session, |u| {
+        u["sessionUpdate"] == "user_message_chunk"
+    })
+    .await;
     assert_eq!(said["content"]["text"], "write seen.txt");
     let asked = pushed(&mut pushes, &session, |u| u["sessionUpdate"] == "tool_call").await;
     assert_eq!(asked["toolCallId"], "call_w");
@@ -71,39 +80,79 @@ async fn the_window_follows_a_session_live_and_reads_its_transcript_with_decisio
     let listed = call(&mut window, "sessions/list", json!({})).await;
     let first = &listed[0];
     assert_eq!(first["id"], session.as_str());
-    assert_eq!((first["running"].clone(), first["open"].clone()), (json!(true), json!(true)));
-    assert_eq!((first["model"].as_str(), first["mode"].as_str()), (Some(MODEL), Some("manual")));
+    assert_eq!(
+        (first["running"].clone(), first["open"].clone()),
+        (json!(true), json!(true))
+    );
+    assert_eq!(
+        (first["model"].as_str(), first["mode"].as_str()),
+        (Some(MODEL), Some("manual"))
+    );
     assert_eq!(first["scheduled"], false);
-    assert!(first["cwd"].is_string() && first["updated_ms"].is_u64(), "the old fields stay: {first}");
+    assert!(
+        first["cwd"].is_string() && first["updated_ms"].is_u64(),
+        "the old fields stay: {first}"
+    );
 
     // Allowed from this computer: the decision says so, pushed and in the transcript.
-    call(&mut window, "approvals/answer", json!({ "id": "call_w", "answer": "allow" })).await;
-    let decided = pushed(&mut pushes, &session, |u| u["sessionUpdate"] == "_lembas_decision").await;
+    call(
+        &mut window,
+        "approvals/answer",
+        json!({ "id": "call_w", "answer": "allow" }),
+    )
+    .await;
+    let decided = pushed(&mut pushes, &session, |u| {
+        u["sessionUpdate"] == "_lembas_decision"
+    })
+    .await;
     assert_eq!(decided["decision"]["answeredBy"], "desktop", "{decided}");
     assert_eq!(decided["decision"]["answer"], "allowed once", "{decided}");
-    let chunk = pushed(&mut pushes, &session, |u| u["sessionUpdate"] == "agent_message_chunk").await;
+    let chunk = pushed(&mut pushes, &session, |u| {
+        u["sessionUpdate"] == "agent_message_chunk"
+    })
+    .await;
     assert!(chunk["content"]["text"].is_string());
     let answer = l.link.recv_answer(id, WAIT).await.unwrap();
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    pushed(&mut pushes, &session, |u| u["sessionUpdate"] == "_lembas_turn" && u["running"] == false).await;
+    pushed(&mut pushes, &session, |u| {
+        u["sessionUpdate"] == "_lembas_turn" && u["running"] == false
+    })
+    .await;
 
-    let transcript = call(&mut window, "sessions/transcript", json!({ "session_id": session })).await;
+    let transcript = call(
+        &mut window,
+        "sessions/transcript",
+        json!({ "session_id": session }),
+    )
+    .await;
     assert_eq!(transcript["session_id"], session.as_str());
     assert_eq!(transcript["running"], false);
     let turns = transcript["turns"].as_array().unwrap();
     assert_eq!(turns[0]["text"], "write seen.txt", "{transcript}");
     assert_eq!(turns[1]["tools"][0]["id"], "call_w", "{transcript}");
-    assert!(turns[1]["text"].as_str().unwrap().contains("Written it."), "{transcript}");
+    assert!(
+        turns[1]["text"].as_str().unwrap().contains("Written it."),
+        "{transcript}"
+    );
     let decision = &transcript["decisions"]["call_w"];
     assert_eq!(
-        (decision["decision"].as_str(), decision["answeredBy"].as_str(), decision["outcome"].as_str()),
+        (
+            decision["decision"].as_str(),
+            decision["answeredBy"].as_str(),
+            decision["outcome"].as_str()
+        ),
         (Some("ask"), Some("desktop"), Some("completed")),
         "{transcript}"
     );
 
     // Bad or unknown sessions are refused with a sentence.
-    let unknown = window.call("sessions/transcript", json!({ "session_id": "ses_nope" })).await;
-    assert!(format!("{unknown:?}").contains("There is no session ses_nope"), "{unknown:?}");
+    let unknown = window
+        .call("sessions/transcript", json!({ "session_id": "ses_nope" }))
+        .await;
+    assert!(
+        format!("{unknown:?}").contains("There is no session ses_nope"),
+        "{unknown:?}"
+    );
     let bad = window.call("sessions/transcript", json!({ "id": "x" })).await;
     assert!(format!("{bad:?}").contains("-32602"), "{bad:?}");
 }
@@ -113,7 +162,9 @@ async fn stop_in_the_window_cancels_the_running_turn() {
     let mut l = linked("").await;
     let mut window = control(&l.home).await;
     let session = l.new_session("edit").await;
-    let idle = window.call("sessions/stop", json!({ "session_id": session })).await;
+    let idle = window
+        .call("sessions/stop", json!({ "session_id": session }))
+        .await;
     assert!(format!("{idle:?}").contains("Nothing is running"), "{idle:?}");
 
     hanging(&l);
@@ -135,7 +186,13 @@ async fn stop_all_remote_work_cancels_the_running_turn() {
     let id = l.send_prompt(&session, "long job", "t-all").await;
     l.model().next_request(WAIT).await.unwrap();
     let stopped = call(&mut window, "remote/stop", json!({})).await;
-    assert_eq!((stopped["remote_enabled"].clone(), stopped["stopped_turns"].clone()), (json!(false), json!(1)));
+    assert_eq!(
+        (
+            stopped["remote_enabled"].clone(),
+            stopped["stopped_turns"].clone()
+        ),
+        (json!(false), json!(1))
+    );
     // The turn's answer goes out before the link ends.
     let answer = l.link.recv_answer(id, WAIT).await.unwrap();
     assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");

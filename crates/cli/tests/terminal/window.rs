@@ -9,7 +9,9 @@ use serde_json::Value;
 const RING: usize = 256 * 1024;
 
 async fn control(home: &Home) -> Client {
-    Client::connect_at(home.socket()).await.expect("the service's control socket")
+    Client::connect_at(home.socket())
+        .await
+        .expect("the service's control socket")
 }
 
 async fn call(client: &mut Client, method: &str, params: Value) -> Value {
@@ -29,7 +31,12 @@ async fn pushed_until(pushes: &mut Subscription, id: &str, from: u64, want: &str
         let left = end.saturating_duration_since(Instant::now());
         let (method, params) = tokio::time::timeout(left, pushes.next_notification())
             .await
-            .unwrap_or_else(|_| panic!("{want:?} was not pushed; got {:?}", String::from_utf8_lossy(&text)))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "{want:?} was not pushed; got {:?}",
+                    String::from_utf8_lossy(&text)
+                )
+            })
             .expect("the subscription goes on");
         if method != "terminal/output" || params["id"] != id {
             continue;
@@ -39,7 +46,10 @@ async fn pushed_until(pushes: &mut Subscription, id: &str, from: u64, want: &str
         if offset + data.len() as u64 <= next {
             continue;
         }
-        assert!(offset >= next || offset == from, "pushes go forward: {offset} after {next}");
+        assert!(
+            offset >= next || offset == from,
+            "pushes go forward: {offset} after {next}"
+        );
         next = offset + data.len() as u64;
         text.extend(data);
         if String::from_utf8_lossy(&text).contains(want) {
@@ -50,8 +60,15 @@ async fn pushed_until(pushes: &mut Subscription, id: &str, from: u64, want: &str
 
 fn replay(answer: &Value) -> (String, u64) {
     let bytes = B64.decode(answer["data"].as_str().unwrap()).unwrap();
-    assert!(bytes.len() <= RING, "the ring holds at most 256 KiB, not {}", bytes.len());
-    (String::from_utf8_lossy(&bytes).into_owned(), answer["offset"].as_u64().unwrap())
+    assert!(
+        bytes.len() <= RING,
+        "the ring holds at most 256 KiB, not {}",
+        bytes.len()
+    );
+    (
+        String::from_utf8_lossy(&bytes).into_owned(),
+        answer["offset"].as_u64().unwrap(),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -87,19 +104,36 @@ async fn the_window_lists_replays_follows_types_into_and_hangs_up_a_terminal() {
     let (pushed, _) = pushed_until(&mut pushes, &id, from, "mark-window").await;
     assert!(pushed.contains("mark-window"), "{pushed}");
     let (replayed, offset) = replay(&call(&mut window, "terminals/replay", json!({ "id": id })).await);
-    assert!(replayed.contains("mark-window") && replayed.contains("\u{1b}]7;file://"), "{replayed:?}");
+    assert!(
+        replayed.contains("mark-window") && replayed.contains("\u{1b}]7;file://"),
+        "{replayed:?}"
+    );
     assert!(offset >= from + "mark-window".len() as u64);
 
     // Typed from the window (Type here too): the shell runs it, and the instance sees it.
-    call(&mut window, "terminals/write", json!({ "id": id, "data": "echo typed-$((6*7))\r" })).await;
+    call(
+        &mut window,
+        "terminals/write",
+        json!({ "id": id, "data": "echo typed-$((6*7))\r" }),
+    )
+    .await;
     screen.until(&mut link, "typed-42", WAIT).await;
 
     // A flood: the ring keeps the newest 256 KiB, the offset counts every byte.
-    input(&mut link, &id, "head -c 1500000 /dev/zero | tr '\\0' x; echo; echo flood-$((1+1))\r").await;
+    input(
+        &mut link,
+        &id,
+        "head -c 1500000 /dev/zero | tr '\\0' x; echo; echo flood-$((1+1))\r",
+    )
+    .await;
     screen.until(&mut link, "flood-2", Duration::from_secs(60)).await;
     let (replayed, offset) = replay(&call(&mut window, "terminals/replay", json!({ "id": id })).await);
     assert!(offset > 1_500_000, "{offset}");
-    assert!(replayed.len() > 200_000 && replayed.contains("flood-2"), "{}", replayed.len());
+    assert!(
+        replayed.len() > 200_000 && replayed.contains("flood-2"),
+        "{}",
+        replayed.len()
+    );
 
     // Unknown terminals are refused with a sentence.
     let unknown = window.call("terminals/replay", json!({ "id": "t99" })).await;
@@ -110,7 +144,10 @@ async fn the_window_lists_replays_follows_types_into_and_hangs_up_a_terminal() {
 
     // Hang up: the instance hears the exit, the window hears it too, and the list is empty.
     call(&mut window, "terminals/hang_up", json!({ "id": id })).await;
-    let exit = link.recv_notification("_lembas/terminal/exit", WAIT).await.unwrap();
+    let exit = link
+        .recv_notification("_lembas/terminal/exit", WAIT)
+        .await
+        .unwrap();
     assert_eq!(exit["params"]["terminalId"], id.as_str());
     let end = Instant::now() + WAIT;
     loop {

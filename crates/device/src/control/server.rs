@@ -26,6 +26,8 @@ const OUTBOX: usize = 256;
 const REFUSED_LINGER: std::time::Duration = std::time::Duration::from_secs(1);
 /// The activity lines `activity` gives when `n` is absent, as `lembas activity` shows.
 const ACTIVITY_DEFAULT: usize = 50;
+/// How often a client that terminal frames were skipped for is checked for room to hear it.
+const SKIPPED_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
 /// How long Stop all remote work waits for the cancelled turns to end before ending the link.
 const TURNS_END_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
@@ -258,6 +260,8 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> Joi
         {
             return;
         }
+        // Terminal frames skipped since the last one sent.
+        let mut skipped: u64 = 0;
         loop {
             let text = tokio::select! {
                 event = events.recv() => match event {
@@ -275,12 +279,33 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> Joi
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
                 output = next_of(&mut shown) => match output {
+                    // Output waiting in this client's outbox is bounded too: past a quarter of it,
+                    // frames are skipped (the client re-reads the ring when told).
+                    Ok(_) if outbox.capacity() < OUTBOX / 4 => {
+                        skipped += 1;
+                        continue;
+                    }
+                    Ok(output) if skipped > 0 => {
+                        let missed = rpc::notification(super::TERMINAL_MISSED, json!({ "count": skipped }));
+                        skipped = 0;
+                        if outbox.send(missed).await.is_err() {
+                            return;
+                        }
+                        super::terminals::push(output)
+                    }
                     Ok(output) => super::terminals::push(output),
                     Err(broadcast::error::RecvError::Lagged(count)) => {
-                        rpc::notification(super::TERMINAL_MISSED, json!({ "count": count }))
+                        rpc::notification(super::TERMINAL_MISSED, json!({ "count": count + std::mem::take(&mut skipped) }))
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
+                // Frames were skipped and no more come: the client still hears it, once it has room.
+                () = tokio::time::sleep(SKIPPED_RETRY), if skipped > 0 => {
+                    if outbox.capacity() < OUTBOX / 4 {
+                        continue;
+                    }
+                    rpc::notification(super::TERMINAL_MISSED, json!({ "count": std::mem::take(&mut skipped) }))
+                }
                 changed = status.changed() => match changed {
                     Ok(()) => {
                         let snapshot = status.borrow_and_update().clone();

@@ -127,13 +127,22 @@ mod tests {
             mode: "ask".into(),
             scheduled: true,
         }];
-        let listed = merged(vec![stored("ses_new", 3), stored("ses_mid", 2), stored("ses_old", 1)], live);
+        let listed = merged(
+            vec![stored("ses_new", 3), stored("ses_mid", 2), stored("ses_old", 1)],
+            live,
+        );
         let ids: Vec<&str> = listed.iter().map(|s| s.summary.id.as_str()).collect();
         assert_eq!(ids, ["ses_old", "ses_new", "ses_mid"]);
-        assert_eq!((listed[0].model.as_deref(), listed[0].scheduled), (Some("m"), true));
+        assert_eq!(
+            (listed[0].model.as_deref(), listed[0].scheduled),
+            (Some("m"), true)
+        );
         assert_eq!((listed[1].open, listed[1].model.as_deref()), (false, None));
         // The old fields stay where they were.
         let line = json!(listed[1]);
-        assert_eq!((line["id"].as_str(), line["updated_ms"].as_u64()), (Some("ses_new"), Some(3)));
+        assert_eq!(
+            (line["id"].as_str(), line["updated_ms"].as_u64()),
+            (Some("ses_new"), Some(3))
+        );
     }
 }

@@ -84,6 +84,8 @@ pub(super) fn push(shown: Shown) -> String {
                 "data": base64::engine::general_purpose::STANDARD.encode(&data),
             }),
         ),
-        Shown::Exit { id, code } => rpc::notification(super::TERMINAL_EXIT, json!({ "id": &*id, "code": code })),
+        Shown::Exit { id, code } => {
+            rpc::notification(super::TERMINAL_EXIT, json!({ "id": &*id, "code": code }))
+        }
     }
 }

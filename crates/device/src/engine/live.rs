@@ -54,14 +54,18 @@ impl Engine {
     /// The person's message as typed, for the window (the client knows what it sent).
     pub(super) fn show_prompt(&self, session: &Session, body: &Value) {
         let text = user_text(body);
-        let update = json!({ "sessionUpdate": "user_message_chunk", "content": { "type": "text", "text": text } });
+        let update =
+            json!({ "sessionUpdate": "user_message_chunk", "content": { "type": "text", "text": text } });
         self.show(&session.id, &update);
     }
 
     /// A turn started or ended, for the window's running mark (not an ACP update: the client has
     /// its prompt's answer).
     pub(super) fn show_turn(&self, session_id: &str, running: bool) {
-        self.show(session_id, &json!({ "sessionUpdate": "_lembas_turn", "running": running }));
+        self.show(
+            session_id,
+            &json!({ "sessionUpdate": "_lembas_turn", "running": running }),
+        );
     }
 
     /// A tool call's decision (see [`transcript_of`]): written with the session's step and shown
@@ -69,7 +73,10 @@ impl Engine {
     pub(super) fn record_decision(&self, session_id: &str, decision: Value) {
         let session = self.sessions().get(session_id).cloned();
         if let Some(session) = session {
-            self.show(session_id, &json!({ "sessionUpdate": "_lembas_decision", "decision": decision }));
+            self.show(
+                session_id,
+                &json!({ "sessionUpdate": "_lembas_decision", "decision": decision }),
+            );
             session.record(decision);
         }
     }
@@ -129,9 +136,10 @@ impl Engine {
                 "unknown",
             ));
         }
-        let mut records = self.store().records(session_id).map_err(|e| {
-            RpcError::internal(format!("The session {session_id} could not be read: {e}."))
-        })?;
+        let mut records = self
+            .store()
+            .records(session_id)
+            .map_err(|e| RpcError::internal(format!("The session {session_id} could not be read: {e}.")))?;
         let held = self.sessions().get(session_id).cloned();
         if let Some(session) = &held {
             records.extend(session.state().unflushed.iter().cloned());

@@ -52,8 +52,15 @@ pub struct Listed {
 /// What the window hears: output from `offset` on, or the terminal's end.
 #[derive(Debug, Clone)]
 pub enum Shown {
-    Output { id: Arc<str>, offset: u64, data: Arc<[u8]> },
-    Exit { id: Arc<str>, code: Option<i32> },
+    Output {
+        id: Arc<str>,
+        offset: u64,
+        data: Arc<[u8]>,
+    },
+    Exit {
+        id: Arc<str>,
+        code: Option<i32>,
+    },
 }
 
 pub struct Screen {
@@ -156,13 +163,13 @@ impl Board {
             .map(|s| {
                 let (cols, rows) = *s.size.lock().unwrap_or_else(PoisonError::into_inner);
                 Listed {
-                id: s.id.to_string(),
-                cwd: s.cwd.clone(),
-                shell: s.shell.clone(),
-                opened_ms: s.opened_ms,
-                offset: s.lock().end,
-                cols,
-                rows,
+                    id: s.id.to_string(),
+                    cwd: s.cwd.clone(),
+                    shell: s.shell.clone(),
+                    opened_ms: s.opened_ms,
+                    offset: s.lock().end,
+                    cols,
+                    rows,
                 }
             })
             .collect();

@@ -166,10 +166,19 @@ impl Terminals {
         let live = LiveGuard::new(&self.live);
         tokio::spawn(async move {
             let _live = live;
-            let shown = session::Shown { board: &board, screen: &screen };
-            let ended =
-                session::forward_output(&session, &terminal_id, started.output, started.exited, &out, shown)
-                    .await;
+            let shown = session::Shown {
+                board: &board,
+                screen: &screen,
+            };
+            let ended = session::forward_output(
+                &session,
+                &terminal_id,
+                started.output,
+                started.exited,
+                &out,
+                shown,
+            )
+            .await;
             remove(&open, &terminal_id, &session);
             board.close(&screen, ended.code);
             drop(screen);
