@@ -178,7 +178,9 @@ function onPush(push: ControlPush) {
       if (shown && p.id === shown.id) take(shown, p as unknown as Output);
       break;
     case 'terminal/missed':
+      // Skipped output, or perhaps an exit: the screen and the list are read again.
       if (shown && !shown.ended) void replay(shown);
+      void refresh();
       break;
     case 'terminal/exit':
       if (shown && p.id === shown.id) {

@@ -163,3 +163,61 @@ async fn the_window_lists_replays_follows_types_into_and_hangs_up_a_terminal() {
     }
     assert_eq!(call(&mut window, "terminals/list", json!({})).await, json!([]));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_window_that_reads_nothing_never_holds_the_link_back_and_is_told_it_skipped() {
+    let (_peer, home, _service, mut link) = linked(true).await;
+    let mut pushes = control(&home)
+        .await
+        .subscribe_with(json!({ "terminals": true }))
+        .await
+        .unwrap();
+    let opened = link
+        .request("_lembas/terminal/open", json!({}), WAIT)
+        .await
+        .unwrap();
+    let id = opened["result"]["terminalId"].as_str().unwrap().to_string();
+    let mut screen = Screen::default();
+    screen.until(&mut link, "\u{1b}]133;B", WAIT).await;
+
+    // More than the window's socket, outbox and stream hold together, while it reads nothing: the
+    // instance still gets every byte.
+    input(
+        &mut link,
+        &id,
+        "head -c 24000000 /dev/zero | tr '\\0' x; echo; echo flood-$((2+1))\r",
+    )
+    .await;
+    screen.until(&mut link, "flood-3", Duration::from_secs(120)).await;
+
+    // The window then finds out it skipped: told so, or output that jumps past what it read.
+    let mut next: Option<u64> = None;
+    let end = Instant::now() + WAIT;
+    let skipped = loop {
+        let left = end.saturating_duration_since(Instant::now());
+        let Ok(Some((method, params))) = tokio::time::timeout(left, pushes.next_notification()).await else {
+            break false;
+        };
+        match method.as_str() {
+            "terminal/missed" => break true,
+            "terminal/output" => {
+                let offset = params["offset"].as_u64().unwrap();
+                let len = B64.decode(params["data"].as_str().unwrap()).unwrap().len() as u64;
+                if next.is_some_and(|n| offset > n) {
+                    break true;
+                }
+                assert!(
+                    next.is_none_or(|n| offset == n),
+                    "never backwards: {offset} after {next:?}"
+                );
+                next = Some(offset + len);
+            }
+            _ => {}
+        }
+    };
+    assert!(skipped, "a window that read nothing of 24 MB is told it skipped");
+    // Its replay is whole and current.
+    let mut window = control(&home).await;
+    let (replayed, offset) = replay(&call(&mut window, "terminals/replay", json!({ "id": id })).await);
+    assert!(offset > 24_000_000 && replayed.contains("flood-3"), "{offset}");
+}

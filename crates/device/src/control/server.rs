@@ -17,6 +17,7 @@ use crate::events::DeviceEvent;
 use crate::rpc::{self, Incoming, RpcError};
 use crate::settings::edit::Change;
 use crate::status::{self, Status};
+use crate::terminal::board::Shown;
 
 /// The longest line a client may send; a longer one is answered with an error and skipped.
 const MAX_LINE: usize = 64 * 1024;
@@ -280,8 +281,8 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> Joi
                 },
                 output = next_of(&mut shown) => match output {
                     // Output waiting in this client's outbox is bounded too: past a quarter of it,
-                    // frames are skipped (the client re-reads the ring when told).
-                    Ok(_) if outbox.capacity() < OUTBOX / 4 => {
+                    // frames are skipped (the client re-reads the ring when told). Never an exit.
+                    Ok(Shown::Output { .. }) if outbox.capacity() < OUTBOX / 4 => {
                         skipped += 1;
                         continue;
                     }
