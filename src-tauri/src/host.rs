@@ -242,7 +242,15 @@ impl Runner {
                     Err(broadcast::error::RecvError::Closed) => break,
                 },
                 control = self.control.recv() => match control {
-                    Some(Control::Redial | Control::EndLink) => runtime.end_link(),
+                    Some(Control::Redial) => runtime.end_link(),
+                    // Stop all remote work: turns are the engine's and outlive links, so they are
+                    // cancelled here; shells and watches end with the link.
+                    Some(Control::EndLink) => {
+                        runtime.engine.stop_all();
+                        // Their answers (`cancelled`) go out on this link before it ends.
+                        runtime.engine.cancel_all(std::time::Duration::from_secs(3)).await;
+                        runtime.end_link();
+                    }
                     Some(Control::Answer { tool_call_id, option_id, done }) => {
                         let _ = done.send(runtime.engine.answer_card(&tool_call_id, &option_id).await);
                     }

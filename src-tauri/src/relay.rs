@@ -80,9 +80,10 @@ pub async fn forward_pushes(app: AppHandle) {
     }
 }
 
-/// What the window subscribes to, besides status and events (which every subscriber gets).
+/// What the window subscribes to, besides status and events (which every subscriber gets): the
+/// sessions' updates and the terminals' output, which it shows live.
 fn subscribe_params() -> Value {
-    json!({})
+    json!({ "sessions": true, "terminals": true })
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 import './style.css';
 import { asCommandError, backend, type ActivityPage, type Card, type CommandError, type Snapshot, type View } from './backend';
 import { el } from './dom';
+import { openSessions, sessionsView } from './sessions';
+import { openTerminals, terminalsView } from './terminals';
 
 const app = document.getElementById('app') as HTMLElement;
 
@@ -14,7 +16,7 @@ const local = {
   busy: false,
   serverDraft: '',
   relogin: false,
-  view: 'settings' as 'settings' | 'activity',
+  view: 'settings' as 'settings' | 'activity' | 'sessions' | 'terminals',
   /** The card a clicked notification asked for, shown highlighted until it is gone. */
   focusCard: null as string | null,
   activity: null as ActivityPage | null,
@@ -295,12 +297,19 @@ function activityView(): HTMLElement {
 }
 
 function nav(): HTMLElement {
-  const tab = (view: 'settings' | 'activity', text: string) => {
+  const tab = (view: typeof local.view, text: string) => {
     const b = el('button', { type: 'button', id: `nav-${view}`, text, 'aria-pressed': String(local.view === view) });
-    b.addEventListener('click', () => go(view === 'activity' ? { view: 'activity' } : null));
+    b.addEventListener('click', () => {
+      // Sessions and Terminals keep their own state (sessions.ts, terminals.ts).
+      if (view === 'sessions' || view === 'terminals') {
+        local.view = view;
+        if (view === 'sessions') openSessions(); else openTerminals();
+        draw();
+      } else go(view === 'activity' ? { view: 'activity' } : null);
+    });
     return b;
   };
-  return el('nav', { class: 'row' }, tab('settings', 'Settings'), tab('activity', 'Activity'));
+  return el('nav', { class: 'row' }, tab('settings', 'Settings'), tab('sessions', 'Sessions'), tab('terminals', 'Terminals'), tab('activity', 'Activity'));
 }
 
 /** Moves to a view: the activity log, a card (on the settings view, where the cards are), or back. */
@@ -331,8 +340,9 @@ function draw() {
     return;
   }
   const notice = local.notice ? el('p', { class: 'notice', id: 'notice', role: 'status', text: local.notice }) : null;
-  const body = local.view === 'activity'
-    ? [activityView()]
+  const body = local.view === 'activity' ? [activityView()]
+    : local.view === 'sessions' ? [sessionsView()]
+    : local.view === 'terminals' ? [terminalsView()]
     : [loginSection(s), remoteSection(s), foldersSection(s), seenSection(s), activitySection(s)];
   app.replaceChildren(statusSection(s), nav(), notice ?? '', cardsSection(s) ?? '', ...body);
   const token = document.getElementById('token') as HTMLInputElement | null;

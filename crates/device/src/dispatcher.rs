@@ -16,6 +16,7 @@ use crate::rpc::{self, RpcError};
 use crate::scheduled;
 use crate::settings::Settings;
 use crate::terminal::Terminals;
+use crate::terminal::board::Board;
 
 pub const AGENT_NAME: &str = "LLeMbas CLI";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -188,12 +189,13 @@ impl Dispatcher {
         out: Outbound,
         events: broadcast::Sender<DeviceEvent>,
         engine: Engine,
+        board: Board,
     ) -> Self {
         Self {
             settings,
             announced,
             connection,
-            terminals: Terminals::new(out.clone()),
+            terminals: Terminals::new(out.clone(), board),
             events,
             engine,
             client: std::sync::Mutex::new(None),

@@ -67,6 +67,8 @@ where
         out.clone(),
         events,
         engine.clone(),
+        // An editor's link opens no terminals.
+        crate::terminal::board::Board::default(),
     ));
     let mut input = input;
     let mut tasks = JoinSet::new();

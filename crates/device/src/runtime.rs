@@ -18,6 +18,7 @@ use crate::lock::{self, DeviceLock, LockError};
 use crate::paths;
 use crate::settings::{self, Settings, SettingsError};
 use crate::status::{self, Status};
+use crate::terminal::board::Board;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -110,10 +111,12 @@ impl Runtime {
         let deleted_watch = engine.spawn_deleted_watch();
         let activity = Arc::new(Mutex::new(Activity::default()));
         let activity_fold = spawn_activity_fold(events.subscribe(), activity.clone());
+        let board = Board::default();
         let control = control::Server::start(control::Parts {
             status: status_rx.clone(),
             events: events.clone(),
             engine: engine.clone(),
+            board: board.clone(),
             wake: wake.clone(),
             activity,
             holder: what.to_string(),
@@ -132,6 +135,7 @@ impl Runtime {
             status: status_tx,
             events: events.clone(),
             engine: engine.clone(),
+            board,
             shutdown: shutdown_rx,
             wake: wake.clone(),
             at_final,

@@ -238,7 +238,7 @@ async fn two_subscribers_get_the_stream_and_a_bad_line_is_answered() {
         .await;
     assert_eq!(
         second.answer().await["result"],
-        json!({ "remote_enabled": false })
+        json!({ "remote_enabled": false, "stopped_turns": 0 })
     );
     let remote = stdout_json(&lembas(&l.home, &["remote", "list", "--json"]));
     assert_eq!(remote["remote"]["enabled"], false, "{remote}");

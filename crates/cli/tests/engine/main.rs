@@ -16,6 +16,7 @@ mod sessions;
 mod turns;
 mod undo;
 mod window_methods;
+mod window;
 
 use common::*;
 use lembas_peer::{LinkHandle, ModelReply, Peer, PeerConfig, ScriptedModel};

@@ -57,7 +57,11 @@ impl Client {
     /// Connects to this user's runtime; [`ConnectError::NotRunning`] when none serves the socket
     /// (none there, or one a runtime that died left behind).
     pub async fn connect() -> Result<Client, ConnectError> {
-        let path = super::socket_path();
+        Client::connect_at(super::socket_path()).await
+    }
+
+    /// [`Client::connect`] to the socket at `path` (a test's own runtime).
+    pub async fn connect_at(path: std::path::PathBuf) -> Result<Client, ConnectError> {
         match endpoint::connect(&path).await {
             Ok(stream) => {
                 let (read, writer) = tokio::io::split(stream);

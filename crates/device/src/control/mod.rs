@@ -9,9 +9,15 @@
 //!
 //! What: JSON-RPC 2.0, one message a line, UTF-8. Requests (params an object or absent):
 //! - `status` → `{ running: true, status }` ([`crate::status::Status`]).
-//! - `subscribe` → `{}`, then notifications: `status` (params the [`crate::status::Status`], at
-//!   once and on every change), `event` (params a [`crate::events::DeviceEvent`]) and `missed`
-//!   (`{ count }`: events this client read too slowly to get).
+//! - `subscribe` `{ sessions?, terminals? }` → `{}`, then notifications: `status` (params the
+//!   [`crate::status::Status`], at once and on every change), `event` (params a
+//!   [`crate::events::DeviceEvent`]) and `missed` (`{ count }`: events this client read too slowly
+//!   to get). With `sessions: true` also `session/update` `{ session_id, update }` (the ACP update
+//!   the client got; `_lembas_turn` and `_lembas_decision` updates are the window's own) and
+//!   `session/missed` `{ count }` (re-read the transcript); with `terminals: true` also
+//!   `terminal/output` `{ id, offset, data }` (base64, from byte `offset` of the terminal's output),
+//!   `terminal/exit` `{ id, code }` and `terminal/missed` `{ count }` (re-read with replay). These
+//!   streams never wait for a slow client: it skips, and is told.
 //! - `approvals/list` → `[PendingApproval]`, the oldest card first.
 //! - `approvals/answer` `{ id, answer: "allow" | "deny" }` → `{ id, session_id, answer }`; the same
 //!   path as the desktop's answer (first answer wins, the client is told `_lembas/permission/settled`).
@@ -19,9 +25,6 @@
 //! - `activity` `{ n?, described? }` → `{ lines, unreadable, path }`: the activity log's newest
 //!   lines, newest first, as logged; `described: true` gives each as `{ at_ms, kind, text }` (at
 //!   most 1000), for a view.
-//! - `sessions/list` → `[SessionSummary]`, the latest first.
-//! - `remote/stop` → `{ remote_enabled: false }`: Stop all remote work (remote work off in the
-//!   config, and the link ends at once so shells and watches stop), as the tray's menu item does.
 //! - `window/state` → the window's snapshot ([`crate::face::Snapshot`]: the link, the settings,
 //!   the recent activity, the open approval cards). A window reads it again on each `status` or
 //!   `event` notification of its subscription.
@@ -32,6 +35,22 @@
 //!   (`bad_server`, `unreachable`, `token_refused`, `malformed_token`, ...). The token is never
 //!   logged.
 //! - `logout` → `{ message }`: the login gone from the config and the keychain, the link ended.
+//! - `sessions/list` → `[SessionSummary + { running, open, model, mode, scheduled }]`: those
+//!   running in this runtime first, then the latest.
+//! - `sessions/transcript` `{ session_id }` → `{ session_id, title, root, turns, decisions,
+//!   running }`: turns as `_lembas/session/history` gives them, decisions by tool call id
+//!   (`{ decision, answeredBy, answer, outcome }`). -32602 `unknown` for no such session.
+//! - `sessions/stop` `{ session_id }` → `{ session_id, stopped: true }`: the running turn is
+//!   cancelled as by session/cancel. -32602 `not_running` when nothing runs there.
+//! - `terminals/list` → `[{ id, cwd, shell, opened_ms, offset }]`, the remote terminals open here.
+//! - `terminals/replay` `{ id }` → `{ id, data, offset }`: the last 256 KiB of its output (base64)
+//!   and the offset they end at.
+//! - `terminals/hang_up` `{ id }` → `{ id }`: hung up as the instance's close; it hears the exit.
+//! - `terminals/write` `{ id, data }` → `{}`: typed into the shell (the window's Type here too).
+//!   Unknown terminals are -32602 `not_open`.
+//! - `remote/stop` → `{ remote_enabled: false, stopped_turns }`: Stop all remote work (remote work
+//!   off in the config, every running turn cancelled, and the link ends at once so shells and
+//!   watches stop), as the tray's menu item does.
 //!
 //! The desktop's runtime stays up in the link's final states (not logged in, token refused), so
 //! its window can log in through it; a headless `lembas service run` ends in them.
@@ -44,7 +63,9 @@ pub mod credentials;
 mod endpoint;
 mod login;
 mod server;
+pub mod sessions;
 pub mod settings;
+mod terminals;
 mod window_state;
 
 use serde::{Deserialize, Serialize};
@@ -70,6 +91,18 @@ pub const WINDOW_STATE: &str = "window/state";
 pub const SETTINGS_CHANGE: &str = "settings/change";
 pub const LOGIN: &str = "login";
 pub const LOGOUT: &str = "logout";
+pub const SESSIONS_TRANSCRIPT: &str = "sessions/transcript";
+pub const SESSIONS_STOP: &str = "sessions/stop";
+pub const TERMINALS_LIST: &str = "terminals/list";
+pub const TERMINALS_REPLAY: &str = "terminals/replay";
+pub const TERMINALS_HANG_UP: &str = "terminals/hang_up";
+pub const TERMINALS_WRITE: &str = "terminals/write";
+/// Pushed to subscribers that asked for sessions or terminals.
+pub const SESSION_UPDATE: &str = "session/update";
+pub const SESSION_MISSED: &str = "session/missed";
+pub const TERMINAL_OUTPUT: &str = "terminal/output";
+pub const TERMINAL_EXIT: &str = "terminal/exit";
+pub const TERMINAL_MISSED: &str = "terminal/missed";
 
 /// The folder holding the socket: `$XDG_RUNTIME_DIR/lembas`, else `$XDG_STATE_HOME/lembas/run`.
 pub fn socket_dir() -> PathBuf {

@@ -18,7 +18,7 @@ use crate::face::activity::Activity;
 use crate::rpc::{self, Incoming, RpcError};
 use crate::settings::edit::Change;
 use crate::status::{self, Status};
-use crate::store::Store;
+use crate::terminal::board::Shown;
 
 /// The longest line a client may send; a longer one is answered with an error and skipped.
 const MAX_LINE: usize = 64 * 1024;
@@ -26,6 +26,10 @@ const MAX_LINE: usize = 64 * 1024;
 const OUTBOX: usize = 256;
 /// How long a refused connection is read from before it is closed.
 const REFUSED_LINGER: std::time::Duration = std::time::Duration::from_secs(1);
+/// How often a client that terminal frames were skipped for is checked for room to hear it.
+const SKIPPED_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
+/// How long Stop all remote work waits for the cancelled turns to end before ending the link.
+const TURNS_END_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// What a connection may reach in the runtime.
 #[derive(Clone)]
@@ -33,6 +37,8 @@ pub(crate) struct Parts {
     pub status: watch::Receiver<Status>,
     pub events: broadcast::Sender<DeviceEvent>,
     pub engine: Engine,
+    /// The remote terminals open on this computer (`terminals/*`).
+    pub board: crate::terminal::board::Board,
     /// Ends the link at once (Stop all remote work), or dials again after a login.
     pub wake: broadcast::Sender<()>,
     /// The recent activity and what runs now, folded from the events (the window shows them).
@@ -151,12 +157,13 @@ async fn serve(stream: Stream, peer: Option<u32>, own: u32, parts: Arc<Parts>) {
             }
         };
         if method == super::SUBSCRIBE {
+            let wants = Streams::of(&params);
             // The answer goes first, so the stream's first line (the status) follows it.
             if outbox.send(rpc::answer(&id, Ok(json!({})))).await.is_err() {
                 break;
             }
             if subscription.is_none() {
-                subscription = Some(subscribe(&parts, outbox.clone()));
+                subscription = Some(subscribe(&parts, outbox.clone(), wants));
             }
             continue;
         }
@@ -216,10 +223,40 @@ fn finish(bytes: Vec<u8>, too_long: bool) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "The message is not UTF-8: it was skipped.".to_string())
 }
 
-/// Streams the status (now and on each change) and every event to one client.
-fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>) -> JoinHandle<()> {
+/// The streams a subscriber asked for besides status and events; unknown fields are ignored.
+#[derive(Clone, Copy, Default)]
+struct Streams {
+    sessions: bool,
+    terminals: bool,
+}
+
+impl Streams {
+    fn of(params: &Value) -> Streams {
+        let on = |key: &str| params.get(key).and_then(Value::as_bool).unwrap_or(false);
+        Streams {
+            sessions: on("sessions"),
+            terminals: on("terminals"),
+        }
+    }
+}
+
+/// The next item of a stream the subscriber asked for; never, for one it did not.
+async fn next_of<T: Clone>(
+    receiver: &mut Option<broadcast::Receiver<T>>,
+) -> Result<T, broadcast::error::RecvError> {
+    match receiver {
+        Some(receiver) => receiver.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Streams the status (now and on each change) and every event to one client, with the sessions'
+/// updates and the terminals' output when asked.
+fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> JoinHandle<()> {
     let mut status = parts.status.clone();
     let mut events = parts.events.subscribe();
+    let mut updates = wants.sessions.then(|| parts.engine.updates());
+    let mut shown = wants.terminals.then(|| parts.board.subscribe());
     tokio::spawn(async move {
         let snapshot = status.borrow_and_update().clone();
         if outbox
@@ -229,6 +266,8 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>) -> JoinHandle<()> {
         {
             return;
         }
+        // Terminal frames skipped since the last one sent.
+        let mut skipped: u64 = 0;
         loop {
             let text = tokio::select! {
                 event = events.recv() => match event {
@@ -238,6 +277,41 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>) -> JoinHandle<()> {
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
+                update = next_of(&mut updates) => match update {
+                    Ok(update) => super::sessions::push(update),
+                    Err(broadcast::error::RecvError::Lagged(count)) => {
+                        rpc::notification(super::SESSION_MISSED, json!({ "count": count }))
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                output = next_of(&mut shown) => match output {
+                    // Output waiting in this client's outbox is bounded too: past a quarter of it,
+                    // frames are skipped (the client re-reads the ring when told). Never an exit.
+                    Ok(Shown::Output { .. }) if outbox.capacity() < OUTBOX / 4 => {
+                        skipped += 1;
+                        continue;
+                    }
+                    Ok(output) if skipped > 0 => {
+                        let missed = rpc::notification(super::TERMINAL_MISSED, json!({ "count": skipped }));
+                        skipped = 0;
+                        if outbox.send(missed).await.is_err() {
+                            return;
+                        }
+                        super::terminals::push(output)
+                    }
+                    Ok(output) => super::terminals::push(output),
+                    Err(broadcast::error::RecvError::Lagged(count)) => {
+                        rpc::notification(super::TERMINAL_MISSED, json!({ "count": count + std::mem::take(&mut skipped) }))
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                // Frames were skipped and no more come: the client still hears it, once it has room.
+                () = tokio::time::sleep(SKIPPED_RETRY), if skipped > 0 => {
+                    if outbox.capacity() < OUTBOX / 4 {
+                        continue;
+                    }
+                    rpc::notification(super::TERMINAL_MISSED, json!({ "count": std::mem::take(&mut skipped) }))
+                }
                 changed = status.changed() => match changed {
                     Ok(()) => {
                         let snapshot = status.borrow_and_update().clone();
@@ -312,22 +386,25 @@ async fn request(parts: &Parts, method: &str, params: Value) -> Result<Value, Rp
         super::SETTINGS_CHANGE => super::settings::change(parts, params).await,
         super::LOGIN => super::login::login(parts, params).await,
         super::LOGOUT => super::login::logout(parts).await,
-        super::SESSIONS_LIST => {
-            let sessions = tokio::task::spawn_blocking(|| Store::open_default().list())
-                .await
-                .map_err(|e| RpcError::internal(e.to_string()))?
-                .map_err(|e| RpcError::internal(format!("cannot read the sessions: {e}")))?;
-            Ok(json!(sessions))
-        }
         super::REMOTE_STOP => {
             tokio::task::spawn_blocking(|| crate::settings::edit::apply(&[Change::RemoteEnabled(false)]))
                 .await
                 .map_err(|e| RpcError::internal(e.to_string()))?
                 .map_err(|e| RpcError::internal(format!("remote work is still on: {e}")))?;
-            // Shells and watches end with the link; the runtime dials again with remote work off.
+            // Turns are the engine's, not the link's: they are cancelled here. Shells and watches
+            // end with the link; the runtime dials again with remote work off.
+            let stopped = parts.engine.stop_all();
+            // Their answers (`cancelled`) go out on this link before it ends.
+            parts.engine.cancel_all(TURNS_END_WAIT).await;
             let _ = parts.wake.send(());
-            Ok(json!({ "remote_enabled": false }))
+            Ok(json!({ "remote_enabled": false, "stopped_turns": stopped }))
         }
+        other if other.starts_with("sessions/") => super::sessions::request(&parts.engine, other, params)
+            .await
+            .unwrap_or_else(|| Err(RpcError::method_not_found(other))),
+        other if other.starts_with("terminals/") => super::terminals::request(&parts.board, other, params)
+            .await
+            .unwrap_or_else(|| Err(RpcError::method_not_found(other))),
         other => Err(RpcError::method_not_found(other)),
     }
 }

@@ -350,6 +350,7 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
             if still_here {
                 session2.set_phase(&turn2, TurnPhase::Running);
                 session2.state().run = run.clone();
+                engine2.show_turn(&session2.id, true);
                 let answer = super::commands::run_prompt(&engine2, &session2, &turn2, text, enclosed).await;
                 session2.state().run = None;
                 match &run {
@@ -369,6 +370,7 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
         let (engine3, session3, turn3) = (engine2.clone(), session2.clone(), turn2.clone());
         let saved = tokio::task::spawn_blocking(move || engine3.save_turn(&session3, &turn3, stored)).await;
         session2.set_phase(&turn2, TurnPhase::Done(answer));
+        engine2.show_turn(&session2.id, false);
         if let Ok(true) = saved {
             let (engine3, id) = (engine2.clone(), session2.id.clone());
             let _ = tokio::task::spawn_blocking(move || {

@@ -9,6 +9,7 @@ mod attachments;
 mod commands;
 mod conversation;
 mod files;
+mod live;
 mod methods;
 pub mod model;
 mod prompt;
@@ -18,6 +19,7 @@ mod turn;
 
 use approvals::PERMISSION;
 pub use approvals::{Answer, AnsweredBy, Card, PLAN};
+pub use live::{LiveSession, SessionUpdate, transcript_of};
 
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -61,6 +63,8 @@ struct Inner {
     card_requests: Mutex<HashMap<String, (u64, Value)>>,
     /// Capability `files`: folder indexes and what each session used recently.
     files: crate::files::Files,
+    /// Every session/update, for this computer's window (bounded: a slow reader lags).
+    updates: broadcast::Sender<SessionUpdate>,
 }
 
 impl Engine {
@@ -112,6 +116,7 @@ impl Engine {
             editor,
             card_requests: Mutex::default(),
             files: Default::default(),
+            updates: broadcast::channel(live::STREAM).0,
         }))
     }
 
@@ -217,6 +222,7 @@ impl Engine {
 
     /// `session/update` to the client, whoever it is.
     pub(crate) async fn update(&self, session_id: &str, update: Value) {
+        self.show(session_id, &update);
         if let Some(client) = self.client() {
             let _ = client
                 .notify(

@@ -109,6 +109,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
         title: prepared.title.clone(),
         decision: prepared.judgement.decision,
         answered_by: None,
+        answer: None,
     };
     match prepared.judgement.decision {
         Decision::Allow => {}
@@ -137,6 +138,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
                 .ask(&sid, &call.id, &prepared.title, params, run.as_ref())
                 .await;
             log.answered_by = by;
+            log.answer = Some(answer.label());
             match answer {
                 Answer::Deny { feedback } => {
                     let reason = "The person did not allow this call.";
@@ -214,7 +216,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     engine
         .event(&sid, json!({ "type": "tool_end", "id": call.id, "name": call.name, "isError": output.is_error, "turnId": turn_id }))
         .await;
-    engine.device_event(log.event(&sid, call, status));
+    log.tell(engine, &sid, call, status);
     ToolResult {
         text,
         is_error: output.is_error,
@@ -227,9 +229,21 @@ struct Logged {
     title: String,
     decision: Decision,
     answered_by: Option<AnsweredBy>,
+    /// The person's answer when it asked (`allowed once`, `allowed in this session`, `denied`).
+    answer: Option<&'static str>,
 }
 
 impl Logged {
+    /// To the activity log, and kept with the session for its transcript in the window.
+    fn tell(&self, engine: &Engine, session_id: &str, call: &ToolCall, outcome: &str) {
+        let decision = json!({
+            "type": "decision", "toolCallId": call.id, "decision": self.decision.as_str(),
+            "answeredBy": self.answered_by.map(AnsweredBy::as_str), "answer": self.answer, "outcome": outcome,
+        });
+        engine.record_decision(session_id, decision);
+        engine.device_event(self.event(session_id, call, outcome));
+    }
+
     /// The call's [`DeviceEvent::ToolCall`]; `outcome` is `completed`, `failed` or `denied`.
     fn event(&self, session_id: &str, call: &ToolCall, outcome: &str) -> DeviceEvent {
         DeviceEvent::ToolCall {
@@ -267,7 +281,7 @@ async fn denied(
     engine
         .event(sid, json!({ "type": "tool_denied", "id": call.id, "name": call.name, "reason": reason, "feedback": feedback, "turnId": turn_id }))
         .await;
-    engine.device_event(log.event(sid, call, "denied"));
+    log.tell(engine, sid, call, "denied");
     ToolResult { text, is_error: true }
 }
 

@@ -99,6 +99,7 @@ pub async fn run(
     if let Some(shown) = shown {
         message["shown"] = json!(shown);
     }
+    engine.show_prompt(session, &message);
     session.push_message(Some(turn_id), message);
     session.flush_unsynced();
 

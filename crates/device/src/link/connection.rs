@@ -55,6 +55,8 @@ pub struct LinkContext {
     pub connection: Option<String>,
     pub events: broadcast::Sender<DeviceEvent>,
     pub engine: crate::engine::Engine,
+    /// The runtime's list of terminals, for its own window.
+    pub board: crate::terminal::board::Board,
     pub shutdown: watch::Receiver<bool>,
     pub wake: broadcast::Receiver<()>,
     pub ping_interval: Duration,
@@ -84,6 +86,7 @@ pub async fn run(ws: Ws, mut ctx: LinkContext) -> LinkEnd {
         out.clone(),
         ctx.events.clone(),
         ctx.engine.clone(),
+        ctx.board.clone(),
     ));
     let mut tasks = JoinSet::new();
     let mut last_seen = Instant::now();

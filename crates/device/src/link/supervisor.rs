@@ -98,6 +98,7 @@ pub struct Supervisor {
     pub status: watch::Sender<Status>,
     pub events: broadcast::Sender<DeviceEvent>,
     pub engine: crate::engine::Engine,
+    pub board: crate::terminal::board::Board,
     pub shutdown: watch::Receiver<bool>,
     pub wake: broadcast::Sender<()>,
     /// What a final end does: stop (a headless service exits and says why), or wait for a
@@ -283,6 +284,7 @@ impl Supervisor {
                     connection: server.connection.clone(),
                     events: self.events.clone(),
                     engine: self.engine.clone(),
+                    board: self.board.clone(),
                     shutdown: self.shutdown.clone(),
                     wake: self.wake.subscribe(),
                     ping_interval: self.options.ping_interval,

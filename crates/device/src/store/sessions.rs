@@ -254,6 +254,18 @@ impl Store {
 }
 
 impl Store {
+    /// A session's records as they are on disk now, read without opening it for writing (a
+    /// runtime may hold it): lines that do not parse are passed over. NotFound for an unknown one.
+    pub fn records(&self, id: &str) -> io::Result<Vec<Value>> {
+        check_id(id)?;
+        let bytes = std::fs::read(self.session_path(id))?;
+        Ok(bytes
+            .split(|b| *b == b'\n')
+            .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
+            .filter(Value::is_object)
+            .collect())
+    }
+
     /// One session's summary, as `list` gives it; NotFound for an unknown session.
     pub fn summary(&self, id: &str) -> io::Result<SessionSummary> {
         check_id(id)?;

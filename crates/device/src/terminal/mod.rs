@@ -2,6 +2,7 @@
 //! closed with the link. Output is coalesced and sent on the link's bulk lane (backpressure: a shell
 //! is read only as fast as the link sends); bash, zsh and fish get the shell integration's prompt marks.
 
+pub mod board;
 mod integration;
 mod session;
 mod shell;
@@ -23,6 +24,7 @@ use crate::link::outbound::Outbound;
 use crate::policy::roots::{FolderRules, folder_verdict, judge_folder};
 use crate::rpc::{self, RpcError};
 use crate::settings::Settings;
+use board::Board;
 use session::Session;
 use shell::Environment;
 pub use shell::ShellKind;
@@ -39,6 +41,8 @@ pub struct Terminals {
     out: Outbound,
     environment: Environment,
     open: Arc<Mutex<Registry>>,
+    /// The runtime's list of terminals, for its own window.
+    board: Board,
     /// Shells whose exit has not been queued yet, closed ones included: the link counts them as
     /// work, so a redial for new limits waits until their `exit` has gone out.
     live: Arc<AtomicUsize>,
@@ -82,15 +86,16 @@ struct CloseParams {
 }
 
 impl Terminals {
-    pub fn new(out: Outbound) -> Self {
-        Self::with_environment(out, Environment::default())
+    pub fn new(out: Outbound, board: Board) -> Self {
+        Self::with_environment(out, Environment::default(), board)
     }
 
-    fn with_environment(out: Outbound, environment: Environment) -> Self {
+    fn with_environment(out: Outbound, environment: Environment, board: Board) -> Self {
         Self {
             out,
             environment,
             open: Arc::default(),
+            board,
             live: Arc::default(),
         }
     }
@@ -148,15 +153,37 @@ impl Terminals {
         let (kind, integration) = (launch.kind, launch.integration);
         let started = session::start(launch.command, launch.rc_folder, size).map_err(RpcError::internal)?;
         let id = slot.fill(started.session.clone());
+        let cwd_text = cwd.to_string_lossy();
+        let screen = self.board.open(
+            &id,
+            &cwd_text,
+            kind.name(),
+            (size.cols, size.rows),
+            started.session.clone(),
+        );
 
         let (out, open, session) = (self.out.clone(), self.open.clone(), started.session);
+        let board = self.board.clone();
         let terminal_id = id.clone();
         let live = LiveGuard::new(&self.live);
         tokio::spawn(async move {
             let _live = live;
-            let ended =
-                session::forward_output(&session, &terminal_id, started.output, started.exited, &out).await;
+            let shown = session::Shown {
+                board: &board,
+                screen: &screen,
+            };
+            let ended = session::forward_output(
+                &session,
+                &terminal_id,
+                started.output,
+                started.exited,
+                &out,
+                shown,
+            )
+            .await;
             remove(&open, &terminal_id, &session);
+            board.close(&screen, ended.code);
+            drop(screen);
             drop(session);
             if !ended.link_closed {
                 // On the bulk lane, so it comes after every output frame of this terminal.
@@ -166,7 +193,7 @@ impl Terminals {
         });
         Ok(json!({
             "terminalId": id,
-            "cwd": cwd.to_string_lossy(),
+            "cwd": cwd_text,
             "cols": size.cols,
             "rows": size.rows,
             "shell": kind.name(),
@@ -204,7 +231,9 @@ impl Terminals {
             pixel_width: 0,
             pixel_height: 0,
         };
-        session.resize(size).map_err(RpcError::internal)
+        session.resize(size).map_err(RpcError::internal)?;
+        self.board.resized(&params.terminal_id, (size.cols, size.rows));
+        Ok(())
     }
 
     /// `_lembas/terminal/close`: `{ terminalId }`, hung up (SIGHUP). Its exit follows.

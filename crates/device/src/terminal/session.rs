@@ -214,6 +214,12 @@ impl Drop for Session {
     }
 }
 
+/// Where the output is shown on this computer too (the window's copy).
+pub struct Shown<'a> {
+    pub board: &'a super::Board,
+    pub screen: &'a super::board::Screen,
+}
+
 /// How the output ended.
 pub struct Ended {
     /// The shell's exit status (128 + signal for a shell ended by a signal), when it could be learnt.
@@ -231,6 +237,7 @@ pub async fn forward_output(
     mut output: mpsc::Receiver<Vec<u8>>,
     mut exited: oneshot::Receiver<Option<i32>>,
     out: &Outbound,
+    shown: Shown<'_>,
 ) -> Ended {
     let mut code = None;
     let mut shell_ended = false;
@@ -266,6 +273,7 @@ pub async fn forward_output(
                 Err(_) => break,
             }
         }
+        shown.screen.record(shown.board, &frame);
         let data = base64::engine::general_purpose::STANDARD.encode(&frame);
         let text = rpc::notification(OUTPUT, json!({ "terminalId": id, "data": data }));
         if out.bulk(text).await.is_err() {

@@ -229,7 +229,7 @@ fn the_handlers_can_run_as_tasks() {
     fn send_sync<T: Send + Sync>(_: &T) {}
     fn send<T: Send>(_: &T) {}
     let (out, _queue) = channel();
-    let terminals = Terminals::new(out);
+    let terminals = Terminals::new(out, crate::terminal::board::Board::default());
     send_sync(&terminals);
     let settings = Settings::default();
     send(&terminals.open(json!({}), &settings));

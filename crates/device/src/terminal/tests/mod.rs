@@ -62,7 +62,7 @@ impl Harness {
             .remove("ENV")
             .remove("BASH_ENV"));
         let (out, queue) = channel();
-        let terminals = Terminals::with_environment(out, environment);
+        let terminals = Terminals::with_environment(out, environment, super::Board::default());
         Self {
             _tmp: tmp,
             home,

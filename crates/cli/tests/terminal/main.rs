@@ -1,7 +1,9 @@
 //! Remote terminals end to end: the real `lembas service run` against the reference peer, a real
 //! bash in a real PTY.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod window;
 
 use base64::Engine;
 use common::*;

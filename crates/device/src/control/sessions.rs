@@ -1,0 +1,148 @@
+//! `sessions/*`: the sessions on this computer for its window, with what is live in this runtime
+//! (working or not, model, mode, a scheduled run), a session's transcript, and Stop.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+use crate::engine::{Engine, LiveSession, SessionUpdate};
+use crate::rpc::{self, RpcError};
+use crate::store::SessionSummary;
+
+/// A line of `sessions/list`: the stored summary (its fields as they were) and what is live.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListedSession {
+    #[serde(flatten)]
+    pub summary: SessionSummary,
+    /// A turn is running or waiting in this runtime.
+    #[serde(default)]
+    pub running: bool,
+    /// Open in this runtime (model and mode known).
+    #[serde(default)]
+    pub open: bool,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// The running turn is a scheduled run.
+    #[serde(default)]
+    pub scheduled: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SessionParams {
+    session_id: String,
+}
+
+/// A `sessions/*` request other than `sessions/list`'s store read; `None` when not one of them.
+pub(super) async fn request(engine: &Engine, method: &str, params: Value) -> Option<Result<Value, RpcError>> {
+    Some(match method {
+        super::SESSIONS_LIST => list(engine).await,
+        super::SESSIONS_TRANSCRIPT => transcript(engine, method, params).await,
+        super::SESSIONS_STOP => stop(engine, method, params),
+        _ => return None,
+    })
+}
+
+/// Running first, then the latest; the stored order is kept within each.
+async fn list(engine: &Engine) -> Result<Value, RpcError> {
+    let store = engine.store().clone();
+    let stored = tokio::task::spawn_blocking(move || store.list())
+        .await
+        .map_err(|e| RpcError::internal(e.to_string()))?
+        .map_err(|e| RpcError::internal(format!("cannot read the sessions: {e}")))?;
+    Ok(json!(merged(stored, engine.live_sessions())))
+}
+
+pub fn merged(stored: Vec<SessionSummary>, live: Vec<LiveSession>) -> Vec<ListedSession> {
+    let live: HashMap<String, LiveSession> = live.into_iter().map(|l| (l.id.clone(), l)).collect();
+    let mut listed: Vec<ListedSession> = stored
+        .into_iter()
+        .map(|summary| {
+            let here = live.get(&summary.id);
+            ListedSession {
+                running: here.is_some_and(|l| l.running),
+                open: here.is_some(),
+                model: here.map(|l| l.model.clone()),
+                mode: here.map(|l| l.mode.clone()),
+                scheduled: here.is_some_and(|l| l.scheduled),
+                summary,
+            }
+        })
+        .collect();
+    // Stable: the latest first within the running and the resting.
+    listed.sort_by_key(|s| !s.running);
+    listed
+}
+
+async fn transcript(engine: &Engine, method: &str, params: Value) -> Result<Value, RpcError> {
+    let asked: SessionParams = rpc::params(method, params)?;
+    let engine = engine.clone();
+    tokio::task::spawn_blocking(move || engine.transcript(&asked.session_id))
+        .await
+        .map_err(|e| RpcError::internal(e.to_string()))?
+}
+
+fn stop(engine: &Engine, method: &str, params: Value) -> Result<Value, RpcError> {
+    let asked: SessionParams = rpc::params(method, params)?;
+    if !engine.stop(&asked.session_id) {
+        return Err(RpcError::refused(
+            format!(
+                "Nothing is running in {} on this computer: there is no turn to stop.",
+                asked.session_id
+            ),
+            "not_running",
+        ));
+    }
+    Ok(json!({ "session_id": asked.session_id, "stopped": true }))
+}
+
+/// The push a subscriber gets for a session's update.
+pub(super) fn push(update: SessionUpdate) -> String {
+    rpc::notification(super::SESSION_UPDATE, json!(update))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(id: &str, updated_ms: u64) -> SessionSummary {
+        SessionSummary {
+            id: id.into(),
+            title: String::new(),
+            cwd: "/p".into(),
+            created_ms: 1,
+            updated_ms,
+            messages: 0,
+        }
+    }
+
+    #[test]
+    fn running_sessions_come_first_then_the_latest() {
+        let live = vec![LiveSession {
+            id: "ses_old".into(),
+            running: true,
+            model: "m".into(),
+            mode: "ask".into(),
+            scheduled: true,
+        }];
+        let listed = merged(
+            vec![stored("ses_new", 3), stored("ses_mid", 2), stored("ses_old", 1)],
+            live,
+        );
+        let ids: Vec<&str> = listed.iter().map(|s| s.summary.id.as_str()).collect();
+        assert_eq!(ids, ["ses_old", "ses_new", "ses_mid"]);
+        assert_eq!(
+            (listed[0].model.as_deref(), listed[0].scheduled),
+            (Some("m"), true)
+        );
+        assert_eq!((listed[1].open, listed[1].model.as_deref()), (false, None));
+        // The old fields stay where they were.
+        let line = json!(listed[1]);
+        assert_eq!(
+            (line["id"].as_str(), line["updated_ms"].as_u64()),
+            (Some("ses_new"), Some(3))
+        );
+    }
+}

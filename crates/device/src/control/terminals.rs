@@ -1,0 +1,91 @@
+//! `terminals/*`: the remote terminals open on this computer, for its own window, which shows the
+//! same screen as the instance and may hang a terminal up or, when the person says so, type into it.
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::rpc::{self, RpcError};
+use crate::terminal::board::{Board, Shown, WriteError};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IdParams {
+    id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WriteParams {
+    id: String,
+    /// What was typed, as text (the window's xterm.js gives its keys as a string).
+    data: String,
+}
+
+/// A `terminals/*` request; `None` when the method is not one of them.
+pub(super) async fn request(board: &Board, method: &str, params: Value) -> Option<Result<Value, RpcError>> {
+    Some(match method {
+        super::TERMINALS_LIST => Ok(json!(board.list())),
+        super::TERMINALS_REPLAY => replay(board, method, params),
+        super::TERMINALS_HANG_UP => hang_up(board, method, params),
+        super::TERMINALS_WRITE => write(board, method, params).await,
+        _ => return None,
+    })
+}
+
+fn replay(board: &Board, method: &str, params: Value) -> Result<Value, RpcError> {
+    let asked: IdParams = rpc::params(method, params)?;
+    let (bytes, end) = board.replay(&asked.id).ok_or_else(|| not_open(&asked.id))?;
+    Ok(json!({
+        "id": asked.id,
+        "data": base64::engine::general_purpose::STANDARD.encode(&bytes),
+        "offset": end,
+    }))
+}
+
+fn hang_up(board: &Board, method: &str, params: Value) -> Result<Value, RpcError> {
+    let asked: IdParams = rpc::params(method, params)?;
+    if !board.hang_up(&asked.id) {
+        return Err(not_open(&asked.id));
+    }
+    Ok(json!({ "id": asked.id }))
+}
+
+async fn write(board: &Board, method: &str, params: Value) -> Result<Value, RpcError> {
+    let asked: WriteParams = rpc::params(method, params)?;
+    if asked.data.is_empty() {
+        return Ok(json!({}));
+    }
+    match board.write(&asked.id, asked.data.into_bytes()).await {
+        Ok(()) => Ok(json!({})),
+        Err(WriteError::NotOpen) => Err(not_open(&asked.id)),
+        Err(WriteError::Ended) => Err(RpcError::invalid_params(format!(
+            "The terminal {} has ended: nothing was typed.",
+            asked.id
+        ))),
+    }
+}
+
+fn not_open(id: &str) -> RpcError {
+    RpcError::refused(
+        format!("No terminal {id} is open on this computer (terminals/list says which are)."),
+        "not_open",
+    )
+}
+
+/// The push a subscriber gets for what the board showed.
+pub(super) fn push(shown: Shown) -> String {
+    match shown {
+        Shown::Output { id, offset, data } => rpc::notification(
+            super::TERMINAL_OUTPUT,
+            json!({
+                "id": &*id,
+                "offset": offset,
+                "data": base64::engine::general_purpose::STANDARD.encode(&data),
+            }),
+        ),
+        Shown::Exit { id, code } => {
+            rpc::notification(super::TERMINAL_EXIT, json!({ "id": &*id, "code": code }))
+        }
+    }
+}
