@@ -25,13 +25,13 @@ fn stdout_json(out: &Output) -> Value {
 }
 
 /// A raw connection to the socket: JSON lines out, JSON lines in.
-struct Raw {
+pub(crate) struct Raw {
     reader: BufReader<tokio::net::unix::OwnedReadHalf>,
     writer: tokio::net::unix::OwnedWriteHalf,
 }
 
 impl Raw {
-    async fn connect(home: &Home) -> Raw {
+    pub(crate) async fn connect(home: &Home) -> Raw {
         let stream = UnixStream::connect(home.socket()).await.unwrap();
         let (read, writer) = stream.into_split();
         Raw {
@@ -39,7 +39,7 @@ impl Raw {
             writer,
         }
     }
-    async fn send(&mut self, line: &str) {
+    pub(crate) async fn send(&mut self, line: &str) {
         self.writer
             .write_all(format!("{line}\n").as_bytes())
             .await
@@ -55,7 +55,7 @@ impl Raw {
         serde_json::from_str(&line).unwrap()
     }
     /// The next message that is not an `event` or `status` notification.
-    async fn answer(&mut self) -> Value {
+    pub(crate) async fn answer(&mut self) -> Value {
         loop {
             let message = self.next().await;
             if message.get("method").is_none() {
@@ -64,7 +64,7 @@ impl Raw {
         }
     }
     /// The next `event` notification of `kind`.
-    async fn event(&mut self, kind: &str) -> Value {
+    pub(crate) async fn event(&mut self, kind: &str) -> Value {
         loop {
             let message = self.next().await;
             if message["method"] == "event" && message["params"]["kind"] == kind {
@@ -74,7 +74,7 @@ impl Raw {
     }
 }
 
-async fn socket_ready(home: &Home) {
+pub(crate) async fn socket_ready(home: &Home) {
     let socket = home.socket();
     assert!(
         tokio::task::block_in_place(|| eventually(WAIT, || socket.exists())),

@@ -18,6 +18,10 @@
 //!   A card no longer open is -32602 with `data: { reason: "not_open" }`.
 //! - `activity` `{ n? }` → `{ lines, unreadable }`: the activity log's newest lines, newest first.
 //! - `sessions/list` → `[SessionSummary]`, the latest first.
+//! - `shown/list` `{ session_id? }` → `[ShownFile]` ([`crate::engine::show::ShownFile`]): the files
+//!   sessions showed (the `show` tool) still kept, newest first; one session's when given.
+//! - `shown/read` `{ id }` → `{ file: ShownFile, text }`; one no longer kept is -32602 with
+//!   `data: { reason: "not_kept" }`. Each new one is announced as the event `shown`.
 //! - `remote/stop` → `{ remote_enabled: false }`: Stop all remote work (remote work off in the
 //!   config, and the link ends at once so shells and watches stop), as the tray's menu item does.
 //!
@@ -45,6 +49,8 @@ pub const APPROVALS_ANSWER: &str = "approvals/answer";
 pub const ACTIVITY: &str = "activity";
 pub const SESSIONS_LIST: &str = "sessions/list";
 pub const REMOTE_STOP: &str = "remote/stop";
+pub const SHOWN_LIST: &str = "shown/list";
+pub const SHOWN_READ: &str = "shown/read";
 
 /// The folder holding the socket: `$XDG_RUNTIME_DIR/lembas`, else `$XDG_STATE_HOME/lembas/run`.
 pub fn socket_dir() -> PathBuf {
