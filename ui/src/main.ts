@@ -3,8 +3,12 @@
 import './style.css';
 import { asCommandError, backend, type ActivityPage, type Card, type CommandError, type Snapshot, type View } from './backend';
 import { el } from './dom';
+import { mountViewer, refresh as refreshShown } from './viewer';
 
 const app = document.getElementById('app') as HTMLElement;
+// The Shown view lives beside the redrawn part, so a redraw never reloads a shown page.
+const viewerHost = el('div', { id: 'viewer-host', hidden: true });
+app.after(viewerHost);
 
 /** What the person is in the middle of, kept across redraws. */
 const local = {
@@ -14,7 +18,7 @@ const local = {
   busy: false,
   serverDraft: '',
   relogin: false,
-  view: 'settings' as 'settings' | 'activity',
+  view: 'settings' as 'settings' | 'activity' | 'shown',
   /** The card a clicked notification asked for, shown highlighted until it is gone. */
   focusCard: null as string | null,
   activity: null as ActivityPage | null,
@@ -295,12 +299,18 @@ function activityView(): HTMLElement {
 }
 
 function nav(): HTMLElement {
-  const tab = (view: 'settings' | 'activity', text: string) => {
+  const tab = (view: 'settings' | 'activity' | 'shown', text: string) => {
     const b = el('button', { type: 'button', id: `nav-${view}`, text, 'aria-pressed': String(local.view === view) });
-    b.addEventListener('click', () => go(view === 'activity' ? { view: 'activity' } : null));
+    b.addEventListener('click', () => {
+      if (view === 'shown') {
+        local.view = 'shown';
+        void refreshShown();
+        draw();
+      } else go(view === 'activity' ? { view: 'activity' } : null);
+    });
     return b;
   };
-  return el('nav', { class: 'row' }, tab('settings', 'Settings'), tab('activity', 'Activity'));
+  return el('nav', { class: 'row' }, tab('settings', 'Settings'), tab('activity', 'Activity'), tab('shown', 'Shown'));
 }
 
 /** Moves to a view: the activity log, a card (on the settings view, where the cards are), or back. */
@@ -331,8 +341,10 @@ function draw() {
     return;
   }
   const notice = local.notice ? el('p', { class: 'notice', id: 'notice', role: 'status', text: local.notice }) : null;
+  viewerHost.hidden = local.view !== 'shown';
   const body = local.view === 'activity'
     ? [activityView()]
+    : local.view === 'shown' ? []
     : [loginSection(s), remoteSection(s), foldersSection(s), seenSection(s), activitySection(s)];
   app.replaceChildren(statusSection(s), nav(), notice ?? '', cardsSection(s) ?? '', ...body);
   const token = document.getElementById('token') as HTMLInputElement | null;
@@ -342,6 +354,14 @@ function draw() {
 }
 
 async function start() {
+  // A file a session just showed opens on the Shown view, unless the person is typing elsewhere.
+  mountViewer(viewerHost, () => {
+    const field = document.activeElement;
+    const typing = field instanceof HTMLInputElement && field.type !== 'checkbox' && field.value !== '';
+    if (typing || local.view === 'shown') return;
+    local.view = 'shown';
+    draw();
+  });
   await backend.onState((s) => {
     local.snapshot = s;
     draw();
