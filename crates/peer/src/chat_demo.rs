@@ -24,9 +24,12 @@ pub struct Chat {
     pub person_answers: bool,
     /// How the viewer answers `_lembas/show`: `None` shows the file, `Some(reason)` refuses it.
     pub not_shown: Option<String>,
+    /// How long after initialize the chat starts.
+    pub after: Duration,
 }
 
 pub async fn run(link: &mut LinkHandle, initialize: &Value, chat: &Chat) -> anyhow::Result<()> {
+    tokio::time::sleep(chat.after).await;
     let (text, scheduled) = (chat.text.as_str(), chat.scheduled);
     let run = json!({ "schedule_id": "demo-schedule", "run_id": "demo-run-1", "title": "Demo schedule",
                       "mode": "edit", "approval_wait_s": 1800 });
