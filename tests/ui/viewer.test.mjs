@@ -96,7 +96,7 @@ const outsideTheFrame = () => page.evaluate(() => document.documentElement.outer
 function hostile() {
   const at = `http://${trap}`;
   return `<!doctype html><html><head>
-<meta http-equiv="refresh" content="3.5;url=${at}/meta-refresh">
+<meta http-equiv="refresh" content="6.5;url=${at}/meta-refresh">
 <link rel="stylesheet" href="${at}/link.css"><link rel="prefetch" href="${at}/prefetch">
 </head><body bgcolor="#00c000">
 <h1>A hostile page</h1>
@@ -130,11 +130,11 @@ fetch('${at}/fetch').then(() => note('fetch', 'reached'), (e) => note('fetch', '
 fetch('ipc://localhost/control_call', { method: 'POST', body: '{}' }).then(() => note('ipcFetch', 'reached'), (e) => note('ipcFetch', 'failed ' + e.name));
 fetch('http://ipc.localhost/control_call', { method: 'POST', body: '{}' }).then(() => note('ipcHttp', 'reached'), (e) => note('ipcHttp', 'failed ' + e.name));
 tryIt('xhr', () => { const x = new XMLHttpRequest(); x.open('GET', '${at}/xhr'); x.onerror = () => note('xhr', 'error'); x.onload = () => note('xhr', 'reached'); x.send(); return 'sent'; });
-setTimeout(() => { location.href = '${at}/self'; }, 3000);
+setTimeout(() => { location.href = '${at}/self'; }, 6000);
 </script></body></html>`;
 }
 
-/** Shows the hostile page, lets it try for 5 s; what the frame recorded, if its scripts ran. */
+/** Shows the hostile page, lets it try for 8 s; what the frame recorded, if its scripts ran. */
 async function showHostile(reaching = []) {
   await load();
   await show('s-h', 'hostile.html', 'html', hostile());
@@ -144,7 +144,7 @@ async function showHostile(reaching = []) {
   const url = page.url();
   const calls = await ipcCalls();
   const dom = await outsideTheFrame();
-  // Read before the page's own navigations (3 s and 3.5 s): every probe noted, or 2.5 s passed.
+  // Read before the page's own navigations (6 s and 6.5 s): every probe noted, or 5 s passed.
   const child = page.frames().find((f) => f !== page.mainFrame());
   const read = () => child.evaluate(() => ({
     results: document.getElementById('results')?.textContent ?? null,
@@ -152,11 +152,11 @@ async function showHostile(reaching = []) {
   })).catch((e) => ({ error: String(e) }));
   const started = Date.now();
   let recorded = child ? await read() : null;
-  while (child && Date.now() - started < 2500 && !['ws', 'xhr', 'fetch', 'ipcFetch', 'ipcHttp'].every((k) => recorded?.results?.includes(`"${k}"`))) {
+  while (child && Date.now() - started < 5000 && !['ws', 'xhr', 'fetch', 'ipcFetch', 'ipcHttp'].every((k) => recorded?.results?.includes(`"${k}"`))) {
     await page.waitForTimeout(100);
     recorded = await read();
   }
-  await page.waitForTimeout(5000 - (Date.now() - started));
+  await page.waitForTimeout(8000 - (Date.now() - started));
   assert.deepEqual(hits, reaching, 'what reached the loopback port');
   assert.equal(await ipcCalls(), calls, 'no IPC call came from the frame');
   assert.equal(page.url(), url, 'the app stayed where it was');
