@@ -29,6 +29,8 @@ struct Push {
 /// One control request, answered by the runtime; its error sentence is for the person.
 #[tauri::command]
 pub async fn control_call(method: String, params: Option<Value>) -> Result<Value, CommandError> {
+    // Every call the window makes, by name (never its params): the app test counts them.
+    tracing::debug!(%method, "control_call relayed");
     let mut client = Client::connect().await.map_err(|e| match e {
         ConnectError::NotRunning => CommandError::new(
             "not_running",

@@ -244,7 +244,9 @@ def main():
 
         quit_app(app, "Quit ends the app cleanly")
         beside_a_headless_service(env, config)
-        check("the token is in no log", all(token not in (OUT / log).read_text() for log in ["app.log", "service.log"]))
+        a_hostile_page_shown(env, config, token, work, figures)
+        check("the token is in no log", all(token not in (OUT / log).read_text()
+                                        for log in ["app.log", "service.log", "app-shown.log"]))
     finally:
         if app.poll() is None:
             app.send_signal(signal.SIGTERM)
@@ -288,6 +290,136 @@ def beside_a_headless_service(env, config):
             app.kill()
         service.send_signal(signal.SIGTERM)
         service.wait(timeout=10)
+
+
+HOSTILE = """<!doctype html><html><head>
+<meta http-equiv="refresh" content="4;url=http://{trap}/meta-refresh">
+<link rel="stylesheet" href="http://{trap}/link.css"></head>
+<body bgcolor="#00c000"><h1>A hostile page</h1>
+<img src="http://{trap}/img.png"><img src="x" onerror="fetch('http://{trap}/onerror')">
+<form id="f" action="http://{trap}/form" method="post" target="_top"><input name="a" value="1"></form>
+<script>
+document.body.bgColor = '#c000c0';
+const hit = (path) => {{ try {{ new Image().src = 'http://{trap}/' + path; }} catch (e) {{}} }};
+const attempt = (name, f) => {{ try {{ f(); }} catch (e) {{ hit('threw-' + name); }} }};
+attempt('internals', () => window.__TAURI_INTERNALS__.invoke('control_call', {{ method: 'remote/stop', params: {{}} }}));
+attempt('parent', () => parent.__TAURI_INTERNALS__.invoke('control_call', {{ method: 'remote/stop', params: {{}} }}));
+attempt('ipc', () => window.ipc.postMessage('{{}}'));
+attempt('webkit', () => window.webkit.messageHandlers.ipc.postMessage(JSON.stringify({{
+  cmd: 'control_call', callback: 1, error: 2, payload: {{ method: 'remote/stop', params: {{}} }},
+  options: null, __TAURI_INVOKE_KEY__: 'a-guess' }})));
+attempt('post', () => parent.postMessage({{ cmd: 'control_call', method: 'remote/stop' }}, '*'));
+fetch('http://{trap}/fetch').catch(() => {{}});
+fetch('ipc://localhost/control_call', {{ method: 'POST', body: '{{}}' }}).catch(() => {{}});
+fetch('http://ipc.localhost/control_call', {{ method: 'POST', body: '{{}}' }}).catch(() => {{}});
+attempt('xhr', () => {{ const x = new XMLHttpRequest(); x.open('GET', 'http://{trap}/xhr'); x.send(); }});
+attempt('ws', () => new WebSocket('ws://{trap}/ws'));
+attempt('top', () => {{ top.location.href = 'http://{trap}/top'; }});
+attempt('open', () => window.open('http://{trap}/open'));
+attempt('cookie', () => {{ document.cookie = 'a=1'; }});
+attempt('storage', () => localStorage.setItem('a', '1'));
+attempt('form', () => document.getElementById('f').submit());
+attempt('beacon', () => navigator.sendBeacon('http://{trap}/beacon', 'x'));
+setTimeout(() => {{ location.href = 'http://{trap}/self'; }}, 3000);
+</script></body></html>
+"""
+
+
+def a_hostile_page_shown(env, config, token, work, figures):
+    """The show tool's HTML in the real window (WebKitGTK): a session shows a page that tries the
+    Tauri IPC, the network (a loopback port that records every request), top navigation, popups,
+    forms, cookies and storage. The window opens it in its sandboxed frame; nothing reaches the
+    port, no IPC message reaches the app, and the window calls nothing but shown/read."""
+    import http.server
+    import threading
+
+    hits = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            hits.append(f"GET {self.path}")
+            self.send_response(200)
+            self.end_headers()
+
+        def do_POST(self):
+            hits.append(f"POST {self.path}")
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    recorder = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=recorder.serve_forever, daemon=True).start()
+    trap = f"127.0.0.1:{recorder.server_address[1]}"
+    (work / "hostile.html").write_text(HOSTILE.format(trap=trap))
+    lembas = lambda *args: subprocess.run([str(BIN / "lembas"), *args], env=env, check=True, capture_output=True)
+    lembas("remote", "on")
+    lembas("remote", "roots", "add", str(work))
+    lembas("trust", str(work))
+    # A second demo instance (the same token) whose chat, 12 s after the link, asks for the page.
+    peer_out = open(OUT / "peer-shown.out", "w")
+    peer = subprocess.Popen([str(BIN / "lembas-peer"), "--token-stdin", "--chat", "show hostile.html",
+                             "--chat-after", "12"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=open(OUT / "peer-shown.log", "w"), text=True, env=env)
+    peer.stdin.write(token + "\n")
+    peer.stdin.close()
+    url = None
+    for line in peer.stdout:
+        peer_out.write(line)
+        m = re.search(r"http://127\.0\.0\.1:\d+", line)
+        if m:
+            url = m.group(0)
+            break
+    def copy_rest():
+        for rest in peer.stdout:
+            peer_out.write(rest)
+            peer_out.flush()
+
+    peer_out.flush()
+    threading.Thread(target=copy_rest, daemon=True).start()
+    text = config.read_text()
+    config.write_text(re.sub(r"http://127\.0\.0\.1:\d+", url, text))
+    app_env = dict(env, RUST_LOG="info,lembas_desktop::relay=debug")
+    app_log = OUT / "app-shown.log"
+    app = subprocess.Popen([str(BIN / "lembas-desktop")], env=app_env, stdout=open(app_log, "w"),
+                           stderr=subprocess.STDOUT)
+    try:
+        tray_menu.find(wait_s=30, pid=app.pid)
+        wait_for("the app links to the instance that will show the page",
+                 lambda: tray_status().startswith("Linked to"), within=30)
+        tray_menu.click(*tray_menu.find(), "Open LLeMbas Desktop")
+        wait_for("the window opens before the page is shown", lambda: [w for w in windows() if viewable(w)])
+        plain = lambda: re.sub(r"\x1b\[[0-9;]*m", "", app_log.read_text())  # the log may be coloured
+        relayed = lambda: re.findall(r"control_call relayed method=(\S+)", plain())
+        wait_for("the session shows the page to the instance's viewer",
+                 lambda: "chat: shown hostile.html (html" in (OUT / "peer-shown.out").read_text(), within=40)
+        wait_for("the window opens the shown page (shown/read)", lambda: "shown/read" in relayed(), within=20)
+        time.sleep(8)  # the page's probes run (its own navigations at 3 s and 4 s); WebKit paints
+        screenshot("window-shown.png")
+        colors = subprocess.run(["convert", str(OUT / "window-shown.png"), "-format", "%c", "histogram:info:-"],
+                                capture_output=True, text=True).stdout.lower()
+        figures["shown_page"] = {
+            "frame_painted_green": "#00c000" in colors,
+            "frame_script_ran_magenta": "#c000c0" in colors,
+            "relayed_control_calls": relayed(),
+            "loopback_hits": list(hits),
+        }
+        check("the frame shows the page (its green)", figures["shown_page"]["frame_painted_green"])
+        check("nothing reached the loopback port", hits == [], str(hits))
+        check("no IPC message from the frame reached the app", "__TAURI_INVOKE_KEY__" not in plain())
+        check("the window called nothing but the viewer's own methods",
+              set(relayed()) <= {"shown/read", "shown/list"}, str(relayed()))
+        check("remote work is still on (remote/stop never ran)", "enabled: true" in config.read_text())
+        check("the app still runs", app.poll() is None)
+        close_and_wait("the window with the page closes")
+        quit_app(app, "Quit after the shown page")
+    finally:
+        if app.poll() is None:
+            app.kill()
+        peer.terminate()
+        peer.wait(timeout=10)
+        recorder.shutdown()
 
 
 def log_in(wid, url, token, env, config, offline_icon):

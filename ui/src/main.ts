@@ -5,8 +5,12 @@ import { asCommandError, backend, type ActivityPage, type Card, type CommandErro
 import { el } from './dom';
 import { openSessions, sessionsView } from './sessions';
 import { openTerminals, terminalsView } from './terminals';
+import { mountViewer, refresh as refreshShown } from './viewer';
 
 const app = document.getElementById('app') as HTMLElement;
+// The Shown view lives beside the redrawn part, so a redraw never reloads a shown page.
+const viewerHost = el('div', { id: 'viewer-host', hidden: true });
+app.after(viewerHost);
 
 /** What the person is in the middle of, kept across redraws. */
 const local = {
@@ -16,7 +20,7 @@ const local = {
   busy: false,
   serverDraft: '',
   relogin: false,
-  view: 'settings' as 'settings' | 'activity' | 'sessions' | 'terminals',
+  view: 'settings' as 'settings' | 'activity' | 'sessions' | 'terminals' | 'shown',
   /** The card a clicked notification asked for, shown highlighted until it is gone. */
   focusCard: null as string | null,
   activity: null as ActivityPage | null,
@@ -300,16 +304,18 @@ function nav(): HTMLElement {
   const tab = (view: typeof local.view, text: string) => {
     const b = el('button', { type: 'button', id: `nav-${view}`, text, 'aria-pressed': String(local.view === view) });
     b.addEventListener('click', () => {
-      // Sessions and Terminals keep their own state (sessions.ts, terminals.ts).
-      if (view === 'sessions' || view === 'terminals') {
+      // Sessions, Terminals and Shown keep their own state (sessions.ts, terminals.ts, viewer.ts).
+      if (view === 'sessions' || view === 'terminals' || view === 'shown') {
         local.view = view;
-        if (view === 'sessions') openSessions(); else openTerminals();
+        if (view === 'sessions') openSessions();
+        else if (view === 'terminals') openTerminals();
+        else void refreshShown();
         draw();
       } else go(view === 'activity' ? { view: 'activity' } : null);
     });
     return b;
   };
-  return el('nav', { class: 'row' }, tab('settings', 'Settings'), tab('sessions', 'Sessions'), tab('terminals', 'Terminals'), tab('activity', 'Activity'));
+  return el('nav', { class: 'row' }, tab('settings', 'Settings'), tab('sessions', 'Sessions'), tab('terminals', 'Terminals'), tab('shown', 'Shown'), tab('activity', 'Activity'));
 }
 
 /** Moves to a view: the activity log, a card (on the settings view, where the cards are), or back. */
@@ -340,9 +346,11 @@ function draw() {
     return;
   }
   const notice = local.notice ? el('p', { class: 'notice', id: 'notice', role: 'status', text: local.notice }) : null;
+  viewerHost.hidden = local.view !== 'shown';
   const body = local.view === 'activity' ? [activityView()]
     : local.view === 'sessions' ? [sessionsView()]
     : local.view === 'terminals' ? [terminalsView()]
+    : local.view === 'shown' ? []
     : [loginSection(s), remoteSection(s), foldersSection(s), seenSection(s), activitySection(s)];
   app.replaceChildren(statusSection(s), nav(), notice ?? '', cardsSection(s) ?? '', ...body);
   const token = document.getElementById('token') as HTMLInputElement | null;
@@ -352,6 +360,14 @@ function draw() {
 }
 
 async function start() {
+  // A file a session just showed opens on the Shown view, unless the person is typing elsewhere.
+  mountViewer(viewerHost, () => {
+    const field = document.activeElement;
+    const typing = field instanceof HTMLInputElement && field.type !== 'checkbox' && field.value !== '';
+    if (typing || local.view === 'shown') return;
+    local.view = 'shown';
+    draw();
+  });
   await backend.onState((s) => {
     local.snapshot = s;
     draw();

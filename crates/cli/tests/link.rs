@@ -65,7 +65,8 @@ async fn hello_first_then_initialize_as_the_spec_shows() {
             "plan",
             "commands",
             "attachments",
-            "files"
+            "files",
+            "show"
         ])
     );
 }

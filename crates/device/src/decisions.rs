@@ -18,6 +18,7 @@ pub struct Decisions {
     pub engine: EngineNumbers,
     pub activity: ActivityLog,
     pub question: Question,
+    pub show: ShowNumbers,
     pub commands: Commands,
     pub files: FilesNumbers,
 }
@@ -91,6 +92,17 @@ pub struct Question {
     pub max_questions: usize,
     pub max_options: usize,
     pub label_chars: usize,
+}
+
+/// The show tool (acp.md `_lembas/show`): the largest file it sends, what the runtime keeps of
+/// the files shown for the desktop's viewer (per session, and in all, the oldest dropped first),
+/// and how long it waits for the client to say whether it showed one.
+#[derive(Debug, Deserialize)]
+pub struct ShowNumbers {
+    pub max_bytes: u64,
+    pub kept_per_session: usize,
+    pub kept_total_bytes: u64,
+    pub client_wait_seconds: u64,
 }
 
 /// The activity log (`activity.jsonl`): the size at which it is rotated, and how many old files

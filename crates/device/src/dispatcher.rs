@@ -43,6 +43,7 @@ pub fn capabilities(settings: &Settings) -> Vec<&'static str> {
         "commands",
         "attachments",
         "files",
+        "show",
     ]);
     if settings.remote.terminal {
         caps.extend(["terminal", "shell"]);
@@ -295,12 +296,15 @@ impl Dispatcher {
                     .pointer("/clientCapabilities/_meta/lembas/protocol")
                     .and_then(Value::as_u64)
                     .unwrap_or(1);
+                let show =
+                    params.pointer("/clientCapabilities/_meta/lembas/show") == Some(&Value::Bool(true));
                 let client = ClientLink::new(
                     self.serial,
                     self.out.clone(),
                     self.pending.clone(),
                     lembas,
                     protocol,
+                    show,
                 );
                 *self.client.lock().unwrap_or_else(|p| p.into_inner()) = Some(client);
                 Ok(self.announced.initialize_result(self.connection.as_deref()))

@@ -122,4 +122,18 @@ pub enum DeviceEvent {
         answered_by: Option<String>,
         outcome: String,
     },
+    /// A session showed a file (the `show` tool): the desktop's viewer lists it and reads its text
+    /// with the control method `shown/read { id }`. The text itself is not in the event.
+    /// `file_kind` is the file's kind (markdown, code, text, html): `kind` names the event.
+    Shown {
+        session_id: String,
+        id: String,
+        path: String,
+        file_kind: crate::engine::show::Kind,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        language: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        line: Option<u64>,
+        size: u64,
+    },
 }

@@ -22,9 +22,14 @@ pub struct Chat {
     /// The cards wait for a person on the device (the tray app, `lembas approvals`); the demo
     /// does not click Allow.
     pub person_answers: bool,
+    /// How the viewer answers `_lembas/show`: `None` shows the file, `Some(reason)` refuses it.
+    pub not_shown: Option<String>,
+    /// How long after initialize the chat starts.
+    pub after: Duration,
 }
 
 pub async fn run(link: &mut LinkHandle, initialize: &Value, chat: &Chat) -> anyhow::Result<()> {
+    tokio::time::sleep(chat.after).await;
     let (text, scheduled) = (chat.text.as_str(), chat.scheduled);
     let run = json!({ "schedule_id": "demo-schedule", "run_id": "demo-run-1", "title": "Demo schedule",
                       "mode": "edit", "approval_wait_s": 1800 });
@@ -86,6 +91,21 @@ pub async fn run(link: &mut LinkHandle, initialize: &Value, chat: &Chat) -> anyh
                 "chat: answered on the computer: card {} taken down",
                 message["params"]["toolCallId"].as_str().unwrap_or("?")
             ),
+            Some("_lembas/show") => {
+                let file = &message["params"];
+                println!(
+                    "chat: shown {} ({}{}, {} bytes)",
+                    file["path"].as_str().unwrap_or("?"),
+                    file["kind"].as_str().unwrap_or("?"),
+                    file["language"]
+                        .as_str()
+                        .map(|l| format!(" {l}"))
+                        .unwrap_or_default(),
+                    file["text"].as_str().map_or(0, str::len),
+                );
+                let answer = chat.not_shown.as_deref().map_or(Ok(()), Err);
+                link.answer_show(&message, answer).await?;
+            }
             Some("session/request_permission") => {
                 let card = &message["params"];
                 println!(

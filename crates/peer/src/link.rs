@@ -235,6 +235,28 @@ impl LinkHandle {
         lock(&self.record).received.clone()
     }
 
+    /// The `_lembas/show` requests the device sent on this link, in order: the files a viewer was
+    /// given (their params), whether or not they were answered yet.
+    pub fn shows(&self) -> Vec<Value> {
+        lock(&self.record)
+            .received
+            .iter()
+            .filter(|m| is_request(m, "_lembas/show"))
+            .map(|m| m.get("params").cloned().unwrap_or(Value::Null))
+            .collect()
+    }
+
+    /// Answers a `_lembas/show` request as LLeMbas's viewer does (acp.md): `Ok(())` is
+    /// `{ shown: true }`, `Err(reason)` is `{ shown: false, reason }`.
+    pub async fn answer_show(&mut self, request: &Value, shown: Result<(), &str>) -> anyhow::Result<()> {
+        let result = match shown {
+            Ok(()) => json!({ "shown": true }),
+            Err(reason) => json!({ "shown": false, "reason": reason }),
+        };
+        self.answer(request.get("id").cloned().unwrap_or(Value::Null), result)
+            .await
+    }
+
     /// Every message the peer sent on this link, in order.
     pub fn sent(&self) -> Vec<Value> {
         lock(&self.record).sent.clone()

@@ -21,6 +21,10 @@ const USAGE: &str = "usage: lembas-peer [--port N] [--chat TEXT] --token-stdin
   --scheduled    make that chat a scheduled run, as a schedule on this computer would
   --person-answers  leave the chat's approval cards to a person on the device (the tray app,
                  its notification, or `lembas approvals allow <id>`) instead of allowing them
+  --chat-after S  wait S seconds after initialize before the chat (a window opened meanwhile
+                 sees it happen)
+  --not-shown REASON  answer the chat's _lembas/show requests with { shown: false, reason }
+                 (default: { shown: true })
   --token-stdin  read the one token the instance accepts from standard input (required:
                  a token never goes on the command line)
   RUST_LOG       how much to log (default: info)";
@@ -33,6 +37,8 @@ struct Arguments {
     chat: Option<String>,
     scheduled: bool,
     person_answers: bool,
+    not_shown: Option<String>,
+    chat_after: Duration,
 }
 
 fn parse_arguments(arguments: impl Iterator<Item = String>) -> anyhow::Result<Option<Arguments>> {
@@ -40,6 +46,8 @@ fn parse_arguments(arguments: impl Iterator<Item = String>) -> anyhow::Result<Op
     let mut chat = None;
     let mut scheduled = false;
     let mut person_answers = false;
+    let mut not_shown = None;
+    let mut chat_after = Duration::ZERO;
     let mut token_stdin = false;
     let mut arguments = arguments;
     while let Some(argument) = arguments.next() {
@@ -48,6 +56,22 @@ fn parse_arguments(arguments: impl Iterator<Item = String>) -> anyhow::Result<Op
             "--token-stdin" => token_stdin = true,
             "--scheduled" => scheduled = true,
             "--person-answers" => person_answers = true,
+            "--chat-after" => {
+                let value = arguments
+                    .next()
+                    .context("--chat-after needs a number of seconds after it")?;
+                let seconds: u64 = value
+                    .parse()
+                    .with_context(|| format!("--chat-after {value}: not a number of seconds"))?;
+                chat_after = Duration::from_secs(seconds);
+            }
+            "--not-shown" => {
+                not_shown = Some(
+                    arguments
+                        .next()
+                        .context("--not-shown needs the reason after it")?,
+                )
+            }
             "--chat" => {
                 chat = Some(
                     arguments
@@ -72,6 +96,8 @@ fn parse_arguments(arguments: impl Iterator<Item = String>) -> anyhow::Result<Op
         chat,
         scheduled,
         person_answers,
+        not_shown,
+        chat_after,
     }))
 }
 
@@ -125,6 +151,8 @@ async fn run() -> anyhow::Result<()> {
                         text,
                         scheduled: arguments.scheduled,
                         person_answers: arguments.person_answers,
+                        not_shown: arguments.not_shown.clone(),
+                        after: arguments.chat_after,
                     });
                     tokio::spawn(demo_link(link, chat));
                 }

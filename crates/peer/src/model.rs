@@ -86,8 +86,8 @@ impl ModelReply {
 ///
 /// With the queue empty the model answers as the demo (`scripts/demo`, benchmarks), looking at
 /// the last message: after a `tool` message, `Done: ` and the first line of its result; else from
-/// the last user message, `run CMD` calls `bash`, `read PATH` calls `read`, `write PATH CONTENT`
-/// calls `write`, and anything else is echoed as `You said: TEXT`. Tool call ids are `call_1`,
+/// the last user message, `run CMD` calls `bash`, `read PATH` calls `read`, `show PATH` calls
+/// `show`, `write PATH CONTENT` calls `write`, and anything else is echoed as `You said: TEXT`. Tool call ids are `call_1`,
 /// `call_2`… counting per peer.
 #[derive(Clone)]
 pub struct ScriptedModel {

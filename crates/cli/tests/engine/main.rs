@@ -13,6 +13,7 @@ mod files;
 mod questions;
 mod scheduled;
 mod sessions;
+mod show;
 mod turns;
 mod undo;
 mod window_methods;

@@ -77,7 +77,8 @@ impl Lines {
             | DeviceEvent::ApprovalAsked { .. }
             | DeviceEvent::ApprovalSettled { .. }
             | DeviceEvent::SessionDeleted { .. }
-            | DeviceEvent::ToolCall { .. } => Some(event.clone()),
+            | DeviceEvent::ToolCall { .. }
+            | DeviceEvent::Shown { .. } => Some(event.clone()),
         }
     }
 }

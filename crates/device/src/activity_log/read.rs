@@ -154,6 +154,12 @@ fn sentence(event: &DeviceEvent) -> String {
                 .unwrap_or_default();
             format!("{tool} {tool_call_id} ({title}): {decision}{by}, {outcome}")
         }
+        DeviceEvent::Shown {
+            session_id,
+            path,
+            size,
+            ..
+        } => format!("Session {session_id} showed {path} ({size} bytes)"),
     }
 }
 

@@ -51,6 +51,10 @@
 //! - `remote/stop` → `{ remote_enabled: false, stopped_turns }`: Stop all remote work (remote work
 //!   off in the config, every running turn cancelled, and the link ends at once so shells and
 //!   watches stop), as the tray's menu item does.
+//! - `shown/list` `{ session_id? }` → `[ShownFile]` ([`crate::engine::show::ShownFile`]): the files
+//!   sessions showed (the `show` tool) still kept, newest first; one session's when given.
+//! - `shown/read` `{ id }` → `{ file: ShownFile, text }`; one no longer kept is -32602 with
+//!   `data: { reason: "not_kept" }`. Each new one is announced as the event `shown`.
 //!
 //! The desktop's runtime stays up in the link's final states (not logged in, token refused), so
 //! its window can log in through it; a headless `lembas service run` ends in them.
@@ -103,6 +107,8 @@ pub const SESSION_MISSED: &str = "session/missed";
 pub const TERMINAL_OUTPUT: &str = "terminal/output";
 pub const TERMINAL_EXIT: &str = "terminal/exit";
 pub const TERMINAL_MISSED: &str = "terminal/missed";
+pub const SHOWN_LIST: &str = "shown/list";
+pub const SHOWN_READ: &str = "shown/read";
 
 /// The folder holding the socket: `$XDG_RUNTIME_DIR/lembas`, else `$XDG_STATE_HOME/lembas/run`.
 pub fn socket_dir() -> PathBuf {

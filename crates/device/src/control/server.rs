@@ -334,6 +334,18 @@ struct AnswerParams {
     answer: Verdict,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShownListParams {
+    session_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShownReadParams {
+    id: String,
+}
+
 async fn request(parts: &Parts, method: &str, params: Value) -> Result<Value, RpcError> {
     match method {
         super::STATUS => {
@@ -405,6 +417,24 @@ async fn request(parts: &Parts, method: &str, params: Value) -> Result<Value, Rp
         other if other.starts_with("terminals/") => super::terminals::request(&parts.board, other, params)
             .await
             .unwrap_or_else(|| Err(RpcError::method_not_found(other))),
+        super::SHOWN_LIST => {
+            let asked: ShownListParams = rpc::params(method, params)?;
+            Ok(json!(parts.engine.shown_list(asked.session_id.as_deref())))
+        }
+        super::SHOWN_READ => {
+            let asked: ShownReadParams = rpc::params(method, params)?;
+            match parts.engine.shown_read(&asked.id) {
+                Some((file, text)) => Ok(json!({ "file": file, "text": &*text })),
+                None => Err(RpcError::refused(
+                    format!(
+                        "No shown file {} is kept: the runtime keeps the last {} of each session while it runs (shown/list lists them).",
+                        asked.id,
+                        crate::decisions::decisions().show.kept_per_session
+                    ),
+                    "not_kept",
+                )),
+            }
+        }
         other => Err(RpcError::method_not_found(other)),
     }
 }

@@ -579,6 +579,7 @@ async fn delete(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     }
     let in_memory = engine.sessions().remove(&id);
     engine.files().forget(&id);
+    engine.shelf().forget_session(&id);
     if let Some(session) = &in_memory {
         session.cancel();
         engine.withdraw_cards_of(&id).await;

@@ -14,6 +14,7 @@ mod methods;
 pub mod model;
 mod prompt;
 mod session;
+pub mod show;
 mod tool_call;
 mod turn;
 
@@ -65,6 +66,8 @@ struct Inner {
     files: crate::files::Files,
     /// Every session/update, for this computer's window (bounded: a slow reader lags).
     updates: broadcast::Sender<SessionUpdate>,
+    /// What sessions showed, for the desktop's viewer.
+    shelf: show::Shelf,
 }
 
 impl Engine {
@@ -117,6 +120,7 @@ impl Engine {
             card_requests: Mutex::default(),
             files: Default::default(),
             updates: broadcast::channel(live::STREAM).0,
+            shelf: Default::default(),
         }))
     }
 
@@ -174,6 +178,20 @@ impl Engine {
 
     pub(crate) fn files(&self) -> &crate::files::Files {
         &self.0.files
+    }
+
+    pub(crate) fn shelf(&self) -> &show::Shelf {
+        &self.0.shelf
+    }
+
+    /// The files sessions showed that are still kept, newest first; only `session_id`'s when given.
+    pub fn shown_list(&self, session_id: Option<&str>) -> Vec<show::ShownFile> {
+        self.0.shelf.list(session_id)
+    }
+
+    /// One shown file with its text; `None` when it is not (or no longer) kept.
+    pub fn shown_read(&self, id: &str) -> Option<(show::ShownFile, Arc<str>)> {
+        self.0.shelf.read(id)
     }
 
     pub(crate) fn device_event(&self, event: DeviceEvent) {
@@ -260,6 +278,7 @@ impl Engine {
             if let Some(session) = self.sessions().remove(id) {
                 session.cancel();
             }
+            self.0.shelf.forget_session(id);
         }
         // The kept deletes are for the instance: an editor taking them would lose them.
         let Some(client) = self.client().filter(|c| c.lembas && !self.0.editor) else {
@@ -311,8 +330,13 @@ impl Engine {
         *self.0.token.lock().await = None;
     }
 
-    pub(crate) fn tool_definitions(&self) -> Vec<Value> {
-        crate::tools::definitions()
+    /// The tools a step of `session` is offered: `show` only where someone looks.
+    pub(crate) fn tool_definitions(&self, session: &Session) -> Vec<Value> {
+        let mut tools = crate::tools::definitions();
+        if show::offered(self, session) {
+            tools.push(crate::tools::show_definition());
+        }
+        tools
     }
 
     pub(crate) fn tool_context(&self, session: &Session) -> ToolContext {

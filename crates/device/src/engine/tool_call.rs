@@ -11,6 +11,7 @@ use super::Engine;
 use super::approvals::{Answer, AnsweredBy};
 use super::model::ToolCall;
 use super::session::Session;
+use super::show;
 use crate::decisions::decisions;
 use crate::events::DeviceEvent;
 use crate::policy::Mode;
@@ -37,8 +38,19 @@ struct Prepared {
 }
 
 enum Work {
-    File { planned: tools::Planned, args: Value },
-    Bash { command: String, timeout: Duration },
+    File {
+        planned: tools::Planned,
+        args: Value,
+    },
+    /// `show`: planned and judged as a read of its path, then sent to the client.
+    Show {
+        planned: tools::Planned,
+        line: Option<u64>,
+    },
+    Bash {
+        command: String,
+        timeout: Duration,
+    },
 }
 
 pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &ToolCall) -> ToolResult {
@@ -63,15 +75,24 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
         )
     };
     let project_rules = crate::scheduled::project_bash_rules(&ctx.project, &settings);
-    let prepared = match prepare(
-        call,
-        &ctx,
-        mode,
-        always_writes,
-        &always_bash,
-        &settings.permissions.bash,
-        project_rules.as_ref(),
-    ) {
+    let prepared = if call.name == show::SHOW {
+        if show::offered(engine, session) {
+            prepare_show(call, &ctx, mode)
+        } else {
+            Err(show::NOT_OFFERED.to_string())
+        }
+    } else {
+        prepare(
+            call,
+            &ctx,
+            mode,
+            always_writes,
+            &always_bash,
+            &settings.permissions.bash,
+            project_rules.as_ref(),
+        )
+    };
+    let prepared = match prepared {
         Ok(p) => p,
         Err(why) => {
             // A call that cannot even be read (unknown tool, bad arguments) goes back to the model.
@@ -154,6 +175,8 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
                         let mut state = session.state();
                         match &work {
                             Work::File { .. } => state.always_writes = true,
+                            // Judged as a read, which never asks.
+                            Work::Show { .. } => {}
                             Work::Bash { command, .. } => state.always_bash.push(always_pattern(command)),
                         }
                     }
@@ -203,6 +226,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
             output
         }
         Work::Bash { command, timeout } => run_bash(&ctx.project, &command, timeout).await,
+        Work::Show { planned, line } => show::run(engine, session, &call.id, &planned, line, &ctx).await,
     };
     let text = tools::cut_result(&output.text);
     let content = match &output.diff {
@@ -351,6 +375,20 @@ fn prepare(
         judgement,
         always: format!("every write in {}", ctx.project.display()),
         work: Work::File { planned, args },
+    })
+}
+
+/// `show` is judged as the `read` of its path would be (allowed inside the folders, denied outside
+/// them or on a protected path: never asked).
+fn prepare_show(call: &ToolCall, ctx: &ToolContext, mode: Mode) -> Result<Prepared, String> {
+    let (planned, line, args) = show::plan(&call.arguments, ctx)?;
+    Ok(Prepared {
+        title: planned.title.clone(),
+        kind: json!("read"),
+        raw_input: args,
+        judgement: tools::judge(&planned, mode, ctx),
+        always: String::new(),
+        work: Work::Show { planned, line },
     })
 }
 

@@ -176,6 +176,8 @@ async fn steps(
     };
     for _ in 0..max_requests {
         take_steers(engine, session, turn_id).await;
+        // Before the state is locked: whether `show` is offered reads it too.
+        let tools = engine.tool_definitions(session);
         let body = {
             let state = session.state();
             let settings = engine.settings();
@@ -184,7 +186,7 @@ async fn steps(
                 "content": prompt::system(&settings, &session.cwd, state.mode, &state.context),
             })];
             messages.extend(state.messages.iter().map(|m| without_extras(&m.body, vision)));
-            model::request_body(&state.model, &messages, &engine.tool_definitions(), &state.effort)
+            model::request_body(&state.model, &messages, &tools, &state.effort)
         };
         let step = tokio::select! {
             _ = cancel.changed() => return Ok(Stop::Cancelled),

@@ -91,6 +91,7 @@ impl Activity {
             DeviceEvent::SessionDeleted { session_id } => {
                 ("session", format!("Agent session {session_id} deleted"))
             }
+            DeviceEvent::Shown { path, .. } => ("shown", format!("Shown: {path}")),
             DeviceEvent::LimitsSent { limits } => {
                 self.limits = Some(limits.clone());
                 return;

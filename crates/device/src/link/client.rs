@@ -62,6 +62,8 @@ pub struct ClientLink {
     pub lembas: bool,
     /// `_meta.lembas.protocol` (absent: 1).
     pub protocol: u64,
+    /// The client said `_meta.lembas.show: true`: its sessions get the show tool (`_lembas/show`).
+    pub show: bool,
     /// The client answered a question or plan card with method-not-found: it is treated as
     /// protocol 1 for the rest of the link (shared by every clone of this link).
     cards_refused: Arc<AtomicBool>,
@@ -74,6 +76,7 @@ impl ClientLink {
         pending: Arc<PendingRequests>,
         lembas: bool,
         protocol: u64,
+        show: bool,
     ) -> Self {
         Self {
             serial,
@@ -81,6 +84,7 @@ impl ClientLink {
             pending,
             lembas,
             protocol,
+            show: lembas && show,
             cards_refused: Arc::default(),
         }
     }

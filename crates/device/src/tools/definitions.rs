@@ -172,6 +172,26 @@ pub fn definitions() -> Vec<Value> {
     ]
 }
 
+/// The `show` tool, offered only in a session whose client said `show: true` and never in a
+/// scheduled turn (the engine decides; see `engine::show`), so it is not in [`definitions`].
+pub fn show_definition() -> Value {
+    let most = decisions().show.max_bytes;
+    function(
+        "show",
+        &format!(
+            "Show a file to the person in their viewer beside the chat: markdown rendered, code \
+             highlighted, HTML as a page. Use it when the person should see a file (a report, a \
+             page you made, the code you mean) rather than read about it. Text files of at most \
+             {most} bytes only."
+        ),
+        json!({
+            "path": path_schema("The file: relative to the session's folder, or absolute."),
+            "line": { "type": "integer", "minimum": 1, "description": "A line to scroll to (1-based)." },
+        }),
+        &["path"],
+    )
+}
+
 fn path_schema(description: &str) -> Value {
     json!({ "type": "string", "description": description })
 }

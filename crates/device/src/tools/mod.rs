@@ -33,7 +33,7 @@ pub use crate::policy::tools::Access;
 use crate::policy::tools::decide_path;
 use arguments::Arguments;
 pub use cut::cut_result;
-pub use definitions::{definitions, tool_names};
+pub use definitions::{definitions, show_definition, tool_names};
 pub(crate) use walk::{relative_text, walker};
 
 /// What the tools need to know about the session.

@@ -45,6 +45,9 @@ pub(super) fn reply(request: &Value, next_call_id: impl FnOnce() -> String) -> M
     if let Some(path) = nonempty_after(said, "read ") {
         return call("read", json!({ "path": path }));
     }
+    if let Some(path) = nonempty_after(said, "show ") {
+        return call("show", json!({ "path": path }));
+    }
     if let Some(rest) = nonempty_after(said, "write ") {
         // The path is the first word; the content is everything after the space that ends it.
         let (path, content) = rest.split_once(' ').unwrap_or((rest, ""));

@@ -1,0 +1,269 @@
+//! The `show` tool (ENGINE.md "Tools", acp.md `_lembas/show`): a file of the session sent to the
+//! client's viewer, since the client cannot reach this disk. Offered only where someone looks: a
+//! client that said `show: true`, never a scheduled turn. The path is planned and judged by the
+//! `read` tool's own planner and judge (roots, protected paths, symlinks resolved); the kind comes
+//! from the name; a file past `show.max_bytes` or not text is refused before anything is sent.
+//! Every file sent is also kept on the engine's [`Shelf`] and announced as a
+//! [`DeviceEvent::Shown`], so the desktop's viewer opens it too.
+
+mod kind;
+mod shelf;
+
+pub use kind::Kind;
+pub use shelf::{Shelf, ShownFile};
+
+use serde_json::{Value, json};
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+use super::Engine;
+use super::session::Session;
+use crate::decisions::decisions;
+use crate::events::DeviceEvent;
+use crate::policy::protected::protection;
+use crate::tools::{self, Planned, ToolContext, ToolOutput};
+
+pub const SHOW: &str = "show";
+
+/// Said to a model that calls `show` where it is not offered.
+pub const NOT_OFFERED: &str = "There is no tool named `show` here: nobody is looking at a viewer for this session. Say where the file is instead.";
+
+/// Whether this session's turn is offered the tool now: its client said `show: true`, and the
+/// turn is not a scheduled run (nobody is looking).
+pub fn offered(engine: &Engine, session: &Session) -> bool {
+    engine.client().is_some_and(|c| c.show) && session.state().run.is_none()
+}
+
+/// A `show` call's arguments read and its path planned as a `read` of it would be.
+pub fn plan(arguments: &str, ctx: &ToolContext) -> Result<(Planned, Option<u64>, Value), String> {
+    let args: Value = serde_json::from_str(arguments)
+        .map_err(|e| format!("The arguments of show are not valid JSON: {e}."))?;
+    let path = args
+        .get("path")
+        .and_then(Value::as_str)
+        .filter(|p| !p.trim().is_empty())
+        .ok_or("show needs `path` (a string): the file to show.")?;
+    let line = match args.get("line") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(
+            value
+                .as_u64()
+                .filter(|n| *n >= 1)
+                .ok_or("show's `line` must be a whole number, at least 1.")?,
+        ),
+    };
+    let read = json!({ "path": path }).to_string();
+    let (mut planned, _) = tools::plan("read", &read, ctx).map_err(|e| e.to_string())?;
+    planned.name = SHOW.into();
+    planned.title = format!("Show {}", relative(&planned.path, &ctx.project));
+    Ok((planned, line, args))
+}
+
+/// Sends the planned file to the client (judged allowed before) and says what came of it.
+pub async fn run(
+    engine: &Engine,
+    session: &Session,
+    tool_call_id: &str,
+    planned: &Planned,
+    line: Option<u64>,
+    ctx: &ToolContext,
+) -> ToolOutput {
+    let path = planned.path.clone();
+    let shown = relative(&path, &ctx.project);
+    if let Some(what) = protection(&path, &ctx.home) {
+        return failed(format!(
+            "{shown} is a protected path ({what}): remote work never shows it."
+        ));
+    }
+    let named = shown.clone();
+    let text = match tokio::task::spawn_blocking(move || read_text(&path, &named)).await {
+        Ok(Ok(text)) => text,
+        Ok(Err(sentence)) => return failed(sentence),
+        Err(e) => return failed(format!("{shown} could not be read: {e}.")),
+    };
+    let Some(client) = engine.client().filter(|c| c.show) else {
+        return failed(NOT_OFFERED.to_string());
+    };
+    let (kind, language) = kind::of(&planned.path);
+    let numbers = &decisions().show;
+    let kept = engine.shelf().keep(
+        ShownFile {
+            id: String::new(),
+            session_id: session.id.clone(),
+            path: shown.clone(),
+            kind,
+            language: language.map(str::to_string),
+            line,
+            size: text.len() as u64,
+            shown_ms: crate::status::now_ms(),
+        },
+        text.clone(),
+        shelf::Bounds {
+            per_session: numbers.kept_per_session,
+            total_bytes: numbers.kept_total_bytes,
+        },
+    );
+    engine.device_event(DeviceEvent::Shown {
+        session_id: kept.session_id.clone(),
+        id: kept.id.clone(),
+        path: kept.path.clone(),
+        file_kind: kept.kind,
+        language: kept.language.clone(),
+        line,
+        size: kept.size,
+    });
+    let mut params = json!({
+        "sessionId": session.id, "toolCallId": tool_call_id, "path": shown, "kind": kind, "text": text,
+    });
+    if let Some(language) = language {
+        params["language"] = json!(language);
+    }
+    if let Some(line) = line {
+        params["line"] = json!(line);
+    }
+    let wait = Duration::from_secs(numbers.client_wait_seconds);
+    match tokio::time::timeout(wait, client.request("_lembas/show", params)).await {
+        Ok(Ok(Ok(result))) => answered(&result, &shown),
+        Ok(Ok(Err(error))) => failed(format!(
+            "{shown} was not shown: the client answered with an error ({}).",
+            error.message
+        )),
+        Ok(Err(_closed)) => failed(format!(
+            "{shown} was not shown: the link to the client ended before it answered."
+        )),
+        Err(_) => failed(format!(
+            "{shown} was not shown: the client did not answer within {} seconds.",
+            wait.as_secs()
+        )),
+    }
+}
+
+/// The client's `{ shown, reason }` as the model reads it.
+fn answered(result: &Value, shown: &str) -> ToolOutput {
+    if result.get("shown") == Some(&Value::Bool(true)) {
+        return ToolOutput {
+            text: format!("{shown} is shown to the person in their viewer."),
+            is_error: false,
+            diff: None,
+        };
+    }
+    let reason = result
+        .get("reason")
+        .and_then(Value::as_str)
+        .filter(|r| !r.trim().is_empty())
+        .unwrap_or("the client gave no reason");
+    failed(format!("{shown} was not shown: {reason}"))
+}
+
+fn failed(text: String) -> ToolOutput {
+    ToolOutput {
+        text,
+        is_error: true,
+        diff: None,
+    }
+}
+
+/// The file's text, or a sentence saying why it is not shown: a folder, past the limit (read no
+/// further than one byte beyond it, so a file growing meanwhile cannot slip through), binary.
+fn read_text(path: &Path, shown: &str) -> Result<String, String> {
+    let most = decisions().show.max_bytes;
+    let io = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => format!("{shown} does not exist."),
+        std::io::ErrorKind::PermissionDenied => {
+            format!("{shown} cannot be shown: permission denied.")
+        }
+        _ => format!("{shown} cannot be shown: {e}."),
+    };
+    let metadata = std::fs::metadata(path).map_err(io)?;
+    if metadata.is_dir() {
+        return Err(format!("{shown} is a folder: show takes a file."));
+    }
+    let too_big = |size: u64| {
+        format!(
+            "{shown} is {size} bytes; show sends at most {most} bytes (1 MB), so it was not shown. \
+             Say where the file is, or show a smaller part of it written to a file of its own."
+        )
+    };
+    if metadata.len() > most {
+        return Err(too_big(metadata.len()));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(most + 1).read_to_end(&mut bytes))
+        .map_err(io)?;
+    if bytes.len() as u64 > most {
+        return Err(too_big(bytes.len() as u64));
+    }
+    let probe = decisions().tools.binary_check_bytes.min(bytes.len());
+    let binary = format!("{shown} is a binary file: show only shows text.");
+    if bytes[..probe].contains(&0) {
+        return Err(binary);
+    }
+    String::from_utf8(bytes).map_err(|_| binary)
+}
+
+/// A path as the client is sent it: relative to the session's folder when inside it.
+fn relative(path: &Path, project: &Path) -> String {
+    match path.strip_prefix(project) {
+        Ok(rest) if !rest.as_os_str().is_empty() => rest.to_string_lossy().replace('\\', "/"),
+        _ => path.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_read_or_refused_with_a_sentence() {
+        let dir = tempfile::tempdir().unwrap();
+        let most = decisions().show.max_bytes as usize;
+        let exact = dir.path().join("exact.txt");
+        std::fs::write(&exact, "a".repeat(most)).unwrap();
+        assert_eq!(read_text(&exact, "exact.txt").map(|t| t.len()), Ok(most));
+        let over = dir.path().join("over.txt");
+        std::fs::write(&over, "a".repeat(most + 1)).unwrap();
+        let said = read_text(&over, "over.txt").unwrap_err();
+        assert!(
+            said.contains("1048577 bytes") && said.contains("at most 1048576"),
+            "{said}"
+        );
+        let binary = dir.path().join("b.bin");
+        std::fs::write(&binary, [0x50u8, 0x4b, 0, 1]).unwrap();
+        assert!(read_text(&binary, "b.bin").unwrap_err().contains("binary"));
+        let latin1 = dir.path().join("l.txt");
+        std::fs::write(&latin1, [b'c', b'a', b'f', 0xe9]).unwrap();
+        assert!(read_text(&latin1, "l.txt").unwrap_err().contains("binary"));
+        assert!(read_text(dir.path(), "d").unwrap_err().contains("folder"));
+        let missing = dir.path().join("none.md");
+        assert!(
+            read_text(&missing, "none.md")
+                .unwrap_err()
+                .contains("does not exist")
+        );
+    }
+
+    #[test]
+    fn line_must_be_positive() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = std::fs::canonicalize(dir.path()).unwrap();
+        let ctx = ToolContext {
+            project: project.clone(),
+            roots: vec![project.clone()],
+            home: project.join("home"),
+            copies: None,
+        };
+        let (planned, line, _) = plan(r#"{"path":"a.md","line":3}"#, &ctx).unwrap();
+        assert_eq!((planned.title.as_str(), line), ("Show a.md", Some(3)));
+        assert_eq!(planned.path, project.join("a.md"));
+        for bad in [
+            r#"{"path":"a.md","line":0}"#,
+            r#"{"path":"a.md","line":"x"}"#,
+            r#"{"line":1}"#,
+            "nope",
+        ] {
+            assert!(plan(bad, &ctx).is_err(), "{bad}");
+        }
+    }
+}
