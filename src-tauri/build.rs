@@ -14,6 +14,7 @@ const COMMANDS: &[&str] = &[
     "answer_approval",
     "read_activity",
     "take_view",
+    "drawn",
     "control_call",
 ];
 

@@ -1,29 +1,39 @@
-//! The window's commands: typed, each a few lines over [`crate::controls`] and the host.
+//! The window's commands. The tray process holds the device's state for the window, so most are a
+//! call over the tray's socket (its `desktop/*` methods, `lembas_desktop::tray_socket`); the folder
+//! picker, the activity log and the first view are the window's own.
 
+use std::path::PathBuf;
+
+use lembas_device::status::now_ms;
+use serde_json::{Value, json};
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 use tokio::sync::oneshot;
 
 use crate::activity_file;
-use crate::controls::{self, CommandError, LoginReport, SettingChange};
-use crate::host::Host;
-use crate::state::Snapshot;
-use crate::window::{PendingView, View};
+use crate::relay::{self, CommandError};
+use crate::window::PendingView;
 
-#[tauri::command]
-pub fn get_state(host: State<'_, Host>) -> Snapshot {
-    crate::snapshot(&host)
+/// The tray process's socket, as it passed it.
+pub struct TraySocket(pub PathBuf);
+
+async fn tray(socket: &State<'_, TraySocket>, method: &str, params: Value) -> Result<Value, CommandError> {
+    relay::call_at(socket.0.clone(), method, params).await
 }
 
 #[tauri::command]
-pub fn change_setting(host: State<'_, Host>, change: SettingChange) -> Result<Snapshot, CommandError> {
-    controls::change_setting(&host.config, change)?;
-    Ok(crate::after_change(&host))
+pub async fn get_state(socket: State<'_, TraySocket>) -> Result<Value, CommandError> {
+    tray(&socket, "desktop/state", json!({})).await
+}
+
+#[tauri::command]
+pub async fn change_setting(socket: State<'_, TraySocket>, change: Value) -> Result<Value, CommandError> {
+    tray(&socket, "desktop/change_setting", json!({ "change": change })).await
 }
 
 /// Asks for a folder with the system's picker and adds it; a cancelled picker changes nothing.
 #[tauri::command]
-pub async fn pick_root(app: AppHandle, host: State<'_, Host>) -> Result<Snapshot, CommandError> {
+pub async fn pick_root(app: AppHandle, socket: State<'_, TraySocket>) -> Result<Value, CommandError> {
     let (tx, rx) = oneshot::channel();
     app.dialog()
         .file()
@@ -32,51 +42,40 @@ pub async fn pick_root(app: AppHandle, host: State<'_, Host>) -> Result<Snapshot
             let _ = tx.send(folder);
         });
     let Some(folder) = rx.await.ok().flatten() else {
-        return Ok(crate::snapshot(&host));
+        return get_state(socket).await;
     };
     let path = folder
         .into_path()
         .map_err(|e| CommandError::new("refused", format!("That folder cannot be used: {e}")))?;
-    controls::change_setting(&host.config, SettingChange::AddRoot(path))?;
-    Ok(crate::after_change(&host))
+    let change = json!({ "setting": "add_root", "value": path });
+    change_setting(socket, change).await
 }
 
 #[tauri::command]
-pub async fn login(
-    host: State<'_, Host>,
-    server: String,
-    token: String,
-) -> Result<LoginReport, CommandError> {
-    let report = controls::login(&server, &token).await;
-    drop(token);
-    let report = report?;
-    // A new token for the same server leaves the config as it was: dial again explicitly.
-    host.redial();
-    Ok(report)
+pub async fn login(socket: State<'_, TraySocket>, server: String, token: String) -> Result<Value, CommandError> {
+    tray(&socket, "desktop/login", json!({ "server": server, "token": token })).await
 }
 
 #[tauri::command]
-pub async fn logout(host: State<'_, Host>) -> Result<String, CommandError> {
-    let said = controls::logout().await;
-    // A link open with the old token ends now, not at its next drop.
-    host.redial();
-    said
+pub async fn logout(socket: State<'_, TraySocket>) -> Result<Value, CommandError> {
+    tray(&socket, "desktop/logout", json!({})).await
 }
 
 /// The person's answer to an approval card (`once`, `session` or `deny`); `false` when it had been
 /// answered elsewhere first.
 #[tauri::command]
 pub async fn answer_approval(
-    host: State<'_, Host>,
+    socket: State<'_, TraySocket>,
     tool_call_id: String,
     option_id: String,
-) -> Result<bool, CommandError> {
-    Ok(host.answer_approval(tool_call_id, option_id).await)
+) -> Result<Value, CommandError> {
+    let params = json!({ "tool_call_id": tool_call_id, "option_id": option_id });
+    tray(&socket, "desktop/answer_approval", params).await
 }
 
 #[tauri::command]
-pub fn stop_remote_work(host: State<'_, Host>) -> Result<Snapshot, CommandError> {
-    crate::stop_remote_work(&host)
+pub async fn stop_remote_work(socket: State<'_, TraySocket>) -> Result<Value, CommandError> {
+    tray(&socket, "desktop/stop_remote_work", json!({})).await
 }
 
 /// The newest lines of the activity log for the Activity view; `limit` at most
@@ -94,8 +93,15 @@ pub async fn read_activity(limit: Option<usize>) -> Result<activity_file::Page, 
     Ok(page)
 }
 
-/// The view a new window opens on (the tray's activity log, a clicked notification), once.
+/// The view the window opens on (the tray's activity log, a clicked notification), once.
 #[tauri::command]
-pub fn take_view(pending: State<'_, PendingView>) -> Option<View> {
+pub fn take_view(pending: State<'_, PendingView>) -> Option<Value> {
     pending.take()
+}
+
+/// The page's first paint with the device's state: logged with the wall clock, so the app test
+/// measures open → drawn against the tray's "window started"; `ms` is the page's own clock.
+#[tauri::command]
+pub fn drawn(ms: f64) {
+    tracing::info!(at_ms = now_ms(), page_ms = ms.round() as u64, "window drawn");
 }

@@ -77,6 +77,7 @@
       lines: fake.activityLog.slice(0, limit ?? 1000), unreadable: 0, path: '/home/me/.local/state/lembas/activity.jsonl',
     }),
     take_view: () => { const v = fake.pendingView; fake.pendingView = null; return v; },
+    drawn: () => null,
     login: ({ server, token }) => {
       if (!/^https?:\/\//.test(server)) return refuse('bad_server', `"${server}" is not a server address: give its URL, like https://llm.example.org.`);
       if (server.includes('unreachable')) return refuse('unreachable', `Cannot reach ${server} (connection refused). Check the address and your network, then log in again.`);

@@ -84,6 +84,9 @@ export const backend = {
     invoke<boolean>('answer_approval', { toolCallId, optionId }),
   readActivity: (limit?: number) => invoke<ActivityPage>('read_activity', { limit: limit ?? null }),
   takeView: () => invoke<View | null>('take_view'),
+  /** Says the first paint with the device's state is done (`performance.now()` then): the app
+   * test measures open → drawn from it. */
+  drawn: (ms: number) => invoke<void>('drawn', { ms }),
   onState: (show: (s: Snapshot) => void): Promise<UnlistenFn> =>
     listen<Snapshot>('device-state', (event) => show(event.payload)),
   onView: (go: (v: View) => void): Promise<UnlistenFn> =>

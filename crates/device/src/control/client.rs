@@ -57,7 +57,12 @@ impl Client {
     /// Connects to this user's runtime; [`ConnectError::NotRunning`] when none serves the socket
     /// (none there, or one a runtime that died left behind).
     pub async fn connect() -> Result<Client, ConnectError> {
-        let path = super::socket_path();
+        Client::connect_at(super::socket_path()).await
+    }
+
+    /// Connects to another endpoint speaking the same protocol (the desktop tray's own socket,
+    /// which serves its window and a second launch).
+    pub async fn connect_at(path: std::path::PathBuf) -> Result<Client, ConnectError> {
         match endpoint::connect(&path).await {
             Ok(stream) => {
                 let (read, writer) = tokio::io::split(stream);

@@ -25,7 +25,7 @@
 
 pub mod client;
 pub mod credentials;
-mod endpoint;
+pub mod endpoint;
 mod server;
 
 use serde::{Deserialize, Serialize};
