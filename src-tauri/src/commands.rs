@@ -52,8 +52,17 @@ pub async fn pick_root(app: AppHandle, socket: State<'_, TraySocket>) -> Result<
 }
 
 #[tauri::command]
-pub async fn login(socket: State<'_, TraySocket>, server: String, token: String) -> Result<Value, CommandError> {
-    tray(&socket, "desktop/login", json!({ "server": server, "token": token })).await
+pub async fn login(
+    socket: State<'_, TraySocket>,
+    server: String,
+    token: String,
+) -> Result<Value, CommandError> {
+    tray(
+        &socket,
+        "desktop/login",
+        json!({ "server": server, "token": token }),
+    )
+    .await
 }
 
 #[tauri::command]

@@ -16,7 +16,9 @@ fn entry() -> Result<AutoLaunch, String> {
 }
 
 pub fn is_enabled() -> bool {
-    entry().and_then(|e| e.is_enabled().map_err(|e| e.to_string())).unwrap_or(false)
+    entry()
+        .and_then(|e| e.is_enabled().map_err(|e| e.to_string()))
+        .unwrap_or(false)
 }
 
 /// Flips Start at login; the error is a sentence for the activity list.

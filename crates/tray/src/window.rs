@@ -108,7 +108,9 @@ impl WindowProcess {
         let mut command = Command::new(&bin);
         command.arg("--tray-socket").arg(&self.tray_socket);
         if let Some(view) = &view {
-            command.arg("--view").arg(serde_json::to_string(view).unwrap_or_default());
+            command
+                .arg("--view")
+                .arg(serde_json::to_string(view).unwrap_or_default());
         }
         command.stdin(Stdio::piped()).kill_on_drop(true);
         let at_ms = now_ms();

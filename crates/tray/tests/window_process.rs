@@ -22,7 +22,10 @@ const WAIT: Duration = Duration::from_secs(10);
 async fn until(what: &str, mut probe: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + WAIT;
     while !probe() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting: {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting: {what}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -66,7 +69,11 @@ async fn one_window_process_at_a_time_opened_from_a_second_launch() {
         "a second launch must find the first"
     );
     let socket = tray_socket::path();
-    assert!(socket.starts_with(runtime_dir.join("lembas")), "{}", socket.display());
+    assert!(
+        socket.starts_with(runtime_dir.join("lembas")),
+        "{}",
+        socket.display()
+    );
     let mode = std::fs::metadata(&socket).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "the tray's socket is its user's only");
 
@@ -106,7 +113,10 @@ async fn one_window_process_at_a_time_opened_from_a_second_launch() {
 
     // The next open starts a fresh window process.
     window.open(None).unwrap();
-    until("a fresh window starts", || read(&log).matches("started").count() == 2).await;
+    until("a fresh window starts", || {
+        read(&log).matches("started").count() == 2
+    })
+    .await;
     assert!(read(&log).ends_with(&format!("started --tray-socket {}\n", socket.display())));
 
     // The window's calls over the socket.
@@ -115,16 +125,26 @@ async fn one_window_process_at_a_time_opened_from_a_second_launch() {
     assert!(state["link"]["state"].is_string(), "{state}");
     assert!(state["remote"]["enabled"].is_boolean(), "{state}");
     let refused = client
-        .call(tray_socket::LOGIN, json!({ "server": "http://127.0.0.1:9", "token": "two words" }))
+        .call(
+            tray_socket::LOGIN,
+            json!({ "server": "http://127.0.0.1:9", "token": "two words" }),
+        )
         .await;
     match refused {
         Err(CallError::Rpc(e)) => {
             assert_eq!(e.data.unwrap()["reason"], "malformed_token");
-            assert!(!e.message.contains("two"), "the token is not echoed: {}", e.message);
+            assert!(
+                !e.message.contains("two"),
+                "the token is not echoed: {}",
+                e.message
+            );
         }
         other => panic!("a malformed token must be refused: {other:?}"),
     }
-    match client.call(tray_socket::WINDOW_OPEN, json!({ "view": "nowhere" })).await {
+    match client
+        .call(tray_socket::WINDOW_OPEN, json!({ "view": "nowhere" }))
+        .await
+    {
         Err(CallError::Rpc(e)) => assert_eq!(e.code, rpc::INVALID_PARAMS, "{}", e.message),
         other => panic!("a view that is not one must be refused: {other:?}"),
     }
