@@ -5,7 +5,7 @@
 use std::path::Path;
 
 /// The window's own commands; everything else it asks the device runtime through `control_call`.
-const COMMANDS: &[&str] = &["pick_root", "take_view", "control_call"];
+const COMMANDS: &[&str] = &["pick_root", "take_view", "drawn", "control_call"];
 
 fn main() {
     let crate_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());

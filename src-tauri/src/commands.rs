@@ -2,12 +2,14 @@
 //! view it opens on). Everything else the window asks the device runtime through the control
 //! endpoint (`relay::control_call`), so these need no handle on the runtime.
 
+use lembas_device::status::now_ms;
+use serde_json::Value;
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 use tokio::sync::oneshot;
 
-use crate::controls::CommandError;
-use crate::window::{PendingView, View};
+use crate::relay::CommandError;
+use crate::window::PendingView;
 
 /// Asks for a folder with the system's picker: its path, which the window then adds with the
 /// control endpoint's `settings/change add_root`; `None` when the picker was cancelled.
@@ -37,8 +39,15 @@ pub async fn pick_root(app: AppHandle) -> Result<Option<String>, CommandError> {
     })
 }
 
-/// The view a new window opens on (the tray's activity log, a clicked notification), once.
+/// The view the window opens on (the tray's activity log, a clicked notification), once.
 #[tauri::command]
-pub fn take_view(pending: State<'_, PendingView>) -> Option<View> {
+pub fn take_view(pending: State<'_, PendingView>) -> Option<Value> {
     pending.take()
+}
+
+/// The page's first paint with the device's state: logged with the wall clock, so the app test
+/// measures open → drawn against the tray's "window started"; `ms` is the page's own clock.
+#[tauri::command]
+pub fn drawn(ms: f64) {
+    tracing::info!(at_ms = now_ms(), page_ms = ms.round() as u64, "window drawn");
 }

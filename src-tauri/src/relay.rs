@@ -1,8 +1,6 @@
-//! The window's one road to the device runtime: control-socket requests and the socket's pushed
-//! notifications, passed on as they are. The window asks the runtime what it shows (sessions,
-//! shown files, terminals) by the control endpoint's methods, so it reads the same whether the
-//! runtime runs in this app or in a headless `lembas service run` beside it, and so the window can
-//! live in a process of its own.
+//! The window's roads out: control-socket requests and the socket's pushed notifications, passed
+//! on as they are (the window asks the runtime what it shows by the control endpoint's methods, so
+//! it reads the same whether the runtime runs in the tray or in a headless `lembas service run`).
 
 use std::time::Duration;
 
@@ -10,15 +8,30 @@ use lembas_device::control::{CallError, Client, ConnectError};
 use lembas_device::rpc::{self, RpcError};
 use serde::Serialize;
 use serde_json::{Value, json};
-use tauri::{AppHandle, Emitter, Manager};
+use tauri::{AppHandle, Emitter};
 
-use crate::controls::CommandError;
 use crate::window;
 
 /// The Tauri event carrying each notification the runtime pushed: `{ method, params }`.
 pub const PUSH_EVENT: &str = "control-push";
 /// The pause before subscribing again after the runtime went (it may be restarting).
 const RESUBSCRIBE: Duration = Duration::from_secs(1);
+
+/// An error as the UI gets it: it branches on `code` and shows `message`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommandError {
+    pub code: String,
+    pub message: String,
+}
+
+impl CommandError {
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+}
 
 #[derive(Clone, Serialize)]
 struct Push {
@@ -73,9 +86,7 @@ pub async fn forward_pushes(app: AppHandle) {
             && let Ok(mut subscription) = client.subscribe_with(subscribe_params()).await
         {
             while let Some((method, params)) = subscription.next_notification().await {
-                if app.get_webview_window(window::LABEL).is_some() {
-                    let _ = app.emit_to(window::LABEL, PUSH_EVENT, Push { method, params });
-                }
+                let _ = app.emit_to(window::LABEL, PUSH_EVENT, Push { method, params });
             }
         }
         tokio::time::sleep(RESUBSCRIBE).await;

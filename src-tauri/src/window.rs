@@ -1,41 +1,32 @@
-//! The settings window, made on demand. Closing it destroys it (the default), so no webview stays
-//! alive while the app sits in the tray. It can be opened on a view: the activity log (the tray)
-//! or one approval card (its notification was clicked).
+//! The window, and the tray's lines on standard input: `{"show": null | View}` brings it forward
+//! (and moves it to the view). When the input ends the tray has gone, and the window goes too.
 
+use std::io::BufRead;
 use std::sync::Mutex;
 
-use serde::Serialize;
+use serde::Deserialize;
+use serde_json::Value;
 use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindowBuilder};
 
 pub const LABEL: &str = "main";
-/// The event that moves an open window to a view.
+/// The event that moves the window to a view.
 const VIEW_EVENT: &str = "show-view";
 
-/// Where the window opens.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "view", rename_all = "snake_case")]
-pub enum View {
-    Activity,
-    Card { tool_call_id: String },
-}
-
-/// The view a window being made opens on; its page asks for it once loaded (`take_view`), since an
-/// event sent before its listener exists would be lost.
-#[derive(Default)]
-pub struct PendingView(Mutex<Option<View>>);
+/// The view the window opens on; its page asks for it once loaded (`take_view`), since an event
+/// sent before its listener exists would be lost.
+pub struct PendingView(Mutex<Option<Value>>);
 
 impl PendingView {
-    pub fn take(&self) -> Option<View> {
+    pub fn new(view: Option<Value>) -> PendingView {
+        PendingView(Mutex::new(view))
+    }
+
+    pub fn take(&self) -> Option<Value> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
 
-pub fn open(app: &AppHandle) -> tauri::Result<()> {
-    if let Some(window) = app.get_webview_window(LABEL) {
-        window.unminimize()?;
-        window.show()?;
-        return window.set_focus();
-    }
+pub fn build(app: &AppHandle) -> tauri::Result<()> {
     WebviewWindowBuilder::new(app, LABEL, WebviewUrl::App("index.html".into()))
         .title("LLeMbas Desktop")
         .inner_size(760.0, 680.0)
@@ -44,12 +35,42 @@ pub fn open(app: &AppHandle) -> tauri::Result<()> {
     Ok(())
 }
 
-/// Opens the window on `view`: an open window moves to it, a new one starts on it.
-pub fn open_on(app: &AppHandle, view: View) -> tauri::Result<()> {
-    if app.get_webview_window(LABEL).is_some() {
-        app.emit_to(LABEL, VIEW_EVENT, &view)?;
-    } else if let Some(pending) = app.try_state::<PendingView>() {
-        *pending.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(view);
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum FromTray {
+    Show(Option<Value>),
+}
+
+fn show(app: &AppHandle, view: Option<Value>) -> tauri::Result<()> {
+    let Some(window) = app.get_webview_window(LABEL) else {
+        return Ok(());
+    };
+    window.unminimize()?;
+    window.show()?;
+    window.set_focus()?;
+    if let Some(view) = view {
+        app.emit_to(LABEL, VIEW_EVENT, view)?;
     }
-    open(app)
+    Ok(())
+}
+
+/// Reads the tray's lines on a thread of its own until the input ends, then ends the app.
+pub fn follow_tray(app: AppHandle) {
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            let done = match serde_json::from_str::<FromTray>(&line) {
+                Ok(FromTray::Show(view)) => show(&app, view),
+                Err(e) => {
+                    tracing::warn!("a line from the tray is not understood: {e}");
+                    Ok(())
+                }
+            };
+            if let Err(e) = done {
+                tracing::warn!("the window did not follow the tray: {e}");
+            }
+        }
+        tracing::info!("the tray has gone: the window closes");
+        app.exit(0);
+    });
 }

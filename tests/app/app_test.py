@@ -6,9 +6,11 @@ then checks what a person would: the app starts into the tray; the tray menu (re
 flips Accept scheduled work and the config follows; the window opens from the tray, logs in with a
 token typed into it and the tray says Linked; closing the window keeps the app in the tray; Open
 activity log opens it again (on the Activity view: see window-activity.png); a second
-launch opens the window of the first; Quit ends it. It measures launch to tray, and the memory of
-all the app's processes with no window, with the window open and after it closed; screenshots and
-figures go to the output folder. Usage: app_test.py <folder with the binaries> <output folder>
+launch opens the window of the first; Quit ends it. The window is a process of its own
+(lembas-window, started by the tray, gone when the window closes). It measures launch to tray, open to
+drawn (the click on Open to the page's first paint with the state), and the memory of all the app's
+processes with no window, with the window open and after it closed, and checks issue 12's goals on
+release builds; screenshots and figures go to the output folder. Usage: app_test.py <folder with the binaries> <output folder>
 """
 import json
 import os
@@ -123,6 +125,16 @@ def close_and_wait(what, tries=4):
     return None
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def logged_at(what):
+    """The `at_ms` of each app.log line saying `what` (the tray's "window started", the window's
+    "window drawn"), oldest first."""
+    text = ANSI.sub("", (OUT / "app.log").read_text())
+    return [int(m.group(1)) for m in re.finditer(re.escape(what) + r".*?\bat_ms=(\d+)", text)]
+
+
 def screenshot(name):
     subprocess.run(["import", "-window", "root", str(OUT / name)], check=True, timeout=30)
 
@@ -197,8 +209,18 @@ def main():
         time.sleep(2)  # settle, so the figure is the app at rest
         figures["tray_only"] = memory(app.pid)
 
+        drawn_before = len(logged_at("window drawn"))
+        clicked_ms = time.time() * 1000
         tray_menu.click(*tray_menu.find(), "Open LLeMbas Desktop")
         wids = wait_for("the window opens from the tray", lambda: [w for w in windows() if viewable(w)])
+        drawn = wait_for("the window says it drew the device's state",
+                         lambda: logged_at("window drawn")[drawn_before:])
+        started = logged_at("window started")
+        if drawn and started:
+            # From the click on Open (sent over D-Bus) and from the tray starting the window
+            # process, to the page's first paint with the state in it.
+            figures["open_to_drawn_ms"] = round(drawn[0] - clicked_ms)
+            figures["window_started_to_drawn_ms"] = drawn[0] - started[-1]
         if wids:
             time.sleep(3)  # WebKit paints in software under Xvfb
             screenshot("window-login.png")
@@ -219,6 +241,8 @@ def main():
             screenshot("window-activity.png")
             figures.setdefault("close_requests_resent", []).append(close_and_wait("the activity window closes"))
 
+        check("the window process ends when its window closes",
+              not any(p.split()[0] == "lembas-window" for p in memory(app.pid)["processes"]))
         (OUT / "tray-menu.txt").write_text("\n".join(json.dumps(i) for i in tray_items().values()) + "\n")
 
         second = subprocess.run([str(BIN / "lembas-desktop")], env=env, capture_output=True, timeout=20)
@@ -247,6 +271,10 @@ def main():
         a_hostile_page_shown(env, config, token, work, figures)
         check("the token is in no log", all(token not in (OUT / log).read_text()
                                         for log in ["app.log", "service.log", "app-shown.log"]))
+        # Every open's start to first paint: the first loads WebKit from disk, later ones find it cached.
+        figures["each_window_started_to_drawn_ms"] = [
+            d - s for s, d in zip(logged_at("window started"), logged_at("window drawn"))]
+        goals(figures)
     finally:
         if app.poll() is None:
             app.send_signal(signal.SIGTERM)
@@ -255,6 +283,23 @@ def main():
         peer.wait(timeout=10)
         (OUT / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
         print(json.dumps(figures, indent=2))
+
+
+def goals(figures):
+    """Issue 12's goals, checked on release builds (debug builds' figures are not the app's)."""
+    tray, opened, closed = (figures.get(k, {}).get("rss_mib") for k in ["tray_only", "window_open", "window_closed"])
+    drawn = figures.get("open_to_drawn_ms")
+    said = {
+        "tray only <= 50 MiB RSS": tray is not None and tray <= 50,
+        "window closed within 10 MiB of tray only": None not in (tray, closed) and closed - tray <= 10,
+        "open -> drawn <= 500 ms": drawn is not None and drawn <= 500,
+    }
+    figures["goals"] = {what: ok for what, ok in said.items()}
+    print(f"memory (RSS MiB, all the app's processes): tray only {tray}, window open {opened}, "
+          f"window closed {closed}; open -> drawn {drawn} ms", flush=True)
+    if BIN.name == "release":
+        for what, ok in said.items():
+            check("goal: " + what, ok)
 
 
 def quit_app(app, what):
@@ -380,7 +425,7 @@ def a_hostile_page_shown(env, config, token, work, figures):
     threading.Thread(target=copy_rest, daemon=True).start()
     text = config.read_text()
     config.write_text(re.sub(r"http://127\.0\.0\.1:\d+", url, text))
-    app_env = dict(env, RUST_LOG="info,lembas_desktop::relay=debug")
+    app_env = dict(env, RUST_LOG="info,lembas_window::relay=debug")
     app_log = OUT / "app-shown.log"
     app = subprocess.Popen([str(BIN / "lembas-desktop")], env=app_env, stdout=open(app_log, "w"),
                            stderr=subprocess.STDOUT)

@@ -100,6 +100,7 @@
     // The system's folder picker: the folder chosen, or null when cancelled.
     pick_root: () => fake.nextPick,
     take_view: () => { const v = fake.pendingView; fake.pendingView = null; return v; },
+    drawn: () => null,
     // A test puts a handler per method in fake.control, and pushes notifications with
     // fake.emit('control-push', { method, params }).
     control_call: ({ method, params }) => {

@@ -108,6 +108,9 @@ export const backend = {
   readActivity: (limit?: number) =>
     call<ActivityPage>('activity', { n: limit ?? ACTIVITY_MOST, described: true }),
   takeView: () => invoke<View | null>('take_view'),
+  /** Says the first paint with the device's state is done (`performance.now()` then): the app
+   * test measures open → drawn from it. */
+  drawn: (ms: number) => invoke<void>('drawn', { ms }),
   /** A fresh snapshot whenever the runtime says something changed (its status or an event). One
    * read at a time: pushes that come meanwhile make one more read, not one each. */
   onState: (show: (s: Snapshot) => void): Promise<UnlistenFn> => {

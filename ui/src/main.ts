@@ -381,6 +381,8 @@ async function start() {
     fail('state', e);
   }
   draw();
+  // The frame after this one is the first painted with the state in it.
+  requestAnimationFrame(() => setTimeout(() => void backend.drawn(performance.now()).catch(() => {}), 0));
   try {
     const view = await backend.takeView();
     if (view) go(view);

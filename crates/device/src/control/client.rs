@@ -60,7 +60,8 @@ impl Client {
         Client::connect_at(super::socket_path()).await
     }
 
-    /// [`Client::connect`] to the socket at `path` (a test's own runtime).
+    /// Connects to another endpoint speaking the same protocol (the desktop tray's own socket,
+    /// which serves its window and a second launch).
     pub async fn connect_at(path: std::path::PathBuf) -> Result<Client, ConnectError> {
         match endpoint::connect(&path).await {
             Ok(stream) => {

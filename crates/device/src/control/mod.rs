@@ -64,7 +64,7 @@
 mod activity;
 pub mod client;
 pub mod credentials;
-mod endpoint;
+pub mod endpoint;
 mod login;
 mod server;
 pub mod sessions;

@@ -1,0 +1,231 @@
+//! LLeMbas Desktop's tray process: the device runtime (as in `lembas service run`), the tray menu
+//! and the notifications, on a GTK main loop with tray-icon and muda, and no webview. The window is
+//! a process of its own ([`window`]), started when it opens and gone when it closes.
+
+pub mod activity;
+mod autostart;
+pub mod cards;
+pub mod controls;
+pub mod host;
+pub mod notices;
+pub mod notifier;
+pub mod state;
+pub mod tray;
+pub mod tray_socket;
+pub mod window;
+
+use std::sync::Arc;
+
+use lembas_device::decisions::decisions;
+use lembas_device::paths;
+use lembas_device::settings;
+use tokio::sync::{mpsc, watch};
+
+use crate::controls::CommandError;
+use crate::host::Host;
+use crate::state::Snapshot;
+use crate::tray::{MenuId, TrayView};
+use crate::tray_socket::{Claim, Served};
+use crate::window::{View, WindowProcess};
+
+/// Runs the tray until Quit; the process's exit code.
+pub fn run() -> i32 {
+    let started = std::time::Instant::now();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("LLeMbas Desktop cannot start: {e}");
+            return 1;
+        }
+    };
+    let _entered = runtime.enter();
+    let (lock, listener) = match tray_socket::claim() {
+        Ok(Claim::First { lock, listener }) => (lock, listener),
+        // A second launch: the first one opens its window, this one ends.
+        Ok(Claim::Running) => {
+            return match runtime.block_on(tray_socket::ask_to_open(None)) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("LLeMbas Desktop is already running, but: {e}");
+                    1
+                }
+            };
+        }
+        Err(e) => {
+            eprintln!(
+                "LLeMbas Desktop cannot start: its socket in {} cannot be made: {e}",
+                lembas_device::control::socket_dir().display()
+            );
+            return 1;
+        }
+    };
+    let code = tray_loop::run(started, listener);
+    drop(lock);
+    // Quit already stopped the runtime; what is left (a subscription's retry, a notice's wait)
+    // is not waited for.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    code
+}
+
+/// What the tray shows, over the host.
+pub fn snapshot(host: &Host) -> Snapshot {
+    let loaded = settings::load_from(&host.config).map_err(|e| e.to_string());
+    state::snapshot(
+        &host.state(),
+        loaded.as_ref().map_err(Clone::clone),
+        &host.activity(),
+        host.cards(),
+    )
+}
+
+/// After the app wrote the config: redraw now rather than when the file watch notices.
+pub fn after_change(host: &Host) -> Snapshot {
+    host.changed.notify_one();
+    snapshot(host)
+}
+
+pub fn stop_remote_work(host: &Host) -> Result<Snapshot, CommandError> {
+    controls::stop_remote_work(&host.config)?;
+    host.end_link();
+    Ok(after_change(host))
+}
+
+/// Redraws the tray whenever the host rings (the window reads the runtime's `window/state`).
+async fn redraw(host: Host, tray: watch::Sender<Option<TrayView>>) {
+    loop {
+        let snapshot = snapshot(&host);
+        let look = state::icon_look(&host.state(), snapshot.now);
+        tray.send_replace(Some(TrayView::of(&snapshot, autostart::is_enabled(), look)));
+        host.changed.notified().await;
+    }
+}
+
+/// Acts on the menu's clicks; ends when Quit has stopped the runtime.
+async fn on_clicks(mut clicks: mpsc::UnboundedReceiver<MenuId>, host: Host, window: WindowProcess) {
+    while let Some(id) = clicks.recv().await {
+        let open = |view| {
+            window
+                .open(view)
+                .map_err(|e| CommandError::new("window", format!("The window cannot be opened: {e}")))
+        };
+        let result = match id {
+            MenuId::Status | MenuId::Now => Ok(()),
+            MenuId::Scheduled | MenuId::Remote => toggle(&host, id),
+            MenuId::StopAll => stop_remote_work(&host).map(|_| ()),
+            MenuId::Autostart => autostart::toggle().map_err(|e| CommandError::new("autostart", e)),
+            MenuId::Open => open(None),
+            MenuId::ActivityLog => open(Some(View::Activity)),
+            MenuId::Quit => {
+                host.quit().await;
+                return;
+            }
+        };
+        if let Err(e) = result {
+            tracing::error!("{}", e.message);
+            host.activity().note("error", e.message);
+        }
+        // Always redraw: a check item the click flipped must show the config again if the change failed.
+        host.changed.notify_one();
+    }
+}
+
+/// Flips a tray check item's setting from what the config says now (the menu's own tick may lag).
+fn toggle(host: &Host, id: MenuId) -> Result<(), CommandError> {
+    let now = settings::load_from(&host.config)?;
+    let change = match id {
+        MenuId::Scheduled => controls::SettingChange::Scheduled(!now.remote.scheduled),
+        _ => controls::SettingChange::RemoteEnabled(!now.remote.enabled),
+    };
+    controls::change_setting(&host.config, change).map(|_| ())
+}
+
+/// Starts the host, the notices, the socket and the redraws on the tokio runtime (entered), and
+/// the tray on this thread's GTK main loop, until Quit.
+#[cfg(all(unix, not(target_os = "macos")))]
+mod tray_loop {
+    use super::*;
+    use gtk::glib;
+
+    pub fn run(started: std::time::Instant, listener: lembas_device::control::endpoint::Listener) -> i32 {
+        if let Err(e) = gtk::init() {
+            eprintln!("LLeMbas Desktop cannot start: no display to show its tray on ({e})");
+            return 1;
+        }
+        let host = Host::start(paths::config_file());
+        let window = WindowProcess::default();
+        let open_card = {
+            let window = window.clone();
+            move |id: &str| {
+                let view = View::Card {
+                    tool_call_id: id.to_string(),
+                };
+                if let Err(e) = window.open(Some(view)) {
+                    tracing::error!("cannot open the window: {e}");
+                }
+            }
+        };
+        tokio::spawn(notices::run(
+            host.clone(),
+            Arc::from(notifier::platform()),
+            Arc::new(open_card),
+        ));
+        let (clicks_tx, clicks) = mpsc::unbounded_channel();
+        let tray = match tray::Tray::build(&decisions().scheduled.setting.label, move |id| {
+            let _ = clicks_tx.send(id);
+        }) {
+            Ok(tray) => tray,
+            Err(e) => {
+                eprintln!("LLeMbas Desktop cannot start: {e}");
+                return 1;
+            }
+        };
+        tracing::info!(ms = started.elapsed().as_millis() as u64, "tray ready");
+        let (views_tx, mut views) = watch::channel(None);
+        tokio::spawn(redraw(host.clone(), views_tx));
+        tokio::spawn(tray_socket::serve(
+            listener,
+            Served {
+                window: window.clone(),
+            },
+        ));
+        let quit = tokio::spawn(on_clicks(clicks, host, window));
+        // tokio's channels need no tokio runtime to be awaited: the GTK loop drives these two.
+        let main = glib::MainContext::default();
+        main.spawn_local(async move {
+            loop {
+                if let Some(view) = views.borrow_and_update().clone()
+                    && let Err(e) = tray.show(&view)
+                {
+                    tracing::warn!("cannot update the tray: {e}");
+                }
+                if views.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+        main.spawn_local(async move {
+            let _ = quit.await;
+            gtk::main_quit();
+        });
+        gtk::main();
+        0
+    }
+}
+
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+mod tray_loop {
+    pub fn run(_started: std::time::Instant, _listener: lembas_device::control::endpoint::Listener) -> i32 {
+        eprintln!("LLeMbas Desktop's tray is built for Linux and the BSDs only, for now");
+        1
+    }
+}

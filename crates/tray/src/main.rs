@@ -1,0 +1,10 @@
+fn main() {
+    // GDK loads OpenGL (Mesa, and with it LLVM: about 50 MB) when it opens the display; the tray
+    // draws nothing with it. So GDK's is off unless the person set GDK_GL themselves.
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("GDK_GL").is_none() {
+        // SAFETY: the first thing in main, before any thread exists to read the environment.
+        unsafe { std::env::set_var("GDK_GL", "disable") };
+    }
+    std::process::exit(lembas_desktop::run());
+}

@@ -1,0 +1,229 @@
+//! The tray menu, on tray-icon and muda (Tauri's own tray crates, without Tauri, so no webview is
+//! linked). Linux sends no tray clicks, so everything is in the menu; items are built once and
+//! changed in place (STACK.md), and their ids are a typed enum. The icon and the items live on the
+//! GTK main thread: [`Tray`] is built and shown there, and clicks leave it as [`MenuId`]s.
+
+use std::cell::Cell;
+
+use muda::{CheckMenuItem, Menu, MenuEvent, MenuItem, PredefinedMenuItem};
+use tray_icon::{Icon, TrayIcon, TrayIconBuilder};
+
+use crate::state::{IconLook, Snapshot};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MenuId {
+    Status,
+    Scheduled,
+    Remote,
+    Now,
+    StopAll,
+    Autostart,
+    Open,
+    ActivityLog,
+    Quit,
+}
+
+impl MenuId {
+    pub const ALL: [MenuId; 9] = [
+        MenuId::Status,
+        MenuId::Scheduled,
+        MenuId::Remote,
+        MenuId::Now,
+        MenuId::StopAll,
+        MenuId::Autostart,
+        MenuId::Open,
+        MenuId::ActivityLog,
+        MenuId::Quit,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MenuId::Status => "status",
+            MenuId::Scheduled => "scheduled",
+            MenuId::Remote => "remote",
+            MenuId::Now => "now",
+            MenuId::StopAll => "stop-all",
+            MenuId::Autostart => "autostart",
+            MenuId::Open => "open",
+            MenuId::ActivityLog => "activity-log",
+            MenuId::Quit => "quit",
+        }
+    }
+
+    pub fn parse(id: &str) -> Option<MenuId> {
+        MenuId::ALL.into_iter().find(|m| m.as_str() == id)
+    }
+}
+
+/// What the menu shows; pure, from the snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrayView {
+    pub status: String,
+    pub scheduled: bool,
+    pub remote: bool,
+    pub now: String,
+    pub can_stop: bool,
+    pub autostart: bool,
+    pub look: IconLook,
+}
+
+impl TrayView {
+    pub fn of(snapshot: &Snapshot, autostart: bool, look: IconLook) -> TrayView {
+        TrayView {
+            status: snapshot.link.line.clone(),
+            scheduled: snapshot.remote.scheduled,
+            remote: snapshot.remote.enabled,
+            now: snapshot.now_line.clone(),
+            // Turning remote work off is worth offering even when nothing runs this second.
+            can_stop: snapshot.remote.enabled || !snapshot.now.is_idle(),
+            autostart,
+            look,
+        }
+    }
+}
+
+pub struct Tray {
+    icon: TrayIcon,
+    status: MenuItem,
+    scheduled: CheckMenuItem,
+    remote: CheckMenuItem,
+    now: MenuItem,
+    stop_all: MenuItem,
+    autostart: CheckMenuItem,
+    /// The icon shown, so it is replaced only when the look changes.
+    look: Cell<Option<IconLook>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TrayError {
+    #[error("the tray menu cannot be made: {0}")]
+    Menu(#[from] muda::Error),
+    #[error("the tray icon cannot be shown: {0}")]
+    Icon(#[from] tray_icon::Error),
+    #[error("the tray icon's picture is unreadable: {0}")]
+    Picture(String),
+}
+
+fn picture(look: IconLook) -> &'static [u8] {
+    match look {
+        IconLook::Linked => include_bytes!("../../../icons/tray-linked.png"),
+        IconLook::Active => include_bytes!("../../../icons/tray-active.png"),
+        IconLook::Offline => include_bytes!("../../../icons/tray-offline.png"),
+    }
+}
+
+fn icon(look: IconLook) -> Result<Icon, TrayError> {
+    let (rgba, width, height) = decode_png(picture(look)).map_err(TrayError::Picture)?;
+    Icon::from_rgba(rgba, width, height).map_err(|e| TrayError::Picture(e.to_string()))
+}
+
+/// The PNG's pixels as 8-bit RGBA.
+fn decode_png(bytes: &[u8]) -> Result<(Vec<u8>, u32, u32), String> {
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::normalize_to_color8() | png::Transformations::ALPHA);
+    let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
+    let size = reader.output_buffer_size().ok_or("the picture is too large")?;
+    let mut rgba = vec![0; size];
+    let info = reader.next_frame(&mut rgba).map_err(|e| e.to_string())?;
+    if info.color_type != png::ColorType::Rgba {
+        return Err(format!("{:?} pixels, not RGBA", info.color_type));
+    }
+    rgba.truncate(info.buffer_size());
+    Ok((rgba, info.width, info.height))
+}
+
+impl Tray {
+    /// Builds the tray on the GTK main thread; `on_click` gets every menu click with its typed id
+    /// (on that thread: it should only pass the id on).
+    pub fn build(
+        scheduled_label: &str,
+        on_click: impl Fn(MenuId) + Send + Sync + 'static,
+    ) -> Result<Tray, TrayError> {
+        let id = MenuId::as_str;
+        let status = MenuItem::with_id(id(MenuId::Status), "Starting…", false, None);
+        let scheduled = CheckMenuItem::with_id(id(MenuId::Scheduled), scheduled_label, true, false, None);
+        let remote = CheckMenuItem::with_id(id(MenuId::Remote), "Remote work", true, false, None);
+        let now = MenuItem::with_id(id(MenuId::Now), "Now: no remote work", false, None);
+        let stop_all = MenuItem::with_id(id(MenuId::StopAll), "Stop all remote work", false, None);
+        let autostart = CheckMenuItem::with_id(id(MenuId::Autostart), "Start at login", true, false, None);
+        let open = MenuItem::with_id(id(MenuId::Open), "Open LLeMbas Desktop…", true, None);
+        let activity_log = MenuItem::with_id(id(MenuId::ActivityLog), "Open activity log", true, None);
+        let quit = MenuItem::with_id(id(MenuId::Quit), "Quit", true, None);
+        let menu = Menu::with_items(&[
+            &status,
+            &PredefinedMenuItem::separator(),
+            &scheduled,
+            &remote,
+            &PredefinedMenuItem::separator(),
+            &now,
+            &stop_all,
+            &PredefinedMenuItem::separator(),
+            &autostart,
+            &open,
+            &activity_log,
+            &quit,
+        ])?;
+        MenuEvent::set_event_handler(Some(move |event: MenuEvent| {
+            match MenuId::parse(event.id().as_ref()) {
+                Some(id) => on_click(id),
+                None => tracing::warn!(id = event.id().as_ref(), "a menu id this app does not know"),
+            }
+        }));
+        let icon = TrayIconBuilder::new()
+            .with_id("lembas")
+            .with_icon(icon(IconLook::Offline)?)
+            .with_tooltip("LLeMbas Desktop")
+            .with_menu(Box::new(menu))
+            .build()?;
+        Ok(Tray {
+            icon,
+            status,
+            scheduled,
+            remote,
+            now,
+            stop_all,
+            autostart,
+            look: Cell::new(None),
+        })
+    }
+
+    /// Changes the items in place to show `view`.
+    pub fn show(&self, view: &TrayView) -> Result<(), TrayError> {
+        self.status.set_text(&view.status);
+        self.scheduled.set_checked(view.scheduled);
+        self.remote.set_checked(view.remote);
+        self.now.set_text(&view.now);
+        self.stop_all.set_enabled(view.can_stop);
+        self.autostart.set_checked(view.autostart);
+        if self.look.get() != Some(view.look) {
+            self.icon.set_icon(Some(icon(view.look)?))?;
+            self.look.set(Some(view.look));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn menu_ids_round_trip_and_are_distinct() {
+        for id in MenuId::ALL {
+            assert_eq!(MenuId::parse(id.as_str()), Some(id));
+        }
+        let mut names: Vec<_> = MenuId::ALL.iter().map(|m| m.as_str()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), MenuId::ALL.len());
+        assert_eq!(MenuId::parse("rm -rf"), None);
+    }
+
+    #[test]
+    fn every_look_has_a_picture() {
+        for look in [IconLook::Linked, IconLook::Active, IconLook::Offline] {
+            let (rgba, width, height) = decode_png(picture(look)).unwrap();
+            assert_eq!(rgba.len(), (width * height * 4) as usize);
+        }
+    }
+}

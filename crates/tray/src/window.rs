@@ -1,0 +1,158 @@
+//! The window is a process of its own (`lembas-window`, a Tauri webview), started when it opens
+//! and gone when it closes, so WebKit's memory leaves with it and the tray process links no
+//! webview. One at a time: asked again, the open one comes forward (and moves to the view asked).
+//!
+//! The tray keeps the child's standard input and writes it one JSON object a line:
+//! `{"show": null | View}` (come forward, and go to the view). The window asks the device runtime
+//! for what it shows over the control socket; its first view comes as `--view <json>`. It exits
+//! when its window closes or its standard input ends (the tray quit); the tray reaps it.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use lembas_device::status::now_ms;
+use serde::{Deserialize, Serialize};
+use tokio::io::AsyncWriteExt;
+use tokio::process::{ChildStdin, Command};
+use tokio::sync::mpsc;
+
+/// Where the window's binary is, for tests and odd layouts; else beside this executable.
+pub const BIN_ENV: &str = "LEMBAS_WINDOW_BIN";
+const BIN_NAME: &str = "lembas-window";
+
+/// Where the window opens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "view", rename_all = "snake_case")]
+pub enum View {
+    Activity,
+    Card { tool_call_id: String },
+}
+
+/// One line to the window process.
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Line<'a> {
+    Show(Option<&'a View>),
+}
+
+/// The window process, if one runs. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct WindowProcess {
+    slot: Arc<Mutex<Slot>>,
+}
+
+#[derive(Default)]
+struct Slot {
+    running: Option<Running>,
+    started: u64,
+}
+
+struct Running {
+    lines: mpsc::UnboundedSender<String>,
+    /// Which start this is, so a reaped child clears only its own slot.
+    nth: u64,
+}
+
+fn line(what: Line<'_>) -> String {
+    let mut text = serde_json::to_string(&what).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The window's executable: `LEMBAS_WINDOW_BIN`, else `lembas-window` beside this one.
+pub fn binary() -> std::io::Result<PathBuf> {
+    if let Some(path) = std::env::var_os(BIN_ENV).filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    let exe = std::env::current_exe()?;
+    let dir = exe
+        .parent()
+        .ok_or_else(|| std::io::Error::other("this executable has no folder"))?;
+    Ok(dir.join(format!("{BIN_NAME}{}", std::env::consts::EXE_SUFFIX)))
+}
+
+impl WindowProcess {
+    fn slot(&self) -> MutexGuard<'_, Slot> {
+        self.slot.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn is_open(&self) -> bool {
+        self.slot().running.is_some()
+    }
+
+    /// Opens the window on `view` (`None`: where it is, or the settings): the open one comes
+    /// forward, else a window process starts. Call within the tokio runtime.
+    pub fn open(&self, view: Option<View>) -> std::io::Result<()> {
+        let mut slot = self.slot();
+        if let Some(running) = &slot.running
+            && running.lines.send(line(Line::Show(view.as_ref()))).is_ok()
+        {
+            tracing::info!("the window comes forward");
+            return Ok(());
+        }
+        let bin = binary()?;
+        let mut command = Command::new(&bin);
+        if let Some(view) = &view {
+            command
+                .arg("--view")
+                .arg(serde_json::to_string(view).unwrap_or_default());
+        }
+        command.stdin(Stdio::piped()).kill_on_drop(true);
+        let at_ms = now_ms();
+        let mut child = command
+            .spawn()
+            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot start {}: {e}", bin.display())))?;
+        tracing::info!(pid = child.id(), at_ms, "window started");
+        let stdin = child.stdin.take();
+        let (lines, queued) = mpsc::unbounded_channel();
+        slot.started += 1;
+        let nth = slot.started;
+        slot.running = Some(Running { lines, nth });
+        let shared = self.slot.clone();
+        tokio::spawn(async move {
+            let writer = tokio::spawn(write_lines(stdin, queued));
+            let ended = child.wait().await;
+            writer.abort();
+            match ended {
+                Ok(status) => tracing::info!(at_ms = now_ms(), "window ended ({status})"),
+                Err(e) => tracing::warn!("cannot wait for the window process: {e}"),
+            }
+            let mut slot = shared.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.running.as_ref().is_some_and(|r| r.nth == nth) {
+                slot.running = None;
+            }
+        });
+        Ok(())
+    }
+}
+
+async fn write_lines(stdin: Option<ChildStdin>, mut queued: mpsc::UnboundedReceiver<String>) {
+    let Some(mut stdin) = stdin else { return };
+    while let Some(text) = queued.recv().await {
+        if stdin.write_all(text.as_bytes()).await.is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_say_what_the_window_reads() {
+        assert_eq!(line(Line::Show(None)), "{\"show\":null}\n");
+        let card = View::Card {
+            tool_call_id: "t1".into(),
+        };
+        assert_eq!(
+            line(Line::Show(Some(&card))),
+            "{\"show\":{\"view\":\"card\",\"tool_call_id\":\"t1\"}}\n"
+        );
+        assert_eq!(
+            serde_json::to_string(&View::Activity).unwrap(),
+            "{\"view\":\"activity\"}"
+        );
+    }
+}
