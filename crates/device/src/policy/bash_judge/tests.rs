@@ -301,6 +301,19 @@ const OPAQUE: &[(&str, &str)] = &[
     ("echo $(( $(date +%s) + 1 ))", "DQQQ"),
 ];
 
+/// Lines the `bash_judge` fuzz target found to crash the judge, as it found them.
+const FUZZ_FOUND: &[(&str, &str)] = &[
+    // brush-parser unwrapped a redirection's fd number that does not fit an i32.
+    (
+        "s\u{1}\0\0\0\0\0\0\0lsgi;2222222222222222222222222222222> ",
+        "DQQQ",
+    ),
+    ("ls 99999999999>out", "DQQQ"),
+    // Unreadable as a whole, like any line the parser refuses: it asks, even with a sudo in it.
+    ("sudo ls 2>x; cat 2147483648<in", "DQQQ"),
+    ("cat 2147483647<in", "AAAA"),
+];
+
 #[test]
 fn reads() {
     check(READS, None);
@@ -319,6 +332,11 @@ fn the_hardline() {
 #[test]
 fn what_cannot_be_seen_through() {
     check(OPAQUE, None);
+}
+
+#[test]
+fn lines_the_fuzzer_found() {
+    check(FUZZ_FOUND, None);
 }
 
 #[test]

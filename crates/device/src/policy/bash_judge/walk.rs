@@ -50,8 +50,31 @@ pub struct Walk {
 }
 
 pub fn parse(line: &str) -> Result<ast::Program, String> {
+    if oversized_fd_number(line) {
+        return Err("a file descriptor number too large".into());
+    }
     let mut parser = Parser::new(std::io::Cursor::new(line.as_bytes()), &ParserOptions::default());
     parser.parse_program().map_err(|e| e.to_string())
+}
+
+/// brush-parser 0.4 reads the digits before a redirection (`2>`) as an i32 with `unwrap()`, and
+/// panics on a number that does not fit (`ls 99999999999>x`, found by the `bash_judge` fuzz
+/// target). Any such run of digits, even one bash would read as part of a word or a quote, makes
+/// the line unreadable to the judge: it asks (or denies in plan), never crashes.
+fn oversized_fd_number(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i > start && matches!(bytes.get(i), Some(b'<' | b'>')) && line[start..i].parse::<i32>().is_err() {
+            return true;
+        }
+        i = i.max(start + 1);
+    }
+    false
 }
 
 impl Walk {
