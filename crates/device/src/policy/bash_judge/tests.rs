@@ -312,6 +312,14 @@ const FUZZ_FOUND: &[(&str, &str)] = &[
     // Unreadable as a whole, like any line the parser refuses: it asks, even with a sudo in it.
     ("sudo ls 2>x; cat 2147483648<in", "DQQQ"),
     ("cat 2147483647<in", "AAAA"),
+    // brush-parser backtracked exponentially on unclosed parentheses (this one: minutes).
+    (
+        "((((((((((((((((((((((((((((\u{f}\0\0cat \0cat <<EOF\nhe<<EOF>|\nhe",
+        "DQQQ",
+    ),
+    ("((((((((((((((((((((((((((((((ls", "DQQQ"),
+    // Twelve deep is still read.
+    ("((((((((((((ls))))))))))))", "AAAA"),
 ];
 
 #[test]
@@ -336,7 +344,13 @@ fn what_cannot_be_seen_through() {
 
 #[test]
 fn lines_the_fuzzer_found() {
+    let started = std::time::Instant::now();
     check(FUZZ_FOUND, None);
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(2),
+        "judging them took {took:?}"
+    );
 }
 
 #[test]
