@@ -41,7 +41,7 @@ fuzz_target!(|data: &[u8]| {
     match rpc::parse(&text) {
         Ok(Incoming::Request { id, .. }) => {
             assert_eq!(answers.len(), 1, "one answer to a request: {answers:?}");
-            assert_eq!(answers[0]["id"], id);
+            assert!(same_id(&answers[0]["id"], &id), "{} for {id}", answers[0]["id"]);
         }
         Ok(Incoming::Notification { .. } | Incoming::Response { .. }) => {
             assert!(
@@ -59,3 +59,13 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// The id an answer carries is the request's. An integer beyond 64 bits is read (and echoed) as a
+/// float, and serde_json reads a float back only to within a rounding step (without its
+/// float_roundtrip feature): such ids match when they are that close.
+fn same_id(answered: &Value, asked: &Value) -> bool {
+    match (answered.as_f64(), asked.as_f64()) {
+        (Some(a), Some(b)) if asked.is_f64() => (a - b).abs() <= b.abs() * 4.0 * f64::EPSILON,
+        _ => answered == asked,
+    }
+}
