@@ -320,6 +320,12 @@ const FUZZ_FOUND: &[(&str, &str)] = &[
     ("((((((((((((((((((((((((((((((ls", "DQQQ"),
     // Twelve deep is still read.
     ("((((((((((((ls))))))))))))", "AAAA"),
+    // brush-parser's tokenizer took seconds on a here-document with an empty delimiter.
+    ("grit ches   vm -r -f \"[\"dif<<''''''''''   ''''''  '' ", "DQQQ"),
+    ("a<< \"\" b", "DQQQ"),
+    // A here-string and a named delimiter are still read.
+    ("cat <<< ''", "AAAA"),
+    ("cat <<'EOF'\nhi\nEOF", "AAAA"),
 ];
 
 #[test]

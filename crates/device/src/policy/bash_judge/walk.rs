@@ -56,6 +56,9 @@ pub fn parse(line: &str) -> Result<ast::Program, String> {
     if paren_depth(line) > MAX_PAREN_DEPTH {
         return Err("parentheses nested too deep".into());
     }
+    if empty_here_delimiter(line) {
+        return Err("a here-document with an empty delimiter".into());
+    }
     let mut parser = Parser::new(std::io::Cursor::new(line.as_bytes()), &ParserOptions::default());
     parser.parse_program().map_err(|e| e.to_string())
 }
@@ -100,6 +103,28 @@ fn paren_depth(line: &str) -> usize {
         }
     }
     deepest
+}
+
+/// brush-parser 0.4's tokenizer ends a here-document whose delimiter unquotes to nothing (`<<''`,
+/// `<< ""`) at every character, and spent seconds on `a<< '' ` (found by the `bash_judge` fuzz
+/// target as a timeout). No real command has one: such a line is unreadable to the judge.
+fn empty_here_delimiter(line: &str) -> bool {
+    line.match_indices("<<").any(|(at, _)| {
+        let rest = &line[at + 2..];
+        if rest.starts_with('<') || line[..at].ends_with('<') {
+            return false; // a here-string, `<<<`
+        }
+        let word = rest
+            .strip_prefix('-')
+            .unwrap_or(rest)
+            .trim_start_matches([' ', '\t']);
+        let word = word
+            .split([' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')'])
+            .next()
+            .unwrap_or("");
+        let word = word.strip_prefix('$').unwrap_or(word);
+        !word.is_empty() && word.chars().all(|c| c == '\'' || c == '"')
+    })
 }
 
 impl Walk {
