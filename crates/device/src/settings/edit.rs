@@ -319,7 +319,8 @@ fn plan(op: &Op, value: &mut Value, edits: &mut Vec<TextEdit>) -> Result<(), Set
             }
         }
         Op::EmbeddingIfUnset(model) => {
-            let unset = match top.get("embedding") {
+            // Through tags, as the read side looks (`embedding: !tag` is no embedding there).
+            let unset = match top.get_mut("embedding").map(|v| &*untagged(v)) {
                 None | Some(Value::Null) => true,
                 Some(Value::String(s)) => s.is_empty(),
                 Some(_) => false,

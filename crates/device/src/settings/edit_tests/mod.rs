@@ -519,3 +519,18 @@ fn tagged_maps_and_lists_are_edited_without_a_panic() {
         }
     }
 }
+
+/// Found by the `settings` fuzz target: a tagged empty `embedding:` reads as no embedding, but the
+/// edit took it as set, so a login's embedding was never written.
+#[test]
+fn a_tagged_empty_embedding_counts_as_unset() {
+    let home = Home::new();
+    let path = home.config();
+    fs::write(&path, "server: null\nembedding: !'\n").unwrap();
+    let settings = apply_to(&path, &[Change::SetEmbeddingIfUnset("c1/embed".into())]);
+    match settings {
+        Ok(settings) => assert_eq!(settings.embedding.as_deref(), Some("c1/embed")),
+        Err(SettingsError::EditFailed { .. }) => assert_eq!(read(&path), "server: null\nembedding: !'\n"),
+        Err(e) => panic!("{e}"),
+    }
+}
