@@ -283,6 +283,22 @@ impl ModelStream {
         }
     }
 
+    /// A stream read from chunks already in memory, as the network would hand them over: for the
+    /// `sse` fuzz target, which splits bytes at arbitrary points.
+    #[cfg(feature = "fuzzing")]
+    pub fn from_chunks(model: String, chunks: Vec<bytes::Bytes>) -> Self {
+        let body = futures_util::stream::iter(chunks.into_iter().map(Ok));
+        Self {
+            model,
+            body: body.boxed(),
+            buffer: Vec::new(),
+            output: StepOutput::default(),
+            calls: BTreeMap::new(),
+            ready: Default::default(),
+            done: false,
+        }
+    }
+
     fn broken(&self, why: impl Into<String>) -> ModelError {
         ModelError::Broken {
             model: self.model.clone(),

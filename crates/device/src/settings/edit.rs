@@ -63,6 +63,14 @@ fn apply_with_hook(
     parse(path, &text)
 }
 
+/// What [`apply_to`] would write, computed in memory from `old` (the `settings` fuzz target: no file,
+/// no fsync). The same validation, plan, edit and check as a real write.
+#[cfg(feature = "fuzzing")]
+pub fn edit_in_memory(path: &Path, old: &str, changes: &[Change]) -> Result<String, SettingsError> {
+    let ops = changes.iter().map(Op::resolve).collect::<Result<Vec<_>, _>>()?;
+    edit_text(path, old, &ops)
+}
+
 /// A [`Change`] with its paths resolved against the file system (once, before any reading).
 #[derive(Debug)]
 enum Op {
@@ -311,7 +319,8 @@ fn plan(op: &Op, value: &mut Value, edits: &mut Vec<TextEdit>) -> Result<(), Set
             }
         }
         Op::EmbeddingIfUnset(model) => {
-            let unset = match top.get("embedding") {
+            // Through tags, as the read side looks (`embedding: !tag` is no embedding there).
+            let unset = match top.get_mut("embedding").map(|v| &*untagged(v)) {
                 None | Some(Value::Null) => true,
                 Some(Value::String(s)) => s.is_empty(),
                 Some(_) => false,
@@ -366,9 +375,21 @@ fn plan(op: &Op, value: &mut Value, edits: &mut Vec<TextEdit>) -> Result<(), Set
     Ok(())
 }
 
+/// The value under its tags: the read side takes a tagged map or list (`! {…}`, `!!map`, a tagged
+/// document) as the map or list itself, so it is edited as one (`is_mapping` looks through tags,
+/// a `match` does not).
+fn untagged(value: &mut Value) -> &mut Value {
+    let mut value = value;
+    while let Value::Tagged(tagged) = value {
+        value = &mut tagged.value;
+    }
+    value
+}
+
 /// The map in `value`, making a null (absent block) an empty map. The read side has already
 /// checked that the keys this module edits hold maps, lists or nothing.
 fn as_map(value: &mut Value) -> &mut ValueMap {
+    let value = untagged(value);
     if !value.is_mapping() {
         *value = Value::Mapping(ValueMap::new());
     }
@@ -409,6 +430,7 @@ fn list_mut(top: &mut ValueMap, list: List) -> &mut Vec<Value> {
     let value = child_map(top, parent)
         .entry(Value::from(key))
         .or_insert(Value::Null);
+    let value = untagged(value);
     if !value.is_sequence() {
         *value = Value::Sequence(Vec::new());
     }

@@ -382,6 +382,33 @@ fn harmless_builtins() {
     check(BUILTINS, None);
 }
 
+/// Lines the `bash_judge` fuzz target found to crash the judge, as it found them.
+const FUZZ_FOUND: &[(&str, &str)] = &[
+    // brush-parser unwrapped a redirection's fd number that does not fit an i32.
+    (
+        "s\u{1}\0\0\0\0\0\0\0lsgi;2222222222222222222222222222222> ",
+        "DQQQ",
+    ),
+    ("ls 99999999999>out", "DQQQ"),
+    // Unreadable as a whole, like any line the parser refuses: it asks, even with a sudo in it.
+    ("sudo ls 2>x; cat 2147483648<in", "DQQQ"),
+    ("cat 2147483647<in", "AAAA"),
+    // brush-parser backtracked exponentially on unclosed parentheses (this one: minutes).
+    (
+        "((((((((((((((((((((((((((((\u{f}\0\0cat \0cat <<EOF\nhe<<EOF>|\nhe",
+        "DQQQ",
+    ),
+    ("((((((((((((((((((((((((((((((ls", "DQQQ"),
+    // Twelve deep is still read.
+    ("((((((((((((ls))))))))))))", "AAAA"),
+    // brush-parser's tokenizer took seconds on a here-document with an empty delimiter.
+    ("grit ches   vm -r -f \"[\"dif<<''''''''''   ''''''  '' ", "DQQQ"),
+    ("a<< \"\" b", "DQQQ"),
+    // A here-string and a named delimiter are still read.
+    ("cat <<< ''", "AAAA"),
+    ("cat <<'EOF'\nhi\nEOF", "AAAA"),
+];
+
 #[test]
 fn reads() {
     check(READS, None);
@@ -400,6 +427,17 @@ fn the_hardline() {
 #[test]
 fn what_cannot_be_seen_through() {
     check(OPAQUE, None);
+}
+
+#[test]
+fn lines_the_fuzzer_found() {
+    let started = std::time::Instant::now();
+    check(FUZZ_FOUND, None);
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(2),
+        "judging them took {took:?}"
+    );
 }
 
 #[test]
@@ -453,4 +491,17 @@ fn reasons_name_what_decided() {
         let got = judged(line, mode, None);
         assert!(got.reason.contains(want), "{line:?} in {mode}: {:?}", got.reason);
     }
+}
+
+/// Found by the `bash_judge` fuzz target at the end of the session, not fixed yet: brush-parser takes
+/// more than 2 GB on this line (a here-document tag, then unclosed `$((` and `$(`). Run it alone
+/// with `--ignored` once there is a fix.
+#[test]
+#[ignore = "brush-parser runs out of memory on it; no fix yet"]
+fn unclosed_substitutions_after_a_here_document_tag() {
+    let line = "!\u{14}\0\0\0#\\[ ec[\0\0\0\0\0\0<<-h$((\"\" [$(d$(";
+    let started = std::time::Instant::now();
+    let got = judged(line, Mode::Auto, None);
+    assert_ne!(got.decision, Decision::Allow);
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
 }

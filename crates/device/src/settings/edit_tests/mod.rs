@@ -485,3 +485,52 @@ fn an_edit_that_would_move_anything_else_is_refused() {
     assert!(error.to_string().contains("edit it by hand"), "{error}");
     assert_eq!(read(&path), original);
 }
+
+/// Found by the `settings` fuzz target: a tagged document or block (`! …`, `!!map`) reads as its map
+/// or list, and changing it panicked (`unreachable!("just made a mapping")`). Now the change is made
+/// and reads back, or is refused with the file left alone.
+#[test]
+fn tagged_maps_and_lists_are_edited_without_a_panic() {
+    let home = Home::new();
+    let path = home.config();
+    let texts = [
+        "!\t# LLeMbas device config\nserver:\n  url: https://llembas.example\n  connection: c1\n",
+        "remote: !!map\n  enabled: false\n",
+        "trusted: !!seq\n  - /x\n",
+        "--- !settings\nremote:\n  terminal: true\n",
+    ];
+    let changes = [
+        Change::MaxMode(Mode::Auto),
+        Change::Trust(home.at("a")),
+        Change::AddRoot(home.at("b")),
+        Change::SetServer {
+            url: "https://other.example".into(),
+            connection: None,
+        },
+    ];
+    for text in texts {
+        for change in &changes {
+            fs::write(&path, text).unwrap();
+            match apply_to(&path, std::slice::from_ref(change)) {
+                Ok(settings) => assert_eq!(load_from(&path).unwrap(), settings, "{change:?} on {text:?}"),
+                Err(SettingsError::EditFailed { .. }) => assert_eq!(read(&path), text, "{change:?}"),
+                Err(e) => panic!("{change:?} on {text:?}: {e}"),
+            }
+        }
+    }
+}
+
+/// Found by the `settings` fuzz target: a tagged empty `embedding:` reads as no embedding, but the
+/// edit took it as set, so a login's embedding was never written.
+#[test]
+fn a_tagged_empty_embedding_counts_as_unset() {
+    let home = Home::new();
+    let path = home.config();
+    fs::write(&path, "server: null\nembedding: !'\n").unwrap();
+    let settings = apply_to(&path, &[Change::SetEmbeddingIfUnset("c1/embed".into())]);
+    match settings {
+        Ok(settings) => assert_eq!(settings.embedding.as_deref(), Some("c1/embed")),
+        Err(SettingsError::EditFailed { .. }) => assert_eq!(read(&path), "server: null\nembedding: !'\n"),
+        Err(e) => panic!("{e}"),
+    }
+}
