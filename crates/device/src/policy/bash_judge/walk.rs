@@ -59,6 +59,9 @@ pub fn parse(line: &str) -> Result<ast::Program, String> {
     if empty_here_delimiter(line) {
         return Err("a here-document with an empty delimiter".into());
     }
+    if substituted_here_delimiter(line) {
+        return Err("a here-document whose delimiter has a substitution".into());
+    }
     let mut parser = Parser::new(std::io::Cursor::new(line.as_bytes()), &ParserOptions::default());
     parser.parse_program().map_err(|e| e.to_string())
 }
@@ -109,22 +112,33 @@ fn paren_depth(line: &str) -> usize {
 /// `<< ""`) at every character, and spent seconds on `a<< '' ` (found by the `bash_judge` fuzz
 /// target as a timeout). No real command has one: such a line is unreadable to the judge.
 fn empty_here_delimiter(line: &str) -> bool {
-    line.match_indices("<<").any(|(at, _)| {
+    here_delimiters(line).any(|word| {
+        let word = word.split(['(', ')']).next().unwrap_or("");
+        let word = word.strip_prefix('$').unwrap_or(word);
+        !word.is_empty() && word.chars().all(|c| c == '\'' || c == '"')
+    })
+}
+
+/// The word after each `<<` or `<<-` (not a here-string's `<<<`).
+fn here_delimiters(line: &str) -> impl Iterator<Item = &str> {
+    line.match_indices("<<").filter_map(|(at, _)| {
         let rest = &line[at + 2..];
         if rest.starts_with('<') || line[..at].ends_with('<') {
-            return false; // a here-string, `<<<`
+            return None; // a here-string, `<<<`
         }
         let word = rest
             .strip_prefix('-')
             .unwrap_or(rest)
             .trim_start_matches([' ', '\t']);
-        let word = word
-            .split([' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')'])
-            .next()
-            .unwrap_or("");
-        let word = word.strip_prefix('$').unwrap_or(word);
-        !word.is_empty() && word.chars().all(|c| c == '\'' || c == '"')
+        word.split([' ', '\t', '\n', ';', '&', '|', '<', '>']).next()
     })
+}
+
+/// brush-parser 0.4 grew past 2 GB on `<<-h$(("" [$(d$(` (unclosed substitutions in a
+/// here-document's delimiter; found by the `bash_judge` fuzz target). Bash never expands a
+/// delimiter, so no real command writes one with `$(` or a backquote: such a line is unreadable.
+fn substituted_here_delimiter(line: &str) -> bool {
+    here_delimiters(line).any(|word| word.contains("$(") || word.contains('`'))
 }
 
 impl Walk {
