@@ -55,7 +55,9 @@ async fn a_turn_streams_text_and_thinking_and_ends() {
             "edit",
             "bash",
             "ask_user",
-            "plan_submit"
+            "plan_submit",
+            // The reference peer says show: true, as LLeMbas does.
+            "show"
         ]
     );
     // History and status say the same.
