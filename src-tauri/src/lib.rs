@@ -5,6 +5,7 @@
 
 mod commands;
 mod relay;
+mod shown_page;
 mod window;
 
 /// What the tray passed: the view to open on.
@@ -43,6 +44,7 @@ pub fn run() {
     };
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
+        .register_asynchronous_uri_scheme_protocol(shown_page::SCHEME, shown_page::serve)
         .manage(window::PendingView::new(args.view))
         .invoke_handler(tauri::generate_handler![
             commands::pick_root,

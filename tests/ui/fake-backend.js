@@ -125,7 +125,8 @@
     },
     transformCallback(callback) { const id = nextId++; fake.callbacks.set(id, callback); return id; },
     unregisterCallback(id) { fake.callbacks.delete(id); },
-    convertFileSrc: (p) => p,
+    // A custom protocol's address (the window's `shown` pages): a test serves them at fake.frameBase.
+    convertFileSrc: (p, protocol) => `${fake.frameBase ?? `${protocol}://localhost/`}${encodeURIComponent(p)}`,
     metadata: { currentWindow: { label: 'main' }, currentWebview: { windowLabel: 'main', label: 'main' } },
   };
   window.__TAURI_EVENT_PLUGIN_INTERNALS__ = { unregisterListener() {} };

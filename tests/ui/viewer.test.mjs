@@ -2,9 +2,9 @@
 // the fake app behind the Tauri IPC answering shown/list and shown/read. A hostile HTML page is
 // shown, and everything it tries is watched from outside: a loopback server records every request
 // that reaches it, the fake app records every IPC call, and the app's own page is compared before
-// and after. The page is tried twice: under the window's CSP as shipped (tauri.conf.json), which
-// the srcdoc frame inherits, and under a CSP of only `frame-src 'none'`, so that the frame's
-// scripts do run and the sandbox attribute and the frame's own CSP are what stop them.
+// and after. The app serves a shown page from its `shown` protocol with the page's own CSP
+// (src-tauri/src/shown_page.rs); here a loopback server stands in for that protocol, with the same
+// headers and the same first tag, and the window's CSP as shipped names it in place of `shown:`.
 import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -17,10 +17,14 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const dist = join(root, 'ui/dist');
 const { chromium } = createRequire(join(root, 'ui/package.json'))('playwright-core');
 const shipped = JSON.parse(await readFile(join(root, 'tauri.conf.json'), 'utf8')).app.security.csp;
+// The page's own policy, as the app's protocol sends it.
+const pageCsp = (await readFile(join(root, 'src-tauri/src/shown_page.rs'), 'utf8')).match(/PAGE_CSP: &str = "([^"]+)"/)[1];
 const fakeBackend = await readFile(new URL('./fake-backend.js', import.meta.url), 'utf8');
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
 
-let server, recorder, browser, base, page, errors, hits, trap, csp;
+let server, recorder, frames, browser, base, page, errors, hits, trap, csp, frameBase;
+// What the stand-in for the `shown` protocol serves, by id.
+const pages = new Map();
 
 before(async () => {
   server = createServer(async (req, res) => {
@@ -43,6 +47,14 @@ before(async () => {
   recorder.on('upgrade', (req, socket) => { hits.push(`UPGRADE ${req.url}`); socket.destroy(); });
   await new Promise((done) => recorder.listen(0, '127.0.0.1', done));
   trap = `127.0.0.1:${recorder.address().port}`;
+  frames = createServer((req, res) => {
+    const text = pages.get(decodeURIComponent(new URL(req.url, 'http://x').pathname.slice(1)));
+    if (text === undefined) return res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': pageCsp, 'x-content-type-options': 'nosniff' });
+    res.end(`<meta http-equiv="Content-Security-Policy" content="${pageCsp}">${text}`);
+  });
+  await new Promise((done) => frames.listen(0, '127.0.0.1', done));
+  frameBase = `http://127.0.0.1:${frames.address().port}/`;
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
 });
@@ -51,10 +63,14 @@ after(async () => {
   await browser?.close();
   server?.close();
   recorder?.close();
+  frames?.close();
 });
 
+/** The window's CSP as shipped, the stand-in server in place of the `shown` protocol. */
+const asShipped = () => shipped.replaceAll('shown: http://shown.localhost', frameBase.slice(0, -1));
+
 beforeEach(() => {
-  csp = shipped;
+  csp = asShipped();
   hits = [];
   errors = [];
 });
@@ -68,8 +84,11 @@ async function load() {
   page = await browser.newPage();
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(String(e)));
-  await page.addInitScript(fakeBackend);
+  // Init scripts run in every frame: the fake app is the window's only, never the shown page's.
+  await page.addInitScript(`if (window === window.top) {${fakeBackend}}`);
+  await page.addInitScript((base) => { if (window === window.top) window.__fake.frameBase = base; }, frameBase);
   await page.addInitScript(() => {
+    if (window !== window.top) return;
     window.__files = new Map();
     window.__fake.control['shown/list'] = () => [...window.__files.values()].map((f) => f.file).reverse();
     window.__fake.control['shown/read'] = ({ id }) => {
@@ -83,6 +102,7 @@ async function load() {
 
 /** Shows a file as the runtime would: kept for shown/read, then the `shown` event pushed. */
 async function show(id, path, kind, text, extra = {}) {
+  if (kind === 'html') pages.set(id, text);
   await page.evaluate(({ id, path, kind, text, extra }) => {
     const file = { id, session_id: 'ses_1', path, kind, size: text.length, shown_ms: Date.now(), ...extra };
     window.__files.set(id, { file, text });
@@ -166,17 +186,10 @@ async function showHostile(reaching = []) {
   return recorded;
 }
 
-test('a shown HTML page under the window\'s CSP as shipped: nothing of it runs or reaches out', async () => {
-  assert.match(shipped, /frame-src 'none'/);
-  assert.match(shipped, /child-src 'none'/);
-  const recorded = await showHostile();
-  // The srcdoc frame inherits the window's policy (script-src 'self'): its inline scripts never run.
-  assert.deepEqual(recorded, { results: '{}', bgcolor: '#00c000' });
-  assert.ok(errors.length > 0 && errors.every((e) => /Content Security Policy|Refused to|Blocked/i.test(e)), errors.join('\n'));
-});
-
-test('with the sandbox and the frame\'s CSP alone, the page\'s scripts run and reach nothing', async () => {
-  csp = "frame-src 'none'; child-src 'none'";
+test('a shown HTML page under the window\'s CSP as shipped: its scripts run in the sandbox and reach nothing', async () => {
+  assert.match(shipped, /frame-src shown: http:\/\/shown.localhost;/);
+  assert.match(shipped, /child-src shown: http:\/\/shown.localhost;/);
+  assert.match(shipped, /script-src 'self';/, 'the window itself runs no inline script');
   const recorded = await showHostile();
   assert.equal(recorded?.bgcolor, '#c000c0', 'the frame\'s scripts ran');
   const got = JSON.parse(recorded.results);

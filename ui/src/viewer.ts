@@ -5,10 +5,12 @@
 // What a file says is untrusted (the model chose it): markdown is rendered and then sanitized,
 // code is highlighted (highlight.js escapes it), text goes in as text, and HTML runs only in a
 // sandboxed frame — scripts allowed, but an opaque origin (no allow-same-origin: no cookies, no
-// storage, no reach into this page), no top navigation, no popups, no forms, and a CSP of its own
-// that allows no network at all. The window's CSP (tauri.conf.json) adds frame-src 'none', so the
-// frame cannot navigate itself anywhere either. The viewer's element lives outside the window's
+// storage, no reach into this page), no top navigation, no popups, no forms — loaded from the
+// window's own `shown` protocol (src-tauri/src/shown_page.rs), which serves the page with a CSP of
+// its own that allows no network at all. The window's CSP (tauri.conf.json) allows frames from that
+// protocol only, so the frame cannot navigate itself anywhere else either. The viewer's element lives outside the window's
 // redrawn part, so redraws never reload the frame.
+import { convertFileSrc } from '@tauri-apps/api/core';
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import hljs from 'highlight.js/lib/core';
@@ -59,8 +61,6 @@ const languages = {
 };
 for (const [name, language] of Object.entries(languages)) hljs.registerLanguage(name, language);
 
-/** The frame's own policy, put first in the page: nothing but its inline scripts and styles. */
-export const FRAME_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'";
 /** What the frame may do: run scripts in an opaque origin, nothing else. */
 export const FRAME_SANDBOX = 'allow-scripts';
 
@@ -192,7 +192,7 @@ function render(file: ShownFile, text: string): HTMLElement {
     case 'markdown':
       return markdown(text);
     case 'html':
-      return frame(text);
+      return frame(file);
     case 'code':
       return numbered(highlighted(text, file.language), file.line);
     default:
@@ -221,13 +221,14 @@ function markdown(text: string): HTMLElement {
   return body;
 }
 
-/** A shown HTML page in its sandboxed frame, the frame's CSP put before the page's first byte. */
-function frame(text: string): HTMLElement {
+/** A shown HTML page in its sandboxed frame, from the window's `shown` protocol (which adds the
+ * page's own CSP): not `srcdoc`, whose page would inherit the window's policy and run no script. */
+function frame(file: ShownFile): HTMLElement {
   const iframe = el('iframe', {
     id: 'shown-frame', class: 'shown-frame', sandbox: FRAME_SANDBOX, referrerpolicy: 'no-referrer',
     allow: '', title: 'Shown page (sandboxed)',
   });
-  iframe.srcdoc = `<meta http-equiv="Content-Security-Policy" content="${FRAME_CSP}">${text}`;
+  iframe.src = convertFileSrc(file.id, 'shown');
   return iframe;
 }
 

@@ -107,20 +107,26 @@ pub mod freedesktop {
                     .urgency(Urgency::Critical)
                     .hint(Hint::Resident(true));
                 // Shown on a task of its own: a card settled while the service is still showing
-                // its notice drops this future, and the notice must still be taken down.
+                // its notice drops this future, and the notice must still be taken down. What the
+                // task hands over closes the notice when dropped unread: when this future is gone
+                // (send fails), and when it goes after the send but before it read the handle.
                 let (shown_tx, shown_rx) = tokio::sync::oneshot::channel();
                 tokio::spawn(async move {
-                    let shown = notification.show_async().await;
-                    if let Err(Ok(late)) = shown_tx.send(shown) {
-                        late.close_async().await;
-                    }
+                    let shown = notification
+                        .show_async()
+                        .await
+                        .map(|handle| CloseOnDrop(Some(Arc::new(handle))));
+                    // Refused: the value comes back and is dropped here, which takes the notice down.
+                    let _ = shown_tx.send(shown);
                 });
-                let handle = match shown_rx.await {
-                    Ok(Ok(handle)) => Arc::new(handle),
+                let mut guard = match shown_rx.await {
+                    Ok(Ok(guard)) => guard,
                     Ok(Err(e)) => return Err(format!("the notification service refused the notice: {e}")),
                     Err(_) => return Err("the notice could not be shown".to_string()),
                 };
-                let mut guard = CloseOnDrop(Some(handle.clone()));
+                let Some(handle) = guard.0.clone() else {
+                    return Err("the notice could not be shown".to_string());
+                };
                 loop {
                     let mut response = Response::Dismissed;
                     handle
