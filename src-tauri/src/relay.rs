@@ -17,21 +17,7 @@ pub const PUSH_EVENT: &str = "control-push";
 /// The pause before subscribing again after the runtime went (it may be restarting).
 const RESUBSCRIBE: Duration = Duration::from_secs(1);
 
-/// An error as the UI gets it: it branches on `code` and shows `message`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CommandError {
-    pub code: String,
-    pub message: String,
-}
-
-impl CommandError {
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            code: code.into(),
-            message: message.into(),
-        }
-    }
-}
+pub use lembas_device::face::CommandError;
 
 #[derive(Clone, Serialize)]
 struct Push {

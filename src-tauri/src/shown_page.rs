@@ -15,11 +15,18 @@ pub const PAGE_CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; styl
 
 /// Answers `shown://localhost/<id>` (`http://shown.localhost/<id>` on Windows) with the page, once
 /// the runtime has read it; anything but a kept HTML file is a 404.
-pub fn serve<R: Runtime>(_: UriSchemeContext<'_, R>, request: Request<Vec<u8>>, responder: UriSchemeResponder) {
+pub fn serve<R: Runtime>(
+    _: UriSchemeContext<'_, R>,
+    request: Request<Vec<u8>>,
+    responder: UriSchemeResponder,
+) {
     let id = request.uri().path().trim_start_matches('/').to_string();
     tauri::async_runtime::spawn(async move {
         let response = match read(&id).await {
-            Some(text) => page(StatusCode::OK, format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{PAGE_CSP}\">{text}")),
+            Some(text) => page(
+                StatusCode::OK,
+                format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{PAGE_CSP}\">{text}"),
+            ),
             None => page(StatusCode::NOT_FOUND, "No such shown page is kept.".into()),
         };
         responder.respond(response);

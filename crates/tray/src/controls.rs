@@ -5,37 +5,10 @@
 
 use std::path::Path;
 
+use lembas_device::settings::Settings;
 use lembas_device::settings::edit::{Change, apply_to};
-use lembas_device::settings::{Settings, SettingsError};
-use serde::Serialize;
 
-/// An error as the UI gets it: it branches on `code` and shows `message`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CommandError {
-    pub code: String,
-    pub message: String,
-}
-
-impl CommandError {
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            code: code.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl From<SettingsError> for CommandError {
-    fn from(e: SettingsError) -> Self {
-        let code = match &e {
-            SettingsError::Refused(_) => "refused",
-            SettingsError::Invalid { .. } => "config_invalid",
-            SettingsError::Contended { .. } => "config_busy",
-            _ => "config_unwritable",
-        };
-        CommandError::new(code, e.to_string())
-    }
-}
+pub use lembas_device::face::CommandError;
 
 /// One setting the window or the tray changes (the control endpoint's `settings/change` takes
 /// the same).

@@ -88,7 +88,10 @@ async fn one_window_process_at_a_time_opened_from_a_second_launch() {
     tray_socket::ask_to_open(Some(View::Activity)).await.unwrap();
     until("the window process starts", || read(&log).contains("started")).await;
     let started = read(&log);
-    assert!(started.contains(r#"started --view {"view":"activity"}"#), "{started}");
+    assert!(
+        started.contains(r#"started --view {"view":"activity"}"#),
+        "{started}"
+    );
     assert!(window.is_open());
 
     // Asked again: the running window comes forward, on the new view; no second process.

@@ -16,8 +16,8 @@ mod sessions;
 mod show;
 mod turns;
 mod undo;
-mod window_methods;
 mod window;
+mod window_methods;
 
 use common::*;
 use lembas_peer::{LinkHandle, ModelReply, Peer, PeerConfig, ScriptedModel};

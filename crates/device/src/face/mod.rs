@@ -12,7 +12,7 @@ use crate::decisions::decisions;
 use crate::events::LinkState;
 use crate::policy::Mode;
 use crate::policy::roots::{self, is_trusted};
-use crate::settings::Settings;
+use crate::settings::{Settings, SettingsError};
 use crate::status::Status;
 use serde::Serialize;
 
@@ -276,5 +276,33 @@ mod tests {
         let views = root_views(&s);
         assert!(views[0].trusted);
         assert!(!views[1].trusted);
+    }
+}
+
+/// An error as the UI gets it: it branches on `code` and shows `message`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommandError {
+    pub code: String,
+    pub message: String,
+}
+
+impl CommandError {
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<SettingsError> for CommandError {
+    fn from(e: SettingsError) -> Self {
+        let code = match &e {
+            SettingsError::Refused(_) => "refused",
+            SettingsError::Invalid { .. } => "config_invalid",
+            SettingsError::Contended { .. } => "config_busy",
+            _ => "config_unwritable",
+        };
+        CommandError::new(code, e.to_string())
     }
 }

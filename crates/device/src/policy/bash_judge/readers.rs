@@ -55,8 +55,25 @@ const COLON: &str = ":";
 /// The read-only commands that show what is in the files (or folders) they are given: one named
 /// on a protected path is denied, as a read of it by the file tools is (ENGINE.md).
 pub const SHOW_FILES: [&str; 19] = [
-    "ls", "cat", "head", "tail", "wc", "grep", "rg", "stat", "file", "du", "sha256sum", "md5sum",
-    "sort", "uniq", "cut", "diff", "cmp", "tree", "jq",
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "grep",
+    "rg",
+    "stat",
+    "file",
+    "du",
+    "sha256sum",
+    "md5sum",
+    "sort",
+    "uniq",
+    "cut",
+    "diff",
+    "cmp",
+    "tree",
+    "jq",
 ];
 
 pub fn assess(name: &str, args: &[Arg]) -> Assessment {
