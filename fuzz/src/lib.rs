@@ -64,6 +64,7 @@ pub fn device() -> &'static Device {
                 out.clone(),
                 events,
                 engine,
+                lembas_device::terminal::board::Board::default(),
             ))
         });
         Device {
