@@ -410,6 +410,11 @@ const FUZZ_FOUND: &[(&str, &str)] = &[
     // A substitution in the body is read; in the delimiter the line is unreadable.
     ("cat <<-EOF\n$(date)\nEOF", "AAAA"),
     ("cat <<E$(x)\nE", "DQQQ"),
+    // brush-parser's tokenizer unwrapped a None on this one (a panic caught: unreadable, so it asks).
+    (
+        "c)\0\0\0IME}${HYM-!at <<EOF|{d[To X_::W\0\0\0IME}${HYM-!at <<EOF|{d[To X_::W-\nEOF",
+        "DQQQ",
+    ),
 ];
 
 #[test]
