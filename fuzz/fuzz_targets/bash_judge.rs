@@ -11,7 +11,14 @@ use lembas_device::settings::BashRules;
 use lembas_fuzz::hardline::{self, FOLDER, HOME, ROOT};
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(
+    // The judge catches a panic inside brush-parser (an unreadable line); libfuzzer-sys's hook would
+    // abort at the panic before it is caught, so the default hook is put back. A panic that escapes
+    // the judge still ends the run: fuzz_target! aborts on it.
+    init: {
+        let _ = std::panic::take_hook();
+    },
+    |data: &[u8]| {
     let Ok(line) = std::str::from_utf8(data) else {
         return;
     };

@@ -62,7 +62,11 @@ pub struct JudgeContext<'a> {
 const MAX_DEPTH: usize = 8;
 
 pub fn judge(line: &str, ctx: &JudgeContext) -> Judgement {
-    judge_script(line, ctx, 0)
+    // brush-parser 0.4 still has `unwrap`s a line can reach (its tokenizer, its tilde words: found by
+    // the bash_judge fuzz target past the pre-checks in `walk::parse`): a panic in the judge is an
+    // unreadable line, never a crash.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| judge_script(line, ctx, 0)))
+        .unwrap_or_else(|_| opaque(ctx.mode, "the line is not bash the judge can read"))
 }
 
 fn judge_script(line: &str, ctx: &JudgeContext, depth: usize) -> Judgement {

@@ -415,6 +415,8 @@ const FUZZ_FOUND: &[(&str, &str)] = &[
         "c)\0\0\0IME}${HYM-!at <<EOF|{d[To X_::W\0\0\0IME}${HYM-!at <<EOF|{d[To X_::W-\nEOF",
         "DQQQ",
     ),
+    // ...and its tilde words unwrapped a number too large for an i32.
+    ("rf ~+66666666666666666666666666666666", "DQQQ"),
 ];
 
 #[test]

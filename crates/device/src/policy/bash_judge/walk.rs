@@ -62,13 +62,8 @@ pub fn parse(line: &str) -> Result<ast::Program, String> {
     if substituted_here_delimiter(line) {
         return Err("a here-document whose delimiter has a substitution".into());
     }
-    // brush-parser 0.4 still has `unwrap`s a line can reach (the fuzz target found one more in its
-    // tokenizer than the pre-checks above catch): a panic in it is an unreadable line, never a crash.
-    std::panic::catch_unwind(|| {
-        let mut parser = Parser::new(std::io::Cursor::new(line.as_bytes()), &ParserOptions::default());
-        parser.parse_program().map_err(|e| e.to_string())
-    })
-    .unwrap_or_else(|_| Err("the parser failed on the line".into()))
+    let mut parser = Parser::new(std::io::Cursor::new(line.as_bytes()), &ParserOptions::default());
+    parser.parse_program().map_err(|e| e.to_string())
 }
 
 /// brush-parser 0.4 reads the digits before a redirection (`2>`) as an i32 with `unwrap()`, and
