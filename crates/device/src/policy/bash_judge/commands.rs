@@ -193,9 +193,7 @@ fn assess_named(name: &str, args: &[Arg], scope: &Scope) -> Assessment {
 /// `cat .env`, `grep -r key ~/.ssh`: a file the file tools never read is not shown through bash
 /// either. Lexical, as the rest of the judge: a path only known at run time is not caught here.
 fn reads_protected(name: &str, args: &[Arg], scope: &Scope) -> Option<Class> {
-    let hit = non_options(args)
-        .filter_map(|a| resolve(a, scope.folder))
-        .find(|p| protected(p, scope.home))?;
+    let hit = protected_arg(args, scope)?;
     Some(Class::Hardline(format!(
         "`{name}` would show {}, a protected path: it is never read for a remote session.",
         hit.display()
@@ -222,10 +220,15 @@ fn non_options(args: &[Arg]) -> impl Iterator<Item = &Arg> {
         .chain(after)
 }
 
-fn writes_protected(name: &str, args: &[Arg], scope: &Scope) -> Option<Class> {
-    let hit = non_options(args)
+/// The first of a command's path words that names a protected path.
+fn protected_arg(args: &[Arg], scope: &Scope) -> Option<PathBuf> {
+    non_options(args)
         .filter_map(|a| resolve(a, scope.folder))
-        .find(|p| protected(p, scope.home))?;
+        .find(|p| protected(p, scope.home))
+}
+
+fn writes_protected(name: &str, args: &[Arg], scope: &Scope) -> Option<Class> {
+    let hit = protected_arg(args, scope)?;
     Some(Class::Hardline(format!(
         "`{name}` would change {}, a protected path.",
         hit.display()
