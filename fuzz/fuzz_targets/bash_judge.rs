@@ -42,7 +42,7 @@ fuzz_target!(
             roots: &roots,
             home: Path::new(HOME),
         };
-        let judged = bash_judge::judge(line, &ctx);
+        let judged = bash_judge::judge_in_process(line, &ctx);
         assert!(!judged.reason.is_empty(), "a judgement says why: {line:?}");
         if let Some(why) = &reference {
             assert!(

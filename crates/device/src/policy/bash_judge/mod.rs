@@ -8,6 +8,7 @@
 
 mod builtins;
 mod commands;
+mod contained;
 mod paths;
 mod patterns;
 mod readers;
@@ -62,6 +63,16 @@ pub struct JudgeContext<'a> {
 const MAX_DEPTH: usize = 8;
 
 pub fn judge(line: &str, ctx: &JudgeContext) -> Judgement {
+    match contained::contained(&|| judge_in_process(line, ctx)) {
+        contained::Outcome::Judged(judgement) => judgement,
+        contained::Outcome::Died(what) => opaque(ctx.mode, what),
+        contained::Outcome::NotStarted => judge_in_process(line, ctx),
+    }
+}
+
+/// The same judge in this process, without the child's memory and time limits: for the fuzz
+/// target, where a fork a line would cost most of the time. The device calls [`judge`].
+pub fn judge_in_process(line: &str, ctx: &JudgeContext) -> Judgement {
     // brush-parser 0.4 still has `unwrap`s a line can reach (its tokenizer, its tilde words: found by
     // the bash_judge fuzz target past the pre-checks in `walk::parse`): a panic in the judge is an
     // unreadable line, never a crash.

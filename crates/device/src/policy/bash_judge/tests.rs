@@ -404,6 +404,15 @@ const FUZZ_FOUND: &[(&str, &str)] = &[
     // brush-parser's tokenizer took seconds on a here-document with an empty delimiter.
     ("grit ches   vm -r -f \"[\"dif<<''''''''''   ''''''  '' ", "DQQQ"),
     ("a<< \"\" b", "DQQQ"),
+    // A tag that is only a carriage return or a form feed is empty once brush-parser trims it
+    // (more than 2 GB, found inside a backquote).
+    ("<<\r\t", "DQQQ"),
+    ("cat <<\u{c}\tx", "DQQQ"),
+    (
+        "gi`t [f(d<<\t\t\r\t\t)t\t<<\t\tMMMM\t\t; )\t\u{b}\tot\u{7f}c `vr",
+        "DQQQ",
+    ),
+    ("cat <<\rEOF\nhi\nEOF", "AAAA"),
     // A here-string and a named delimiter are still read.
     ("cat <<< ''", "AAAA"),
     ("cat <<'EOF'\nhi\nEOF", "AAAA"),

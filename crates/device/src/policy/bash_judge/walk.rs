@@ -108,14 +108,19 @@ fn paren_depth(line: &str) -> usize {
     deepest
 }
 
-/// brush-parser 0.4's tokenizer ends a here-document whose delimiter unquotes to nothing (`<<''`,
-/// `<< ""`) at every character, and spent seconds on `a<< '' ` (found by the `bash_judge` fuzz
-/// target as a timeout). No real command has one: such a line is unreadable to the judge.
+/// brush-parser 0.4's tokenizer makes a here-document's tag of its word with ASCII whitespace
+/// trimmed off the front (`\r`, `\f`) and quotes taken out; a tag left empty ends the document at
+/// every character: seconds on `a<< '' ` and more than 2 GB on `<<\r\t` (both found by the
+/// `bash_judge` fuzz target). No real command has one: such a line is unreadable to the judge.
 fn empty_here_delimiter(line: &str) -> bool {
     here_delimiters(line).any(|word| {
-        let word = word.split(['(', ')']).next().unwrap_or("");
-        let word = word.strip_prefix('$').unwrap_or(word);
-        !word.is_empty() && word.chars().all(|c| c == '\'' || c == '"')
+        if word.is_empty() {
+            return false; // `<<` before an operator or a newline: brush-parser's own error
+        }
+        let tag = word.trim_start_matches(|c: char| c.is_ascii_whitespace());
+        let tag = tag.split(['(', ')']).next().unwrap_or("");
+        let tag = tag.strip_prefix('$').unwrap_or(tag);
+        tag.chars().all(|c| c == '\'' || c == '"')
     })
 }
 

@@ -1,0 +1,285 @@
+//! The judge in a child process with a memory and a time limit (Unix). brush-parser has had lines
+//! that took minutes or more than 2 GB (each found by the `bash_judge` fuzz target and pre-checked
+//! in `walk::parse`), and the next such line, written by a model, must not take the device with it:
+//! a child that runs out of memory or time leaves the line unreadable (it asks), the device runs on.
+//!
+//! The child is a `fork` without `exec`: it only computes (brush-parser and the judge allocate,
+//! which glibc's allocator allows after a fork), writes its verdict to a pipe and `_exit`s.
+
+use std::time::Duration;
+
+use super::{Decision, Judgement};
+
+/// A real line judges in microseconds (a fork costs about a millisecond); a stuck one is cut here.
+const TIME_LIMIT: Duration = Duration::from_secs(1);
+/// Address space the child may add to what the device already maps, for the parse and the walk.
+#[cfg(target_os = "linux")]
+const MEMORY_ROOM: u64 = 256 << 20;
+
+pub enum Outcome {
+    Judged(Judgement),
+    /// The child ran out of memory or time, or died: what happened, for the reason.
+    Died(&'static str),
+    /// No child could be started (no pipe, no fork): the caller judges in its own process.
+    NotStarted,
+}
+
+#[cfg(unix)]
+pub fn contained(judge: &dyn Fn() -> Judgement) -> Outcome {
+    let mut fds = [0 as libc::c_int; 2];
+    if open_pipe(&mut fds).is_err() {
+        return Outcome::NotStarted;
+    }
+    let [read_end, write_end] = fds;
+    #[cfg(target_os = "linux")]
+    let limit = address_space().map(|mapped| mapped + MEMORY_ROOM);
+    // SAFETY: the child runs only `judge` (computation and allocation), write(2) and _exit(2).
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // The child: never returns.
+        unsafe { libc::close(read_end) };
+        #[cfg(target_os = "linux")]
+        if let Some(limit) = limit {
+            let cap = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            unsafe { libc::setrlimit(libc::RLIMIT_AS, &cap) };
+        }
+        let verdict = encode(&judge());
+        let code = if write_all(write_end, &verdict) { 0 } else { 1 };
+        unsafe { libc::_exit(code) };
+    }
+    unsafe { libc::close(write_end) };
+    if pid < 0 {
+        unsafe { libc::close(read_end) };
+        return Outcome::NotStarted;
+    }
+    let (bytes, in_time) = read_until(read_end, TIME_LIMIT);
+    unsafe { libc::close(read_end) };
+    if !in_time {
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    let exited_well = reap(pid);
+    match decode(&bytes) {
+        Some(judgement) if exited_well => Outcome::Judged(judgement),
+        _ if !in_time => Outcome::Died("bash that takes too long to read"),
+        _ => Outcome::Died("bash that takes too much memory to read"),
+    }
+}
+
+#[cfg(not(unix))]
+pub fn contained(_judge: &dyn Fn() -> Judgement) -> Outcome {
+    Outcome::NotStarted
+}
+
+fn encode(judgement: &Judgement) -> Vec<u8> {
+    let mut bytes = vec![match judgement.decision {
+        Decision::Allow => b'A',
+        Decision::Ask => b'Q',
+        Decision::Deny => b'D',
+    }];
+    bytes.extend_from_slice(judgement.reason.as_bytes());
+    bytes
+}
+
+fn decode(bytes: &[u8]) -> Option<Judgement> {
+    let (first, reason) = bytes.split_first()?;
+    let decision = match first {
+        b'A' => Decision::Allow,
+        b'Q' => Decision::Ask,
+        b'D' => Decision::Deny,
+        _ => return None,
+    };
+    Some(Judgement {
+        decision,
+        reason: String::from_utf8(reason.to_vec()).ok()?,
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn open_pipe(fds: &mut [libc::c_int; 2]) -> Result<(), ()> {
+    // Close-on-exec: a bash the device starts meanwhile on another thread must not hold the pipe.
+    match unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } {
+        0 => Ok(()),
+        _ => Err(()),
+    }
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn open_pipe(fds: &mut [libc::c_int; 2]) -> Result<(), ()> {
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(());
+    }
+    for fd in *fds {
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    Ok(())
+}
+
+/// The device's mapped address space in bytes (`/proc/self/statm`'s first field).
+#[cfg(target_os = "linux")]
+fn address_space() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
+    let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
+    Some(pages * page)
+}
+
+#[cfg(unix)]
+fn write_all(fd: libc::c_int, mut bytes: &[u8]) -> bool {
+    while !bytes.is_empty() {
+        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return false;
+        }
+        bytes = &bytes[n as usize..];
+    }
+    true
+}
+
+/// Reads to the end of the pipe or the deadline; `false` when the deadline came first.
+#[cfg(unix)]
+fn read_until(fd: libc::c_int, limit: Duration) -> (Vec<u8>, bool) {
+    let deadline = std::time::Instant::now() + limit;
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return (bytes, false);
+        }
+        let mut poll = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = left.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+        match unsafe { libc::poll(&mut poll, 1, ms) } {
+            0 => continue,
+            n if n < 0 => {
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return (bytes, true);
+            }
+            _ => {}
+        }
+        let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
+        match n {
+            0 => return (bytes, true),
+            n if n < 0 => {
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return (bytes, true);
+            }
+            n => bytes.extend_from_slice(&chunk[..n as usize]),
+        }
+    }
+}
+
+/// Waits for the child; `true` when it exited with 0.
+#[cfg(unix)]
+fn reap(pid: libc::pid_t) -> bool {
+    let mut status = 0;
+    loop {
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            return libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+        }
+        if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return false;
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn verdict(reason: &str) -> Judgement {
+        Judgement {
+            decision: Decision::Deny,
+            reason: reason.into(),
+        }
+    }
+
+    #[test]
+    fn a_verdict_comes_back_from_the_child() {
+        let long = "é".repeat(10_000); // more than a pipe's first read
+        match contained(&|| verdict(&long)) {
+            Outcome::Judged(j) => {
+                assert_eq!(j.decision, Decision::Deny);
+                assert_eq!(j.reason, long);
+            }
+            _ => panic!("the child's verdict was lost"),
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_child_runs_under_a_memory_cap() {
+        let outcome = contained(&|| {
+            let mut cap = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut cap) };
+            verdict(&cap.rlim_cur.to_string())
+        });
+        let Outcome::Judged(j) = outcome else {
+            panic!("{}", describe(&outcome));
+        };
+        let cap: u64 = j.reason.parse().unwrap_or(u64::MAX);
+        let mapped = address_space().unwrap_or(0);
+        assert!(
+            cap != libc::RLIM_INFINITY && cap > mapped,
+            "cap {cap}, mapped {mapped}"
+        );
+    }
+
+    #[test]
+    fn a_child_that_grows_without_end_dies_and_the_device_does_not() {
+        let started = std::time::Instant::now();
+        let outcome = contained(&|| {
+            let mut held: Vec<Vec<u8>> = Vec::new();
+            loop {
+                held.push(vec![1u8; 16 << 20]);
+                if held.len() > 4096 {
+                    return verdict("64 GB held: nothing stopped it");
+                }
+            }
+        });
+        // Out of memory it aborts; if the abort's own printing hangs (a lock another thread of the
+        // test held at the fork, with RUST_BACKTRACE set), the time limit ends it.
+        assert!(matches!(outcome, Outcome::Died(_)), "{}", describe(&outcome));
+        assert!(started.elapsed() < TIME_LIMIT * 3, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_child_that_never_ends_is_killed_at_the_time_limit() {
+        let started = std::time::Instant::now();
+        let outcome = contained(&|| loop {
+            std::thread::sleep(Duration::from_secs(60));
+        });
+        assert!(
+            matches!(outcome, Outcome::Died("bash that takes too long to read")),
+            "{}",
+            describe(&outcome)
+        );
+        let took = started.elapsed();
+        assert!(took >= TIME_LIMIT && took < TIME_LIMIT * 3, "{took:?}");
+    }
+
+    fn describe(outcome: &Outcome) -> String {
+        match outcome {
+            Outcome::Judged(j) => format!("judged {:?}", j.reason),
+            Outcome::Died(what) => format!("died: {what}"),
+            Outcome::NotStarted => "not started".into(),
+        }
+    }
+}
