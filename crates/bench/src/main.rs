@@ -89,6 +89,7 @@ fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let outcome = match args.first().map(String::as_str) {
         Some(monitor::IN_PROCESS_FLAG) => monitor::watch_in_process(&args[1..]),
+        Some(round_trip::ECHO_FLAG) => round_trip::echo_server(),
         Some("--quick") if args.len() == 1 => run(Plan::quick()),
         None => run(Plan::full()),
         _ => {
