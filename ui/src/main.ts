@@ -368,13 +368,17 @@ async function start() {
     local.view = 'shown';
     draw();
   });
-  await backend.onState((s) => {
-    local.snapshot = s;
-    draw();
-    // Something happened: the log has a new line.
-    if (local.view === 'activity') void readActivity();
-  });
-  await backend.onView(go);
+  // Both listeners at once (each an IPC round trip), and the state only after them: a change
+  // between reading the state and listening for changes would be missed.
+  await Promise.all([
+    backend.onState((s) => {
+      local.snapshot = s;
+      draw();
+      // Something happened: the log has a new line.
+      if (local.view === 'activity') void readActivity();
+    }),
+    backend.onView(go),
+  ]);
   try {
     local.snapshot = await backend.getState();
   } catch (e) {

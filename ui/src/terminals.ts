@@ -2,7 +2,7 @@
 // same screen the instance sees (its recent output replayed, then followed live). The window is a
 // second reader that may skip: a gap in the pushed offsets, or a `terminal/missed`, is read again
 // with `terminals/replay`. Typing is off until the person turns on Type here too.
-import { Terminal, type IDisposable, type IMarker } from '@xterm/xterm';
+import type { IDisposable, IMarker, Terminal } from '@xterm/xterm';
 import '@xterm/xterm/css/xterm.css';
 import { adoptStyleElements } from './adopted-style';
 import { asCommandError, backend, type ControlPush } from './backend';
@@ -89,7 +89,17 @@ function markCommand(shown: Shown, status: string) {
   });
 }
 
-function show(item: ListedTerminal) {
+/** xterm.js, loaded with the first terminal opened, not with the window (its first paint waits
+ * for less script). */
+let xterm: Promise<typeof import('@xterm/xterm')> | null = null;
+/** The terminal last asked for: a click while xterm.js loads wins over an earlier one. */
+let asked: string | null = null;
+
+async function show(item: ListedTerminal) {
+  asked = item.id;
+  xterm ??= import('@xterm/xterm');
+  const { Terminal } = await xterm;
+  if (asked !== item.id) return;
   close();
   const term = new Terminal({ cols: item.cols || 80, rows: item.rows || 24, scrollback: 5000, disableStdin: !state.typing, convertEol: false,
     // registerDecoration is still a proposed API.
@@ -209,7 +219,7 @@ function draw() {
   const list = el('ul', { id: 'terminal-list' });
   for (const t of state.list) {
     const b = el('button', { type: 'button', class: 'terminal-item', 'data-id': t.id, 'aria-pressed': String(shown?.id === t.id), text: `${t.id} · ${t.shell} · ${t.cwd}` });
-    b.addEventListener('click', () => show(t));
+    b.addEventListener('click', () => void show(t));
     list.append(el('li', {}, b));
   }
   const header: (HTMLElement | null)[] = [];
