@@ -1,5 +1,5 @@
-//! The entry points that take a path, and how each is asked. One more entry point (the `show`
-//! tool, when it lands) is a name in [`TOOLS`] and its arguments in [`tool_arguments`].
+//! The entry points that take a path, and how each is asked. One more tool is a name in
+//! [`TOOLS`] and its arguments in [`tool_arguments`].
 
 use serde_json::{Value, json};
 
@@ -40,7 +40,7 @@ impl FolderEntry {
 /// The tools the model is offered that take a path (crates/device/src/tools/), called in this
 /// order in one model step; `write` last, so the others meet an odd name inside the project before
 /// it creates it. Add `show` here.
-pub const TOOLS: [&str; 6] = ["read", "edit", "ls", "glob", "grep", "write"];
+pub const TOOLS: [&str; 7] = ["read", "edit", "ls", "glob", "grep", "write", "show"];
 
 /// A call of `tool` on `path`. Nothing in the arguments is secret: a marker found in what the peer
 /// received came out of a file.
@@ -56,7 +56,7 @@ pub fn tool_arguments(tool: &str, path: &str) -> Value {
 }
 
 /// Whether a successful call is acceptable for an attempt that is only an odd name inside the
-/// project: a write creates that name there.
+/// project: a write creates that name there, and a show after it (same turn) shows what it wrote.
 pub fn may_land_inside(tool: &str) -> bool {
-    tool == "write"
+    tool == "write" || tool == "show"
 }

@@ -1,6 +1,6 @@
 //! Path escapes, end to end: every attempt in [`attempts`] tried on every entry point that takes
 //! a path ([`entries`]): `_lembas/directories`, session/new's cwd, `_lembas/terminal/open`,
-//! `_lembas/monitor`, every file tool the model is offered (called by the peer's scripted model)
+//! `_lembas/monitor`, every file tool the model is offered, `show` included (called by the peer's scripted model)
 //! and `@path` mentions. Each is refused with a sentence naming why; no secret marker reaches the
 //! peer; nothing outside the root or protected changes. The root itself is configured through a
 //! symlink. `race` swaps a symlink in while calls run.
@@ -149,7 +149,20 @@ async fn tools_and_mention(
         )
         .await
         .unwrap();
-    let answer = link.recv_answer(prompt, WAIT).await.unwrap();
+    // Shows are answered as LLeMbas's viewer does: what a show sends is checked for the marker with
+    // everything else the client received.
+    let answer = loop {
+        let message = match link.recv(WAIT).await {
+            Ok(message) => message,
+            Err(e) => return vec![format!("{:?}: the turn did not end: {e}", attempt.name)],
+        };
+        if message["id"] == json!(prompt) && message.get("method").is_none() {
+            break message;
+        }
+        if message["method"] == "_lembas/show" {
+            link.answer_show(&message, Ok(())).await.unwrap();
+        }
+    };
     let mut wrong = Vec::new();
     if answer["result"]["stopReason"] != "end_turn" {
         return vec![format!("{:?}: the turn did not end: {answer}", attempt.name)];
