@@ -399,8 +399,14 @@ const FUZZ_FOUND: &[(&str, &str)] = &[
         "DQQQ",
     ),
     ("((((((((((((((((((((((((((((((ls", "DQQQ"),
-    // Twelve deep is still read.
-    ("((((((((((((ls))))))))))))", "AAAA"),
+    // Eight deep is still read; nine is not.
+    ("((((((((ls))))))))", "AAAA"),
+    ("(((((((((ls)))))))))", "DQQQ"),
+    // The word parser took a second on unclosed substitutions twelve deep in a here-document.
+    (
+        "cat <<EOF\npello[ $((#.l.) da[ $((.l$((.l$(datelo[ $(.l$(dat`lo[ $((#['_'.l.) t .$( <|($(da[ $)\nEOF",
+        "DQQQ",
+    ),
     // brush-parser's tokenizer took seconds on a here-document with an empty delimiter.
     ("grit ches   vm -r -f \"[\"dif<<''''''''''   ''''''  '' ", "DQQQ"),
     ("a<< \"\" b", "DQQQ"),

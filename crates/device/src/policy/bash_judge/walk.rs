@@ -88,9 +88,10 @@ fn oversized_fd_number(line: &str) -> bool {
 
 /// brush-parser 0.4 backtracks exponentially on unclosed `(` (a subshell or `((` arithmetic, tried
 /// both ways at each one): 20 took 0.8 s, 28 minutes (found by the `bash_judge` fuzz target as a
-/// timeout). Deeper than this, the line is unreadable to the judge, so it asks; no real command
-/// nests parentheses this deep.
-const MAX_PAREN_DEPTH: usize = 12;
+/// timeout); its word parser does the same on unclosed `$(` and `$((` in a here-document's body,
+/// a second at twelve (found as a slow input). Deeper than this, the line is unreadable to the
+/// judge, so it asks; no real command nests parentheses this deep.
+const MAX_PAREN_DEPTH: usize = 8;
 
 /// The deepest nesting of `(`, quotes and all, as read from left to right.
 fn paren_depth(line: &str) -> usize {
