@@ -1,6 +1,6 @@
 //! LLeMbas Desktop's tray process: the device runtime (as in `lembas service run`), the tray menu
-//! and the notifications, on a GTK main loop with tray-icon and muda, and no webview. The window is
-//! a process of its own ([`window`]), started when it opens and gone when it closes.
+//! and the notifications, on tao's event loop with tray-icon and muda, and no webview. The window
+//! is a process of its own ([`window`]), started when it opens and gone when it closes.
 
 pub mod activity;
 mod autostart;
@@ -11,13 +11,10 @@ pub mod notices;
 pub mod notifier;
 pub mod state;
 pub mod tray;
+mod tray_loop;
 pub mod tray_socket;
 pub mod window;
 
-use std::sync::Arc;
-
-use lembas_device::decisions::decisions;
-use lembas_device::paths;
 use lembas_device::settings;
 use tokio::sync::{mpsc, watch};
 
@@ -25,7 +22,7 @@ use crate::controls::CommandError;
 use crate::host::Host;
 use crate::state::Snapshot;
 use crate::tray::{MenuId, TrayView};
-use crate::tray_socket::{Claim, Served};
+use crate::tray_socket::Claim;
 use crate::window::{View, WindowProcess};
 
 /// Runs the tray until Quit; the process's exit code.
@@ -147,85 +144,4 @@ fn toggle(host: &Host, id: MenuId) -> Result<(), CommandError> {
         _ => controls::SettingChange::RemoteEnabled(!now.remote.enabled),
     };
     controls::change_setting(&host.config, change).map(|_| ())
-}
-
-/// Starts the host, the notices, the socket and the redraws on the tokio runtime (entered), and
-/// the tray on this thread's GTK main loop, until Quit.
-#[cfg(all(unix, not(target_os = "macos")))]
-mod tray_loop {
-    use super::*;
-    use gtk::glib;
-
-    pub fn run(started: std::time::Instant, listener: lembas_device::control::endpoint::Listener) -> i32 {
-        if let Err(e) = gtk::init() {
-            eprintln!("LLeMbas Desktop cannot start: no display to show its tray on ({e})");
-            return 1;
-        }
-        let host = Host::start(paths::config_file());
-        let window = WindowProcess::default();
-        let open_card = {
-            let window = window.clone();
-            move |id: &str| {
-                let view = View::Card {
-                    tool_call_id: id.to_string(),
-                };
-                if let Err(e) = window.open(Some(view)) {
-                    tracing::error!("cannot open the window: {e}");
-                }
-            }
-        };
-        tokio::spawn(notices::run(
-            host.clone(),
-            Arc::from(notifier::platform()),
-            Arc::new(open_card),
-        ));
-        let (clicks_tx, clicks) = mpsc::unbounded_channel();
-        let tray = match tray::Tray::build(&decisions().scheduled.setting.label, move |id| {
-            let _ = clicks_tx.send(id);
-        }) {
-            Ok(tray) => tray,
-            Err(e) => {
-                eprintln!("LLeMbas Desktop cannot start: {e}");
-                return 1;
-            }
-        };
-        tracing::info!(ms = started.elapsed().as_millis() as u64, "tray ready");
-        let (views_tx, mut views) = watch::channel(None);
-        tokio::spawn(redraw(host.clone(), views_tx));
-        tokio::spawn(tray_socket::serve(
-            listener,
-            Served {
-                window: window.clone(),
-            },
-        ));
-        let quit = tokio::spawn(on_clicks(clicks, host, window));
-        // tokio's channels need no tokio runtime to be awaited: the GTK loop drives these two.
-        let main = glib::MainContext::default();
-        main.spawn_local(async move {
-            loop {
-                if let Some(view) = views.borrow_and_update().clone()
-                    && let Err(e) = tray.show(&view)
-                {
-                    tracing::warn!("cannot update the tray: {e}");
-                }
-                if views.changed().await.is_err() {
-                    return;
-                }
-            }
-        });
-        main.spawn_local(async move {
-            let _ = quit.await;
-            gtk::main_quit();
-        });
-        gtk::main();
-        0
-    }
-}
-
-#[cfg(not(all(unix, not(target_os = "macos"))))]
-mod tray_loop {
-    pub fn run(_started: std::time::Instant, _listener: lembas_device::control::endpoint::Listener) -> i32 {
-        eprintln!("LLeMbas Desktop's tray is built for Linux and the BSDs only, for now");
-        1
-    }
 }

@@ -1,12 +1,13 @@
 //! The tray menu, on tray-icon and muda (Tauri's own tray crates, without Tauri, so no webview is
 //! linked). Linux sends no tray clicks, so everything is in the menu; items are built once and
 //! changed in place (STACK.md), and their ids are a typed enum. The icon and the items live on the
-//! GTK main thread: [`Tray`] is built and shown there, and clicks leave it as [`MenuId`]s.
+//! event loop's thread (the main one): [`Tray`] is built and shown there, and clicks leave it as
+//! [`MenuId`]s.
 
 use std::cell::Cell;
 
 use muda::{CheckMenuItem, Menu, MenuEvent, MenuItem, PredefinedMenuItem};
-use tray_icon::{Icon, TrayIcon, TrayIconBuilder};
+use tray_icon::{Icon, TrayIcon, TrayIconBuilder, TrayIconEvent};
 
 use crate::state::{IconLook, Snapshot};
 
@@ -133,8 +134,8 @@ fn decode_png(bytes: &[u8]) -> Result<(Vec<u8>, u32, u32), String> {
 }
 
 impl Tray {
-    /// Builds the tray on the GTK main thread; `on_click` gets every menu click with its typed id
-    /// (on that thread: it should only pass the id on).
+    /// Builds the tray on the event loop's thread; `on_click` gets every menu click with its typed
+    /// id (on that thread: it should only pass the id on).
     pub fn build(
         scheduled_label: &str,
         on_click: impl Fn(MenuId) + Send + Sync + 'static,
@@ -169,6 +170,10 @@ impl Tray {
                 None => tracing::warn!(id = event.id().as_ref(), "a menu id this app does not know"),
             }
         }));
+        // A click on the icon opens the menu (tray-icon's default on macOS and Windows; Linux sends
+        // no icon events). The events are dropped here, or they would pile up in tray-icon's
+        // channel, one for each move of the pointer over the icon.
+        TrayIconEvent::set_event_handler(Some(|_: TrayIconEvent| {}));
         let icon = TrayIconBuilder::new()
             .with_id("lembas")
             .with_icon(icon(IconLook::Offline)?)
