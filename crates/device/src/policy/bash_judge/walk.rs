@@ -53,8 +53,8 @@ pub fn parse(line: &str) -> Result<ast::Program, String> {
     if oversized_fd_number(line) {
         return Err("a file descriptor number too large".into());
     }
-    if paren_depth(line) > MAX_PAREN_DEPTH {
-        return Err("parentheses nested too deep".into());
+    if bracket_depth(line) > MAX_BRACKET_DEPTH {
+        return Err("brackets nested too deep".into());
     }
     if empty_here_delimiter(line) {
         return Err("a here-document with an empty delimiter".into());
@@ -86,23 +86,23 @@ fn oversized_fd_number(line: &str) -> bool {
     false
 }
 
-/// brush-parser 0.4 backtracks exponentially on unclosed `(` (a subshell or `((` arithmetic, tried
-/// both ways at each one): 20 took 0.8 s, 28 minutes (found by the `bash_judge` fuzz target as a
-/// timeout); its word parser does the same on unclosed `$(` and `$((` in a here-document's body,
-/// a second at twelve (found as a slow input). Deeper than this, the line is unreadable to the
-/// judge, so it asks; no real command nests parentheses this deep.
-const MAX_PAREN_DEPTH: usize = 8;
+/// brush-parser 0.4 backtracks exponentially on unclosed brackets: `(` (a subshell or `((`
+/// arithmetic, tried both ways at each one: 20 took 0.8 s, 28 minutes), `$(` and `$((` in a
+/// here-document's body (a second at twelve), `${` with `[[` subscripts (more than 20 s at twelve),
+/// each found by the `bash_judge` fuzz target as a timeout or a slow input. Deeper than this, the
+/// line is unreadable to the judge, so it asks; no real command nests brackets this deep.
+const MAX_BRACKET_DEPTH: usize = 8;
 
-/// The deepest nesting of `(`, quotes and all, as read from left to right.
-fn paren_depth(line: &str) -> usize {
+/// The deepest nesting of `(`, `[` and `{` together, quotes and all, as read from left to right.
+fn bracket_depth(line: &str) -> usize {
     let (mut depth, mut deepest) = (0usize, 0usize);
     for b in line.bytes() {
         match b {
-            b'(' => {
+            b'(' | b'[' | b'{' => {
                 depth += 1;
                 deepest = deepest.max(depth);
             }
-            b')' => depth = depth.saturating_sub(1),
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
     }
