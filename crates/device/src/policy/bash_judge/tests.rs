@@ -435,6 +435,12 @@ const FUZZ_FOUND: &[(&str, &str)] = &[
         "DQQQ",
     ),
     ("cat <<\rEOF\nhi\nEOF", "AAAA"),
+    // No tag at all, an operator after `<<`, inside a substitution: more than 2 GB.
+    ("$(<< >[ ", "DQQQ"),
+    (
+        "ls 8& 44~& 44444>& 4\u{1e}& 5(,l4\u{1e}& 5(,l$(,<< << 4z& 444>& 1j4 444>&0& 44>[   ",
+        "DQQQ",
+    ),
     // A here-string and a named delimiter are still read.
     ("cat <<< ''", "AAAA"),
     ("cat <<'EOF'\nhi\nEOF", "AAAA"),

@@ -110,14 +110,12 @@ fn bracket_depth(line: &str) -> usize {
 }
 
 /// brush-parser 0.4's tokenizer makes a here-document's tag of its word with ASCII whitespace
-/// trimmed off the front (`\r`, `\f`) and quotes taken out; a tag left empty ends the document at
-/// every character: seconds on `a<< '' ` and more than 2 GB on `<<\r\t` (both found by the
-/// `bash_judge` fuzz target). No real command has one: such a line is unreadable to the judge.
+/// trimmed off the front (`\r`, `\f`) and quotes taken out, or of nothing when an operator
+/// follows (inside `$(`); a tag left empty ends the document at every character: seconds on
+/// `a<< '' `, more than 2 GB on `<<\r\t` and on `$(<< >[ ` (each found by the `bash_judge` fuzz
+/// target). No real command has one (bash refuses it): such a line is unreadable to the judge.
 fn empty_here_delimiter(line: &str) -> bool {
     here_delimiters(line).any(|word| {
-        if word.is_empty() {
-            return false; // `<<` before an operator or a newline: brush-parser's own error
-        }
         let tag = word.trim_start_matches(|c: char| c.is_ascii_whitespace());
         let tag = tag.split(['(', ')']).next().unwrap_or("");
         let tag = tag.strip_prefix('$').unwrap_or(tag);
