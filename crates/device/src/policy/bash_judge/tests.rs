@@ -408,11 +408,20 @@ const FUZZ_FOUND: &[(&str, &str)] = &[
         "DQQQ",
     ),
     ("((((((((((((((((((((((((((((((ls", "DQQQ"),
-    // Eight deep is still read; nine is not, of any brackets.
-    ("((((((((ls))))))))", "AAAA"),
-    ("(((((((((ls)))))))))", "DQQQ"),
+    // Six deep is still read; seven is not, of any brackets.
+    ("((((((ls))))))", "AAAA"),
+    ("(((((((ls)))))))", "DQQQ"),
     ("echo ${a[${b[${c[0]}]}]}", "AAAA"),
-    ("echo ${a[${b[${c[${d[${e[0]}]}]}]}]}", "DQQQ"),
+    ("echo ${a[${b[${c[${d[0]}]}]}]}", "DQQQ"),
+    // A few brackets left open are read (a case pattern's `)` has no opener at all); five are not.
+    ("case $x in a) echo '(' '[' ;; esac", "AAAA"),
+    ("echo '(' '[' '{' \"(\"", "AAAA"),
+    ("echo '(' '[' '{' \"(\" '['", "DQQQ"),
+    // 29 s in brush-parser's word parser: `${!H[` left open between closed `${…}`.
+    (
+        "H[Tok4E}${!H[TMk44,-bfcommandE}$\"}${!H[T0k43,4nW\0(\0\0$wk44,-bfE}$\"}${!H[Tr%l${!H[Tok4E}${!H[TMk44,-bfcommandE}$\"}${!H[T0k43,4nW\0(\0\0$wk44,-bfE}$\"}${!H[T0k44,4nW\0(\0\0$w#2]!<{))rdf}",
+        "DQQQ",
+    ),
     // More than 20 s in brush-parser's word parser: `${` with `[[` subscripts, unclosed.
     (
         "rrME}\u{10}${I[[T-ektor(wME}\u{10}${I[[Toketop,\0ME}\u{10}${I[[T-ektor(wME}\u{10}${I[[Toketop,\0\0\0\0\0)\0\0\u{10}${IY[TokE}}",
