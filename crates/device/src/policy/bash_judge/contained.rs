@@ -4,7 +4,11 @@
 //! a child that runs out of memory or time leaves the line unreadable (it asks), the device runs on.
 //!
 //! The child is a `fork` without `exec`: it only computes (brush-parser and the judge allocate,
-//! which glibc's allocator allows after a fork), writes its verdict to a pipe and `_exit`s.
+//! which glibc's allocator allows after a fork), writes its verdict to a pipe and `_exit`s. A lock
+//! another thread held at the fork stays held in the child: brush-parser keeps caches behind
+//! mutexes (the `cached` crate), so the device never parses bash in its own process (only
+//! [`super::judge_in_process`] does, for the fuzz target), and a child stuck anyway is cut at the
+//! time limit like a slow one.
 
 use std::time::Duration;
 
@@ -31,15 +35,14 @@ pub fn contained(judge: &dyn Fn() -> Judgement) -> Outcome {
         return Outcome::NotStarted;
     }
     let [read_end, write_end] = fds;
-    #[cfg(target_os = "linux")]
-    let limit = address_space().map(|mapped| mapped + MEMORY_ROOM);
     // SAFETY: the child runs only `judge` (computation and allocation), write(2) and _exit(2).
     let pid = unsafe { libc::fork() };
     if pid == 0 {
         // The child: never returns.
         unsafe { libc::close(read_end) };
+        // Measured here, not before the fork: the device's other threads map more meanwhile.
         #[cfg(target_os = "linux")]
-        if let Some(limit) = limit {
+        if let Some(limit) = address_space().map(|mapped| mapped + MEMORY_ROOM) {
             let cap = libc::rlimit {
                 rlim_cur: limit,
                 rlim_max: limit,
@@ -73,18 +76,38 @@ pub fn contained(_judge: &dyn Fn() -> Judgement) -> Outcome {
     Outcome::NotStarted
 }
 
+/// The verdict as the child writes it: its length first, so the parent knows it has all of it
+/// without waiting for the pipe's end (another judge's child, forked meanwhile from another
+/// thread, holds a copy of this pipe's write end until it exits).
 fn encode(judgement: &Judgement) -> Vec<u8> {
-    let mut bytes = vec![match judgement.decision {
+    let body = judgement.reason.len() + 1;
+    let mut bytes = Vec::with_capacity(4 + body);
+    bytes.extend_from_slice(&(body as u32).to_le_bytes());
+    bytes.push(match judgement.decision {
         Decision::Allow => b'A',
         Decision::Ask => b'Q',
         Decision::Deny => b'D',
-    }];
+    });
     bytes.extend_from_slice(judgement.reason.as_bytes());
     bytes
 }
 
+/// Whether `bytes` hold a whole verdict.
+fn complete(bytes: &[u8]) -> bool {
+    match bytes.get(..4) {
+        Some(length) => {
+            let body = u32::from_le_bytes([length[0], length[1], length[2], length[3]]) as usize;
+            bytes.len() >= 4 + body
+        }
+        None => false,
+    }
+}
+
 fn decode(bytes: &[u8]) -> Option<Judgement> {
-    let (first, reason) = bytes.split_first()?;
+    if !complete(bytes) {
+        return None;
+    }
+    let (first, reason) = bytes[4..].split_first()?;
     let decision = match first {
         b'A' => Decision::Allow,
         b'Q' => Decision::Ask,
@@ -141,13 +164,17 @@ fn write_all(fd: libc::c_int, mut bytes: &[u8]) -> bool {
     true
 }
 
-/// Reads to the end of the pipe or the deadline; `false` when the deadline came first.
+/// Reads a whole verdict, to the end of the pipe or to the deadline; `false` when the deadline
+/// came first.
 #[cfg(unix)]
 fn read_until(fd: libc::c_int, limit: Duration) -> (Vec<u8>, bool) {
     let deadline = std::time::Instant::now() + limit;
     let mut bytes = Vec::new();
     let mut chunk = [0u8; 4096];
     loop {
+        if complete(&bytes) {
+            return (bytes, true);
+        }
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         if left.is_zero() {
             return (bytes, false);
@@ -218,6 +245,22 @@ mod tests {
             }
             _ => panic!("the child's verdict was lost"),
         }
+    }
+
+    #[test]
+    fn a_verdict_is_taken_without_waiting_for_the_pipe_to_close() {
+        let started = std::time::Instant::now();
+        let outcome = contained(&|| {
+            // A process holding the pipe's write end on, as the child of another judgement forked
+            // meanwhile from another thread does.
+            if unsafe { libc::fork() } == 0 {
+                std::thread::sleep(Duration::from_secs(3));
+                unsafe { libc::_exit(0) };
+            }
+            verdict("quick")
+        });
+        assert!(matches!(outcome, Outcome::Judged(_)), "{}", describe(&outcome));
+        assert!(started.elapsed() < TIME_LIMIT / 2, "{:?}", started.elapsed());
     }
 
     #[cfg(target_os = "linux")]

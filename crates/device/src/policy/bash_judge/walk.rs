@@ -137,30 +137,32 @@ fn brackets(line: &str) -> Brackets {
 
 /// brush-parser 0.4's tokenizer makes a here-document's tag of its word with ASCII whitespace
 /// trimmed off the front (`\r`, `\f`) and quotes taken out, or of nothing when an operator
-/// follows (inside `$(`); a tag left empty ends the document at every character: seconds on
-/// `a<< '' `, more than 2 GB on `<<\r\t` and on `$(<< >[ ` (each found by the `bash_judge` fuzz
-/// target). No real command has one (bash refuses it): such a line is unreadable to the judge.
+/// follows or (inside `$(`) when two blanks come first; a tag left empty ends the document at
+/// every character: seconds on `a<< '' `, more than 2 GB on `<<\r\t`, on `$(<< >[ ` and on
+/// `$(cat <<  EOF ` (each found by the `bash_judge` fuzz target). Bash refuses the first three
+/// and a person writes one blank: such a line is unreadable to the judge.
 fn empty_here_delimiter(line: &str) -> bool {
-    here_delimiters(line).any(|word| {
+    here_delimiters(line).any(|(blanks, word)| {
         let tag = word.trim_start_matches(|c: char| c.is_ascii_whitespace());
         let tag = tag.split(['(', ')']).next().unwrap_or("");
         let tag = tag.strip_prefix('$').unwrap_or(tag);
-        tag.chars().all(|c| c == '\'' || c == '"')
+        blanks > 1 || tag.chars().all(|c| c == '\'' || c == '"')
     })
 }
 
-/// The word after each `<<` or `<<-` (not a here-string's `<<<`).
-fn here_delimiters(line: &str) -> impl Iterator<Item = &str> {
+/// The word after each `<<` or `<<-` (not a here-string's `<<<`), with how many blanks come
+/// before it.
+fn here_delimiters(line: &str) -> impl Iterator<Item = (usize, &str)> {
     line.match_indices("<<").filter_map(|(at, _)| {
         let rest = &line[at + 2..];
         if rest.starts_with('<') || line[..at].ends_with('<') {
             return None; // a here-string, `<<<`
         }
-        let word = rest
-            .strip_prefix('-')
-            .unwrap_or(rest)
-            .trim_start_matches([' ', '\t']);
-        word.split([' ', '\t', '\n', ';', '&', '|', '<', '>']).next()
+        let rest = rest.strip_prefix('-').unwrap_or(rest);
+        let word = rest.trim_start_matches([' ', '\t']);
+        let blanks = rest.len() - word.len();
+        let word = word.split([' ', '\t', '\n', ';', '&', '|', '<', '>']).next()?;
+        Some((blanks, word))
     })
 }
 
@@ -168,7 +170,7 @@ fn here_delimiters(line: &str) -> impl Iterator<Item = &str> {
 /// here-document's delimiter; found by the `bash_judge` fuzz target). Bash never expands a
 /// delimiter, so no real command writes one with `$(` or a backquote: such a line is unreadable.
 fn substituted_here_delimiter(line: &str) -> bool {
-    here_delimiters(line).any(|word| word.contains("$(") || word.contains('`'))
+    here_delimiters(line).any(|(_, word)| word.contains("$(") || word.contains('`'))
 }
 
 impl Walk {
