@@ -498,6 +498,30 @@ fn lines_the_fuzzer_found() {
     }
 }
 
+/// A line brush-parser spends minutes on (a here-document's body of `$((`, `${n:…}` and quotes:
+/// 3 min in the fuzz build), past every pre-check (found by the `bash_judge` fuzz target): the
+/// contained judge cuts it at its time limit and asks, and the device goes on.
+const CONTAINED: &str = concat!(
+    "cat <<EOF\nheho $((\"${n+1OˠME}\u{10}${n:1OˠME\0\0$ate +)%s+$E}\u{10}${n:1OˠME\0",
+    "\0$ate +)%s+$( $(( ate +)%s+  )1\"]\")  1  ))$(((l~ ate +)%s+$( $(( ate +)%s+  )",
+    "1\"]\")  1  ))$(((l~ (es (l&& ssOW()()date)\nEOF') + 2''''''\0\0\0\0\0\0\0\0`'''",
+    "''''\u{7}'') +&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&",
+    "&&&&&& ( $(( ate +)%s+  )1\"]\")  1  ))$(((l~ ate +)%s+$( $(( ate +)%s+  )1\"]\"",
+    ")  1  ))$(((l~ (es (l&& ssOW()()date)\nEOF') + 2''''''\0\0\0\0\0\0\0\0`'''''''",
+    "\u{7}'') +&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&",
+    " 1 date)\nEOF",
+);
+
+#[test]
+fn a_line_the_parser_spends_minutes_on_is_cut_and_asks() {
+    let started = std::time::Instant::now();
+    let judged = judged(CONTAINED, Mode::Auto, None);
+    assert_eq!(judged.decision, Decision::Ask, "{}", judged.reason);
+    assert!(judged.reason.contains("too long to read"), "{}", judged.reason);
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+}
+
 #[test]
 fn the_table_is_large() {
     let rows = READS.len() + CHANGES.len() + HARDLINE.len() + OPAQUE.len();
