@@ -6,6 +6,8 @@
 mod commands;
 mod relay;
 mod shown_page;
+#[cfg(target_os = "linux")]
+pub mod warm_up;
 mod window;
 
 /// What the tray passed: the view to open on.

@@ -20,6 +20,10 @@ use crate::tray_socket::{self, Served};
 use crate::window::{View, WindowProcess};
 use crate::{notices, notifier};
 
+/// How long after start the window's files are read ahead (see [`crate::window::warm_up`]).
+#[cfg(target_os = "linux")]
+const WARM_UP_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What the runtime's tasks hand the loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UserEvent {
@@ -76,6 +80,12 @@ pub fn run(started: Instant, listener: Listener) -> i32 {
             window: window.clone(),
         },
     ));
+    // Once the tray is up and the runtime has started: the window's files read ahead.
+    #[cfg(target_os = "linux")]
+    tokio::spawn(async {
+        tokio::time::sleep(WARM_UP_AFTER).await;
+        crate::window::warm_up().await;
+    });
     let quit = tokio::spawn(crate::on_clicks(clicks, host, window));
     tokio::spawn(async move {
         let _ = quit.await;

@@ -72,6 +72,30 @@ pub fn binary() -> std::io::Result<PathBuf> {
     Ok(dir.join(format!("{BIN_NAME}{}", std::env::consts::EXE_SUFFIX)))
 }
 
+/// Has the kernel read the window's files into the page cache (`lembas-window --warm-up`), so the
+/// first open after a boot does not wait on the disk for WebKit. The page cache is the system's:
+/// the tray's own memory does not grow. Silent when it cannot run (the window says why on open).
+#[cfg(target_os = "linux")]
+pub async fn warm_up() {
+    let Ok(bin) = binary() else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    let ran = Command::new(&bin)
+        .arg("--warm-up")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .await;
+    match ran {
+        Ok(status) => {
+            tracing::debug!(ms = started.elapsed().as_millis() as u64, %status, "window files read ahead")
+        }
+        Err(e) => tracing::debug!("cannot read the window's files ahead: {e}"),
+    }
+}
+
 impl WindowProcess {
     fn slot(&self) -> MutexGuard<'_, Slot> {
         self.slot.lock().unwrap_or_else(|p| p.into_inner())
