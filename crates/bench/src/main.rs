@@ -3,6 +3,7 @@
 //! `--quick` shortens every benchmark for a smoke test; its figures are not the goals' figures.
 
 mod agent;
+mod bash_judge;
 mod device;
 mod file_search;
 mod grep_tool;
@@ -36,6 +37,8 @@ struct Plan {
     relayed_chunks: u64,
     turns: usize,
     grep_files: usize,
+    /// Lines judged each way by the bash judge benchmark.
+    judged_lines: usize,
     /// The file search's tree, and how many searches are timed.
     search_files: usize,
     searches: usize,
@@ -58,6 +61,7 @@ impl Plan {
             relayed_chunks: 2000,
             turns: 200,
             grep_files: 100_000,
+            judged_lines: 600,
             search_files: 100_000,
             searches: 300,
             reopens: 5,
@@ -78,6 +82,7 @@ impl Plan {
             relayed_chunks: 200,
             turns: 20,
             grep_files: 5_000,
+            judged_lines: 120,
             search_files: 5_000,
             searches: 30,
             reopens: 2,
@@ -155,6 +160,11 @@ async fn measure(plan: &Plan) -> anyhow::Result<Vec<Row>> {
         stored_sessions::run(&mut instance, plan.reopens, plan.idle_window).await,
     );
     collect(&mut rows, &grep_tool::ROWS, grep_tool::run(plan.grep_files).await);
+    collect(
+        &mut rows,
+        &bash_judge::ROWS,
+        bash_judge::run(plan.judged_lines).await,
+    );
     collect(
         &mut rows,
         &file_search::ROWS,

@@ -1,0 +1,77 @@
+//! The bash judge on everyday lines, as the device calls it (in a child process with a memory and
+//! a time limit) against the same judge in the bench's own process: what the containment costs a
+//! bash call. Interleaved, so load hits both alike.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail};
+use lembas_device::policy::Mode;
+use lembas_device::policy::bash_judge::{self, JudgeContext, Judgement};
+use lembas_device::settings::BashRules;
+
+use crate::report::{Row, ms};
+use crate::stats::percentile;
+
+pub const ROWS: [&str; 1] = ["Bash judge, one line"];
+const LINES: [&str; 6] = [
+    "ls -la src",
+    "cargo test -p lembas-device 2>&1 | tail -20",
+    "git status --short && git diff --stat",
+    "grep -rn 'fn main' src | head",
+    "cd build && make -j4 && ./run --check",
+    "cat <<'EOF' > notes.md\nhello\nEOF",
+];
+const GOAL: Duration = Duration::from_millis(5);
+
+pub async fn run(rounds: usize) -> anyhow::Result<Vec<Row>> {
+    tokio::task::spawn_blocking(move || measure(rounds))
+        .await
+        .map_err(|e| anyhow!("the judge benchmark stopped: {e}"))?
+}
+
+fn measure(rounds: usize) -> anyhow::Result<Vec<Row>> {
+    let rules = BashRules::default();
+    let roots = [PathBuf::from("/work/project")];
+    let ctx = JudgeContext {
+        mode: Mode::Edit,
+        global: &rules,
+        project: None,
+        folder: Path::new("/work/project"),
+        roots: &roots,
+        home: Path::new("/home/person"),
+    };
+    let (mut contained, mut here) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    for n in 0..rounds {
+        let line = LINES[n % LINES.len()];
+        let (took, judged) = timed(|| bash_judge::judge(line, &ctx));
+        let (took_here, judged_here) = timed(|| bash_judge::judge_in_process(line, &ctx));
+        if judged.decision != judged_here.decision || judged.reason != judged_here.reason {
+            bail!(
+                "the contained judge said {:?} and the judge in process {:?} on {line:?}",
+                judged.reason,
+                judged_here.reason
+            );
+        }
+        contained.push(took);
+        here.push(took_here);
+    }
+    let (p50, p99) = (percentile(&contained, 50.0), percentile(&contained, 99.0));
+    let baseline = percentile(&here, 50.0);
+    Ok(vec![
+        Row::new(ROWS[0], ms(p50), format!("in process {}", ms(baseline)))
+            .ratio(p50.as_secs_f64() / baseline.as_secs_f64().max(1e-9))
+            .goal(format!("<= {}", ms(GOAL)), p99 <= GOAL)
+            .note(format!(
+                "p99 {} (in process {}); {rounds} lines, a fork each with a memory cap and a 1 s limit",
+                ms(p99),
+                ms(percentile(&here, 99.0))
+            )),
+    ])
+}
+
+fn timed(judge: impl FnOnce() -> Judgement) -> (Duration, Judgement) {
+    let started = Instant::now();
+    let judged = judge();
+    (started.elapsed(), judged)
+}
