@@ -10,6 +10,9 @@
 //! [`super::judge_in_process`] does, for the fuzz target), and a child stuck anyway is cut at the
 //! time limit like a slow one.
 
+// Windows has no fork: the judge runs in process there (`NotStarted`), and the rest goes unused.
+#![cfg_attr(not(unix), allow(dead_code))]
+
 use std::time::Duration;
 
 use super::{Decision, Judgement};
