@@ -20,7 +20,11 @@ pub fn run() -> i32 {
 
 /// Every file mapped in this process, and what is in WebKit's helper folder.
 fn files() -> BTreeSet<PathBuf> {
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    files_in(&std::fs::read_to_string("/proc/self/maps").unwrap_or_default())
+}
+
+/// The files of a `/proc/<pid>/maps`, and WebKit's helpers beside its library.
+fn files_in(maps: &str) -> BTreeSet<PathBuf> {
     // A line is `address perms offset dev inode path`; only the path has a `/`.
     let mut files: BTreeSet<PathBuf> = maps
         .lines()
@@ -66,4 +70,41 @@ fn read_through(path: &Path) {
     };
     let mut chunk = vec![0u8; 1 << 20];
     while matches!(file.read(&mut chunk), Ok(n) if n > 0) {}
+}
+
+#[cfg(test)]
+mod tests {
+    /// This machine's WebKit library, as the loader would map it into the window.
+    fn webkit() -> Option<std::path::PathBuf> {
+        [
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/lib/aarch64-linux-gnu",
+            "/usr/lib64",
+            "/usr/lib",
+        ]
+        .iter()
+        .filter_map(|folder| std::fs::read_dir(folder).ok())
+        .flat_map(|entries| entries.flatten())
+        .map(|entry| entry.path())
+        .find(|path| path.to_string_lossy().contains("libwebkit2gtk-4.1.so"))
+    }
+
+    #[test]
+    fn mapped_files_and_webkits_helpers_are_read_ahead() {
+        let Some(webkit) = webkit() else {
+            panic!("no libwebkit2gtk-4.1 on this machine: the window cannot build without it");
+        };
+        let maps = format!(
+            "7f00-7f10 r-xp 00000000 08:01 42     {}\n7f10-7f20 rw-p 00000000 00:00 0 \n7f20-7f30 r--p 00000000 00:00 0      [vdso]\n",
+            webkit.display()
+        );
+        let files = super::files_in(&maps);
+        let named = |part: &str| files.iter().any(|path| path.to_string_lossy().contains(part));
+        assert!(files.contains(&webkit), "{files:?}");
+        assert!(
+            named("WebKitWebProcess") && named("WebKitNetworkProcess"),
+            "{files:?}"
+        );
+        assert!(!named("vdso"), "{files:?}");
+    }
 }

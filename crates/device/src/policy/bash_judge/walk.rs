@@ -139,8 +139,8 @@ fn brackets(line: &str) -> Brackets {
 /// trimmed off the front (`\r`, `\f`) and quotes taken out, or of nothing when an operator
 /// follows or (inside `$(`) when two blanks come first; a tag left empty ends the document at
 /// every character: seconds on `a<< '' `, more than 2 GB on `<<\r\t`, on `$(<< >[ ` and on
-/// `$(cat <<  EOF ` (each found by the `bash_judge` fuzz target). Bash refuses the first three
-/// and a person writes one blank: such a line is unreadable to the judge.
+/// `$(cat <<  EOF ` (each found by the `bash_judge` fuzz target). No person writes these (bash
+/// refuses a `<<` with no word after it): such a line is unreadable to the judge.
 fn empty_here_delimiter(line: &str) -> bool {
     here_delimiters(line).any(|(blanks, word)| {
         let tag = word.trim_start_matches(|c: char| c.is_ascii_whitespace());
