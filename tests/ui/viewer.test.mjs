@@ -9,36 +9,18 @@ import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { extname, join, normalize } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { fakeBackend, launchChromium, root, serveDist, shippedCsp as shipped } from './browser.mjs';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const dist = join(root, 'ui/dist');
-const { chromium } = createRequire(join(root, 'ui/package.json'))('playwright-core');
-const shipped = JSON.parse(await readFile(join(root, 'tauri.conf.json'), 'utf8')).app.security.csp;
 // The page's own policy, as the app's protocol sends it.
 const pageCsp = (await readFile(join(root, 'src-tauri/src/shown_page.rs'), 'utf8')).match(/PAGE_CSP: &str = "([^"]+)"/)[1];
-const fakeBackend = await readFile(new URL('./fake-backend.js', import.meta.url), 'utf8');
-const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
 
 let server, recorder, frames, browser, base, page, errors, hits, trap, csp, frameBase;
 // What the stand-in for the `shown` protocol serves, by id.
 const pages = new Map();
 
 before(async () => {
-  server = createServer(async (req, res) => {
-    const file = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^\/+/, '') || 'index.html';
-    try {
-      const body = await readFile(join(dist, file));
-      res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream', 'content-security-policy': csp });
-      res.end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise((done) => server.listen(0, '127.0.0.1', done));
-  base = `http://127.0.0.1:${server.address().port}/`;
+  ({ server, base } = await serveDist(() => csp));
   // The loopback port a hostile page aims at: it records whatever reaches it, WebSocket upgrades too.
   recorder = createServer((req, res) => {
     hits.push(`${req.method} ${req.url}`);
@@ -55,8 +37,7 @@ before(async () => {
   });
   await new Promise((done) => frames.listen(0, '127.0.0.1', done));
   frameBase = `http://127.0.0.1:${frames.address().port}/`;
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+  browser = await launchChromium();
 });
 
 after(async () => {

@@ -2,37 +2,13 @@
 // playwright-core, with the app's CSP served as a header and a fake app behind the Tauri IPC.
 import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { extname, join, normalize } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const dist = join(root, 'ui/dist');
-// playwright-core is a dev dependency of ui/, installed by `npm --prefix ui ci`.
-const { chromium } = createRequire(join(root, 'ui/package.json'))('playwright-core');
-const csp = JSON.parse(await readFile(join(root, 'tauri.conf.json'), 'utf8')).app.security.csp;
-const fakeBackend = await readFile(new URL('./fake-backend.js', import.meta.url), 'utf8');
-const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
+import { fakeBackend, launchChromium, serveDist } from './browser.mjs';
 
 let server, browser, base, page, violations;
 
 before(async () => {
-  server = createServer(async (req, res) => {
-    const file = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^\/+/, '') || 'index.html';
-    try {
-      const body = await readFile(join(dist, file));
-      res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream', 'content-security-policy': csp });
-      res.end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise((done) => server.listen(0, '127.0.0.1', done));
-  base = `http://127.0.0.1:${server.address().port}/`;
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', // Root needs --no-sandbox; the rest keeps Chromium off a network it cannot reach.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+  ({ server, base } = await serveDist());
+  browser = await launchChromium();
 });
 
 after(async () => {
