@@ -53,7 +53,11 @@ pub fn contained(judge: &dyn Fn() -> Judgement) -> Outcome {
             unsafe { libc::setrlimit(libc::RLIMIT_AS, &cap) };
         }
         let verdict = encode(&judge());
-        let code = if write_all(write_end, &verdict) { 0 } else { 1 };
+        // std's write_all (which retries on EINTR); the File is never dropped: _exit ends it.
+        use std::io::Write;
+        use std::os::fd::FromRawFd;
+        let mut pipe = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(write_end) });
+        let code = if pipe.write_all(&verdict).is_ok() { 0 } else { 1 };
         unsafe { libc::_exit(code) };
     }
     unsafe { libc::close(write_end) };
@@ -150,21 +154,6 @@ fn address_space() -> Option<u64> {
     let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
     let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
     Some(pages * page)
-}
-
-#[cfg(unix)]
-fn write_all(fd: libc::c_int, mut bytes: &[u8]) -> bool {
-    while !bytes.is_empty() {
-        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-        if n < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return false;
-        }
-        bytes = &bytes[n as usize..];
-    }
-    true
 }
 
 /// Reads a whole verdict, to the end of the pipe or to the deadline; `false` when the deadline
