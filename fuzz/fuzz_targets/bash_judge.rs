@@ -32,6 +32,7 @@ fuzz_target!(
         ..BashRules::default()
     };
     let roots = [PathBuf::from(ROOT)];
+    let protected = lembas_device::policy::protected::Protected::under_home(Path::new(HOME));
     let reference = hardline::hardline(line);
     for (mode, rules) in [(Mode::Auto, &allow_all), (Mode::Plan, &no_rules)] {
         let ctx = JudgeContext {
@@ -41,6 +42,7 @@ fuzz_target!(
             folder: Path::new(FOLDER),
             roots: &roots,
             home: Path::new(HOME),
+            protected: &protected,
         };
         let judged = bash_judge::judge_in_process(line, &ctx);
         assert!(!judged.reason.is_empty(), "a judgement says why: {line:?}");

@@ -33,7 +33,7 @@ const METHODS: [&str; 21] = [
     "_lembas/terminal/close",
 ];
 
-/// The codes an answer may carry (acp.md): params not right or refused, and an internal failure.
+/// The codes an answer may carry (docs/protocol.md): params not right or refused, and an internal failure.
 const CODES: [i64; 2] = [rpc::INVALID_PARAMS, rpc::INTERNAL_ERROR];
 
 fuzz_target!(|data: &[u8]| {

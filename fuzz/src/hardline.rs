@@ -1,4 +1,4 @@
-//! A naive reference for DECISIONS.md's hardline list, written apart from the judge: whatever it
+//! A naive reference for docs/protocol.md's hardline list, written apart from the judge: whatever it
 //! says is hardline the judge must never allow. It only speaks for lines simple enough that
 //! splitting on separators and spaces is how bash reads them (no quotes, escapes, expansions,
 //! comments, redirections or groupings); for any other line it says nothing.

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use lembas_device::dispatcher::{Announced, Dispatcher};
-use lembas_device::link::Outbound;
-use lembas_device::link::outbound::{self, OutboundQueue};
+use lembas_device::client::Outbound;
+use lembas_device::client::outbound::{self, OutboundQueue};
 use lembas_device::settings::{Remote, Settings};
 use tokio::sync::{broadcast, watch};
 

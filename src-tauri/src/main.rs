@@ -2,6 +2,14 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
+    // Before GTK or WebKit start: `--version` needs no display.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == "--version" || a == "-V")
+    {
+        println!("lembas-window {}", env!("CARGO_PKG_VERSION"));
+        return;
+    }
     // Before GTK or WebKit start: the warm-up only reads files ahead and exits.
     #[cfg(target_os = "linux")]
     if std::env::args_os()

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use lembas_device::control::{CallError, Client, ConnectError};
 use lembas_device::rpc::{self, RpcError};
+use lembas_protocol::ControlMethod;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tauri::{AppHandle, Emitter};
@@ -30,15 +31,27 @@ struct Push {
 pub async fn control_call(method: String, params: Option<Value>) -> Result<Value, CommandError> {
     // Every call the window makes, by name (never its params): the app test counts them.
     tracing::debug!(%method, "control_call relayed");
+    // Only the runtime's own requests, and not those a connection makes for itself (its cookie,
+    // its subscription: `forward_pushes` holds the window's).
+    let method = match ControlMethod::from_name(&method) {
+        Some(ControlMethod::Hello | ControlMethod::Subscribe) | None => {
+            return Err(CommandError::new(
+                "method_not_found",
+                format!("The window cannot call {method:?} on the device runtime."),
+            ));
+        }
+        Some(known) => known,
+    };
     let mut client = Client::connect().await.map_err(|e| match e {
         ConnectError::NotRunning => CommandError::new(
             "not_running",
             "The LLeMbas device is not running on this computer right now: start it again from the tray.",
         ),
+        ConnectError::Refused(rpc) => CommandError::new(code_of(&rpc), rpc.message),
         other => CommandError::new("unreachable", other.to_string()),
     })?;
     client
-        .call(&method, params.unwrap_or_else(|| json!({})))
+        .call(method.name(), params.unwrap_or_else(|| json!({})))
         .await
         .map_err(|e| match e {
             CallError::Rpc(rpc) => CommandError::new(code_of(&rpc), rpc.message),

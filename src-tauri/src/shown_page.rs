@@ -4,7 +4,8 @@
 //! inherit the window's policy, under which a page's scripts never run; loaded from here they run,
 //! in the frame's opaque origin (the viewer's `sandbox="allow-scripts"`), reaching nothing.
 
-use lembas_device::control::{self, Client};
+use lembas_device::control::Client;
+use lembas_protocol::ControlMethod;
 use serde_json::json;
 use tauri::http::{Request, Response, StatusCode, header};
 use tauri::{Runtime, UriSchemeContext, UriSchemeResponder};
@@ -36,7 +37,10 @@ pub fn serve<R: Runtime>(
 /// The text of the shown HTML file `id`, while the runtime keeps it.
 async fn read(id: &str) -> Option<String> {
     let mut client = Client::connect().await.ok()?;
-    let answer = client.call(control::SHOWN_READ, json!({ "id": id })).await.ok()?;
+    let answer = client
+        .call(ControlMethod::ShownRead.name(), json!({ "id": id }))
+        .await
+        .ok()?;
     if answer["file"]["kind"] != "html" {
         return None;
     }

@@ -3,6 +3,7 @@
 // and its events. Tests replace the Tauri IPC underneath this file, never this file itself.
 import { invoke } from '@tauri-apps/api/core';
 import { listen, type UnlistenFn } from '@tauri-apps/api/event';
+import type { ControlMethod, ControlPushMethod, Reason } from './protocol';
 
 export type LinkState =
   | 'starting' | 'problem' | 'connecting' | 'linked' | 'offline'
@@ -45,7 +46,7 @@ export interface Snapshot {
   settings_error: string | null;
   remote: {
     enabled: boolean; scheduled: boolean; terminal: boolean; require_trust: boolean;
-    max_mode: string; roots: Root[];
+    max_mode: string; roots: Root[]; sandbox: string;
   };
   scheduled_setting: { label: string; description: string };
   modes: string[];
@@ -56,10 +57,57 @@ export interface Snapshot {
 }
 
 /** A notification the device runtime pushed over the control endpoint, passed on as sent. */
-export interface ControlPush { method: string; params: unknown }
+export interface ControlPush { method: ControlPushMethod; params: unknown }
 
-/** What every command rejects with (a control method's `data.reason` is its code). */
-export interface CommandError { code: string; message: string }
+/** What every command rejects with: a control method's `data.reason` is its code; the app adds
+ * `method_not_found` and, with no runtime, `not_running` or `unreachable`. */
+export interface CommandError { code: Reason | 'method_not_found' | 'not_running' | 'refused'; message: string }
+
+// The Sessions view's.
+export interface ListedSession {
+  id: string; title: string; cwd: string; created_ms: number; updated_ms: number; messages: number;
+  running: boolean; open: boolean; model: string | null; mode: string | null; scheduled: boolean;
+}
+
+export interface Decision {
+  decision: 'allow' | 'ask' | 'deny'; answeredBy: 'client' | 'desktop' | 'timeout' | null;
+  answer: string | null; outcome: string;
+}
+
+export interface Tool { id: string; name?: string; title?: string; status?: string; args?: unknown; output?: unknown; isError?: boolean }
+export interface Turn { role: 'user' | 'assistant'; text: string; tools?: Tool[] }
+export interface Transcript { session_id: string; title: string; root: string; turns: Turn[]; decisions: Record<string, Decision>; running: boolean }
+
+/** An approval card as the control endpoint lists it (`approvals/list`). */
+export interface Pending {
+  id: string; session_id: string; title: string; kind: string | null; reason: string;
+  command: string | null; diff: { path: string; old_text: string | null; new_text: string } | null;
+  asked_ms: number; scheduled: { title: string | null; wait_s: number } | null;
+  plan?: { path: string; text: string }; arguments?: unknown;
+}
+
+// The Terminals view's.
+export interface ListedTerminal {
+  id: string; cwd: string; shell: string; opened_ms: number; offset: number; cols: number; rows: number;
+}
+
+export interface Replay { id: string; data: string; offset: number }
+// The viewer's.
+export type ShownKind = 'markdown' | 'code' | 'text' | 'html';
+
+/** One file a session showed (the runtime's ShownFile). */
+export interface ShownFile {
+  id: string;
+  session_id: string;
+  path: string;
+  kind: ShownKind;
+  language?: string;
+  line?: number;
+  size: number;
+  shown_ms: number;
+}
+
+
 
 export type SettingChange =
   | { setting: 'remote_enabled' | 'scheduled' | 'terminal' | 'require_trust'; value: boolean }
@@ -68,13 +116,13 @@ export type SettingChange =
 
 export function asCommandError(e: unknown): CommandError {
   if (e && typeof e === 'object' && 'code' in e && 'message' in e) {
-    return { code: String(e.code), message: String(e.message) };
+    return { code: String(e.code) as CommandError['code'], message: String(e.message) };
   }
   return { code: 'internal', message: String(e) };
 }
 
 /** One request to the device runtime's control endpoint (its methods: crates/device/src/control). */
-function call<T>(method: string, params?: object): Promise<T> {
+function call<T>(method: ControlMethod, params?: object): Promise<T> {
   return invoke<T>('control_call', { method, params: params ?? {} });
 }
 
@@ -136,7 +184,18 @@ export const backend = {
   },
   onView: (go: (v: View) => void): Promise<UnlistenFn> =>
     listen<View>('show-view', (event) => go(event.payload)),
-  controlCall: <T>(method: string, params?: Record<string, unknown>) => call<T>(method, params),
+  listSessions: () => call<ListedSession[]>('sessions/list'),
+  listApprovals: () => call<Pending[]>('approvals/list'),
+  transcript: (sessionId: string) => call<Transcript>('sessions/transcript', { session_id: sessionId }),
+  /** Answers a card from the Sessions view (its error, `not_open` included, is the caller's). */
+  answer: (id: string, verdict: 'allow' | 'deny') => call<unknown>('approvals/answer', { id, answer: verdict }),
+  stopSession: (sessionId: string) => call<unknown>('sessions/stop', { session_id: sessionId }),
+  listTerminals: () => call<ListedTerminal[]>('terminals/list'),
+  writeTerminal: (id: string, data: string) => call<unknown>('terminals/write', { id, data }),
+  replayTerminal: (id: string) => call<Replay>('terminals/replay', { id }),
+  hangUpTerminal: (id: string) => call<unknown>('terminals/hang_up', { id }),
+  listShown: () => call<ShownFile[]>('shown/list', {}),
+  readShown: (id: string) => call<{ file: ShownFile; text: string }>('shown/read', { id }),
   /** Every notification the runtime pushes to the window's control subscription. */
   onControlPush: (take: (p: ControlPush) => void): Promise<UnlistenFn> =>
     listen<ControlPush>('control-push', (event) => take(event.payload)),

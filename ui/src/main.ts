@@ -145,6 +145,7 @@ function remoteSection(s: Snapshot): HTMLElement {
     toggle('terminal', 'Terminals allowed', r.terminal, change('terminal')),
     toggle('require-trust', 'Only trusted folders', r.require_trust, change('require_trust')),
     el('div', { class: 'row' }, el('label', { for: 'max-mode', text: 'Max mode' }), mode),
+    el('p', { class: 'hint', id: 'sandbox-line', text: r.sandbox }),
     el('p', { id: 'now-line', text: s.now_line }),
     button('Stop all remote work', 'stop-all', () => act('remote', () => backend.stopRemoteWork()), !r.enabled && s.now.terminals + s.now.watches === 0),
     errorFor('remote'),

@@ -1,30 +1,8 @@
 // The Sessions view: the agent sessions on this computer (those working first, then the latest),
 // and one session's transcript followed live: the person's and the agent's messages, each tool call
 // with its decision and who gave it, the approvals waiting as cards, and Stop for a running turn.
-import { asCommandError, backend, type ControlPush } from './backend';
+import { asCommandError, backend, type ControlPush, type Decision, type ListedSession, type Pending, type Tool, type Transcript, type Turn } from './backend';
 import { el } from './dom';
-
-export interface ListedSession {
-  id: string; title: string; cwd: string; created_ms: number; updated_ms: number; messages: number;
-  running: boolean; open: boolean; model: string | null; mode: string | null; scheduled: boolean;
-}
-
-export interface Decision {
-  decision: 'allow' | 'ask' | 'deny'; answeredBy: 'client' | 'desktop' | 'timeout' | null;
-  answer: string | null; outcome: string;
-}
-
-interface Tool { id: string; name?: string; title?: string; status?: string; args?: unknown; output?: unknown; isError?: boolean }
-interface Turn { role: 'user' | 'assistant'; text: string; tools?: Tool[] }
-interface Transcript { session_id: string; title: string; root: string; turns: Turn[]; decisions: Record<string, Decision>; running: boolean }
-
-/** An approval card as the control endpoint lists it (`approvals/list`). */
-interface Pending {
-  id: string; session_id: string; title: string; kind: string | null; reason: string;
-  command: string | null; diff: { path: string; old_text: string | null; new_text: string } | null;
-  asked_ms: number; scheduled: { title: string | null; wait_s: number } | null;
-  plan?: { path: string; text: string }; arguments?: unknown;
-}
 
 const state = {
   list: [] as ListedSession[],
@@ -57,7 +35,7 @@ function fail(e: unknown) {
 
 async function refreshList() {
   try {
-    state.list = await backend.controlCall<ListedSession[]>('sessions/list');
+    state.list = await backend.listSessions();
     state.error = null;
   } catch (e) {
     state.error = asCommandError(e).message;
@@ -67,7 +45,7 @@ async function refreshList() {
 
 async function refreshPending() {
   try {
-    state.pending = await backend.controlCall<Pending[]>('approvals/list');
+    state.pending = await backend.listApprovals();
   } catch (e) {
     state.error = asCommandError(e).message;
   }
@@ -76,7 +54,7 @@ async function refreshPending() {
 
 async function openSession(id: string) {
   try {
-    state.open = await backend.controlCall<Transcript>('sessions/transcript', { session_id: id });
+    state.open = await backend.transcript(id);
     state.error = null;
   } catch (e) {
     state.error = asCommandError(e).message;
@@ -157,7 +135,7 @@ function onPush(push: ControlPush) {
 
 function card(p: Pending): HTMLElement {
   const answer = (verdict: 'allow' | 'deny') => {
-    backend.controlCall('approvals/answer', { id: p.id, answer: verdict })
+    backend.answer(p.id, verdict)
       .then(() => refreshPending())
       .catch(fail);
   };
@@ -195,7 +173,7 @@ function transcriptView(t: Transcript): HTMLElement {
   }
   const stop = el('button', { type: 'button', id: 'session-stop', text: 'Stop' });
   stop.addEventListener('click', () => {
-    backend.controlCall('sessions/stop', { session_id: t.session_id }).catch(fail);
+    backend.stopSession(t.session_id).catch(fail);
   });
   const back = el('button', { type: 'button', id: 'session-back', text: 'All sessions' });
   back.addEventListener('click', () => { state.open = null; draw(); void refreshList(); });

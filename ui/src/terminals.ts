@@ -5,14 +5,9 @@
 import type { IDisposable, IMarker, Terminal } from '@xterm/xterm';
 import '@xterm/xterm/css/xterm.css';
 import { adoptStyleElements } from './adopted-style';
-import { asCommandError, backend, type ControlPush } from './backend';
+import { asCommandError, backend, type ControlPush, type ListedTerminal } from './backend';
 import { el } from './dom';
 
-export interface ListedTerminal {
-  id: string; cwd: string; shell: string; opened_ms: number; offset: number; cols: number; rows: number;
-}
-
-interface Replay { id: string; data: string; offset: number }
 interface Output { id: string; offset: number; data: string }
 
 /** The terminal on screen, with where its output has been read up to. */
@@ -61,7 +56,7 @@ export function folderOf(osc7: string): string | null {
 
 async function refresh() {
   try {
-    state.list = await backend.controlCall<ListedTerminal[]>('terminals/list');
+    state.list = await backend.listTerminals();
     state.error = null;
     // The instance resized it: the same screen needs the same size.
     const shown = state.shown;
@@ -121,7 +116,7 @@ async function show(item: ListedTerminal) {
     term.onData((data) => {
       // With Type here too off, nothing typed goes anywhere.
       if (!state.typing || shown.ended || state.shown !== shown) return;
-      backend.controlCall('terminals/write', { id: shown.id, data }).catch((e) => {
+      backend.writeTerminal(shown.id, data).catch((e) => {
         state.error = asCommandError(e).message;
         draw();
       });
@@ -148,7 +143,7 @@ async function replay(shown: Shown) {
   shown.next = -1;
   shown.held = [];
   try {
-    const ring = await backend.controlCall<Replay>('terminals/replay', { id: shown.id });
+    const ring = await backend.replayTerminal(shown.id);
     if (state.shown !== shown) return;
     shown.term.reset();
     shown.term.write(bytesOf(ring.data));
@@ -229,7 +224,7 @@ function draw() {
     typing.addEventListener('change', () => setTyping(typing.checked));
     const hangUp = el('button', { type: 'button', id: 'terminal-hang-up', text: 'Hang up', disabled: shown.ended });
     hangUp.addEventListener('click', () => {
-      backend.controlCall('terminals/hang_up', { id: shown.id }).catch((e) => {
+      backend.hangUpTerminal(shown.id).catch((e) => {
         state.error = asCommandError(e).message;
         draw();
       });

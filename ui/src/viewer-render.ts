@@ -38,7 +38,7 @@ import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
 import { el } from './dom';
-import type { ShownFile } from './viewer';
+import type { ShownFile } from './backend';
 
 // The languages the runtime names (crates/device/src/engine/show/kind.rs); `toml` is ini's alias.
 const languages = {

@@ -13,25 +13,11 @@
 import { convertFileSrc } from '@tauri-apps/api/core';
 import 'highlight.js/styles/github.css';
 import './viewer.css';
-import { asCommandError, backend } from './backend';
+import { asCommandError, backend, type ShownFile, type ShownKind } from './backend';
 import { el } from './dom';
 
 /** What the frame may do: run scripts in an opaque origin, nothing else. */
 export const FRAME_SANDBOX = 'allow-scripts';
-
-export type ShownKind = 'markdown' | 'code' | 'text' | 'html';
-
-/** One file a session showed (the runtime's ShownFile). */
-export interface ShownFile {
-  id: string;
-  session_id: string;
-  path: string;
-  kind: ShownKind;
-  language?: string;
-  line?: number;
-  size: number;
-  shown_ms: number;
-}
 
 interface ShownEvent {
   kind: 'shown';
@@ -81,7 +67,7 @@ export function mountViewer(host: HTMLElement, onOpened: () => void): void {
 /** Reads the list again (the person went to this view). */
 export async function refresh(): Promise<void> {
   try {
-    state.files = await backend.controlCall<ShownFile[]>('shown/list', {});
+    state.files = await backend.listShown();
     state.error = null;
   } catch (e) {
     state.error = asCommandError(e).message;
@@ -91,7 +77,7 @@ export async function refresh(): Promise<void> {
 
 async function open(file: ShownFile, announced = false): Promise<void> {
   try {
-    const read = await backend.controlCall<{ file: ShownFile; text: string }>('shown/read', { id: file.id });
+    const read = await backend.readShown(file.id);
     state.open = { file: read.file, text: read.text };
     state.error = null;
   } catch (e) {

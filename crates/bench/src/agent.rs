@@ -1,6 +1,7 @@
 //! What the engine's benchmarks share: a device whose work folder remote work may use (trusted, so
 //! nothing is asked), and a session opened there on the bench's model.
 
+use lembas_protocol::LinkMethod;
 use std::path::Path;
 use std::time::Duration;
 
@@ -27,7 +28,9 @@ pub fn home(server: &str) -> anyhow::Result<DeviceHome> {
 /// `session/new` in `cwd` on the bench's model; the session's id.
 pub async fn new_session(link: &mut RawLink, cwd: &Path) -> anyhow::Result<String> {
     let params = json!({ "cwd": cwd, "mcpServers": [], "_meta": { "lembas_model": MODEL } });
-    let answer = link.request("session/new", params, REQUEST_WAIT).await?;
+    let answer = link
+        .request(LinkMethod::SessionNew.name(), params, REQUEST_WAIT)
+        .await?;
     answer["result"]["sessionId"]
         .as_str()
         .map(str::to_owned)

@@ -1,6 +1,8 @@
 //! The bash judge on everyday lines, as the device calls it (in a child process with a memory and
 //! a time limit) against the same judge in the bench's own process: what the containment costs a
-//! bash call. Interleaved, so load hits both alike.
+//! bash call. Interleaved, so load hits both alike. Then the lines the fuzz target found to blow
+//! brush-parser up, contained: the slowest of them against an everyday line (the judge's tests
+//! check only that each is read, not cut by the limits: timing belongs here).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -8,12 +10,13 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail};
 use lembas_device::policy::Mode;
 use lembas_device::policy::bash_judge::{self, JudgeContext, Judgement};
+use lembas_device::policy::protected::Protected;
 use lembas_device::settings::BashRules;
 
 use crate::report::{Row, ms};
 use crate::stats::percentile;
 
-pub const ROWS: [&str; 1] = ["Bash judge, one line"];
+pub const ROWS: [&str; 2] = ["Bash judge, one line", "Bash judge, lines the fuzzer found"];
 const LINES: [&str; 6] = [
     "ls -la src",
     "cargo test -p lembas-device 2>&1 | tail -20",
@@ -23,6 +26,8 @@ const LINES: [&str; 6] = [
     "cat <<'EOF' > notes.md\nhello\nEOF",
 ];
 const GOAL: Duration = Duration::from_millis(5);
+/// The slowest hostile line, contained: well under the child's one second of CPU time.
+const FUZZ_GOAL: Duration = Duration::from_millis(300);
 
 pub async fn run(rounds: usize) -> anyhow::Result<Vec<Row>> {
     tokio::task::spawn_blocking(move || measure(rounds))
@@ -40,6 +45,7 @@ fn measure(rounds: usize) -> anyhow::Result<Vec<Row>> {
         folder: Path::new("/work/project"),
         roots: &roots,
         home: Path::new("/home/person"),
+        protected: &Protected::under_home(Path::new("/home/person")),
     };
     let (mut contained, mut here) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
     for n in 0..rounds {
@@ -58,14 +64,27 @@ fn measure(rounds: usize) -> anyhow::Result<Vec<Row>> {
     }
     let (p50, p99) = (percentile(&contained, 50.0), percentile(&contained, 99.0));
     let baseline = percentile(&here, 50.0);
+    let (slowest, line) = bash_judge::fuzz_found::FUZZ_FOUND
+        .iter()
+        .map(|(line, _)| (timed(|| bash_judge::judge(line, &ctx)).0, *line))
+        .max()
+        .unwrap_or_default();
+    let shown: String = line.chars().take(24).collect();
     Ok(vec![
         Row::new(ROWS[0], ms(p50), format!("in process {}", ms(baseline)))
             .ratio(p50.as_secs_f64() / baseline.as_secs_f64().max(1e-9))
             .goal(format!("<= {}", ms(GOAL)), p99 <= GOAL)
             .note(format!(
-                "p99 {} (in process {}); {rounds} lines, a fork each with a memory cap and a 1 s limit",
+                "p99 {} (in process {}); {rounds} lines, a fork each with a memory cap and 1 s of CPU",
                 ms(p99),
                 ms(percentile(&here, 99.0))
+            )),
+        Row::new(ROWS[1], ms(slowest), format!("an everyday line {}", ms(p50)))
+            .ratio(slowest.as_secs_f64() / p50.as_secs_f64().max(1e-9))
+            .goal(format!("<= {}", ms(FUZZ_GOAL)), slowest <= FUZZ_GOAL)
+            .note(format!(
+                "the slowest of {} lines, contained: {shown:?}",
+                bash_judge::fuzz_found::FUZZ_FOUND.len()
             )),
     ])
 }

@@ -8,12 +8,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow};
 
 use crate::instance::{LeanInstance, RawLink};
+use crate::model_server::TOKEN;
 
 /// How long a device gets to link (and a link to answer) before the benchmark gives up.
 pub const LINK_WAIT: Duration = Duration::from_secs(20);
 
-/// The token the bench's devices present; the lean instance's link does not check it, its model does.
-pub const TOKEN: &str = "lembas-bench-token";
 /// The prompt every bench shell shows, so output can be searched for it.
 pub const PROMPT: &str = "BENCH$ ";
 /// How long a device gets to close its link and exit after SIGTERM.

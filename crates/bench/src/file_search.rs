@@ -4,6 +4,7 @@
 //! `rg --files` alone, with the device's memory before and after. And a prompt's `@path` mention of
 //! a 1 MB file expanded in process, as the engine does it, against reading that file whole.
 
+use lembas_protocol::LinkMethod;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -105,7 +106,7 @@ async fn search(
 ) -> anyhow::Result<(Duration, serde_json::Value)> {
     let (took, answer) = link
         .timed_request(
-            "_lembas/files/search",
+            LinkMethod::FilesSearch.name(),
             json!({ "cwd": tree, "query": query, "limit": 20 }),
             REQUEST_WAIT,
         )
@@ -181,7 +182,7 @@ fn expansion() -> anyhow::Result<(Duration, Duration, String)> {
     let scope = Scope {
         root: &project,
         roots: &roots,
-        home: &home,
+        protected: &lembas_device::policy::protected::Protected::under_home(&home),
     };
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     let mut attached_bytes = 0;

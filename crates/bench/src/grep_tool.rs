@@ -39,7 +39,7 @@ fn measure(files: usize) -> anyhow::Result<Vec<Row>> {
     let ctx = ToolContext {
         project: tree.clone(),
         roots: vec![tree.clone()],
-        home: std::fs::canonicalize(&home)?,
+        protected: lembas_device::policy::protected::Protected::under_home(&std::fs::canonicalize(&home)?),
         copies: None,
     };
     let arguments = json!({ "pattern": PATTERN }).to_string();

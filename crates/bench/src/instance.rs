@@ -4,6 +4,7 @@
 //! adds JSON and channel hops of its own; timing the raw socket here counts the device and the
 //! WebSocket only.
 
+use lembas_protocol::LinkMethod;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -247,7 +248,7 @@ impl RawLink {
 
     pub async fn hello(&mut self, within: Duration) -> anyhow::Result<Value> {
         let frame = self.recv_within(within).await?;
-        if frame["method"] != "_lembas/hello" {
+        if frame["method"] != LinkMethod::Hello.name() {
             bail!("the device's first frame was not _lembas/hello: {frame}");
         }
         Ok(frame)

@@ -15,6 +15,7 @@ mod procfs;
 mod raw_pty;
 mod report;
 mod round_trip;
+mod sandbox;
 mod start;
 mod stats;
 mod stored_sessions;
@@ -44,6 +45,8 @@ struct Plan {
     searches: usize,
     /// 5,000-message sessions reopened, each once.
     reopens: usize,
+    /// `true` run by the bash tool's runner, each way.
+    sandboxed_runs: usize,
 }
 
 impl Plan {
@@ -65,6 +68,7 @@ impl Plan {
             search_files: 100_000,
             searches: 300,
             reopens: 5,
+            sandboxed_runs: 1000,
         }
     }
 
@@ -86,6 +90,7 @@ impl Plan {
             search_files: 5_000,
             searches: 30,
             reopens: 2,
+            sandboxed_runs: 100,
         }
     }
 }
@@ -95,6 +100,7 @@ fn main() -> std::process::ExitCode {
     let outcome = match args.first().map(String::as_str) {
         Some(monitor::IN_PROCESS_FLAG) => monitor::watch_in_process(&args[1..]),
         Some(round_trip::ECHO_FLAG) => round_trip::echo_server(),
+        Some(sandbox::IN_PROCESS_FLAG) => sandbox::measure_in_process(&args[1..]),
         Some("--quick") if args.len() == 1 => run(Plan::quick()),
         None => run(Plan::full()),
         _ => {
@@ -165,6 +171,7 @@ async fn measure(plan: &Plan) -> anyhow::Result<Vec<Row>> {
         &bash_judge::ROWS,
         bash_judge::run(plan.judged_lines).await,
     );
+    collect(&mut rows, &sandbox::ROWS, sandbox::run(plan.sandboxed_runs).await);
     collect(
         &mut rows,
         &file_search::ROWS,

@@ -3,6 +3,7 @@
 //! that asks about everything, the device refuses the watch ("permission"); then the device's own
 //! monitor runner is timed in a child process of the bench, and the rows say so.
 
+use lembas_protocol::LinkMethod;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -44,7 +45,7 @@ pub async fn run(instance: &mut LeanInstance, bytes: u64) -> anyhow::Result<Vec<
     let params = json!({ "cwd": work, "command": command, "mode": "auto", "timeout_s": WATCH_TIMEOUT_S });
     let answer = link
         .request(
-            "_lembas/monitor",
+            LinkMethod::Monitor.name(),
             params,
             Duration::from_secs(WATCH_TIMEOUT_S + 10),
         )
@@ -139,10 +140,19 @@ pub fn watch_in_process(args: &[String]) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    // In the sandbox the device gives every watch, the folder its root.
+    let roots = [std::fs::canonicalize(cwd)?];
+    let sandbox = lembas_device::sandbox::Sandbox::for_remote(
+        &Default::default(),
+        &roots,
+        &[],
+        lembas_device::policy::Mode::Auto,
+    );
     let outcome = runtime.block_on(lembas_device::monitor::run_watch(
         Path::new(cwd),
         command,
         Duration::from_secs(WATCH_TIMEOUT_S),
+        &sandbox,
     ))?;
     let mut result = serde_json::to_value(&outcome)?;
     result["peak_rss"] = json!(peak_rss(std::process::id()));

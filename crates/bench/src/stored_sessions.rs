@@ -3,6 +3,7 @@
 //! then `_lembas/session/history` of a 5,000-message session, which the engine must open from the
 //! store, against the same request for a 50-message one (also opened from the store).
 
+use lembas_protocol::LinkMethod;
 use std::path::Path;
 use std::time::Duration;
 
@@ -78,7 +79,7 @@ pub async fn run(
 async fn history(link: &mut RawLink, session: &str, messages: usize) -> anyhow::Result<Duration> {
     let (took, answer) = link
         .timed_request(
-            "_lembas/session/history",
+            LinkMethod::SessionHistory.name(),
             json!({ "sessionId": session }),
             REQUEST_WAIT,
         )

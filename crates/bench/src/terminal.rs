@@ -2,6 +2,7 @@
 //! keystroke echo, and Ctrl-C to the prompt during a flood. The client side is the bench on the
 //! raw link socket: it decodes every output frame, as a web terminal would.
 
+use lembas_protocol::LinkMethod;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -126,7 +127,7 @@ impl<'a> RemoteTerminal<'a> {
     /// rather than the first prompt: output sent before the open's answer is not looked at.
     async fn open(link: &'a mut RawLink, cwd: &Path) -> anyhow::Result<Self> {
         let answer = link
-            .request("_lembas/terminal/open", json!({ "cwd": cwd }), LINK_WAIT)
+            .request(LinkMethod::TerminalOpen.name(), json!({ "cwd": cwd }), LINK_WAIT)
             .await?;
         let id = answer["result"]["terminalId"]
             .as_str()
@@ -146,7 +147,7 @@ impl<'a> RemoteTerminal<'a> {
 
     async fn type_text(&mut self, text: &str) -> anyhow::Result<()> {
         let params = json!({ "terminalId": self.id, "data": B64.encode(text) });
-        self.link.notify("_lembas/terminal/input", params).await
+        self.link.notify(LinkMethod::TerminalInput.name(), params).await
     }
 
     /// Decodes this terminal's output until `done` says so for a chunk; the bytes decoded.
@@ -163,8 +164,8 @@ impl<'a> RemoteTerminal<'a> {
             if params.terminal_id != Some(self.id.as_str()) {
                 continue;
             }
-            match (frame.method, params.data) {
-                (Some("_lembas/terminal/output"), Some(data)) => {
+            match (frame.method.and_then(LinkMethod::from_name), params.data) {
+                (Some(LinkMethod::TerminalOutput), Some(data)) => {
                     self.decoded.clear();
                     B64.decode_vec(data, &mut self.decoded)?;
                     total += self.decoded.len() as u64;
@@ -172,7 +173,7 @@ impl<'a> RemoteTerminal<'a> {
                         return Ok(total);
                     }
                 }
-                (Some("_lembas/terminal/exit"), _) => bail!("the terminal's shell ended"),
+                (Some(LinkMethod::TerminalExit), _) => bail!("the terminal's shell ended"),
                 _ => {}
             }
         }
@@ -180,7 +181,7 @@ impl<'a> RemoteTerminal<'a> {
 
     async fn close(self) -> anyhow::Result<()> {
         let params = json!({ "terminalId": self.id });
-        self.link.notify("_lembas/terminal/close", params).await
+        self.link.notify(LinkMethod::TerminalClose.name(), params).await
     }
 }
 

@@ -3,6 +3,7 @@
 //! reads the same stream, each `delta.content` goes out as a WebSocket text frame to a loopback
 //! client) timed the same way. Turns and relay streams alternate in blocks so load hits both alike.
 
+use lembas_protocol::LinkMethod;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -17,8 +18,8 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::agent::{self, REQUEST_WAIT};
-use crate::device::TOKEN;
 use crate::instance::{LeanInstance, RawLink};
+use crate::model_server::TOKEN;
 use crate::model_server::{MODEL, Reply};
 use crate::report::{Row, ms, ms_added};
 use crate::stats::percentile;
@@ -111,7 +112,7 @@ fn sequence(text: &str) -> Option<u64> {
 /// One prompt; when each numbered `agent_message_chunk` was read, stamped before it is parsed.
 async fn device_turn(link: &mut RawLink, session: &str) -> anyhow::Result<Stamps> {
     let id = link
-        .send_request("session/prompt", agent::prompt(session, "count"))
+        .send_request(LinkMethod::SessionPrompt.name(), agent::prompt(session, "count"))
         .await?;
     let deadline = Instant::now() + REQUEST_WAIT;
     let mut read = Stamps::new();
@@ -122,7 +123,9 @@ async fn device_turn(link: &mut RawLink, session: &str) -> anyhow::Result<Stamps
         let at = Instant::now();
         let frame: Value = serde_json::from_str(&text).context("the device sent a frame that is not JSON")?;
         let update = &frame["params"]["update"];
-        if frame["method"] == "session/update" && update["sessionUpdate"] == "agent_message_chunk" {
+        if frame["method"] == LinkMethod::SessionUpdate.name()
+            && update["sessionUpdate"] == "agent_message_chunk"
+        {
             if let Some(seq) = update["content"]["text"].as_str().and_then(sequence) {
                 read.insert(seq, at);
             }

@@ -2,6 +2,7 @@
 //! text chunk at once, against a no-op request's round trip on the same link and session
 //! (`_lembas/session/status`), alternating, so the difference is what a turn itself costs.
 
+use lembas_protocol::LinkMethod;
 use std::time::Duration;
 
 use anyhow::bail;
@@ -26,12 +27,16 @@ pub async fn run(instance: &mut LeanInstance, turns: usize) -> anyhow::Result<Ve
     let (mut turn, mut noop) = (Vec::with_capacity(turns), Vec::with_capacity(turns));
     for round in 0..WARMUP + turns {
         let (took, answer) = link
-            .timed_request("session/prompt", agent::prompt(&session, "hi"), REQUEST_WAIT)
+            .timed_request(
+                LinkMethod::SessionPrompt.name(),
+                agent::prompt(&session, "hi"),
+                REQUEST_WAIT,
+            )
             .await?;
         agent::ended(&answer)?;
         let (status_took, status) = link
             .timed_request(
-                "_lembas/session/status",
+                LinkMethod::SessionStatus.name(),
                 json!({ "sessionId": session }),
                 REQUEST_WAIT,
             )

@@ -34,6 +34,7 @@ where
         let client = match Client::connect().await {
             Ok(client) => client,
             Err(ConnectError::NotRunning) => return Live::NotRunning,
+            Err(ConnectError::Refused(e)) => return Live::Refused(e),
             Err(e) => return Live::Failed(e.to_string()),
         };
         match tokio::time::timeout(ANSWER_WITHIN, ask(client)).await {

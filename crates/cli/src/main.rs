@@ -1,6 +1,6 @@
 //! `lembas`: the headless LLeMbas device command. A thin layer over lembas-device.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -34,6 +34,9 @@ enum Command {
         #[command(subcommand)]
         command: ServiceCommand,
     },
+    /// Prints the shell completion script for lembas (bash, zsh, fish, elvish or powershell), e.g.
+    /// `lembas completions bash > ~/.local/share/bash-completion/completions/lembas`.
+    Completions { shell: clap_complete::Shell },
     /// The agent for an editor: ACP on stdin and stdout, one JSON-RPC message a line (Zed's custom
     /// agent: command lembas, args serve --stdio).
     Serve {
@@ -230,6 +233,20 @@ enum RootsCommand {
     },
 }
 
+/// The completion script, written whole; a reader that went away (`| head`) is no failure.
+fn completions(shell: clap_complete::Shell) -> ExitCode {
+    use std::io::Write;
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "lembas", &mut script);
+    match std::io::stdout().write_all(&script) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("lembas: the completion script could not be written: {e}");
+            ExitCode::FAILURE
+        }
+        _ => ExitCode::SUCCESS,
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -237,6 +254,7 @@ fn main() -> ExitCode {
             ServiceCommand::Run => service::run(),
             ServiceCommand::Scheduled { state, json } => remote::scheduled(state, json),
         },
+        Command::Completions { shell } => completions(shell),
         Command::Serve { stdio: _ } => serve::stdio(),
         Command::Status { json } => service::status(json),
         Command::Login {

@@ -99,6 +99,9 @@ pub fn status(json: bool) -> ExitCode {
     if let Some(limits) = &s.limits {
         println!("Limits the instance was told: {limits}");
     }
+    if let Some(sandbox) = &s.sandbox {
+        println!("Sandbox for remote commands: {sandbox}");
+    }
     if let Some(e) = &s.last_error {
         println!("Last error: {e}");
     }

@@ -4,6 +4,7 @@ mod common;
 
 use common::*;
 use lembas_peer::{Peer, PeerConfig};
+use lembas_protocol::{Capability, Direction, Kind, LinkMethod};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -45,30 +46,30 @@ async fn hello_first_then_initialize_as_the_spec_shows() {
         lembas["limits"],
         json!({ "roots": [], "max_mode": "edit", "scheduled": false })
     );
-    assert_eq!(
-        lembas["capabilities"],
-        json!([
-            "directories",
-            "scheduled",
-            "sessions",
-            "status",
-            "delete",
-            "title",
-            "turns",
-            "model",
-            "context",
-            "configure",
-            "steer",
-            "rewind",
-            "compact",
-            "ask",
-            "plan",
-            "commands",
-            "attachments",
-            "files",
-            "show"
-        ])
-    );
+    // The list is the device's promise: every name one the protocol knows, once, and the shells
+    // absent while terminals are off (the default).
+    let listed: Vec<Capability> = serde_json::from_value(lembas["capabilities"].clone())
+        .unwrap_or_else(|e| panic!("a capability this protocol does not name: {e}"));
+    let mut once = listed.clone();
+    once.dedup();
+    assert_eq!(once.len(), listed.len(), "{listed:?}");
+    assert!(listed.contains(&Capability::Sessions) && listed.contains(&Capability::Directories));
+    assert!(!listed.contains(&Capability::Terminal) && !listed.contains(&Capability::Shell));
+    // And it is kept: a method of a listed capability is served (bad params at worst), one of a
+    // capability not listed is -32601.
+    for method in LinkMethod::ALL.iter().filter(|m| {
+        m.direction() == Direction::ToDevice && m.kind() == Kind::Request && **m != LinkMethod::Initialize
+    }) {
+        let answer = link.request(method.name(), json!({}), WAIT).await.unwrap();
+        // An editor's own (session/load, session/list) are not the link's.
+        let offered = method.capability().is_none_or(|c| listed.contains(&c)) && !method.editor_only();
+        assert_eq!(
+            answer["error"]["code"] != json!(-32601),
+            offered,
+            "{method} (capability {:?}): {answer}",
+            method.capability()
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

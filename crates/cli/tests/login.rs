@@ -440,13 +440,24 @@ async fn control_call(home: &Home, method: &str, params: Value) -> Value {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let stream = tokio::net::UnixStream::connect(home.socket()).await.unwrap();
     let (read, mut write) = stream.into_split();
+    let mut read = BufReader::new(read);
+    // The control cookie first, as the window's client presents it.
+    let cookie = std::fs::read_to_string(home.cookie()).unwrap();
+    let hello =
+        json!({ "jsonrpc": "2.0", "id": 0, "method": "hello", "params": { "cookie": cookie.trim() } });
     let request = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
-    write.write_all(format!("{request}\n").as_bytes()).await.unwrap();
-    let mut line = String::new();
-    tokio::time::timeout(WAIT, BufReader::new(read).read_line(&mut line))
+    write
+        .write_all(format!("{hello}\n{request}\n").as_bytes())
         .await
-        .expect("an answer within the wait")
         .unwrap();
+    let mut line = String::new();
+    for _ in 0..2 {
+        line.clear();
+        tokio::time::timeout(WAIT, read.read_line(&mut line))
+            .await
+            .expect("an answer within the wait")
+            .unwrap();
+    }
     serde_json::from_str(&line).unwrap()
 }
 

@@ -5,7 +5,7 @@ mod common;
 
 use std::process::Output;
 
-use common::Home;
+use common::{Home, Lembas};
 use lembas_device::store::{Store, TurnEntry, new_session_id};
 use serde_json::{Value, json};
 

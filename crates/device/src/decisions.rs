@@ -1,4 +1,4 @@
-//! The numbers and texts the spec refers to but does not give (`../shared/spec/DECISIONS.md`),
+//! The numbers and texts the spec refers to but does not give (docs/protocol.md),
 //! kept in one place: `decisions.json` beside this crate, our `loop.json`. Code reads them from
 //! here and never repeats them as literals.
 
@@ -18,12 +18,13 @@ pub struct Decisions {
     pub engine: EngineNumbers,
     pub activity: ActivityLog,
     pub question: Question,
+    pub plan: PlanLimits,
     pub show: ShowNumbers,
     pub commands: Commands,
     pub files: FilesNumbers,
 }
 
-/// Commands (`/name` in a prompt, ENGINE.md "Commands"): the built-ins as listed, how many turns'
+/// Commands (`/name` in a prompt, docs/protocol.md "Commands"): the built-ins as listed, how many turns'
 /// file copies `/undo` can put back, the limits on what a command reads, and its texts.
 #[derive(Debug, Deserialize)]
 pub struct Commands {
@@ -63,7 +64,7 @@ pub struct CommandTexts {
     pub undo_unkept: String,
 }
 
-/// Capability `files` (acp.md `_lembas/files/search`, `@path` in a prompt): the picker's limits,
+/// Capability `files` (docs/protocol.md `_lembas/files/search`, `@path` in a prompt): the picker's limits,
 /// how the folder index is kept, how strongly recent use nudges the order, and how much a
 /// prompt's `@path` mentions attach.
 #[derive(Debug, Deserialize)]
@@ -85,7 +86,7 @@ pub struct FilesNumbers {
     pub mention_max_bytes: usize,
 }
 
-/// `_lembas/question` (acp.md): how many questions and options a card holds, and how long an
+/// `_lembas/question` (docs/protocol.md): how many questions and options a card holds, and how long an
 /// option's label may be on it.
 #[derive(Debug, Deserialize)]
 pub struct Question {
@@ -94,7 +95,20 @@ pub struct Question {
     pub label_chars: usize,
 }
 
-/// The show tool (acp.md `_lembas/show`): the largest file it sends, what the runtime keeps of
+/// The structured plan (docs/protocol.md "The structured plan"): how large a plan the model may
+/// keep, so a plan a model floods is refused with a sentence rather than sent on every change.
+#[derive(Debug, Deserialize)]
+pub struct PlanLimits {
+    pub max_phases: usize,
+    pub max_tasks: usize,
+    pub max_steps_per_task: usize,
+    /// Objectives, and findings.
+    pub max_items: usize,
+    /// Any one text: the title, the summary, a task, a step, a finding.
+    pub text_chars: usize,
+}
+
+/// The show tool (docs/protocol.md `_lembas/show`): the largest file it sends, what the runtime keeps of
 /// the files shown for the desktop's viewer (per session, and in all, the oldest dropped first),
 /// and how long it waits for the client to say whether it showed one.
 #[derive(Debug, Deserialize)]
@@ -119,7 +133,7 @@ pub struct PromptLimits {
     pub max_prompt_bytes: usize,
 }
 
-/// The engine's numbers (ENGINE.md): the step backstop, how much of the bash tool's output is kept,
+/// The engine's numbers (docs/protocol.md): the step backstop, how much of the bash tool's output is kept,
 /// titles. The bash tool's time limit is with the tools' numbers.
 #[derive(Debug, Deserialize)]
 pub struct EngineNumbers {
@@ -196,7 +210,7 @@ pub struct Terminal {
     pub rows: [u16; 2],
 }
 
-/// The file tools' numbers (ENGINE.md "Tools" and "The prompt the model gets").
+/// The file tools' numbers (docs/protocol.md "Tools" and "The prompt the model gets").
 #[derive(Debug, Deserialize)]
 pub struct Tools {
     /// A tool result longer than this (in characters) is cut…
@@ -215,7 +229,7 @@ pub struct Tools {
     pub bash_timeout_seconds: MonitorTimeout,
 }
 
-/// Turn ids (acp.md "Turn ids"): how many a session's turns file keeps, and when an untouched one
+/// Turn ids (docs/protocol.md "Turn ids"): how many a session's turns file keeps, and when an untouched one
 /// is pruned.
 #[derive(Debug, Deserialize)]
 pub struct Turns {

@@ -1,6 +1,7 @@
 //! `_lembas/directories` (capability `directories`): the folders a session could use, for the
 //! client's folder picker. Every `accepted`/`reason` comes from the roots policy.
 
+use lembas_protocol::LinkMethod;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -12,6 +13,9 @@ use crate::rpc::{self, RpcError};
 #[serde(deny_unknown_fields)]
 struct Params {
     path: Option<String>,
+    /// Every JSON-RPC method takes `_meta`; this one reads nothing of it.
+    #[serde(rename = "_meta", default)]
+    _meta: Option<serde::de::IgnoredAny>,
 }
 
 fn name_of(path: &Path) -> String {
@@ -37,7 +41,7 @@ fn dir(path: &Path, rules: &FolderRules) -> Value {
 }
 
 pub fn handle(params: Value, configured_roots: &[PathBuf], rules: &FolderRules) -> Result<Value, RpcError> {
-    let params: Params = rpc::params("_lembas/directories", params)?;
+    let params: Params = rpc::params(LinkMethod::Directories.name(), params)?;
     match params.path.filter(|p| !p.is_empty()) {
         None => Ok(places(configured_roots, rules)),
         Some(path) => listing(Path::new(&path), rules),
@@ -166,6 +170,26 @@ mod tests {
         .unwrap();
         assert_eq!(sub["parent"], t.root.join("proj").display().to_string());
         assert_eq!(sub["accepted"], true);
+    }
+
+    #[test]
+    fn meta_is_taken_as_every_method_takes_it() {
+        let t = tree();
+        let root = t.root.display().to_string();
+        let with = handle(
+            json!({ "path": root, "_meta": { "traceId": "x" } }),
+            &[],
+            &rules(&t, true),
+        )
+        .unwrap();
+        let without = handle(json!({ "path": root }), &[], &rules(&t, true)).unwrap();
+        assert_eq!(with, without);
+        handle(
+            json!({ "_meta": null }),
+            std::slice::from_ref(&t.root),
+            &rules(&t, true),
+        )
+        .unwrap();
     }
 
     #[test]

@@ -5,70 +5,53 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio::sync::{broadcast, watch};
 
+use crate::client::Outbound;
+use crate::client::{ClientLink, PendingRequests};
 use crate::decisions::decisions;
 use crate::directories;
 use crate::engine::Engine;
 use crate::events::DeviceEvent;
-use crate::link::Outbound;
-use crate::link::client::{ClientLink, PendingRequests};
-use crate::policy::roots::FolderRules;
+use crate::poison::Recover;
 use crate::rpc::{self, RpcError};
 use crate::scheduled;
 use crate::settings::Settings;
 use crate::terminal::Terminals;
 use crate::terminal::board::Board;
+use lembas_protocol::{Capability, LinkMethod};
 
 pub const AGENT_NAME: &str = "LLeMbas CLI";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Capabilities this build implements completely, given the settings. Listing one is a promise.
-pub fn capabilities(settings: &Settings) -> Vec<&'static str> {
+pub fn capabilities(settings: &Settings) -> Vec<Capability> {
+    use Capability::*;
     // `scheduled` whatever the setting says: whether it is accepted now is limits.scheduled.
-    let mut caps = vec!["directories", "scheduled"];
+    let mut caps = vec![Directories, Scheduled];
     // The engine's (agent sessions on the instance's models).
     caps.extend([
-        "sessions",
-        "status",
-        "delete",
-        "title",
-        "turns",
-        "model",
-        "context",
-        "configure",
-        "steer",
-        "rewind",
-        "compact",
-        "ask",
-        "plan",
-        "commands",
-        "attachments",
-        "files",
-        "show",
+        Sessions,
+        Status,
+        Delete,
+        Title,
+        Turns,
+        Model,
+        Context,
+        Configure,
+        Steer,
+        Rewind,
+        Compact,
+        Ask,
+        Plan,
+        Commands,
+        Attachments,
+        Files,
+        Show,
+        PlanState,
     ]);
     if settings.remote.terminal {
-        caps.extend(["terminal", "shell"]);
+        caps.extend([Terminal, Shell]);
     }
     caps
-}
-
-/// Capabilities only the link to the instance has: an editor is never offered them.
-const LINK_ONLY: [&str; 4] = ["directories", "scheduled", "terminal", "shell"];
-
-/// The capability an engine method belongs to (session/* are ACP's own and always there).
-fn engine_capability(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "_lembas/session/status" => "status",
-        "_lembas/session/history" => "sessions",
-        "_lembas/session/title" => "title",
-        "_lembas/session/delete" => "delete",
-        "_lembas/configure" => "configure",
-        "_lembas/steer" => "steer",
-        "_lembas/session/rewind" => "rewind",
-        "_lembas/session/compact" => "compact",
-        "_lembas/commands" => "commands",
-        "_lembas/files/search" => "files",
-        _ => return None,
-    })
 }
 
 /// What hello and initialize say; when it changes the device redials so the instance hears it.
@@ -78,7 +61,7 @@ pub struct Announced {
     pub max_mode: String,
     pub require_trust: bool,
     pub scheduled: bool,
-    pub capabilities: Vec<&'static str>,
+    pub capabilities: Vec<Capability>,
     /// Told to an editor on `lembas serve --stdio`: no limits (the person's own machine), and none
     /// of what only the link serves.
     pub editor: bool,
@@ -102,11 +85,11 @@ impl Announced {
         }
     }
 
-    /// What initialize tells an editor: `limits: null` (acp.md), and the capabilities without
+    /// What initialize tells an editor: `limits: null` (docs/protocol.md), and the capabilities without
     /// those only the link has (directories, scheduled work, terminals).
     pub fn for_editor(settings: &Settings) -> Self {
         let mut capabilities = capabilities(settings);
-        capabilities.retain(|c| !LINK_ONLY.contains(c));
+        capabilities.retain(|c| !c.link_only());
         Self {
             roots: vec![],
             max_mode: settings.remote.max_mode.to_string(),
@@ -143,14 +126,24 @@ impl Announced {
         })
     }
 
+    /// ACP's agent capabilities: an editor reopens and lists its chats (`session/load`,
+    /// `session/list`); the link has the spec's own methods for that.
+    fn agent_capabilities(&self) -> Value {
+        let mut capabilities = json!({
+            "loadSession": self.editor,
+            "promptCapabilities": { "image": true, "audio": false, "embeddedContext": true },
+            "mcpCapabilities": { "http": false, "sse": false }
+        });
+        if self.editor {
+            capabilities["sessionCapabilities"] = json!({ "list": {}, "resume": {}, "close": {} });
+        }
+        capabilities
+    }
+
     pub fn initialize_result(&self, connection: Option<&str>) -> Value {
         json!({
             "protocolVersion": 1,
-            "agentCapabilities": {
-                "loadSession": false,
-                "promptCapabilities": { "image": true, "audio": false, "embeddedContext": true },
-                "mcpCapabilities": { "http": false, "sse": false }
-            },
+            "agentCapabilities": self.agent_capabilities(),
             "authMethods": [],
             "agentInfo": { "name": AGENT_NAME, "version": VERSION },
             "_meta": { "lembas": {
@@ -209,7 +202,7 @@ impl Dispatcher {
     /// After initialize's answer went out: the engine takes this link's client (cards still open
     /// are shown again, deletes kept are told).
     async fn initialized(&self) {
-        let client = self.client.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let client = self.client.lock().recover().clone();
         if let Some(client) = client {
             self.engine.attach(client).await;
         }
@@ -217,9 +210,11 @@ impl Dispatcher {
 
     /// After an answer went out: a new session's commands follow session/new's answer.
     pub async fn answered(&self, method: &str, new_session: Option<String>) {
-        match (method, new_session) {
-            ("initialize", _) => self.initialized().await,
-            ("session/new", Some(id)) if self.offers("commands") => self.engine.session_opened(&id).await,
+        match (LinkMethod::served(method), new_session) {
+            (Some(LinkMethod::Initialize), _) => self.initialized().await,
+            (Some(LinkMethod::SessionNew), Some(id)) if self.offers(Capability::Commands) => {
+                self.engine.session_opened(&id).await
+            }
             _ => {}
         }
     }
@@ -229,7 +224,7 @@ impl Dispatcher {
         self.settings.borrow().clone()
     }
 
-    fn offers(&self, capability: &str) -> bool {
+    fn offers(&self, capability: Capability) -> bool {
         self.announced.capabilities.contains(&capability)
     }
 
@@ -260,15 +255,12 @@ impl Dispatcher {
     /// handler that does have to wait still goes on in its own task). None of them needs
     /// [`Dispatcher::answered`].
     pub fn answers_at_once(&self, method: &str) -> bool {
-        match method {
-            "session/cancel" | "_lembas/terminal/input" | "_lembas/terminal/resize" => true,
-            "initialize"
-            | "_lembas/directories"
-            | "_lembas/monitor"
-            | "_lembas/terminal/open"
-            | "_lembas/terminal/close" => false,
+        use LinkMethod::*;
+        match LinkMethod::served(method) {
+            Some(SessionCancel | TerminalInput | TerminalResize | Initialized) => true,
             // Nobody serves it: -32601.
-            _ => !self.engine.serves(method),
+            None => true,
+            Some(_) => false,
         }
     }
 
@@ -285,9 +277,37 @@ impl Dispatcher {
         result
     }
 
-    async fn route(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+    /// The method a client may call here: one the device serves, of a capability this link was
+    /// told (else -32601).
+    fn admitted(&self, name: &str) -> Result<LinkMethod, RpcError> {
+        let method = LinkMethod::served(name).ok_or_else(|| RpcError::method_not_found(name))?;
+        if self.announced.editor && method.link_only() {
+            return Err(RpcError::new(
+                rpc::METHOD_NOT_FOUND,
+                format!(
+                    "{name} is served only on the link to LLeMbas, not to an editor on lembas serve --stdio."
+                ),
+            ));
+        }
+        if !self.announced.editor && method.editor_only() {
+            return Err(RpcError::new(
+                rpc::METHOD_NOT_FOUND,
+                format!(
+                    "{name} is served to an editor on lembas serve --stdio; the link has _lembas/session/*."
+                ),
+            ));
+        }
+        match method.capability() {
+            Some(capability) if !self.offers(capability) => Err(RpcError::method_not_found(name)),
+            _ => Ok(method),
+        }
+    }
+
+    async fn route(&self, name: &str, params: Value) -> Result<Value, RpcError> {
+        use LinkMethod::*;
+        let method = self.admitted(name)?;
         match method {
-            "initialize" => {
+            Initialize => {
                 let lembas = params
                     .pointer("/clientCapabilities/_meta/lembas")
                     .is_some_and(|l| !l.is_null() && l != &Value::Bool(false));
@@ -306,22 +326,14 @@ impl Dispatcher {
                     protocol,
                     show,
                 );
-                *self.client.lock().unwrap_or_else(|p| p.into_inner()) = Some(client);
+                *self.client.lock().recover() = Some(client);
                 Ok(self.announced.initialize_result(self.connection.as_deref()))
             }
-            "_lembas/directories" | "_lembas/monitor" | "_lembas/terminal/open" if self.announced.editor => {
-                Err(RpcError::new(
-                    rpc::METHOD_NOT_FOUND,
-                    format!(
-                        "{method} is served only on the link to LLeMbas, not to an editor on lembas serve --stdio."
-                    ),
-                ))
-            }
-            "_lembas/directories" if self.offers("directories") => {
+            Directories => {
                 let settings = self.now();
-                directories::handle(params, &settings.roots(), &FolderRules::from_settings(&settings))
+                directories::handle(params, &settings.roots(), &settings.folder_rules())
             }
-            "_lembas/monitor" if self.offers("scheduled") => {
+            Monitor => {
                 let settings = self.now();
                 let cwd = params
                     .get("cwd")
@@ -347,7 +359,7 @@ impl Dispatcher {
                 }
                 result
             }
-            "_lembas/terminal/open" if self.offers("terminal") => {
+            TerminalOpen => {
                 let settings = self.now();
                 let opened = self.terminals.open(params, &settings).await?;
                 let _ = self.events.send(DeviceEvent::TerminalOpened {
@@ -357,27 +369,42 @@ impl Dispatcher {
                 Ok(opened)
             }
             // Notifications sent as requests get an empty answer.
-            "_lembas/terminal/input" | "_lembas/terminal/resize" | "_lembas/terminal/close"
-                if self.offers("terminal") =>
-            {
-                self.terminal_notification(method, params)
-                    .await
-                    .map(|()| json!({}))
+            TerminalInput | TerminalResize | TerminalClose => self
+                .terminal_notification(method, params)
+                .await
+                .map(|()| json!({})),
+            Initialized => Ok(json!({})),
+            SessionNew
+            | SessionPrompt
+            | SessionSetMode
+            | SessionCancel
+            | SessionLoad
+            | SessionList
+            | SessionResume
+            | SessionClose
+            | SessionSetConfigOption
+            | Configure
+            | Steer
+            | SessionHistory
+            | SessionStatus
+            | SessionDelete
+            | SessionRewind
+            | SessionCompact
+            | SessionTitle
+            | FilesSearch
+            | Commands => self.engine.request(method, params).await,
+            // The device's own (admitted never lets one through).
+            SessionUpdate | RequestPermission | Hello | Event | SessionDeleted | PermissionSettled | Show
+            | Question | Plan | TerminalOutput | TerminalExit | CancelRequest => {
+                Err(RpcError::method_not_found(name))
             }
-            _ if engine_capability(method).is_some_and(|c| !self.offers(c)) => {
-                Err(RpcError::method_not_found(method))
-            }
-            _ => match self.engine.request(method, params).await {
-                Some(result) => result,
-                None => Err(RpcError::method_not_found(method)),
-            },
         }
     }
 
-    async fn terminal_notification(&self, method: &str, params: Value) -> Result<(), RpcError> {
+    async fn terminal_notification(&self, method: LinkMethod, params: Value) -> Result<(), RpcError> {
         match method {
-            "_lembas/terminal/input" => self.terminals.input(params).await,
-            "_lembas/terminal/resize" => self.terminals.resize(params).await,
+            LinkMethod::TerminalInput => self.terminals.input(params).await,
+            LinkMethod::TerminalResize => self.terminals.resize(params).await,
             _ => {
                 let id = params
                     .get("terminalId")
@@ -392,20 +419,24 @@ impl Dispatcher {
     }
 
     /// A notification has nobody to answer; a failure is logged.
-    pub async fn notification(&self, method: &str, params: Value) {
-        let result = match method {
-            m if m.starts_with("_lembas/terminal/") && self.offers("terminal") => {
-                self.terminal_notification(m, params).await
-            }
-            "session/cancel" => {
-                self.engine.notification(method, &params);
+    pub async fn notification(&self, name: &str, params: Value) {
+        let result = match self.admitted(name) {
+            Ok(
+                method @ (LinkMethod::TerminalInput | LinkMethod::TerminalResize | LinkMethod::TerminalClose),
+            ) => self.terminal_notification(method, params).await,
+            Ok(LinkMethod::SessionCancel) => {
+                self.engine.cancel(&params);
                 Ok(())
             }
-            "notifications/initialized" => Ok(()),
-            other => Err(RpcError::method_not_found(other)),
+            Ok(LinkMethod::Initialized) => Ok(()),
+            Ok(_) => Err(RpcError::new(
+                rpc::INVALID_REQUEST,
+                format!("{name} is a request: send it with an id."),
+            )),
+            Err(e) => Err(e),
         };
         if let Err(e) = result {
-            tracing::warn!(method, error = %e, "notification not handled");
+            tracing::warn!(method = name, error = %e, "notification not handled");
         }
     }
 }

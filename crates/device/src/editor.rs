@@ -1,5 +1,5 @@
 //! `lembas serve --stdio`: the engine for an editor, on stdin and stdout, one JSON-RPC message a
-//! line (acp.md). The editor runs on the person's own machine, so there are no remote limits: the
+//! line (docs/protocol.md). The editor runs on the person's own machine, so there are no remote limits: the
 //! session's folder is the editor's, nothing needs trusting, and initialize says `limits: null`.
 //! No device lock and no link: the service may run beside it. The login is still needed, for the
 //! instance's models. Nothing but the protocol goes to stdout (logs go to stderr).
@@ -12,10 +12,10 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWr
 use tokio::sync::{broadcast, oneshot, watch};
 use tokio::task::JoinSet;
 
+use crate::client::outbound::{self, OutboundQueue};
 use crate::dispatcher::{Announced, Dispatcher};
 use crate::engine::Engine;
 use crate::link::incoming;
-use crate::link::outbound::{self, OutboundQueue};
 use crate::policy::Mode;
 use crate::rpc::{self, RpcError};
 use crate::settings::Settings;

@@ -129,7 +129,7 @@ pub enum DeviceEvent {
         session_id: String,
         id: String,
         path: String,
-        file_kind: crate::engine::show::Kind,
+        file_kind: lembas_protocol::ShownKind,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         language: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]

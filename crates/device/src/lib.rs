@@ -2,6 +2,7 @@
 //! and the desktop app are thin layers over this crate.
 
 pub mod activity_log;
+pub mod client;
 pub mod control;
 pub mod decisions;
 pub mod directories;
@@ -18,12 +19,16 @@ pub mod lock;
 pub mod login;
 pub mod monitor;
 pub mod paths;
+pub mod poison;
 pub mod policy;
-pub mod rpc;
 pub mod runtime;
+pub mod sandbox;
 pub mod scheduled;
 pub mod settings;
 pub mod status;
 pub mod store;
 pub mod terminal;
 pub mod tools;
+
+/// The wire's JSON-RPC, from the protocol crate: the core's modules say `crate::rpc`.
+pub use lembas_protocol::rpc;

@@ -75,3 +75,15 @@ pub fn expand_tilde(path: &str) -> PathBuf {
         PathBuf::from(path)
     }
 }
+
+/// This computer's protected places as the device's folders are now (docs/protocol.md "Paths"): the
+/// home folder's credential folders, the config and state folders wherever the environment puts
+/// them (resolved, as the policy compares resolved paths).
+pub fn protected_places() -> crate::policy::protected::Protected {
+    let resolve = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
+    crate::policy::protected::Protected::new(
+        &resolved_home_dir(),
+        &resolve(config_dir()),
+        &resolve(state_dir()),
+    )
+}

@@ -16,6 +16,7 @@ use crate::link::supervisor::{AtFinal, Supervisor};
 use crate::link::{LinkOptions, Stop, wake};
 use crate::lock::{self, DeviceLock, LockError};
 use crate::paths;
+use crate::poison::Recover;
 use crate::settings::{self, Settings, SettingsError};
 use crate::status::{self, Status};
 use crate::terminal::board::Board;
@@ -200,7 +201,7 @@ fn spawn_activity_fold(
     tokio::spawn(async move {
         loop {
             match events.recv().await {
-                Ok(event) => activity.lock().unwrap_or_else(|p| p.into_inner()).apply(&event),
+                Ok(event) => activity.lock().recover().apply(&event),
                 // A few lines missed from a bounded list: the log has them all.
                 Err(broadcast::error::RecvError::Lagged(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => return,

@@ -13,27 +13,29 @@ use crate::policy::bash_judge::{self, Decision, JudgeContext};
 use crate::policy::roots::{self, FolderRules};
 use crate::rpc::{self, RpcError};
 use crate::settings::{Permissions, Settings};
+use lembas_protocol::{LinkMethod, Reason};
 
 /// The mode a scheduled request runs in, or its refusal: the setting first (off, or remote work
 /// off), then plan (nobody can approve a plan), then lowered to `remote.max_mode`.
 pub fn admit(settings: &Settings, requested: Option<Mode>) -> Result<Mode, RpcError> {
     let texts = &decisions().scheduled.texts;
     if !settings.remote.scheduled || !settings.remote.enabled {
-        return Err(RpcError::refused(texts.off.clone(), "scheduled_off"));
+        return Err(RpcError::refused(texts.off.clone(), Reason::ScheduledOff));
     }
     let mode = requested.unwrap_or(Mode::Edit);
     if mode == Mode::Plan {
-        return Err(RpcError::refused(texts.plan.clone(), "plan"));
+        return Err(RpcError::refused(texts.plan.clone(), Reason::Plan));
     }
     Ok(mode.lowered_to(settings.remote.max_mode))
 }
 
 /// A scheduled request's folder: accepted by the roots policy, or -32602 with `reason: "folder"`.
 pub fn admit_folder(cwd: &Path, rules: &FolderRules) -> Result<PathBuf, RpcError> {
-    roots::judge_folder(cwd, rules).map_err(|v| RpcError::refused(v.reason.unwrap_or_default(), "folder"))
+    roots::judge_folder(cwd, rules)
+        .map_err(|v| RpcError::refused(v.reason.unwrap_or_default(), Reason::Folder))
 }
 
-/// A scheduled turn's `_meta.lembas.scheduled` (acp.md "Starting a scheduled turn").
+/// A scheduled turn's `_meta.lembas.scheduled` (docs/protocol.md "Starting a scheduled turn").
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
     pub schedule_id: String,
@@ -128,7 +130,7 @@ impl Run {
     }
 }
 
-/// DECISIONS.md "Silent": the reply without its `[SILENT]` line when it is silent, else `None`.
+/// docs/protocol.md "Silent": the reply without its `[SILENT]` line when it is silent, else `None`.
 pub fn silent(reply: &str) -> Option<String> {
     let is_sentinel = |line: &str| {
         let line = line.trim();
@@ -199,7 +201,7 @@ fn project_rules(folder: &Path, trusted: &[PathBuf]) -> Result<Option<Permission
                     "The project's rules in {} are not valid ({e}); fix them first.",
                     file.display()
                 ),
-                "permission",
+                Reason::Permission,
             )
         })?;
         return Ok(Some(config.unwrap_or_default().permissions));
@@ -210,7 +212,7 @@ fn project_rules(folder: &Path, trusted: &[PathBuf]) -> Result<Option<Permission
 /// A trusted project's own bash rules for a session's folder (none for an untrusted one). A rules
 /// file that cannot be read gives rules that deny everything, rather than dropping its deny rules.
 pub fn project_bash_rules(folder: &Path, settings: &Settings) -> Option<crate::settings::BashRules> {
-    let rules = FolderRules::from_settings(settings);
+    let rules = settings.folder_rules();
     if !roots::is_trusted(folder, &rules.trusted) {
         return None;
     }
@@ -228,9 +230,9 @@ pub fn project_bash_rules(folder: &Path, settings: &Settings) -> Option<crate::s
 
 /// `_lembas/monitor`: admit, judge the command as bash in that folder, run it, answer the outcome.
 pub async fn monitor(params: Value, settings: &Settings) -> Result<Value, RpcError> {
-    let params: MonitorParams = rpc::params("_lembas/monitor", params)?;
+    let params: MonitorParams = rpc::params(LinkMethod::Monitor.name(), params)?;
     let mode = admit(settings, params.mode)?;
-    let rules = FolderRules::from_settings(settings);
+    let rules = settings.folder_rules();
     let folder = admit_folder(Path::new(&params.cwd), &rules)?;
     let trusted = roots::is_trusted(&folder, &rules.trusted);
     let project = if trusted {
@@ -246,16 +248,23 @@ pub async fn monitor(params: Value, settings: &Settings) -> Result<Value, RpcErr
         folder: &folder,
         roots: &rules.roots,
         home: &home,
+        protected: &crate::paths::protected_places(),
     };
     let texts = &decisions().scheduled.texts;
     let judgement = bash_judge::judge(&params.command, &ctx);
     match judgement.decision {
         Decision::Allow => {}
-        Decision::Ask => return Err(RpcError::refused(texts.monitor_asks.clone(), "permission")),
-        Decision::Deny => return Err(RpcError::refused(texts.monitor_denied.clone(), "permission")),
+        Decision::Ask => return Err(RpcError::refused(texts.monitor_asks.clone(), Reason::Permission)),
+        Decision::Deny => {
+            return Err(RpcError::refused(
+                texts.monitor_denied.clone(),
+                Reason::Permission,
+            ));
+        }
     }
     let timeout = monitor::clamp_timeout(params.timeout_s);
-    let outcome = monitor::run_watch(&folder, &params.command, timeout)
+    let sandbox = crate::sandbox::Sandbox::for_remote(&settings.remote, &rules.roots, &[], mode);
+    let outcome = monitor::run_watch(&folder, &params.command, timeout, &sandbox)
         .await
         .map_err(|e| RpcError::internal(format!("The watch command could not be run: {e}.")))?;
     serde_json::to_value(outcome).map_err(|e| RpcError::internal(e.to_string()))

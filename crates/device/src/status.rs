@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::events::LinkState;
 use crate::paths;
+use crate::poison::Recover;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Status {
@@ -18,6 +19,10 @@ pub struct Status {
     /// The limits as last sent to the instance.
     pub limits: Option<Value>,
     pub last_error: Option<String>,
+    /// Whether remote commands run sandboxed: `landlock ABI n`, `seatbelt` or `none: <why>`
+    /// (absent in a file an older device wrote).
+    #[serde(default)]
+    pub sandbox: Option<String>,
     /// Unix milliseconds of the last change.
     pub updated_ms: u64,
 }
@@ -31,6 +36,7 @@ impl Status {
             connection: None,
             limits: None,
             last_error: None,
+            sandbox: Some(crate::sandbox::support()),
             updated_ms: now_ms(),
         }
     }
@@ -61,7 +67,7 @@ pub fn write(status: &Status) -> std::io::Result<()> {
     // One writer at a time in this process: the tray app writes from more than one task, and they
     // share the temporary file's name.
     static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _writing = WRITING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _writing = WRITING.lock().recover();
     let tmp = dir.join(format!(".status.{}.tmp", std::process::id()));
     let text = serde_json::to_vec_pretty(status).map_err(std::io::Error::other)?;
     std::fs::write(&tmp, text)?;

@@ -5,11 +5,11 @@
 
 use lembas_device::control::{self, CallError, Client, ConnectError, Pushed, Subscription, Verdict};
 use lembas_device::events::{DeviceEvent, LinkState};
-use lembas_device::keychain::{self, Token};
+
 use lembas_device::runtime::Runtime;
 use lembas_peer::{ModelReply, Peer, PeerConfig};
+use lembas_testkit::{Home, linked, store_token};
 use serde_json::json;
-use std::os::unix::fs::DirBuilderExt;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -34,34 +34,17 @@ async fn next_of<T>(stream: &mut Subscription, mut wanted: impl FnMut(Pushed) ->
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_tray_watches_and_answers_a_runtime_it_does_not_run() {
-    let home = tempfile::tempdir().unwrap();
-    let home = std::fs::canonicalize(home.path()).unwrap();
-    let work = home.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(home.join("run"))
-        .unwrap();
+    let kit = Home::new();
+    let home = kit.path();
+    let work = kit.work();
     // SAFETY: the only test in this binary, before any thread of ours reads the environment.
     unsafe {
-        std::env::set_var("HOME", &home);
-        std::env::set_var("XDG_CONFIG_HOME", home.join(".config"));
-        std::env::set_var("XDG_STATE_HOME", home.join(".local/state"));
-        std::env::set_var("XDG_RUNTIME_DIR", home.join("run"));
+        kit.enter();
     }
     assert!(matches!(Client::connect().await, Err(ConnectError::NotRunning)));
-    keychain::store(&Token::new(TOKEN).unwrap()).expect("a Secret Service: run through scripts/with-keyring");
+    store_token(TOKEN);
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
-    std::fs::create_dir_all(home.join(".config/lembas")).unwrap();
-    std::fs::write(
-        home.join(".config/lembas/config.yaml"),
-        format!(
-            "server:\n  url: {}\n  connection: example\nremote:\n  enabled: true\n  roots:\n    - {w}\ntrusted:\n  - {w}\n",
-            peer.url(),
-            w = work.display()
-        ),
-    )
-    .unwrap();
+    kit.config_with_work(&peer.url(), "");
     let runtime = Runtime::start("control client test").unwrap();
     assert_eq!(control::socket_path(), home.join("run/lembas/control.sock"));
 
@@ -70,9 +53,7 @@ async fn the_tray_watches_and_answers_a_runtime_it_does_not_run() {
         matches!(next_of(&mut stream, Some).await, Pushed::Status(_)),
         "the status comes first"
     );
-    let mut link = peer.next_link(WAIT).await.unwrap();
-    link.hello(WAIT).await.unwrap();
-    link.initialize(WAIT).await.unwrap();
+    let mut link = linked(&peer, WAIT).await.unwrap();
     next_of(&mut stream, |p| match p {
         Pushed::Status(s) if s.link == LinkState::Linked => Some(()),
         _ => None,

@@ -4,9 +4,9 @@
 //! Service (run it through scripts/with-keyring, as scripts/test does). One test in this binary:
 //! it sets HOME.
 
-use lembas_device::keychain::{self, Token};
 use lembas_device::runtime::Runtime;
 use lembas_peer::{ModelReply, Peer, PeerConfig};
+use lembas_testkit::{Home, linked, store_token};
 use serde_json::json;
 use std::time::Duration;
 
@@ -15,32 +15,17 @@ const TOKEN: &str = "desktop-answer-token-5e1f";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_desktop_answers_a_card_first_and_the_client_is_told() {
-    let home = tempfile::tempdir().unwrap();
-    let home = std::fs::canonicalize(home.path()).unwrap();
-    let work = home.join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let kit = Home::new();
+    let work = kit.work();
     // SAFETY: the only test in this binary, before any thread of ours reads the environment.
     unsafe {
-        std::env::set_var("HOME", &home);
-        std::env::set_var("XDG_CONFIG_HOME", home.join(".config"));
-        std::env::set_var("XDG_STATE_HOME", home.join(".local/state"));
+        kit.enter();
     }
-    keychain::store(&Token::new(TOKEN).unwrap()).expect("a Secret Service: run through scripts/with-keyring");
+    store_token(TOKEN);
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
-    std::fs::create_dir_all(home.join(".config/lembas")).unwrap();
-    std::fs::write(
-        home.join(".config/lembas/config.yaml"),
-        format!(
-            "server:\n  url: {}\n  connection: example\nremote:\n  enabled: true\n  roots:\n    - {w}\ntrusted:\n  - {w}\n",
-            peer.url(),
-            w = work.display()
-        ),
-    )
-    .unwrap();
+    kit.config_with_work(&peer.url(), "");
     let runtime = Runtime::start("desktop answer test").unwrap();
-    let mut link = peer.next_link(WAIT).await.unwrap();
-    link.hello(WAIT).await.unwrap();
-    link.initialize(WAIT).await.unwrap();
+    let mut link = linked(&peer, WAIT).await.unwrap();
     let opened = link
         .request(
             "session/new",

@@ -8,8 +8,8 @@ use lembas_device::events::LinkState;
 use lembas_device::link::AtFinal;
 use lembas_device::runtime::Runtime;
 use lembas_peer::{Peer, PeerConfig};
+use lembas_testkit::{Home, linked};
 use serde_json::{Value, json};
-use std::os::unix::fs::DirBuilderExt;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -33,19 +33,10 @@ async fn call(method: &str, params: Value) -> Result<Value, CallError> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn not_logged_in_the_desktop_runtime_serves_its_window_and_logs_in_through_it() {
-    let home = tempfile::tempdir().unwrap();
-    let home = std::fs::canonicalize(home.path()).unwrap();
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(home.join("run"))
-        .unwrap();
-    std::fs::create_dir_all(home.join(".config/lembas")).unwrap();
+    let kit = Home::new();
     // SAFETY: the only test in this binary, before any thread of ours reads the environment.
     unsafe {
-        std::env::set_var("HOME", &home);
-        std::env::set_var("XDG_CONFIG_HOME", home.join(".config"));
-        std::env::set_var("XDG_STATE_HOME", home.join(".local/state"));
-        std::env::set_var("XDG_RUNTIME_DIR", home.join("run"));
+        kit.enter();
     }
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
     let runtime = Runtime::start_with(control::DESKTOP_HOLDER, AtFinal::Wait).unwrap();
@@ -75,9 +66,7 @@ async fn not_logged_in_the_desktop_runtime_serves_its_window_and_logs_in_through
             .starts_with("Logged in to"),
         "{done}"
     );
-    let mut link = peer.next_link(WAIT).await.unwrap();
-    link.hello(WAIT).await.unwrap();
-    link.initialize(WAIT).await.unwrap();
+    let _link = linked(&peer, WAIT).await.unwrap();
     reaches(&runtime, LinkState::Linked).await;
     let state = call("window/state", json!({})).await.unwrap();
     assert_eq!(state["link"]["state"], "linked", "{state}");

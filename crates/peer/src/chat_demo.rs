@@ -3,6 +3,7 @@
 //! the model ask for a command, the approval card allowed once (a person would click it, and with
 //! `person_answers` one does, on the device), the command's output streamed back, the turn's end.
 
+use lembas_protocol::LinkMethod;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -16,7 +17,7 @@ const CARD_SHOWN: Duration = Duration::from_secs(2);
 /// What the demo chat sends and who answers its cards.
 pub struct Chat {
     pub text: String,
-    /// A scheduled run (acp.md "Starting a scheduled turn"), as a schedule running on the linked
+    /// A scheduled run (docs/protocol.md "Starting a scheduled turn"), as a schedule running on the linked
     /// computer would start it.
     pub scheduled: bool,
     /// The cards wait for a person on the device (the tray app, `lembas approvals`); the demo
@@ -45,7 +46,7 @@ pub async fn run(link: &mut LinkHandle, initialize: &Value, chat: &Chat) -> anyh
         .to_string();
     let opened = link
         .request(
-            "session/new",
+            LinkMethod::SessionNew.name(),
             json!({ "cwd": folder, "mcpServers": [], "_meta": { "mode": "edit", "lembas_model": DEFAULT_MODEL, "lembas": lembas } }),
             STEP_WAIT,
         )
@@ -67,7 +68,7 @@ pub async fn run(link: &mut LinkHandle, initialize: &Value, chat: &Chat) -> anyh
     lembas["turnId"] = json!("demo-turn-1");
     let id = link
         .send_request(
-            "session/prompt",
+            LinkMethod::SessionPrompt.name(),
             json!({ "sessionId": session, "prompt": [{ "type": "text", "text": text }],
                     "_meta": { "lembas": lembas } }),
         )
@@ -84,14 +85,18 @@ pub async fn run(link: &mut LinkHandle, initialize: &Value, chat: &Chat) -> anyh
             );
             return Ok(());
         }
-        match message.get("method").and_then(Value::as_str) {
-            Some("session/update") => show_update(&message["params"]["update"]),
+        match message
+            .get("method")
+            .and_then(Value::as_str)
+            .and_then(LinkMethod::from_name)
+        {
+            Some(LinkMethod::SessionUpdate) => show_update(&message["params"]["update"]),
             // Answered on the device (first answer wins): LLeMbas takes its card down.
-            Some("_lembas/permission/settled") => println!(
+            Some(LinkMethod::PermissionSettled) => println!(
                 "chat: answered on the computer: card {} taken down",
                 message["params"]["toolCallId"].as_str().unwrap_or("?")
             ),
-            Some("_lembas/show") => {
+            Some(LinkMethod::Show) => {
                 let file = &message["params"];
                 println!(
                     "chat: shown {} ({}{}, {} bytes)",
@@ -106,7 +111,7 @@ pub async fn run(link: &mut LinkHandle, initialize: &Value, chat: &Chat) -> anyh
                 let answer = chat.not_shown.as_deref().map_or(Ok(()), Err);
                 link.answer_show(&message, answer).await?;
             }
-            Some("session/request_permission") => {
+            Some(LinkMethod::RequestPermission) => {
                 let card = &message["params"];
                 println!(
                     "chat: ┌ approval asked: {} ({})\nchat: │ {}\nchat: └ options: Allow · Always allow in this session · Deny",

@@ -1,5 +1,5 @@
 //! The reference peer: the LLeMbas instance's side of the device link, written from the spec
-//! (`acp.md`: "Versions and discovery", `initialize`, `_lembas/hello`, "The HTTP API the CLI
+//! (`docs/protocol.md`: "Versions and discovery", `initialize`, `_lembas/hello`, "The HTTP API the CLI
 //! uses"). It is the device's examiner in tests and benchmarks, and the local demo instance.
 //! Its [`ScriptedModel`] answers `POST /v1/chat/completions` as an OpenAI-compatible server
 //! streams, with the replies a test queued ([`Peer::model`]) or, with none queued, the demo's.

@@ -1,6 +1,7 @@
 //! One device's link, seen from the instance: a task that owns the WebSocket (reads every frame,
 //! records it, judges the hello) and the [`LinkHandle`] a test drives it with.
 
+use lembas_protocol::LinkMethod;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -98,7 +99,7 @@ impl LinkHandle {
     /// protocol this peer speaks; returns its params. An error says what the device did instead
     /// (and, when the hello's protocol was refused, that the peer closed the link with 4400).
     pub async fn hello(&mut self, within: Duration) -> anyhow::Result<Value> {
-        let message = self.recv_described(within, "_lembas/hello").await?;
+        let message = self.recv_described(within, LinkMethod::Hello.name()).await?;
         let first = lock(&self.record).received.first().cloned();
         if first.as_ref() != Some(&message) {
             bail!(
@@ -107,7 +108,7 @@ impl LinkHandle {
                 first.unwrap_or(Value::Null)
             );
         }
-        if !is_notification(&message, "_lembas/hello") {
+        if !is_notification(&message, LinkMethod::Hello.name()) {
             bail!("the device's first message must be the _lembas/hello notification; it sent {message}");
         }
         if message.get("jsonrpc") != Some(&json!("2.0")) {
@@ -241,12 +242,12 @@ impl LinkHandle {
         lock(&self.record)
             .received
             .iter()
-            .filter(|m| is_request(m, "_lembas/show"))
+            .filter(|m| is_request(m, LinkMethod::Show.name()))
             .map(|m| m.get("params").cloned().unwrap_or(Value::Null))
             .collect()
     }
 
-    /// Answers a `_lembas/show` request as LLeMbas's viewer does (acp.md): `Ok(())` is
+    /// Answers a `_lembas/show` request as LLeMbas's viewer does (docs/protocol.md): `Ok(())` is
     /// `{ shown: true }`, `Err(reason)` is `{ shown: false, reason }`.
     pub async fn answer_show(&mut self, request: &Value, shown: Result<(), &str>) -> anyhow::Result<()> {
         let result = match shown {
@@ -425,7 +426,7 @@ enum FirstMessage {
 }
 
 fn judge_first(message: &Value, rules: &HelloRules) -> FirstMessage {
-    if !is_notification(message, "_lembas/hello") {
+    if !is_notification(message, LinkMethod::Hello.name()) {
         return FirstMessage::NotHello(format!(
             "the device's first message was not the _lembas/hello notification: {message}"
         ));

@@ -1,9 +1,10 @@
 //! The instance's side of the soak, driven in-process through the reference peer's `LinkHandle`:
 //! prompts with turn ids, approvals, deletes (on the link, and from a shell while it is down),
 //! terminals, and reattaching after every drop by `_lembas/session/status` as the spec says
-//! (acp.md, session/status: running or queued → follow; done → import; unknown → send again
+//! (docs/protocol.md, session/status: running or queued → follow; done → import; unknown → send again
 //! with the same turnId). Everything it did is kept in the [`Ledger`] the checks read.
 
+use lembas_protocol::LinkMethod;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
@@ -109,7 +110,7 @@ impl Client {
     /// `_lembas/session/deleted` notifications.
     pub fn settle(&mut self, link: &LinkHandle) {
         for message in link.received() {
-            if message["method"] == "_lembas/session/deleted" {
+            if message["method"] == LinkMethod::SessionDeleted.name() {
                 if let Some(id) = message["params"]["sessionId"].as_str()
                     && let Some(d) = self.ledger.deletes.get_mut(id)
                 {
@@ -143,7 +144,7 @@ impl Client {
         while self.sessions.len() < want {
             let answer = link
                 .request(
-                    "session/new",
+                    LinkMethod::SessionNew.name(),
                     json!({ "cwd": self.work, "mcpServers": [],
                             "_meta": { "mode": "edit", "lembas_model": lembas_peer::DEFAULT_MODEL } }),
                     REQUEST_WAIT,
@@ -187,7 +188,7 @@ impl Client {
     ) -> anyhow::Result<u64> {
         let id = link
             .send_request(
-                "session/prompt",
+                LinkMethod::SessionPrompt.name(),
                 json!({ "sessionId": session, "prompt": [{ "type": "text", "text": text }],
                         "_meta": { "lembas": { "turnId": turn } } }),
             )
@@ -216,7 +217,7 @@ impl Client {
                 Err(e) if e.to_string().contains("within") => return Ok(None),
                 Err(e) => return Err(e),
             };
-            if answer_approvals && message["method"] == "session/request_permission" {
+            if answer_approvals && message["method"] == LinkMethod::RequestPermission.name() {
                 let option = message["params"]["options"]
                     .as_array()
                     .and_then(|o| o.iter().find(|o| o["kind"] == "allow_once"))
@@ -278,7 +279,7 @@ impl Client {
             }
             let status = link
                 .request(
-                    "_lembas/session/status",
+                    LinkMethod::SessionStatus.name(),
                     json!({ "sessionId": session }),
                     REQUEST_WAIT,
                 )
@@ -362,7 +363,7 @@ impl Client {
 
     async fn send_delete(&mut self, link: &mut LinkHandle, session: &str) -> anyhow::Result<()> {
         let id = link
-            .send_request("_lembas/session/delete", json!({ "sessionId": session }))
+            .send_request(LinkMethod::SessionDelete.name(), json!({ "sessionId": session }))
             .await?;
         self.sent.insert(id, Sent::Delete(session.to_string()));
         Ok(())
@@ -400,7 +401,7 @@ impl Client {
     pub async fn terminal_flood(&mut self, link: &mut LinkHandle) -> anyhow::Result<()> {
         let answer = link
             .request(
-                "_lembas/terminal/open",
+                LinkMethod::TerminalOpen.name(),
                 json!({ "cols": 120, "rows": 40 }),
                 REQUEST_WAIT,
             )
@@ -411,13 +412,13 @@ impl Client {
         self.ledger.terminals_opened += 1;
         let keys = base64::engine::general_purpose::STANDARD.encode("seq 1 300000\r");
         link.notify(
-            "_lembas/terminal/input",
+            LinkMethod::TerminalInput.name(),
             json!({ "terminalId": id, "data": keys }),
         )
         .await?;
         // Until the flood is under way.
         self.drive(link, Duration::from_secs(5), true, |m| {
-            m["method"] == "_lembas/terminal/output"
+            m["method"] == LinkMethod::TerminalOutput.name()
         })
         .await?;
         Ok(())

@@ -13,7 +13,7 @@ pub const TOKEN: &str = "soak-device-token-5e1d02";
 /// The link timings the device runs with.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Timings {
-    /// DECISIONS.md's, untouched: the config sets no `link:` block.
+    /// docs/protocol.md's, untouched: the config sets no `link:` block.
     Decided,
     /// The config's `link:` block narrows the backoff (100 ms doubling to 400 ms, as the
     /// end-to-end tests use) and pings every second, so a short soak fits in CI.

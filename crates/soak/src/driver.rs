@@ -2,6 +2,7 @@
 //! link until the drops asked for are done; then a quiet link to let everything finish, the close
 //! 4400 at the end, and what the checks need.
 
+use lembas_protocol::LinkMethod;
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -351,7 +352,7 @@ async fn one_round(
             let id = client.prompt(link, PromptKind::Say).await?;
             client
                 .drive(link, Duration::from_secs(5), true, |m| {
-                    m["method"] == "session/update"
+                    m["method"] == LinkMethod::SessionUpdate.name()
                         && m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
                         || answer_to(m, id)
                 })
@@ -362,7 +363,7 @@ async fn one_round(
             client.prompt(link, PromptKind::Approval).await?;
             client
                 .drive(link, Duration::from_secs(5), false, |m| {
-                    m["method"] == "session/request_permission"
+                    m["method"] == LinkMethod::RequestPermission.name()
                 })
                 .await?;
             cut_randomly(proxy);
@@ -371,7 +372,7 @@ async fn one_round(
             client.prompt(link, PromptKind::Slow).await?;
             client
                 .drive(link, Duration::from_secs(5), true, |m| {
-                    m["method"] == "session/update"
+                    m["method"] == LinkMethod::SessionUpdate.name()
                         && m["params"]["update"]["sessionUpdate"] == "tool_call_update"
                         && m["params"]["update"]["status"] == "in_progress"
                 })

@@ -1,4 +1,12 @@
 fn main() {
+    // Before any display is opened: `--version` needs none.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == "--version" || a == "-V")
+    {
+        println!("lembas-desktop {}", env!("CARGO_PKG_VERSION"));
+        return;
+    }
     // GDK loads OpenGL (Mesa, and with it LLVM: about 50 MB) when it opens the display; the tray
     // draws nothing with it. So GDK's is off unless the person set GDK_GL themselves.
     #[cfg(target_os = "linux")]

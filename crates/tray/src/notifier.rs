@@ -78,6 +78,13 @@ pub mod freedesktop {
 
     pub struct Freedesktop;
 
+    /// Text as freedesktop body markup reads it: `&`, `<` and `>` as entities.
+    pub fn escaped(text: &str) -> String {
+        text.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    }
+
     /// Closes the notice when the wait for it is dropped before the person answered.
     struct CloseOnDrop(Option<Arc<notify_rust::NotificationHandle>>);
 
@@ -93,18 +100,31 @@ pub mod freedesktop {
     impl Notifier for Freedesktop {
         fn show(&self, notice: Notice, on_open: OnOpen) -> Shown {
             Box::pin(async move {
+                // A server that reads markup in the body would take a command's `<`, `&&` or `2>&1`
+                // for markup: the body goes escaped to such a one, as it is to any other.
+                let markup = tokio::task::spawn_blocking(notify_rust::get_capabilities)
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                    .is_some_and(|capabilities| capabilities.iter().any(|c| c == "body-markup"));
+                let body = if markup {
+                    escaped(&notice.body)
+                } else {
+                    notice.body.clone()
+                };
                 let mut notification = Notification::new();
                 notification
                     .appname("LLeMbas Desktop")
                     .summary(&notice.summary)
-                    .body(&notice.body)
+                    .body(&body)
                     .action(OPEN, "Open")
                     .action(ALLOW, "Allow")
                     .action(DENY, "Deny")
                     // It stays until answered, even after a click on it (resident): the card
                     // waits, so the notice does too.
                     .timeout(Timeout::Never)
-                    .urgency(Urgency::Critical)
+                    // Normal: a card is not an emergency that breaks through Do Not Disturb.
+                    .urgency(Urgency::Normal)
                     .hint(Hint::Resident(true));
                 // Shown on a task of its own: a card settled while the service is still showing
                 // its notice drops this future, and the notice must still be taken down. What the

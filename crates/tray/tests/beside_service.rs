@@ -11,18 +11,16 @@
 
 mod common;
 
-use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{TOKEN, WAIT, click, closed, notification_server, shown};
+use common::{Home, TOKEN, WAIT, click, closed, linked, notification_server, shown, store_token};
 use lembas_desktop::host::Host;
 use lembas_desktop::notices;
 use lembas_desktop::notifier::freedesktop::Freedesktop;
 use lembas_device::events::LinkState;
-use lembas_device::keychain::{self, Token};
 use lembas_peer::{ModelReply, Peer, PeerConfig};
 use serde_json::json;
 
@@ -69,25 +67,17 @@ async fn the_tray_mirrors_and_answers_a_headless_service() {
         .with_test_writer()
         .with_env_filter("info,lembas_desktop=debug")
         .try_init();
-    let home = tempfile::tempdir().unwrap();
-    let home = std::fs::canonicalize(home.path()).unwrap();
-    let work = home.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    // The control socket lives here, never in the runtime folder of whoever runs the tests.
-    let run_dir = home.join("run");
-    std::fs::DirBuilder::new().mode(0o700).create(&run_dir).unwrap();
+    let kit = Home::new();
+    let home = kit.path();
+    let work = kit.work();
     // SAFETY: the only test in this binary, before any thread of ours reads the environment.
     unsafe {
-        std::env::set_var("HOME", &home);
-        std::env::set_var("XDG_CONFIG_HOME", home.join(".config"));
-        std::env::set_var("XDG_STATE_HOME", home.join(".local/state"));
-        std::env::set_var("XDG_RUNTIME_DIR", &run_dir);
+        kit.enter();
     }
     let (bus, mut seen) = notification_server().await;
-    keychain::store(&Token::new(TOKEN).unwrap()).expect("a Secret Service: run through scripts/with-keyring");
+    store_token(TOKEN);
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
-    let config = home.join(".config/lembas/config.yaml");
-    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let config = kit.config();
     std::fs::write(
         &config,
         format!(
@@ -109,9 +99,7 @@ async fn the_tray_mirrors_and_answers_a_headless_service() {
             .spawn()
             .unwrap(),
     );
-    let mut link = peer.next_link(WAIT).await.unwrap();
-    link.hello(WAIT).await.unwrap();
-    link.initialize(WAIT).await.unwrap();
+    let mut link = linked(&peer, WAIT).await.unwrap();
 
     // The service holds the lock: the app mirrors it.
     let host = Host::start(config.clone());

@@ -12,12 +12,13 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{TOKEN, WAIT, click, closed, notification_server, shown};
+use common::{
+    Home, TOKEN, WAIT, click, closed, linked, notification_server, shown, shown_urgency, store_token,
+};
 
 use lembas_desktop::host::Host;
 use lembas_desktop::notices;
 use lembas_desktop::notifier::freedesktop::Freedesktop;
-use lembas_device::keychain::{self, Token};
 use lembas_peer::{ModelReply, Peer, PeerConfig};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -37,20 +38,17 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
         .with_test_writer()
         .with_env_filter("info,lembas_desktop=debug")
         .try_init();
-    let home = tempfile::tempdir().unwrap();
-    let home = std::fs::canonicalize(home.path()).unwrap();
-    let work = home.join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let kit = Home::new();
+    let home = kit.path();
+    let work = kit.work();
     // SAFETY: the only test in this binary, before any thread of ours reads the environment.
     unsafe {
-        std::env::set_var("HOME", &home);
-        std::env::set_var("XDG_CONFIG_HOME", home.join(".config"));
-        std::env::set_var("XDG_STATE_HOME", home.join(".local/state"));
+        kit.enter();
         // Lets a scheduled card wait one second, so a timeout is seen quickly.
         std::env::set_var("LEMBAS_APPROVAL_WAIT_MIN_S", "1");
     }
     let (bus, mut seen) = notification_server().await;
-    keychain::store(&Token::new(TOKEN).unwrap()).expect("a Secret Service: run through scripts/with-keyring");
+    store_token(TOKEN);
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
     let config = home.join(".config/lembas/config.yaml");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
@@ -73,9 +71,7 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
             let _ = opened_tx.send(id.to_string());
         }),
     ));
-    let mut link = peer.next_link(WAIT).await.unwrap();
-    link.hello(WAIT).await.unwrap();
-    link.initialize(WAIT).await.unwrap();
+    let mut link = linked(&peer, WAIT).await.unwrap();
     let opened_session = link
         .request(
             "session/new",
@@ -89,7 +85,8 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
         .unwrap()
         .to_string();
     let model = peer.model();
-    model.push(write("call_allow", "allowed.txt", "yes"));
+    // What the change shows is markup to a server that reads it: it must arrive as text.
+    model.push(write("call_allow", "allowed.txt", "yes <b>&& 2>&1"));
     model.push(write("call_deny", "denied.txt", "no"));
     model.push(write("call_client", "client.txt", "from the client"));
     model.push(ModelReply::text("Done."));
@@ -109,7 +106,11 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
         .unwrap();
     let (id, summary, body, actions) = shown(&mut seen).await;
     assert!(summary.starts_with("LLeMbas asks: "), "{summary}");
-    assert!(body.contains("allowed.txt") && body.contains("+yes"), "{body}");
+    assert!(body.contains("allowed.txt"), "{body}");
+    assert!(
+        body.contains("+yes &lt;b&gt;&amp;&amp; 2&gt;&amp;1"),
+        "escaped for body-markup: {body}"
+    );
     for key in ["allow", "Allow", "deny", "Deny", "default"] {
         assert!(actions.iter().any(|a| a == key), "{key} in {actions:?}");
     }
@@ -135,8 +136,9 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
         .recv_request("session/request_permission", WAIT)
         .await
         .unwrap();
-    let (id, _, body, _) = shown(&mut seen).await;
+    let (id, body, urgency) = shown_urgency(&mut seen).await;
     assert!(body.contains("denied.txt"), "{body}");
+    assert_eq!(urgency, Some(1), "a card is of normal urgency, not critical");
     click(&bus, id, "deny").await;
     assert_eq!(closed(&mut seen).await, id);
     let told = link
@@ -175,7 +177,10 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
 
     let answer = link.recv_answer(prompt, WAIT).await.unwrap();
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    assert_eq!(std::fs::read_to_string(work.join("allowed.txt")).unwrap(), "yes");
+    assert_eq!(
+        std::fs::read_to_string(work.join("allowed.txt")).unwrap(),
+        "yes <b>&& 2>&1"
+    );
     assert!(
         !work.join("denied.txt").exists(),
         "the denied write did not happen"

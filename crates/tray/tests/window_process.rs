@@ -14,6 +14,7 @@ use lembas_desktop::tray_socket::{self, Claim, Served};
 use lembas_desktop::window::{BIN_ENV, View, WindowProcess};
 use lembas_device::control::{CallError, Client};
 use lembas_device::rpc;
+use lembas_testkit::Home;
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -35,10 +36,9 @@ fn read(log: &Path) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn one_window_process_at_a_time_opened_from_a_second_launch() {
-    let home = tempfile::tempdir().unwrap();
-    let home = std::fs::canonicalize(home.path()).unwrap();
-    let runtime_dir = home.join("run");
-    std::fs::create_dir_all(&runtime_dir).unwrap();
+    let kit = Home::new();
+    let home = kit.path();
+    let runtime_dir = kit.runtime_dir();
     let log = home.join("window.log");
     let fake = home.join("fake-window");
     std::fs::write(
@@ -53,10 +53,7 @@ async fn one_window_process_at_a_time_opened_from_a_second_launch() {
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     // SAFETY: the only test in this binary, before any thread of ours reads the environment.
     unsafe {
-        std::env::set_var("HOME", &home);
-        std::env::set_var("XDG_CONFIG_HOME", home.join(".config"));
-        std::env::set_var("XDG_STATE_HOME", home.join(".local/state"));
-        std::env::set_var("XDG_RUNTIME_DIR", &runtime_dir);
+        kit.enter();
         std::env::set_var(BIN_ENV, &fake);
     }
 

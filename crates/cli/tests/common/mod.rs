@@ -2,10 +2,9 @@
 //! real keychain through the same core function login uses, and a freezable loopback proxy.
 //! Run them inside `scripts/with-keyring` (the README's test command does).
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::io::Read;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -17,71 +16,33 @@ pub const TOKEN: &str = "e2e-device-token-7f3a9c";
 /// Puts the test token in the OS keychain (the same entry and function login uses). Every test
 /// uses the same token, so tests running at once agree on it.
 pub fn store_token() {
-    let token = lembas_device::keychain::Token::new(TOKEN).unwrap();
-    lembas_device::keychain::store(&token)
-        .expect("the tests need a Secret Service: run them through scripts/with-keyring");
+    lembas_testkit::store_token(TOKEN);
 }
 
-/// A temporary home: config, state and the processes started in it.
-pub struct Home {
-    pub dir: tempfile::TempDir,
+pub use lembas_testkit::{Home, eventually};
+
+/// The real `lembas` binary, run in a test's home.
+pub trait Lembas {
+    fn command(&self, args: &[&str]) -> Command;
+    /// Runs `lembas service run` in the background, its stderr to a file.
+    fn service(&self) -> Service;
+    fn service_with_env(&self, env: &[(&str, &str)]) -> Service;
+    fn run(&self, args: &[&str]) -> std::process::Output;
 }
 
-impl Home {
-    pub fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        for d in [".config/lembas", ".local/state", "work"] {
-            std::fs::create_dir_all(dir.path().join(d)).unwrap();
-        }
-        // The home's own XDG_RUNTIME_DIR (private, as a session's is): the control socket of a
-        // test's service lives there, never in the runtime folder of the person running the tests.
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(dir.path().join("run"))
-            .unwrap();
-        Home { dir }
-    }
-    pub fn path(&self) -> PathBuf {
-        std::fs::canonicalize(self.dir.path()).unwrap()
-    }
-    pub fn config(&self) -> PathBuf {
-        self.path().join(".config/lembas/config.yaml")
-    }
-    pub fn runtime_dir(&self) -> PathBuf {
-        self.path().join("run")
-    }
-    /// The running service's control socket.
-    pub fn socket(&self) -> PathBuf {
-        self.runtime_dir().join("lembas/control.sock")
-    }
-    pub fn state(&self) -> PathBuf {
-        self.path().join(".local/state/lembas")
-    }
-    pub fn write_config(&self, text: &str) {
-        std::fs::write(self.config(), text).unwrap();
-    }
-    /// A config linking to `server` with fast link timings so tests see redials quickly.
-    pub fn config_for(&self, server: &str, extra: &str) {
-        self.write_config(&format!(
-            "server:\n  url: {server}\n  connection: example\nlink:\n  backoff_first_ms: 100\n  backoff_max_ms: 400\n{extra}"
-        ));
-    }
-    pub fn command(&self, args: &[&str]) -> Command {
+impl Lembas for Home {
+    fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_lembas"));
         c.args(args)
-            .env("HOME", self.path())
-            .env("XDG_CONFIG_HOME", self.path().join(".config"))
-            .env("XDG_STATE_HOME", self.path().join(".local/state"))
-            .env("XDG_RUNTIME_DIR", self.runtime_dir())
+            .envs(self.env())
             .env("RUST_LOG", "info")
             .stdin(Stdio::null());
         c
     }
-    /// Runs `lembas service run` in the background, its stderr to a file.
-    pub fn service(&self) -> Service {
+    fn service(&self) -> Service {
         self.service_with_env(&[])
     }
-    pub fn service_with_env(&self, env: &[(&str, &str)]) -> Service {
+    fn service_with_env(&self, env: &[(&str, &str)]) -> Service {
         let log = self.path().join(format!("service-{}.log", fastrand()));
         let child = self
             .command(&["service", "run"])
@@ -92,7 +53,7 @@ impl Home {
             .unwrap();
         Service { child, log }
     }
-    pub fn run(&self, args: &[&str]) -> std::process::Output {
+    fn run(&self, args: &[&str]) -> std::process::Output {
         self.command(args).output().unwrap()
     }
 }
@@ -137,18 +98,6 @@ impl Drop for Service {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Polls until `f` is true.
-pub fn eventually(within: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let end = Instant::now() + within;
-    while Instant::now() < end {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    f()
 }
 
 /// A loopback TCP proxy that can freeze the connections it carries: bytes stop flowing both ways

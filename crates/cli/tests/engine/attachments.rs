@@ -398,13 +398,7 @@ async fn the_model_may_read_its_sessions_attachments_and_edit_one_when_asked() {
     assert_eq!(card["params"]["toolCall"]["toolCallId"], "call_e");
     let reason = card["params"]["_meta"]["lembas"]["reason"].as_str().unwrap();
     assert!(reason.contains("outside the session's project"), "{reason}");
-    l.link
-        .answer(
-            card["id"].clone(),
-            json!({ "outcome": { "outcome": "selected", "optionId": "once" } }),
-        )
-        .await
-        .unwrap();
+    l.choose(&card, "once").await;
     let answer = l.link.recv_answer(id, WAIT).await.unwrap();
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
 
@@ -420,10 +414,54 @@ async fn the_model_may_read_its_sessions_attachments_and_edit_one_when_asked() {
     };
     assert_eq!(result_of("call_r"), "     2\tsecond line");
     assert!(
-        result_of("call_o").contains("outside the folders this computer allows"),
+        // Another session's attachments are the device's state: a protected path.
+        result_of("call_o").contains("protected path"),
         "{}",
         result_of("call_o")
     );
     assert_eq!(std::fs::read_to_string(&mine).unwrap(), "first line\n2nd line\n");
     assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "not yours\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_image_mentioned_with_at_reaches_a_vision_model_as_an_image() {
+    let mut l = linked("").await;
+    let work = l.work.clone();
+    std::fs::write(work.join("picture.png"), PNG).unwrap();
+    let seeing = l
+        .new_session_at(&work, json!({ "mode": "edit", "lembas_model": VISION_MODEL }))
+        .await["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let plain = l.new_session("edit").await;
+    let blocks = json!([text_block("What is in @picture.png?")]);
+
+    l.model().push(reply_text("A picture."));
+    let answer = l.prompt_blocks(&seeing, blocks.clone(), "t-see").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let user = last_user(&l.model().requests()[0]);
+    let parts = user["content"].as_array().expect("parts for a vision model");
+    assert_eq!(
+        parts.last().unwrap(),
+        &json!({ "type": "image_url", "image_url": { "url": format!("data:image/png;base64,{}", BASE64.encode(PNG)) } }),
+        "{user}"
+    );
+    assert!(
+        parts[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("attached to this prompt"),
+        "{user}"
+    );
+    let listed = json!([{ "name": "picture.png", "mimeType": "image/png", "size": PNG.len() }]);
+    assert_eq!(prompt_events(&l.link, &seeing)[0]["attachments"], listed);
+
+    // Any other model gets the line an attached image gets.
+    l.model().push(reply_text("I cannot see it."));
+    l.prompt_blocks(&plain, blocks, "t-plain").await;
+    let request = &l.model().requests()[1];
+    assert!(!request.to_string().contains("image_url"), "{request}");
+    let content = last_user(request)["content"].as_str().unwrap().to_string();
+    assert!(content.contains("the image picture.png (image/png"), "{content}");
 }

@@ -194,14 +194,16 @@ async fn the_set_is_told_expanded_and_told_again_when_it_changes() {
     assert_eq!(last_user_text(&request), "/nosuch thing");
     assert_eq!(command_updates(&l.link, &session).len(), 1, "nothing changed yet");
 
-    // A turn that writes a command file: the set is told again, with it.
+    // A turn that writes a command file (a write under .agent asks in every mode; the person
+    // allows it): the set is told again, with it.
     l.model().push(ModelReply::tool_call(
         "call_cmd",
         "write",
         json!({ "path": ".agent/commands/fresh.md", "content": "Be fresh." }),
     ));
     l.model().push(reply_text("Made it."));
-    l.prompt(&session, "make a command", "t5").await;
+    let (_, cards) = l.prompt_answering(&session, "make a command", "t5", "once").await;
+    assert_eq!(cards, 1);
     assert!(eventually(WAIT, || command_updates(&l.link, &session).len() == 2));
     assert_eq!(
         command_updates(&l.link, &session)[1],
@@ -460,6 +462,27 @@ async fn a_commands_model_holds_for_its_prompt_and_its_mode_is_lowered() {
         updates(&l.link)
             .iter()
             .any(|u| u["sessionUpdate"] == "current_mode_update" && u["currentModeId"] == "edit")
+    );
+    // The client heard the command's model take over for its prompt, and the session's come back.
+    let models: Vec<(Value, Value)> = l
+        .link
+        .received()
+        .into_iter()
+        .filter(|m| m["method"] == "_lembas/event" && m["params"]["event"]["type"] == "model")
+        .map(|m| {
+            (
+                m["params"]["event"]["ref"].clone(),
+                m["params"]["event"]["effort"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        models,
+        [
+            (json!("example/chat-deep"), json!("high")),
+            (json!(MODEL), json!("default"))
+        ],
+        "{models:?}"
     );
     l.model().push(reply_text("Plain."));
     l.prompt(&session, "plain", "t2").await;

@@ -31,7 +31,21 @@ pub struct Raw {
 }
 
 impl Raw {
+    /// Connected, with the service's control cookie presented (as every client of the person's
+    /// does first).
     pub async fn connect(home: &Home) -> Raw {
+        let mut raw = Raw::bare(home).await;
+        let cookie = std::fs::read_to_string(home.cookie()).unwrap();
+        raw.send(&json!({ "jsonrpc": "2.0", "id": "hello", "method": "hello", "params": { "cookie": cookie.trim() } }).to_string())
+            .await;
+        assert_eq!(
+            raw.next().await,
+            json!({ "jsonrpc": "2.0", "id": "hello", "result": {} })
+        );
+        raw
+    }
+    /// Connected, and nothing said yet: no cookie presented.
+    pub async fn bare(home: &Home) -> Raw {
         let stream = UnixStream::connect(home.socket()).await.unwrap();
         let (read, writer) = stream.into_split();
         Raw {
@@ -248,6 +262,70 @@ async fn two_subscribers_get_the_stream_and_a_bad_line_is_answered() {
     }
     // The device dials again at once, with remote work off.
     let _relinked = relink(&l.peer).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_connection_without_the_control_cookie_is_refused() {
+    let l = linked("").await;
+    socket_ready(&l.home).await;
+    let cookie = l.home.cookie();
+    assert_eq!(
+        std::fs::metadata(&cookie).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let config = std::fs::read_to_string(l.home.config()).unwrap();
+
+    // What a command a model runs could try: the socket is reachable, the state folder is not.
+    let mut bare = Raw::bare(&l.home).await;
+    let tries = [
+        json!({ "method": "status" }),
+        json!({ "method": "settings/change", "params": { "setting": "add_root", "value": "/" } }),
+        json!({ "method": "approvals/answer", "params": { "id": "call_1", "answer": "allow" } }),
+        json!({ "method": "remote/stop" }),
+    ];
+    for (n, mut request) in tries.into_iter().enumerate() {
+        request["jsonrpc"] = json!("2.0");
+        request["id"] = json!(n);
+        bare.send(&request.to_string()).await;
+        let refused = bare.answer().await;
+        assert_eq!(refused["id"], n, "{refused}");
+        assert_eq!(refused["error"]["code"], -32600, "{refused}");
+        assert_eq!(refused["error"]["data"]["reason"], "cookie", "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&cookie.display().to_string()), "{message}");
+    }
+    // A wrong cookie is refused as well, and admits nothing after it.
+    bare.send(r#"{"jsonrpc":"2.0","id":10,"method":"hello","params":{"cookie":"00"}}"#)
+        .await;
+    let wrong = bare.answer().await;
+    assert_eq!(
+        (
+            wrong["error"]["code"].clone(),
+            wrong["error"]["data"]["reason"].clone()
+        ),
+        (json!(-32602), json!("cookie")),
+        "{wrong}"
+    );
+    bare.send(r#"{"jsonrpc":"2.0","id":11,"method":"status"}"#).await;
+    assert_eq!(bare.answer().await["error"]["data"]["reason"], "cookie");
+    assert_eq!(
+        std::fs::read_to_string(l.home.config()).unwrap(),
+        config,
+        "nothing changed"
+    );
+    let remote = stdout_json(&lembas(&l.home, &["remote", "list", "--json"]));
+    assert_eq!(remote["remote"]["enabled"], true, "{remote}");
+
+    // The right cookie on the same connection admits it.
+    let right = std::fs::read_to_string(&cookie).unwrap();
+    bare.send(
+        &json!({ "jsonrpc": "2.0", "id": 12, "method": "hello", "params": { "cookie": right.trim() } })
+            .to_string(),
+    )
+    .await;
+    assert_eq!(bare.answer().await["result"], json!({}));
+    bare.send(r#"{"jsonrpc":"2.0","id":13,"method":"status"}"#).await;
+    assert_eq!(bare.answer().await["result"]["running"], true);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -235,3 +235,136 @@ async fn compact_replaces_the_conversation_with_the_models_summary() {
         .unwrap();
     assert_eq!(rewound["result"]["reverted"], 1, "{rewound}");
 }
+
+/// The person's words of each turn in `_lembas/session/history`.
+async fn history_texts(l: &mut Linked, session: &str) -> Vec<Value> {
+    let history = l
+        .link
+        .request("_lembas/session/history", json!({ "sessionId": session }), WAIT)
+        .await
+        .unwrap();
+    history["result"]["turns"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{history}"))
+        .iter()
+        .filter(|t| t["role"] == "user")
+        .map(|t| t["text"].clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_history_keeps_every_turn_through_a_compaction_and_a_restart() {
+    let mut l = linked("").await;
+    let session = l.new_session("edit").await;
+    l.model().push(reply_text("The answer is 42."));
+    l.prompt(&session, "What is the answer?", "t1").await;
+    l.model().push(reply_text("We found the answer: 42."));
+    l.prompt(&session, "/compact", "t2").await;
+    l.model().push(reply_text("Still 42."));
+    l.prompt(&session, "And now?", "t3").await;
+    // The model was sent the summary; the history is the turns as they happened, and no turn the
+    // person never typed.
+    let sent = l.model().requests().last().cloned().unwrap();
+    assert!(
+        sent["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("We found the answer: 42.")
+    );
+    let wanted = [json!("What is the answer?"), json!("And now?")];
+    assert_eq!(history_texts(&mut l, &session).await, wanted);
+    // Reopened from the store: both as they were.
+    l.service.signal(15);
+    l.service.wait_exit(WAIT);
+    let service = l.home.service();
+    let _old = std::mem::replace(&mut l.service, service);
+    l.link = relink(&l.peer).await;
+    assert_eq!(history_texts(&mut l, &session).await, wanted);
+    l.model().push(reply_text("42 again."));
+    l.prompt(&session, "Once more?", "t4").await;
+    let sent = l.model().requests().last().cloned().unwrap();
+    let messages = sent["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.len(),
+        5,
+        "system, summary, t3's two, the new prompt: {messages:?}"
+    );
+    // Rewinding takes a turn out of both.
+    let rewound = l
+        .link
+        .request(
+            "_lembas/session/rewind",
+            json!({ "sessionId": session, "turnId": "t4" }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(rewound["result"]["reverted"], 1, "{rewound}");
+    assert_eq!(history_texts(&mut l, &session).await, wanted);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_steer_during_compact_waits_for_the_next_turn_and_a_failed_turn_gives_its_steers_back() {
+    let mut l = linked("").await;
+    let session = l.new_session("edit").await;
+    l.model().push(reply_text("First answer."));
+    l.prompt(&session, "first", "t1").await;
+    // /compact asks the model for a summary: it hangs while a steer comes.
+    l.model().push(ModelReply::Stream {
+        parts: vec![Part::Text("A summary".into()), Part::Hang],
+        finish_reason: "stop".into(),
+    });
+    let compact = l.send_prompt(&session, "/compact", "t2").await;
+    eventually_status(&mut l, &session, |s| s["turnId"] == "t2").await;
+    let steered = l
+        .link
+        .request(
+            "_lembas/steer",
+            json!({ "sessionId": session, "text": "mind the tests" }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        steered["result"],
+        json!({ "queued": 1, "nextTurn": true }),
+        "{steered}"
+    );
+    l.model().release();
+    let answer = l.link.recv_answer(compact, WAIT).await.unwrap();
+    assert!(
+        answer["result"]["_meta"]["lembas"].get("unsent").is_none(),
+        "{answer}"
+    );
+    // The next turn takes it in at its first step.
+    l.model().push(reply_text("Minded."));
+    l.prompt(&session, "go on", "t3").await;
+    let request = l.model().requests().last().cloned().unwrap();
+    let users: Vec<Value> = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].clone())
+        .collect();
+    assert_eq!(users.last(), Some(&json!("mind the tests")), "{users:?}");
+
+    // A turn whose stream is cut fails; the steer it never took in comes back with the error.
+    l.model().push(ModelReply::Cut {
+        parts: vec![Part::Text("half".into()), Part::Hang],
+    });
+    let failing = l.send_prompt(&session, "again", "t4").await;
+    eventually_status(&mut l, &session, |s| s["turnId"] == "t4").await;
+    l.link
+        .request(
+            "_lembas/steer",
+            json!({ "sessionId": session, "text": "too late" }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    l.model().release();
+    let failed = l.link.recv_answer(failing, WAIT).await.unwrap();
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    assert_eq!(failed["error"]["data"]["unsent"], json!(["too late"]), "{failed}");
+}

@@ -10,7 +10,11 @@ mod control;
 mod conversation;
 mod faults;
 mod files;
+mod limits;
+mod naming;
+mod plan_state;
 mod questions;
+mod sandboxed;
 mod scheduled;
 mod sessions;
 mod show;
@@ -36,6 +40,58 @@ pub struct Linked {
     pub work: PathBuf,
 }
 
+/// A device whose link was dropped under it, until it links again.
+pub struct Unlinked {
+    pub peer: Peer,
+    pub home: Home,
+    pub service: Service,
+    pub work: PathBuf,
+}
+
+impl Linked {
+    /// The link's TCP dropped under the device, as a network that went away.
+    pub fn unlinked(self) -> Unlinked {
+        let Linked {
+            peer,
+            home,
+            service,
+            link,
+            work,
+        } = self;
+        link.drop_tcp();
+        Unlinked {
+            peer,
+            home,
+            service,
+            work,
+        }
+    }
+
+    /// Dropped, and the device's next link taken.
+    pub async fn linked_again(self) -> Linked {
+        self.unlinked().relinked().await
+    }
+}
+
+impl Unlinked {
+    pub async fn relinked(self) -> Linked {
+        let link = relink(&self.peer).await;
+        let Unlinked {
+            peer,
+            home,
+            service,
+            work,
+        } = self;
+        Linked {
+            peer,
+            home,
+            service,
+            link,
+            work,
+        }
+    }
+}
+
 /// A remote block allowing `<home>/work`, trusted, with `extra` lines (e.g. `  max_mode: auto\n`).
 pub fn remote(work: &Path, extra: &str) -> String {
     let max_mode = if extra.contains("max_mode") {
@@ -55,9 +111,13 @@ pub async fn linked(extra: &str) -> Linked {
 
 /// As [`linked`], the service started with `env` (test-only knobs).
 pub async fn linked_with_env(extra: &str, env: &[(&str, &str)]) -> Linked {
+    linked_at(Home::new(), extra, env).await
+}
+
+/// As [`linked_with_env`], in `home`.
+pub async fn linked_at(home: Home, extra: &str, env: &[(&str, &str)]) -> Linked {
     store_token();
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
-    let home = Home::new();
     let work = home.path().join("work");
     home.config_for(&peer.url(), &remote(&work, extra));
     let service = home.service_with_env(env);
@@ -120,6 +180,35 @@ impl Linked {
             .unwrap()
     }
 
+    /// A whole prompt, every approval card it brings answered with `option` (`once`, `deny`):
+    /// the prompt's answer and how many cards came.
+    pub async fn prompt_answering(
+        &mut self,
+        session: &str,
+        text: &str,
+        turn_id: &str,
+        option: &str,
+    ) -> (Value, usize) {
+        let prompt = self.send_prompt(session, text, turn_id).await;
+        let mut cards = 0;
+        loop {
+            let message = self.link.recv(WAIT).await.unwrap();
+            if message["id"] == json!(prompt) && message.get("method").is_none() {
+                return (message, cards);
+            }
+            if message["method"] == "session/request_permission" {
+                cards += 1;
+                self.choose(&message, option).await;
+            }
+        }
+    }
+
+    /// Answers an approval card with one of its options (`once`, `session`, `deny`).
+    pub async fn choose(&mut self, card: &Value, option: &str) {
+        let answer = json!({ "outcome": { "outcome": "selected", "optionId": option } });
+        self.link.answer(card["id"].clone(), answer).await.unwrap();
+    }
+
     /// A whole prompt: sent and answered (nobody asked anything meanwhile).
     pub async fn prompt(&mut self, session: &str, text: &str, turn_id: &str) -> Value {
         let id = self.send_prompt(session, text, turn_id).await;
@@ -164,6 +253,17 @@ pub fn error_of(answer: &Value) -> (i64, String) {
         answer["error"]["code"].as_i64().unwrap_or(0),
         answer["error"]["message"].as_str().unwrap_or("").to_string(),
     )
+}
+
+/// The text the model read back for `call_id`.
+pub fn tool_text(l: &Linked, call_id: &str) -> String {
+    l.model()
+        .requests()
+        .iter()
+        .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
+        .rfind(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+        .and_then(|m| m["content"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("the model never read a result for {call_id}"))
 }
 
 pub fn reply_text(text: &str) -> ModelReply {

@@ -2,17 +2,7 @@
 //! answered, dismissed, timed out, refused by a client that does not know them.
 
 use super::*;
-
-/// The text the model read back for `call_id`.
-fn tool_text(l: &Linked, call_id: &str) -> String {
-    l.model()
-        .requests()
-        .iter()
-        .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
-        .rfind(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-        .and_then(|m| m["content"].as_str().map(str::to_string))
-        .unwrap_or_else(|| panic!("the model never read a result for {call_id}"))
-}
+use lembas_peer::Part;
 
 fn question(header: &str, options: &[&str]) -> Value {
     let options: Vec<Value> = options.iter().map(|o| json!({ "label": o })).collect();
@@ -193,8 +183,14 @@ async fn a_revised_plan_gives_the_feedback() {
     let args = json!({ "text": "# Plan", "path": "docs/the-plan.md" });
     let prompt = start(&mut l, &session, "call_r", "plan_submit", args).await;
     let card = l.link.recv_request("_lembas/plan", WAIT).await.unwrap();
-    assert_eq!(card["params"]["path"], "docs/the-plan.md");
-    assert!(l.work.join("docs/the-plan.md").exists());
+    // The model's path is a name hint: the record is a new file under .agent/plans.
+    let path = card["params"]["path"].as_str().unwrap_or_default().to_string();
+    assert!(
+        path.starts_with(".agent/plans/") && path.ends_with("-the-plan.md"),
+        "{path}"
+    );
+    assert!(l.work.join(&path).exists());
+    assert!(!l.work.join("docs").exists());
     l.link
         .answer(
             card["id"].clone(),
@@ -308,22 +304,7 @@ async fn an_open_question_is_shown_again_on_the_next_link() {
     let args = json!({ "questions": [question("DB", &["a", "b"])] });
     let _prompt = start(&mut l, &session, "call_l", "ask_user", args).await;
     let first = l.link.recv_request("_lembas/question", WAIT).await.unwrap();
-    let Linked {
-        peer,
-        home,
-        service,
-        link,
-        work,
-    } = l;
-    link.drop_tcp();
-    let link = relink(&peer).await;
-    let mut l = Linked {
-        peer,
-        home,
-        service,
-        link,
-        work,
-    };
+    let mut l = l.linked_again().await;
     let again = l.link.recv_request("_lembas/question", WAIT).await.unwrap();
     assert_eq!(again["params"], first["params"]);
     l.link
@@ -385,5 +366,59 @@ async fn an_approval_beyond_max_mode_decides_nothing() {
         !updates(&l.link)
             .iter()
             .any(|u| u["sessionUpdate"] == "current_mode_update")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_asked_with_no_link_waits_for_the_next_one() {
+    let mut l = linked("").await;
+    let session = l.new_session("edit").await;
+    // The model's step hangs until the link is gone, then asks.
+    l.model().push(ModelReply::Stream {
+        parts: vec![
+            Part::Hang,
+            Part::ToolCall {
+                id: "call_n".into(),
+                name: "ask_user".into(),
+                arguments: json!({ "questions": [question("DB", &["a", "b"])] }).to_string(),
+            },
+        ],
+        finish_reason: "tool_calls".into(),
+    });
+    l.model().push(reply_text("Done."));
+    let _prompt = l.send_prompt(&session, "ask me", "turn-n").await;
+    assert!(eventually(WAIT, || l.model().requests().len() == 1));
+    // No link for now: the peer refuses the device's redials until told otherwise.
+    l.peer.set_config(|c| c.refuse_upgrade = Some(503));
+    let away = l.unlinked();
+    let status = away.home.state().join("status.json");
+    let linked_now = || {
+        let text = std::fs::read_to_string(&status).unwrap_or_default();
+        serde_json::from_str::<Value>(&text).is_ok_and(|s| s["state"] == "linked")
+    };
+    assert!(
+        eventually(WAIT, || !linked_now()),
+        "the device still says it is linked"
+    );
+    // The question opens with nobody to show it to; it waits rather than telling the model nobody
+    // can be asked.
+    away.peer.model().release();
+    away.peer.set_config(|c| c.refuse_upgrade = None);
+    let mut l = away.relinked().await;
+    let card = l.link.recv_request("_lembas/question", WAIT).await.unwrap();
+    assert_eq!(card["params"]["toolCallId"], "call_n");
+    l.link
+        .answer(
+            card["id"].clone(),
+            json!({ "outcome": "answered", "answers": [{ "kind": "options", "labels": ["b"] }] }),
+        )
+        .await
+        .unwrap();
+    let model = l.model();
+    assert!(eventually(WAIT, || model.requests().len() >= 2));
+    assert!(
+        tool_text(&l, "call_n").contains("→ \"b\""),
+        "{}",
+        tool_text(&l, "call_n")
     );
 }

@@ -1,4 +1,4 @@
-//! Scheduled turns (acp.md "Scheduled work on a linked computer"): the gate judged at every request,
+//! Scheduled turns (docs/protocol.md "Scheduled work on a linked computer"): the gate judged at every request,
 //! the schedule's mode held for the turn, approvals that wait the schedule's time, the outcome.
 
 use super::*;
@@ -252,8 +252,9 @@ async fn an_unanswered_scheduled_approval_waits_the_schedules_time_then_denies()
         .find(|m| m["role"] == "tool")
         .cloned()
         .unwrap();
+    // The wait's own sentence, not words put in a person's mouth.
     let denied = texts()["denied"].as_str().unwrap().replace("{{minutes}}", "0");
-    assert!(tool["content"].as_str().unwrap().contains(&denied), "{tool}");
+    assert_eq!(tool["content"], json!(denied), "{tool}");
     assert!(!l.work.join("report.txt").exists());
 }
 
@@ -322,22 +323,7 @@ async fn a_run_resent_after_a_dropped_link_runs_once() {
     });
     l.run(&session, "check", None, 60).await;
     assert!(eventually(WAIT, || l.model().requests().len() == 1));
-    let Linked {
-        peer,
-        home,
-        service,
-        link,
-        work,
-    } = l;
-    link.drop_tcp();
-    let link = relink(&peer).await;
-    let mut l = Linked {
-        peer,
-        home,
-        service,
-        link,
-        work,
-    };
+    let mut l = l.linked_again().await;
     l.model().release();
     let id = l.run(&session, "check", None, 60).await;
     let answer = l.link.recv_answer(id, WAIT).await.unwrap();

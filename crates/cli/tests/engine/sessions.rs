@@ -18,23 +18,8 @@ async fn a_turn_goes_on_when_the_link_drops_and_the_next_link_follows_it() {
     });
     l.send_prompt(&session, "long job", "turn-long").await;
     l.model().next_request(WAIT).await.unwrap();
-    let Linked {
-        peer,
-        home,
-        service,
-        link,
-        work,
-    } = l;
     // The link drops under the turn; the device dials again.
-    link.drop_tcp();
-    let link = relink(&peer).await;
-    let mut l = Linked {
-        peer,
-        home,
-        service,
-        link,
-        work,
-    };
+    let mut l = l.linked_again().await;
     let status = eventually_status(&mut l, &session, |s| s["busy"] == true).await;
     assert_eq!(status["turnId"], "turn-long");
     l.model().release();
@@ -65,33 +50,14 @@ async fn an_approval_open_when_the_link_drops_is_shown_again_on_the_next_link() 
         .recv_request("session/request_permission", WAIT)
         .await
         .unwrap();
-    let Linked {
-        peer,
-        home,
-        service,
-        link,
-        work,
-    } = l;
-    link.drop_tcp();
-    let mut link = relink(&peer).await;
-    let card = link
+    let mut l = l.linked_again().await;
+    let card = l
+        .link
         .recv_request("session/request_permission", WAIT)
         .await
         .unwrap();
     assert_eq!(card["params"]["toolCall"]["toolCallId"], "call_x");
-    link.answer(
-        card["id"].clone(),
-        json!({ "outcome": { "outcome": "selected", "optionId": "once" } }),
-    )
-    .await
-    .unwrap();
-    let mut l = Linked {
-        peer,
-        home,
-        service,
-        link,
-        work,
-    };
+    l.choose(&card, "once").await;
     let answer = l.prompt(&session, "write it", "turn-x").await;
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert_eq!(std::fs::read_to_string(l.work.join("kept.txt")).unwrap(), "kept");
@@ -218,11 +184,12 @@ async fn a_delete_made_with_no_link_is_sent_after_the_next_initialize() {
         .await
         .unwrap();
     assert_eq!(told["params"], json!({ "sessionId": session }));
-    // Sent once, then forgotten.
-    assert!(
-        !l.home.state().join("deleted.json").exists()
-            || std::fs::read_to_string(l.home.state().join("deleted.json"))
-                .unwrap()
-                .contains("[]")
-    );
+    // Sent once, then forgotten (the file is written after the notification went out).
+    let kept = l.home.state().join("deleted.json");
+    let forgotten = || std::fs::read_to_string(&kept).map_or(true, |text| text.contains("[]"));
+    let deadline = std::time::Instant::now() + WAIT;
+    while !forgotten() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(forgotten(), "{:?}", std::fs::read_to_string(&kept));
 }

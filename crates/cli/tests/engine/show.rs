@@ -7,17 +7,6 @@
 use super::control::{Raw, socket_ready};
 use super::*;
 
-/// The text the model read back for `call_id`.
-fn tool_text(l: &Linked, call_id: &str) -> String {
-    l.model()
-        .requests()
-        .iter()
-        .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
-        .rfind(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-        .and_then(|m| m["content"].as_str().map(str::to_string))
-        .unwrap_or_else(|| panic!("the model never read a result for {call_id}"))
-}
-
 /// The tool names the model was offered in its `n`th request.
 fn offered(model: &ScriptedModel, n: usize) -> Vec<String> {
     model.requests()[n]["tools"]

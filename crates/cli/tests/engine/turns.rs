@@ -56,6 +56,9 @@ async fn a_turn_streams_text_and_thinking_and_ends() {
             "bash",
             "ask_user",
             "plan_submit",
+            "plan_write",
+            "plan_update",
+            "plan_clear",
             // The reference peer says show: true, as LLeMbas does.
             "show"
         ]
@@ -117,13 +120,7 @@ async fn a_command_the_mode_asks_about_waits_for_the_approval_and_runs() {
         !l.work.join("made-by-agent.txt").exists(),
         "ran before the approval"
     );
-    l.link
-        .answer(
-            card["id"].clone(),
-            json!({ "outcome": { "outcome": "selected", "optionId": "once" } }),
-        )
-        .await
-        .unwrap();
+    l.choose(&card, "once").await;
     let answer = l.link.recv_answer(id, WAIT).await.unwrap();
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert!(l.work.join("made-by-agent.txt").exists());
@@ -512,26 +509,14 @@ async fn cards_of_two_sessions_are_open_at_once_and_answered_in_any_order() {
     assert_eq!(card_one["params"]["toolCall"]["toolCallId"], "call_one");
     assert_eq!(card_two["params"]["toolCall"]["toolCallId"], "call_two");
     l.model().push(reply_text("two done"));
-    l.link
-        .answer(
-            card_two["id"].clone(),
-            json!({ "outcome": { "outcome": "selected", "optionId": "once" } }),
-        )
-        .await
-        .unwrap();
+    l.choose(&card_two, "once").await;
     assert_eq!(
         l.link.recv_answer(b, WAIT).await.unwrap()["result"]["stopReason"],
         "end_turn"
     );
     assert!(l.work.join("two.txt").exists() && !l.work.join("one.txt").exists());
     l.model().push(reply_text("one done"));
-    l.link
-        .answer(
-            card_one["id"].clone(),
-            json!({ "outcome": { "outcome": "selected", "optionId": "once" } }),
-        )
-        .await
-        .unwrap();
+    l.choose(&card_one, "once").await;
     assert_eq!(
         l.link.recv_answer(a, WAIT).await.unwrap()["result"]["stopReason"],
         "end_turn"

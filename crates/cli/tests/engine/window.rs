@@ -8,7 +8,7 @@ use lembas_peer::Part;
 use std::time::Instant;
 
 async fn control(home: &Home) -> Client {
-    Client::connect_at(home.socket())
+    Client::connect_control(home.socket(), &home.cookie())
         .await
         .expect("the service's control socket")
 }

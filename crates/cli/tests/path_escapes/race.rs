@@ -50,7 +50,7 @@ fn a_symlink_swapped_in_while_calls_run_leads_nowhere_outside() {
     let ctx = ToolContext {
         project: work.clone(),
         roots: vec![work.clone()],
-        home: base.join("home"),
+        protected: lembas_device::policy::protected::Protected::under_home(&base.join("home")),
         copies: Some(base.join("copies")),
     };
     let outside_before = std::fs::read(outside.join("f.txt")).unwrap();

@@ -1,8 +1,9 @@
 //! `lembas serve --stdio` end to end: the real binary, its stdin and stdout driven line by line
-//! (this file), and by the official ACP SDK as the editor (sdk.rs), against the reference peer and
-//! its scripted model. Every session/update and session/request_permission is checked against the
+//! (this file, and chats.rs for an editor's chats kept across restarts), and by the official ACP SDK
+//! as the editor (sdk.rs), against the reference peer and its scripted model. Every session/update and session/request_permission is checked against the
 //! official ACP schema.
 
+mod chats;
 #[path = "../common/mod.rs"]
 mod common;
 mod sdk;
@@ -211,6 +212,19 @@ fn new_session(editor: &mut Editor, cwd: &std::path::Path, meta: Value) -> Value
     )
 }
 
+/// A plain editor (no `_meta.lembas`) with a session open in `<home>/work` in `mode`.
+async fn plain_editor_session(mode: &str) -> (Peer, Home, Editor, String) {
+    let (peer, home) = logged_in().await;
+    let mut editor = Editor::start(&home);
+    editor.initialize(false);
+    let opened = new_session(&mut editor, &home.path().join("work"), json!({ "mode": mode }));
+    let session = opened["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{opened}"))
+        .to_string();
+    (peer, home, editor, session)
+}
+
 fn prompt_params(session: &str, text: &str) -> Value {
     json!({ "sessionId": session, "prompt": [{ "type": "text", "text": text }] })
 }
@@ -387,14 +401,9 @@ async fn the_end_of_input_cancels_the_running_turn_and_exits_0() {
     editor.recv_until(WAIT, |m| {
         m["method"] == "session/update" && m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
     });
-    let started = Instant::now();
+    // The model's stream hangs for good: only the cancel ends the turn, within the wait.
     let status = editor.end_input(WAIT);
     assert_eq!(status.code(), Some(0), "{}", editor.log());
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "took {:?}",
-        started.elapsed()
-    );
     editor.drain();
     let answer = editor
         .seen
@@ -417,15 +426,8 @@ async fn the_end_of_input_cancels_the_running_turn_and_exits_0() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_end_of_input_while_a_permission_waits_cancels_the_turn_and_runs_nothing() {
-    let (peer, home) = logged_in().await;
+    let (peer, home, mut editor, session) = plain_editor_session("manual").await;
     let work = home.path().join("work");
-    let mut editor = Editor::start(&home);
-    editor.initialize(false);
-    let opened = new_session(&mut editor, &work, json!({ "mode": "manual" }));
-    let session = opened["result"]["sessionId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{opened}"))
-        .to_string();
     peer.model().push(ModelReply::tool_call(
         "call_w",
         "write",

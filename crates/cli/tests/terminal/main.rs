@@ -135,17 +135,13 @@ async fn a_shell_over_the_link_with_flow_control() {
     // A flood: other requests still get through, and Ctrl-C brings the prompt back.
     input(&mut link, &id, "yes\r").await;
     screen.until(&mut link, "y\r\ny\r\ny", WAIT).await;
-    let asked = Instant::now();
+    // Answered while the flood goes on (it never ends by itself): a request starved behind it
+    // would run out the wait. How long it waits is `scripts/bench`'s.
     let places = link
         .request("_lembas/directories", json!({}), WAIT)
         .await
         .unwrap();
     assert!(places["result"]["places"].is_array(), "{places}");
-    assert!(
-        asked.elapsed() < Duration::from_secs(5),
-        "a request waited {:?} behind the flood",
-        asked.elapsed()
-    );
     input(&mut link, &id, "\u{3}").await;
     screen.until(&mut link, "\u{1b}]133;D;130", WAIT).await;
     screen.until(&mut link, "\u{1b}]133;A", WAIT).await;
@@ -242,7 +238,7 @@ async fn turning_terminals_off_hangs_up_open_shells() {
     );
 }
 
-/// acp.md: trust governs what a session loads from a project (its rules and commands); a shell
+/// docs/protocol.md: trust governs what a session loads from a project (its rules and commands); a shell
 /// loads nothing from it, so a terminal's folder is judged by the roots alone.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_terminal_opens_in_the_first_root_even_when_nothing_is_trusted() {

@@ -9,7 +9,7 @@ use serde_json::Value;
 const RING: usize = 256 * 1024;
 
 async fn control(home: &Home) -> Client {
-    Client::connect_at(home.socket())
+    Client::connect_control(home.socket(), &home.cookie())
         .await
         .expect("the service's control socket")
 }

@@ -2,6 +2,7 @@
 //! old files), newest first. `lembas activity` takes the lines as logged; the window asks for them
 //! `described`, each with its kind and the sentence `lembas activity` prints, and shows the file.
 
+use lembas_protocol::ControlMethod;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -33,7 +34,7 @@ pub struct Line {
 }
 
 pub(super) async fn read(params: Value) -> Result<Value, RpcError> {
-    let asked: Asked = rpc::params(super::ACTIVITY, params)?;
+    let asked: Asked = rpc::params(ControlMethod::Activity.name(), params)?;
     let n = asked.n.unwrap_or(DEFAULT).max(1);
     // Described lines are for a view: a bounded page.
     let n = if asked.described { n.min(MOST) } else { n };

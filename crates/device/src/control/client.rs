@@ -1,11 +1,14 @@
 //! The client side of the control endpoint, for `lembas` and the tray app: [`Client::connect`]
-//! finds the runtime of this user (or says none runs), then one call at a time; [`Client::subscribe`]
-//! turns the connection into the live stream of status and events.
+//! finds the runtime of this user (or says none runs) and presents its control cookie
+//! ([`super::cookie`]), then one call at a time; [`Client::subscribe`] turns the connection into
+//! the live stream of status and events.
 
+use lembas_protocol::{ControlMethod, ControlPush};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, ReadHalf, WriteHalf};
 
+use super::cookie::{self, Cookie};
 use super::endpoint::{self, Stream};
 use super::{PendingApproval, Verdict};
 use crate::events::DeviceEvent;
@@ -23,6 +26,18 @@ pub enum ConnectError {
         path: std::path::PathBuf,
         source: std::io::Error,
     },
+    /// The runtime's cookie could not be read, so the connection could not be admitted.
+    #[error(
+        "cannot read the control cookie {path}: {source}. Only this user's own LLeMbas processes, which can read that file, may use the running device."
+    )]
+    Cookie {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// The runtime refused the connection (another user's, or the cookie not its own); its
+    /// sentence is for a person.
+    #[error("the running LLeMbas device refused this connection: {}", .0.message)]
+    Refused(RpcError),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -54,14 +69,50 @@ pub enum Pushed {
 }
 
 impl Client {
-    /// Connects to this user's runtime; [`ConnectError::NotRunning`] when none serves the socket
-    /// (none there, or one a runtime that died left behind).
+    /// Connects to this user's runtime and presents its control cookie;
+    /// [`ConnectError::NotRunning`] when none serves the socket (none there, or one a runtime that
+    /// died left behind).
     pub async fn connect() -> Result<Client, ConnectError> {
-        Client::connect_at(super::socket_path()).await
+        Client::connect_control(super::socket_path(), &cookie::path()).await
     }
 
-    /// Connects to another endpoint speaking the same protocol (the desktop tray's own socket,
-    /// which serves its window and a second launch).
+    /// Connects to the control socket at `socket` and presents the cookie read from `cookie` (a
+    /// runtime whose folders are not this process's: the tests' homes).
+    pub async fn connect_control(
+        socket: std::path::PathBuf,
+        cookie: &std::path::Path,
+    ) -> Result<Client, ConnectError> {
+        let mut client = Client::connect_at(socket.clone()).await?;
+        // Read once connected: with no runtime there, that is the answer, not a missing file.
+        let presented = Cookie::read(cookie);
+        // Said even without a cookie to present: a runtime that refuses this connection for
+        // another reason (another user's) says why, and that says more than the unreadable file.
+        let params = match &presented {
+            Ok(presented) => json!({ "cookie": presented.as_str() }),
+            Err(_) => json!({}),
+        };
+        let answer = client.call(ControlMethod::Hello.name(), params).await;
+        match (presented, answer) {
+            (_, Err(CallError::Rpc(refused))) if reason(&refused) != Some("cookie") => {
+                Err(ConnectError::Refused(refused))
+            }
+            (Err(source), _) => Err(ConnectError::Cookie {
+                path: cookie.to_path_buf(),
+                source,
+            }),
+            (Ok(_), Ok(_)) => Ok(client),
+            (Ok(_), Err(CallError::Rpc(refused))) => Err(ConnectError::Refused(refused)),
+            (Ok(_), Err(CallError::Io(source))) => Err(ConnectError::Io { path: socket, source }),
+            (Ok(_), Err(other)) => Err(ConnectError::Io {
+                path: socket,
+                source: std::io::Error::other(other.to_string()),
+            }),
+        }
+    }
+
+    /// Connects to an endpoint speaking the same protocol without presenting a cookie: the
+    /// desktop tray's own socket (which serves its window and a second launch, and takes none).
+    /// The runtime's control socket answers such a connection nothing but `hello`.
     pub async fn connect_at(path: std::path::PathBuf) -> Result<Client, ConnectError> {
         match endpoint::connect(&path).await {
             Ok(stream) => {
@@ -128,25 +179,30 @@ impl Client {
 
     /// The runtime's state now.
     pub async fn status(&mut self) -> Result<Status, CallError> {
-        let answer = self.call(super::STATUS, json!({})).await?;
+        let answer = self.call(ControlMethod::Status.name(), json!({})).await?;
         serde_json::from_value(answer["status"].clone()).map_err(|e| CallError::Unreadable(e.to_string()))
     }
 
     /// The approval cards waiting for a person, the oldest first.
     pub async fn approvals(&mut self) -> Result<Vec<PendingApproval>, CallError> {
-        self.typed(super::APPROVALS_LIST, json!({})).await
+        self.typed(ControlMethod::ApprovalsList.name(), json!({})).await
     }
 
     /// Answers a card as the desktop does (first answer wins); an error with `data.reason`
     /// `not_open` when it no longer waits.
     pub async fn answer(&mut self, id: &str, verdict: Verdict) -> Result<Value, CallError> {
-        self.call(super::APPROVALS_ANSWER, json!({ "id": id, "answer": verdict }))
-            .await
+        self.call(
+            ControlMethod::ApprovalsAnswer.name(),
+            json!({ "id": id, "answer": verdict }),
+        )
+        .await
     }
 
     /// The activity log's newest `n` lines, newest first, and how many could not be read.
     pub async fn activity(&mut self, n: usize) -> Result<(Vec<Value>, usize), CallError> {
-        let answer = self.call(super::ACTIVITY, json!({ "n": n })).await?;
+        let answer = self
+            .call(ControlMethod::Activity.name(), json!({ "n": n }))
+            .await?;
         let lines = answer["lines"].as_array().cloned().unwrap_or_default();
         let unreadable = answer["unreadable"].as_u64().unwrap_or(0) as usize;
         Ok((lines, unreadable))
@@ -154,12 +210,14 @@ impl Client {
 
     /// The sessions kept on this computer, the latest first.
     pub async fn sessions(&mut self) -> Result<Vec<SessionSummary>, CallError> {
-        self.typed(super::SESSIONS_LIST, json!({})).await
+        self.typed(ControlMethod::SessionsList.name(), json!({})).await
     }
 
     /// Stop all remote work: remote work off, and the link ends at once.
     pub async fn stop_remote_work(&mut self) -> Result<(), CallError> {
-        self.call(super::REMOTE_STOP, json!({})).await.map(|_| ())
+        self.call(ControlMethod::RemoteStop.name(), json!({}))
+            .await
+            .map(|_| ())
     }
 
     /// Turns this connection into the live stream: the status first, then every event.
@@ -170,9 +228,14 @@ impl Client {
     /// [`Client::subscribe`] with the `subscribe` request's params, for a face that asks for more
     /// than status and events.
     pub async fn subscribe_with(mut self, params: Value) -> Result<Subscription, CallError> {
-        self.call(super::SUBSCRIBE, params).await?;
+        self.call(ControlMethod::Subscribe.name(), params).await?;
         Ok(Subscription { client: self })
     }
+}
+
+/// An error answer's `data.reason`.
+fn reason(error: &RpcError) -> Option<&str> {
+    error.data.as_ref()?.get("reason")?.as_str()
 }
 
 pub struct Subscription {
@@ -196,10 +259,10 @@ impl Subscription {
     pub async fn next(&mut self) -> Option<Pushed> {
         loop {
             let (method, params) = self.next_notification().await?;
-            let pushed = match method.as_str() {
-                "status" => serde_json::from_value(params).ok().map(Pushed::Status),
-                "event" => serde_json::from_value(params).ok().map(Pushed::Event),
-                "missed" => params["count"].as_u64().map(Pushed::Missed),
+            let pushed = match ControlPush::from_name(&method) {
+                Some(ControlPush::Status) => serde_json::from_value(params).ok().map(Pushed::Status),
+                Some(ControlPush::Event) => serde_json::from_value(params).ok().map(Pushed::Event),
+                Some(ControlPush::Missed) => params["count"].as_u64().map(Pushed::Missed),
                 _ => None,
             };
             // A kind of event newer than this client is skipped, not the end of the stream.

@@ -9,16 +9,9 @@ use serde_json::{Value, json};
 use crate::keychain::{Token, TokenStorage};
 use crate::login::{self, LoginError};
 use crate::rpc::{self, RpcError};
+use lembas_protocol::Reason;
 
-use super::server::Parts;
-
-fn refusal(code: i64, reason: &str, message: impl Into<String>) -> RpcError {
-    RpcError {
-        code,
-        message: message.into(),
-        data: Some(json!({ "reason": reason })),
-    }
-}
+use super::parts::Parts;
 
 /// The server and the token from the params, read without serde's messages (which could quote a
 /// value given in the wrong place).
@@ -30,9 +23,9 @@ fn asked(params: &Value) -> Result<(String, Token), RpcError> {
         ));
     };
     let token = Token::new(token).map_err(|_| {
-        refusal(
+        RpcError::with_reason(
             rpc::INVALID_PARAMS,
-            "malformed_token",
+            Reason::MalformedToken,
             "Paste the device token first.",
         )
     })?;
@@ -67,25 +60,25 @@ fn error(e: LoginError) -> RpcError {
     let (code, reason) = match &e {
         // The core's sentence speaks of standard input; a face has a field.
         LoginError::MalformedToken => {
-            return refusal(
+            return RpcError::with_reason(
                 rpc::INVALID_PARAMS,
-                "malformed_token",
+                Reason::MalformedToken,
                 "The token has spaces or line breaks inside it; paste only the token, on one line.",
             );
         }
-        LoginError::BadServer(_) => (rpc::INVALID_PARAMS, "bad_server"),
-        LoginError::TokenRefused { .. } => (rpc::INVALID_PARAMS, "token_refused"),
-        LoginError::NoLinkScope { .. } => (rpc::INVALID_PARAMS, "no_link_scope"),
+        LoginError::BadServer(_) => (rpc::INVALID_PARAMS, Reason::BadServer),
+        LoginError::TokenRefused { .. } => (rpc::INVALID_PARAMS, Reason::TokenRefused),
+        LoginError::NoLinkScope { .. } => (rpc::INVALID_PARAMS, Reason::NoLinkScope),
         LoginError::ServerNeedsUpdate(_) | LoginError::OlderServer { .. } => {
-            (rpc::INTERNAL_ERROR, "server_needs_update")
+            (rpc::INTERNAL_ERROR, Reason::ServerNeedsUpdate)
         }
-        LoginError::Unreachable { .. } => (rpc::INTERNAL_ERROR, "unreachable"),
-        LoginError::BadAnswer { .. } => (rpc::INTERNAL_ERROR, "bad_answer"),
-        LoginError::Config(_) | LoginError::Save(_) => (rpc::INTERNAL_ERROR, "config_unwritable"),
-        LoginError::Keychain(_) => (rpc::INTERNAL_ERROR, "keychain"),
-        LoginError::Internal(_) => (rpc::INTERNAL_ERROR, "internal"),
+        LoginError::Unreachable { .. } => (rpc::INTERNAL_ERROR, Reason::Unreachable),
+        LoginError::BadAnswer { .. } => (rpc::INTERNAL_ERROR, Reason::BadAnswer),
+        LoginError::Config(_) | LoginError::Save(_) => (rpc::INTERNAL_ERROR, Reason::ConfigUnwritable),
+        LoginError::Keychain(_) => (rpc::INTERNAL_ERROR, Reason::Keychain),
+        LoginError::Internal(_) => (rpc::INTERNAL_ERROR, Reason::Internal),
     };
-    refusal(code, reason, e.to_string())
+    RpcError::with_reason(code, reason, e.to_string())
 }
 
 pub(super) async fn logout(parts: &Parts) -> Result<Value, RpcError> {
@@ -101,7 +94,11 @@ pub(super) async fn logout(parts: &Parts) -> Result<Value, RpcError> {
                 None => "This device was not logged in; any token left is gone too.".to_string(),
             },
         })),
-        Err(e) => Err(refusal(rpc::INTERNAL_ERROR, "logout_incomplete", e.to_string())),
+        Err(e) => Err(RpcError::with_reason(
+            rpc::INTERNAL_ERROR,
+            Reason::LogoutIncomplete,
+            e.to_string(),
+        )),
     }
 }
 

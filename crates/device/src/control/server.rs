@@ -1,23 +1,24 @@
 //! The runtime's side of the control endpoint: accepts connections of its own user, answers their
-//! requests and streams events to those that subscribe. A bad line gets an error answer and the
-//! connection goes on; nothing a client sends can stop the runtime.
+//! requests once they presented the control cookie ([`super::cookie`]) and streams events to those
+//! that subscribe. A bad line gets an error answer and the connection goes on; nothing a client
+//! sends can stop the runtime.
 
+use lembas_protocol::{ControlMethod, ControlPush, Reason};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
+use super::cookie::{self, Cookie};
 use super::endpoint::{self, Listener, Stream};
+use super::parts::Parts;
 use super::{PendingApproval, Verdict, credentials};
-use crate::engine::Engine;
-use crate::events::DeviceEvent;
-use crate::face::activity::Activity;
 use crate::rpc::{self, Incoming, RpcError};
 use crate::settings::edit::Change;
-use crate::status::{self, Status};
+use crate::status;
 use crate::terminal::board::Shown;
 
 /// The longest line a client may send; a longer one is answered with an error and skipped.
@@ -30,24 +31,6 @@ const REFUSED_LINGER: std::time::Duration = std::time::Duration::from_secs(1);
 const SKIPPED_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
 /// How long Stop all remote work waits for the cancelled turns to end before ending the link.
 const TURNS_END_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// What a connection may reach in the runtime.
-#[derive(Clone)]
-pub(crate) struct Parts {
-    pub status: watch::Receiver<Status>,
-    pub events: broadcast::Sender<DeviceEvent>,
-    pub engine: Engine,
-    /// The remote terminals open on this computer (`terminals/*`).
-    pub board: crate::terminal::board::Board,
-    /// Ends the link at once (Stop all remote work), or dials again after a login.
-    pub wake: broadcast::Sender<()>,
-    /// The recent activity and what runs now, folded from the events (the window shows them).
-    pub activity: Arc<Mutex<Activity>>,
-    /// How this runtime names itself in the device lock.
-    pub holder: String,
-    /// The config file this runtime reads (and the window's settings write).
-    pub config: PathBuf,
-}
 
 /// Serving; dropping it stops accepting, ends every connection and removes the socket.
 pub(crate) struct Server {
@@ -65,9 +48,22 @@ impl Drop for Server {
 }
 
 impl Server {
-    /// Binds the socket and serves; an error says why there is no control endpoint (the runtime
-    /// runs on without one).
+    /// Writes a fresh control cookie, binds the socket and serves; an error says why there is no
+    /// control endpoint (the runtime runs on without one). The cookie is written before the socket
+    /// is bound, so a client that reaches this runtime finds its cookie.
     pub fn start(parts: Parts) -> std::io::Result<Server> {
+        let cookie_path = cookie::path();
+        let cookie = Cookie::fresh()?;
+        cookie.write(&cookie_path).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot write the control cookie {}: {e}", cookie_path.display()),
+            )
+        })?;
+        let door = Arc::new(Door {
+            cookie,
+            path: cookie_path,
+        });
         let path = super::socket_path();
         let listener = Listener::bind(&path)?;
         let (closing, closed) = watch::channel(false);
@@ -78,10 +74,11 @@ impl Server {
                 match listener.accept().await {
                     Ok((stream, peer)) => {
                         let parts = parts.clone();
+                        let door = door.clone();
                         let mut closed = closed.clone();
                         tokio::spawn(async move {
                             tokio::select! {
-                                _ = serve(stream, peer, own, parts) => {}
+                                _ = serve(stream, peer, own, door, parts) => {}
                                 _ = closed.changed() => {}
                             }
                         });
@@ -101,15 +98,34 @@ impl Server {
     }
 }
 
-async fn serve(stream: Stream, peer: Option<u32>, own: u32, parts: Arc<Parts>) {
+/// What a connection must present before anything else is answered: this runtime's cookie.
+struct Door {
+    cookie: Cookie,
+    /// Where it was written, for the refusal's sentence.
+    path: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HelloParams {
+    cookie: String,
+}
+
+impl Door {
+    /// Answers `hello`: `{}` when its cookie is this runtime's.
+    fn hello(&self, params: Value) -> Result<Value, RpcError> {
+        match serde_json::from_value::<HelloParams>(params) {
+            Ok(hello) if self.cookie.matches(&hello.cookie) => Ok(json!({})),
+            _ => Err(cookie::wrong(&self.path)),
+        }
+    }
+}
+
+async fn serve(stream: Stream, peer: Option<u32>, own: u32, door: Arc<Door>, parts: Arc<Parts>) {
     let (read, mut write) = tokio::io::split(stream);
     if let Err(why) = credentials::admit(peer, own) {
         tracing::warn!("control socket: refused a connection: {why}");
-        let error = RpcError {
-            code: rpc::INVALID_REQUEST,
-            message: why,
-            data: Some(json!({ "reason": "other_user" })),
-        };
+        let error = RpcError::with_reason(rpc::INVALID_REQUEST, Reason::OtherUser, why);
         let _ = write
             .write_all(line(rpc::answer(&Value::Null, Err(error))).as_bytes())
             .await;
@@ -134,6 +150,9 @@ async fn serve(stream: Stream, peer: Option<u32>, own: u32, parts: Arc<Parts>) {
     });
     let mut reader = BufReader::new(read);
     let mut subscription: Option<JoinHandle<()>> = None;
+    // Whether this connection presented the cookie; until it has, only `hello` is answered.
+    let mut admitted = false;
+    let mut warned = false;
     loop {
         let text = match read_line(&mut reader).await {
             Ok(Some(Ok(text))) => text,
@@ -156,7 +175,47 @@ async fn serve(stream: Stream, peer: Option<u32>, own: u32, parts: Arc<Parts>) {
                 continue;
             }
         };
-        if method == super::SUBSCRIBE {
+        let known = ControlMethod::from_name(&method);
+        if known == Some(ControlMethod::Hello) {
+            let result = door.hello(params);
+            // Once a connection: one that tries again and again does not fill the log.
+            if result.is_err() && !std::mem::replace(&mut warned, true) {
+                tracing::warn!(
+                    "control socket: a connection presented a control cookie that is not this runtime's"
+                );
+            }
+            admitted |= result.is_ok();
+            if outbox.send(rpc::answer(&id, result)).await.is_err() {
+                break;
+            }
+            continue;
+        }
+        if !admitted {
+            if !std::mem::replace(&mut warned, true) {
+                tracing::warn!(
+                    "control socket: refused {method:?}: the connection did not present the control cookie"
+                );
+            }
+            if outbox
+                .send(rpc::answer(&id, Err(cookie::missing(&door.path))))
+                .await
+                .is_err()
+            {
+                break;
+            }
+            continue;
+        }
+        let Some(known) = known else {
+            if outbox
+                .send(rpc::answer(&id, Err(RpcError::method_not_found(&method))))
+                .await
+                .is_err()
+            {
+                break;
+            }
+            continue;
+        };
+        if known == ControlMethod::Subscribe {
             let wants = Streams::of(&params);
             // The answer goes first, so the stream's first line (the status) follows it.
             if outbox.send(rpc::answer(&id, Ok(json!({})))).await.is_err() {
@@ -167,7 +226,7 @@ async fn serve(stream: Stream, peer: Option<u32>, own: u32, parts: Arc<Parts>) {
             }
             continue;
         }
-        let result = request(&parts, &method, params).await;
+        let result = request(&parts, known, params).await;
         if outbox.send(rpc::answer(&id, result)).await.is_err() {
             break;
         }
@@ -260,7 +319,7 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> Joi
     tokio::spawn(async move {
         let snapshot = status.borrow_and_update().clone();
         if outbox
-            .send(rpc::notification("status", json!(snapshot)))
+            .send(rpc::notification(ControlPush::Status.name(), json!(snapshot)))
             .await
             .is_err()
         {
@@ -271,16 +330,16 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> Joi
         loop {
             let text = tokio::select! {
                 event = events.recv() => match event {
-                    Ok(event) => rpc::notification("event", json!(event)),
+                    Ok(event) => rpc::notification(ControlPush::Event.name(), json!(event)),
                     Err(broadcast::error::RecvError::Lagged(count)) => {
-                        rpc::notification("missed", json!({ "count": count }))
+                        rpc::notification(ControlPush::Missed.name(), json!({ "count": count }))
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
                 update = next_of(&mut updates) => match update {
                     Ok(update) => super::sessions::push(update),
                     Err(broadcast::error::RecvError::Lagged(count)) => {
-                        rpc::notification(super::SESSION_MISSED, json!({ "count": count }))
+                        rpc::notification(ControlPush::SessionMissed.name(), json!({ "count": count }))
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
@@ -292,7 +351,7 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> Joi
                         continue;
                     }
                     Ok(output) if skipped > 0 => {
-                        let missed = rpc::notification(super::TERMINAL_MISSED, json!({ "count": skipped }));
+                        let missed = rpc::notification(ControlPush::TerminalMissed.name(), json!({ "count": skipped }));
                         skipped = 0;
                         if outbox.send(missed).await.is_err() {
                             return;
@@ -301,7 +360,7 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> Joi
                     }
                     Ok(output) => super::terminals::push(output),
                     Err(broadcast::error::RecvError::Lagged(count)) => {
-                        rpc::notification(super::TERMINAL_MISSED, json!({ "count": count + std::mem::take(&mut skipped) }))
+                        rpc::notification(ControlPush::TerminalMissed.name(), json!({ "count": count + std::mem::take(&mut skipped) }))
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
@@ -310,12 +369,12 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> Joi
                     if outbox.capacity() < OUTBOX / 4 {
                         continue;
                     }
-                    rpc::notification(super::TERMINAL_MISSED, json!({ "count": std::mem::take(&mut skipped) }))
+                    rpc::notification(ControlPush::TerminalMissed.name(), json!({ "count": std::mem::take(&mut skipped) }))
                 }
                 changed = status.changed() => match changed {
                     Ok(()) => {
                         let snapshot = status.borrow_and_update().clone();
-                        rpc::notification("status", json!(snapshot))
+                        rpc::notification(ControlPush::Status.name(), json!(snapshot))
                     }
                     Err(_) => return,
                 },
@@ -346,13 +405,15 @@ struct ShownReadParams {
     id: String,
 }
 
-async fn request(parts: &Parts, method: &str, params: Value) -> Result<Value, RpcError> {
+async fn request(parts: &Parts, method: ControlMethod, params: Value) -> Result<Value, RpcError> {
     match method {
-        super::STATUS => {
+        // Answered in `serve`, before a request reaches here.
+        ControlMethod::Hello | ControlMethod::Subscribe => Err(RpcError::method_not_found(method.name())),
+        ControlMethod::Status => {
             let snapshot = parts.status.borrow().clone();
             Ok(json!({ "running": true, "status": snapshot }))
         }
-        super::APPROVALS_LIST => {
+        ControlMethod::ApprovalsList => {
             let now = status::now_ms();
             let mut pending: Vec<PendingApproval> = parts
                 .engine
@@ -363,8 +424,8 @@ async fn request(parts: &Parts, method: &str, params: Value) -> Result<Value, Rp
             pending.sort_by_key(|p| (p.asked_ms, p.id.clone()));
             Ok(json!(pending))
         }
-        super::APPROVALS_ANSWER => {
-            let asked: AnswerParams = rpc::params(method, params)?;
+        ControlMethod::ApprovalsAnswer => {
+            let asked: AnswerParams = rpc::params(method.name(), params)?;
             // Only approval cards: questions and plans are answered in LLeMbas.
             let card = parts
                 .engine
@@ -389,16 +450,16 @@ async fn request(parts: &Parts, method: &str, params: Value) -> Result<Value, Rp
                         "No approval {} waits for an answer: it was already answered, timed out or withdrawn (lembas approvals lists those that wait).",
                         asked.id
                     ),
-                    "not_open",
+                    Reason::NotOpen,
                 )),
             }
         }
-        super::ACTIVITY => super::activity::read(params).await,
-        super::WINDOW_STATE => Ok(json!(super::window_state::snapshot(parts).await?)),
-        super::SETTINGS_CHANGE => super::settings::change(parts, params).await,
-        super::LOGIN => super::login::login(parts, params).await,
-        super::LOGOUT => super::login::logout(parts).await,
-        super::REMOTE_STOP => {
+        ControlMethod::Activity => super::activity::read(params).await,
+        ControlMethod::WindowState => Ok(json!(super::window_state::snapshot(parts).await?)),
+        ControlMethod::SettingsChange => super::settings::change(parts, params).await,
+        ControlMethod::Login => super::login::login(parts, params).await,
+        ControlMethod::Logout => super::login::logout(parts).await,
+        ControlMethod::RemoteStop => {
             tokio::task::spawn_blocking(|| crate::settings::edit::apply(&[Change::RemoteEnabled(false)]))
                 .await
                 .map_err(|e| RpcError::internal(e.to_string()))?
@@ -411,18 +472,19 @@ async fn request(parts: &Parts, method: &str, params: Value) -> Result<Value, Rp
             let _ = parts.wake.send(());
             Ok(json!({ "remote_enabled": false, "stopped_turns": stopped }))
         }
-        other if other.starts_with("sessions/") => super::sessions::request(&parts.engine, other, params)
-            .await
-            .unwrap_or_else(|| Err(RpcError::method_not_found(other))),
-        other if other.starts_with("terminals/") => super::terminals::request(&parts.board, other, params)
-            .await
-            .unwrap_or_else(|| Err(RpcError::method_not_found(other))),
-        super::SHOWN_LIST => {
-            let asked: ShownListParams = rpc::params(method, params)?;
+        ControlMethod::SessionsList | ControlMethod::SessionsTranscript | ControlMethod::SessionsStop => {
+            super::sessions::request(&parts.engine, method, params).await
+        }
+        ControlMethod::TerminalsList
+        | ControlMethod::TerminalsReplay
+        | ControlMethod::TerminalsHangUp
+        | ControlMethod::TerminalsWrite => super::terminals::request(&parts.board, method, params).await,
+        ControlMethod::ShownList => {
+            let asked: ShownListParams = rpc::params(method.name(), params)?;
             Ok(json!(parts.engine.shown_list(asked.session_id.as_deref())))
         }
-        super::SHOWN_READ => {
-            let asked: ShownReadParams = rpc::params(method, params)?;
+        ControlMethod::ShownRead => {
+            let asked: ShownReadParams = rpc::params(method.name(), params)?;
             match parts.engine.shown_read(&asked.id) {
                 Some((file, text)) => Ok(json!({ "file": file, "text": &*text })),
                 None => Err(RpcError::refused(
@@ -431,10 +493,9 @@ async fn request(parts: &Parts, method: &str, params: Value) -> Result<Value, Rp
                         asked.id,
                         crate::decisions::decisions().show.kept_per_session
                     ),
-                    "not_kept",
+                    Reason::NotKept,
                 )),
             }
         }
-        other => Err(RpcError::method_not_found(other)),
     }
 }

@@ -1,6 +1,7 @@
 //! `sessions/*`: the sessions on this computer for its window, with what is live in this runtime
 //! (working or not, model, mode, a scheduled run), a session's transcript, and Stop.
 
+use lembas_protocol::{ControlMethod, ControlPush, Reason};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -36,13 +37,18 @@ struct SessionParams {
 }
 
 /// A `sessions/*` request other than `sessions/list`'s store read; `None` when not one of them.
-pub(super) async fn request(engine: &Engine, method: &str, params: Value) -> Option<Result<Value, RpcError>> {
-    Some(match method {
-        super::SESSIONS_LIST => list(engine).await,
-        super::SESSIONS_TRANSCRIPT => transcript(engine, method, params).await,
-        super::SESSIONS_STOP => stop(engine, method, params),
-        _ => return None,
-    })
+pub(super) async fn request(
+    engine: &Engine,
+    method: ControlMethod,
+    params: Value,
+) -> Result<Value, RpcError> {
+    let name = method.name();
+    match method {
+        ControlMethod::SessionsList => list(engine).await,
+        ControlMethod::SessionsTranscript => transcript(engine, name, params).await,
+        ControlMethod::SessionsStop => stop(engine, name, params),
+        other => Err(RpcError::method_not_found(other.name())),
+    }
 }
 
 /// Running first, then the latest; the stored order is kept within each.
@@ -92,7 +98,7 @@ fn stop(engine: &Engine, method: &str, params: Value) -> Result<Value, RpcError>
                 "Nothing is running in {} on this computer: there is no turn to stop.",
                 asked.session_id
             ),
-            "not_running",
+            Reason::NotRunning,
         ));
     }
     Ok(json!({ "session_id": asked.session_id, "stopped": true }))
@@ -100,7 +106,7 @@ fn stop(engine: &Engine, method: &str, params: Value) -> Result<Value, RpcError>
 
 /// The push a subscriber gets for a session's update.
 pub(super) fn push(update: SessionUpdate) -> String {
-    rpc::notification(super::SESSION_UPDATE, json!(update))
+    rpc::notification(ControlPush::SessionUpdate.name(), json!(update))
 }
 
 #[cfg(test)]
@@ -115,6 +121,7 @@ mod tests {
             created_ms: 1,
             updated_ms,
             messages: 0,
+            given: false,
         }
     }
 

@@ -2,6 +2,7 @@
 //! with its comments kept (`settings::edit`); the runtime takes it from the file as it takes any
 //! edit. Answers the window's new snapshot.
 
+use lembas_protocol::{ControlMethod, Reason};
 use std::path::PathBuf;
 
 use serde::Deserialize;
@@ -12,7 +13,7 @@ use crate::rpc::{self, RpcError};
 use crate::settings::SettingsError;
 use crate::settings::edit::{Change, apply_to};
 
-use super::server::Parts;
+use super::parts::Parts;
 
 /// One setting a face changes: a typed subset of [`Change`] (the login has its own method;
 /// nothing here passes arbitrary changes through).
@@ -50,20 +51,16 @@ impl From<SettingChange> for Change {
 /// params (-32602); a config that cannot be read or written is the device's (-32603).
 pub fn error(e: SettingsError) -> RpcError {
     let (code, reason) = match &e {
-        SettingsError::Refused(_) => (rpc::INVALID_PARAMS, "refused"),
-        SettingsError::Invalid { .. } => (rpc::INTERNAL_ERROR, "config_invalid"),
-        SettingsError::Contended { .. } => (rpc::INTERNAL_ERROR, "config_busy"),
-        _ => (rpc::INTERNAL_ERROR, "config_unwritable"),
+        SettingsError::Refused(_) => (rpc::INVALID_PARAMS, Reason::Refused),
+        SettingsError::Invalid { .. } => (rpc::INTERNAL_ERROR, Reason::ConfigInvalid),
+        SettingsError::Contended { .. } => (rpc::INTERNAL_ERROR, Reason::ConfigBusy),
+        _ => (rpc::INTERNAL_ERROR, Reason::ConfigUnwritable),
     };
-    RpcError {
-        code,
-        message: e.to_string(),
-        data: Some(json!({ "reason": reason })),
-    }
+    RpcError::with_reason(code, reason, e.to_string())
 }
 
 pub(super) async fn change(parts: &Parts, params: Value) -> Result<Value, RpcError> {
-    let change: SettingChange = rpc::params(super::SETTINGS_CHANGE, params)?;
+    let change: SettingChange = rpc::params(ControlMethod::SettingsChange.name(), params)?;
     let config = parts.config.clone();
     tokio::task::spawn_blocking(move || apply_to(&config, &[change.into()]))
         .await

@@ -2,6 +2,7 @@
 //! same screen as the instance and may hang a terminal up or, when the person says so, type into it.
 
 use base64::Engine as _;
+use lembas_protocol::{ControlMethod, ControlPush, Reason};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -23,14 +24,15 @@ struct WriteParams {
 }
 
 /// A `terminals/*` request; `None` when the method is not one of them.
-pub(super) async fn request(board: &Board, method: &str, params: Value) -> Option<Result<Value, RpcError>> {
-    Some(match method {
-        super::TERMINALS_LIST => Ok(json!(board.list())),
-        super::TERMINALS_REPLAY => replay(board, method, params),
-        super::TERMINALS_HANG_UP => hang_up(board, method, params),
-        super::TERMINALS_WRITE => write(board, method, params).await,
-        _ => return None,
-    })
+pub(super) async fn request(board: &Board, method: ControlMethod, params: Value) -> Result<Value, RpcError> {
+    let name = method.name();
+    match method {
+        ControlMethod::TerminalsList => Ok(json!(board.list())),
+        ControlMethod::TerminalsReplay => replay(board, name, params),
+        ControlMethod::TerminalsHangUp => hang_up(board, name, params),
+        ControlMethod::TerminalsWrite => write(board, name, params).await,
+        other => Err(RpcError::method_not_found(other.name())),
+    }
 }
 
 fn replay(board: &Board, method: &str, params: Value) -> Result<Value, RpcError> {
@@ -69,7 +71,7 @@ async fn write(board: &Board, method: &str, params: Value) -> Result<Value, RpcE
 fn not_open(id: &str) -> RpcError {
     RpcError::refused(
         format!("No terminal {id} is open on this computer (terminals/list says which are)."),
-        "not_open",
+        Reason::NotOpen,
     )
 }
 
@@ -77,15 +79,16 @@ fn not_open(id: &str) -> RpcError {
 pub(super) fn push(shown: Shown) -> String {
     match shown {
         Shown::Output { id, offset, data } => rpc::notification(
-            super::TERMINAL_OUTPUT,
+            ControlPush::TerminalOutput.name(),
             json!({
                 "id": &*id,
                 "offset": offset,
                 "data": base64::engine::general_purpose::STANDARD.encode(&data),
             }),
         ),
-        Shown::Exit { id, code } => {
-            rpc::notification(super::TERMINAL_EXIT, json!({ "id": &*id, "code": code }))
-        }
+        Shown::Exit { id, code } => rpc::notification(
+            ControlPush::TerminalExit.name(),
+            json!({ "id": &*id, "code": code }),
+        ),
     }
 }

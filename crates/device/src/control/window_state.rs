@@ -4,10 +4,11 @@
 
 use crate::face::cards::CardView;
 use crate::face::{self, HostState, Snapshot};
+use crate::poison::Recover;
 use crate::rpc::RpcError;
 use crate::settings;
 
-use super::server::Parts;
+use super::parts::Parts;
 
 /// How the desktop app names itself in the device lock: its window shows no "runs in" note for
 /// its own runtime, and names any other holder (a headless `lembas service run`).
@@ -26,7 +27,7 @@ pub(super) async fn snapshot(parts: &Parts) -> Result<Snapshot, RpcError> {
     };
     let mut cards: Vec<CardView> = parts.engine.cards().iter().map(CardView::of).collect();
     cards.sort_by_key(|c| (c.asked_at_ms, c.tool_call_id.clone()));
-    let activity = parts.activity.lock().unwrap_or_else(|p| p.into_inner());
+    let activity = parts.activity.lock().recover();
     Ok(face::snapshot(
         &host,
         loaded.as_ref().map_err(Clone::clone),

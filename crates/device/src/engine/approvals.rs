@@ -2,10 +2,12 @@
 //! the question and plan cards of `ask_user` and `plan_submit`. The first answer wins, from
 //! whichever place it comes: the client over the link, or the desktop.
 
+use lembas_protocol::LinkMethod;
 use serde_json::Value;
 use std::collections::HashMap;
 
 use crate::events::ScheduledAsk;
+use crate::poison::Recover;
 use crate::status::now_ms;
 use std::sync::Mutex;
 use tokio::sync::oneshot;
@@ -52,8 +54,8 @@ impl Answer {
     /// The desktop's Allow (`once`, `session`) or Deny (`deny`) on a card of `method`. A plan's
     /// Allow approves it in manual mode, the narrowest that goes on (every write still asks, and
     /// LLeMbas can widen it); its Deny dismisses it, so the model stops and waits.
-    pub fn from_desktop(method: &str, option_id: &str) -> Answer {
-        if method != PLAN {
+    pub fn from_desktop(method: LinkMethod, option_id: &str) -> Answer {
+        if method != LinkMethod::Plan {
             return Answer::from_option(option_id, None);
         }
         Answer::Reply(match option_id {
@@ -118,7 +120,7 @@ impl AnsweredBy {
 /// A card still open.
 struct Open {
     session_id: String,
-    method: &'static str,
+    method: LinkMethod,
     params: Value,
     asked_at_ms: u64,
     scheduled: Option<ScheduledAsk>,
@@ -130,7 +132,7 @@ struct Open {
 pub struct Card {
     pub session_id: String,
     /// The request that shows it: `session/request_permission`, `_lembas/question` or `_lembas/plan`.
-    pub method: &'static str,
+    pub method: LinkMethod,
     pub tool_call_id: String,
     pub params: Value,
     /// Unix milliseconds when it opened.
@@ -140,9 +142,7 @@ pub struct Card {
 }
 
 /// The method of an approval card.
-pub const PERMISSION: &str = "session/request_permission";
 /// The method of a plan card.
-pub const PLAN: &str = "_lembas/plan";
 
 #[derive(Default)]
 pub struct Approvals {
@@ -151,7 +151,7 @@ pub struct Approvals {
 
 impl Approvals {
     fn open(&self) -> std::sync::MutexGuard<'_, HashMap<String, Open>> {
-        self.open.lock().unwrap_or_else(|p| p.into_inner())
+        self.open.lock().recover()
     }
 
     /// Opens a card; the receiver gets the first answer (or is dropped when the card is withdrawn).
@@ -160,7 +160,7 @@ impl Approvals {
         &self,
         session_id: &str,
         tool_call_id: &str,
-        method: &'static str,
+        method: LinkMethod,
         params: Value,
         scheduled: Option<ScheduledAsk>,
     ) -> oneshot::Receiver<(Answer, AnsweredBy)> {
@@ -192,7 +192,7 @@ impl Approvals {
     }
 
     /// The request that shows an open card; `None` when it is not open.
-    pub fn method_of(&self, tool_call_id: &str) -> Option<&'static str> {
+    pub fn method_of(&self, tool_call_id: &str) -> Option<LinkMethod> {
         self.open().get(tool_call_id).map(|open| open.method)
     }
 
@@ -268,22 +268,22 @@ mod tests {
     #[test]
     fn the_desktop_answers_a_plan_as_approve_in_manual_or_dismissed() {
         assert_eq!(
-            Answer::from_desktop(PLAN, "once"),
+            Answer::from_desktop(LinkMethod::Plan, "once"),
             Answer::Reply(json!({ "outcome": "approve", "mode": "manual" }))
         );
         assert_eq!(
-            Answer::from_desktop(PLAN, "deny"),
+            Answer::from_desktop(LinkMethod::Plan, "deny"),
             Answer::Reply(json!({ "outcome": "dismissed" }))
         );
         assert_eq!(
-            Answer::from_desktop(PERMISSION, "once"),
+            Answer::from_desktop(LinkMethod::RequestPermission, "once"),
             Answer::Allow {
                 always: false,
                 command: None
             }
         );
         assert_eq!(
-            Answer::from_desktop(PERMISSION, "nonsense"),
+            Answer::from_desktop(LinkMethod::RequestPermission, "nonsense"),
             Answer::Deny { feedback: None }
         );
     }
@@ -291,7 +291,7 @@ mod tests {
     #[test]
     fn first_answer_wins() {
         let approvals = Approvals::default();
-        let mut rx = approvals.ask("ses_a", "call_1", PERMISSION, json!({}), None);
+        let mut rx = approvals.ask("ses_a", "call_1", LinkMethod::RequestPermission, json!({}), None);
         assert_eq!(approvals.cards().len(), 1);
         assert_eq!(
             approvals

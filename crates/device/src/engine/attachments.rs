@@ -1,4 +1,4 @@
-//! Image and resource blocks of a prompt (capability `attachments`, acp.md "session/prompt"):
+//! Image and resource blocks of a prompt (capability `attachments`, docs/protocol.md "session/prompt"):
 //! read and decoded within the limits (a block, a prompt), written under the session's attachment
 //! folder with names of their own, and attached for the model. A text resource is line-numbered
 //! like an @file, a binary one is referenced by path, and an image becomes an image part for a
@@ -21,7 +21,7 @@ use crate::decisions::decisions;
 use crate::rpc::RpcError;
 use crate::store::Store;
 
-/// The image types acp.md names for an image block.
+/// The image types docs/protocol.md names for an image block.
 pub const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/webp", "image/gif"];
 
 /// The longest name kept from a block's uri (the rest of the stored name is the time and a random
@@ -93,6 +93,23 @@ impl Attachment {
             "kind": self.kind.as_str(), "path": self.path.display().to_string(),
         })
     }
+}
+
+/// The upload an `@image` mention makes of its image (taken out of the mention), named as the
+/// file is.
+pub fn mentioned_image(mention: &mut crate::files::mention::Attached) -> Option<Upload> {
+    let (mime_type, bytes) = mention.image.take()?;
+    let name = mention
+        .resolved
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "image".to_string());
+    Some(Upload {
+        name,
+        mime_type: mime_type.to_string(),
+        kind: Kind::Image,
+        bytes,
+    })
 }
 
 /// Takes the image and resource blocks out of `blocks` and decodes them, within the limits
@@ -471,16 +488,6 @@ pub fn model_message(body: &Value, vision: bool) -> Value {
         map.insert("content".into(), Value::Array(parts));
     }
     body
-}
-
-/// The history's list for a stored user message (`{ name, mimeType, size }` each), if it has any.
-pub fn listed(body: &Value) -> Option<Value> {
-    let list = body["attachments"].as_array()?;
-    Some(Value::Array(
-        list.iter()
-            .map(|a| json!({ "name": a["name"], "mimeType": a["mimeType"], "size": a["size"] }))
-            .collect(),
-    ))
 }
 
 #[cfg(test)]

@@ -1,14 +1,15 @@
 //! What changes a session's conversation between turns, or the running one: steer, rewind and
-//! compact (acp.md `_lembas/steer`, `_lembas/session/rewind`, `_lembas/session/compact`).
+//! compact (docs/protocol.md `_lembas/steer`, `_lembas/session/rewind`, `_lembas/session/compact`).
 
 use serde_json::{Value, json};
 use std::sync::Arc;
 
 use super::Engine;
-use super::methods::{held, session_id};
+use super::access::{held, session_id};
 use super::session::Session;
 use super::turn;
 use crate::rpc::{self, RpcError};
+use lembas_protocol::Reason;
 
 /// `_lembas/steer`: a message for the running turn, taken in at its next step.
 pub(super) async fn steer(engine: &Engine, params: Value) -> Result<Value, RpcError> {
@@ -28,11 +29,16 @@ pub(super) async fn steer(engine: &Engine, params: Value) -> Result<Value, RpcEr
         .get(&id)
         .cloned()
         .ok_or_else(|| nothing_runs(&id))?;
+    super::access::judge_again(engine, &session)?;
     let mut state = session.state();
     if state.running.is_none() {
         return Err(nothing_runs(&id));
     }
     state.steers.push((message_id, text));
+    if state.acting {
+        // Nothing of this prompt reaches the model: the next turn takes it in at its first step.
+        return Ok(json!({ "queued": state.steers.len(), "nextTurn": true }));
+    }
     Ok(json!({ "queued": state.steers.len() }))
 }
 
@@ -63,7 +69,7 @@ pub(super) async fn rewind(engine: &Engine, params: Value) -> Result<Value, RpcE
         .ok_or_else(|| RpcError::invalid_params("turnId is missing: the turn to rewind to."))?
         .to_string();
     let session = at_rest(engine, &id)?;
-    let reverted = super::session::rewind_messages(&mut session.state().messages, &turn_id);
+    let reverted = session.state().rewind(&turn_id);
     if reverted == 0 {
         return Err(RpcError::invalid_params(format!(
             "{id} has no turn {turn_id} to rewind to (a turn folded into a compaction stays in its summary)."
@@ -91,11 +97,9 @@ pub(super) async fn compact(engine: &Engine, params: Value) -> Result<Value, Rpc
 /// The summary replaces the conversation (`_lembas/session/compact` and `/compact`, the session's
 /// gate held).
 pub(super) async fn compact_now(engine: &Engine, session: &Session) -> Result<String, RpcError> {
-    let summary = turn::summarize(engine, session).await.map_err(|e| RpcError {
-        code: rpc::INTERNAL_ERROR,
-        message: e.to_string(),
-        data: Some(json!({ "reason": "model" })),
-    })?;
+    let summary = turn::summarize(engine, session)
+        .await
+        .map_err(|e| RpcError::with_reason(rpc::INTERNAL_ERROR, Reason::Model, e.to_string()))?;
     session.state().messages = vec![super::session::compacted_message(&summary)];
     session.record(json!({ "type": "compact", "summary": summary }));
     session.flush();

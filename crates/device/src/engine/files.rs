@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 use super::Engine;
-use super::methods::{held, judge_again, judge_cwd};
+use super::access::{held, judge_cwd};
 use super::session::Session;
 use crate::decisions::decisions;
 use crate::files::mention::{self, Attached, Scope};
@@ -37,13 +37,13 @@ pub async fn search(engine: &Engine, params: Value) -> Result<Value, RpcError> {
             })?,
     };
     let (root, session) = folder(engine, &params)?;
-    let home = crate::paths::resolved_home_dir();
+    let protected = crate::paths::protected_places();
     let engine2 = engine.clone();
     let (root2, session2) = (root.clone(), session.clone());
     let found = tokio::task::spawn_blocking(move || {
         engine2
             .files()
-            .search(&root2, &home, session2.as_deref(), &query, limit)
+            .search(&root2, &protected, session2.as_deref(), &query, limit)
     })
     .await
     .map_err(|e| RpcError::internal(format!("The file search stopped unexpectedly: {e}.")))?;
@@ -63,7 +63,6 @@ fn folder(engine: &Engine, params: &Value) -> Result<(PathBuf, Option<String>), 
                 RpcError::invalid_params("sessionId must be a string: a session of this device (ses_…).")
             })?;
             let session = held(engine, id)?;
-            judge_again(engine, &session)?;
             Ok((session.cwd.clone(), Some(id.to_string())))
         }
         (_, Some(cwd)) if !cwd.is_null() => {
@@ -90,7 +89,7 @@ pub async fn attach(engine: &Engine, session: &Session, typed: Vec<String>) -> V
         let scope = Scope {
             root: &ctx.project,
             roots: &ctx.roots,
-            home: &ctx.home,
+            protected: &ctx.protected,
         };
         mention::attach(&texts, &scope)
     })

@@ -11,6 +11,7 @@ use super::Engine;
 use super::session::{Message, Session, compacted_message, history_turns, rewind_messages, user_text};
 use crate::rpc::RpcError;
 use crate::store::ids;
+use lembas_protocol::Reason;
 
 /// Updates the stream holds for its slowest reader (a window that lags re-reads the transcript).
 pub(super) const STREAM: usize = 512;
@@ -133,7 +134,7 @@ impl Engine {
         if !ids::is_session_id(session_id) || !self.store().exists(session_id) {
             return Err(RpcError::refused(
                 format!("There is no session {session_id} on this computer (sessions/list says which are)."),
-                "unknown",
+                Reason::Unknown,
             ));
         }
         let mut records = self

@@ -1,76 +1,58 @@
-//! The session methods of the link (acp.md): params read, limits applied as they are at this
+//! The session methods of the link (docs/protocol.md): params read, limits applied as they are at this
 //! moment, and the answers in the spec's shapes.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use super::Engine;
+use super::access::{
+    check_model, choose_model, effort_of, held, holder, judge_again, judge_cwd, modes, opened, session_id,
+    switch_mode, unknown,
+};
 use super::attachments;
 use super::conversation;
-use super::session::{Context, Session, SessionState, TurnPhase, replay};
+use super::session::{Context, Session, SessionState, TurnPhase};
 use crate::policy::Mode;
-use crate::policy::roots::{self, FolderRules};
+use crate::policy::roots;
 use crate::rpc::{self, RpcError};
 use crate::scheduled::Run;
 use crate::store::{TurnEntry, ids};
+use lembas_protocol::{LinkMethod, Reason};
 
-const EFFORTS: [&str; 5] = ["off", "default", "low", "medium", "high"];
-
-/// Whether the engine has a handler for `method`. [`request`] serves nothing else, so a method
-/// left out here is -32601 (and its tests say so).
-pub fn serves(method: &str) -> bool {
-    matches!(
-        method,
-        "session/new"
-            | "session/prompt"
-            | "session/set_mode"
-            | "session/cancel"
-            | "_lembas/configure"
-            | "_lembas/session/status"
-            | "_lembas/session/history"
-            | "_lembas/session/title"
-            | "_lembas/session/delete"
-            | "_lembas/steer"
-            | "_lembas/session/rewind"
-            | "_lembas/session/compact"
-            | "_lembas/files/search"
-            | "_lembas/commands"
-    )
-}
-
-pub async fn request(engine: &Engine, method: &str, params: Value) -> Option<Result<Value, RpcError>> {
-    if !serves(method) {
-        return None;
-    }
-    Some(match method {
-        "session/new" => new_session(engine, params).await,
-        "session/prompt" => prompt_session(engine, params).await,
-        "session/set_mode" => set_mode(engine, params).await,
-        "session/cancel" => {
-            notification(engine, method, &params);
+/// The engine's methods of the link; any other is -32601.
+pub async fn request(engine: &Engine, method: LinkMethod, params: Value) -> Result<Value, RpcError> {
+    use LinkMethod::*;
+    match method {
+        SessionNew => new_session(engine, params).await,
+        SessionPrompt => prompt_session(engine, params).await,
+        SessionSetMode => set_mode(engine, params).await,
+        SessionCancel => {
+            cancel(engine, &params);
             Ok(json!({}))
         }
-        "_lembas/configure" => configure(engine, params).await,
-        "_lembas/session/status" => status(engine, params),
-        "_lembas/session/history" => history(engine, params),
-        "_lembas/session/title" => title(engine, params).await,
-        "_lembas/session/delete" => delete(engine, params).await,
-        "_lembas/steer" => conversation::steer(engine, params).await,
-        "_lembas/session/rewind" => conversation::rewind(engine, params).await,
-        "_lembas/session/compact" => conversation::compact(engine, params).await,
-        "_lembas/files/search" => super::files::search(engine, params).await,
-        "_lembas/commands" => super::commands::list(engine, params).await,
-        _ => return None,
-    })
+        Configure => configure(engine, params).await,
+        SessionStatus => status(engine, params),
+        SessionHistory => history(engine, params),
+        SessionTitle => title(engine, params).await,
+        SessionDelete => delete(engine, params).await,
+        Steer => conversation::steer(engine, params).await,
+        SessionRewind => conversation::rewind(engine, params).await,
+        SessionCompact => conversation::compact(engine, params).await,
+        FilesSearch => super::files::search(engine, params).await,
+        Commands => super::commands::list(engine, params).await,
+        SessionLoad => super::reopen::load(engine, params).await,
+        SessionList => super::reopen::list(engine, params).await,
+        SessionResume => super::reopen::resume(engine, params).await,
+        SessionClose => super::reopen::close(engine, params),
+        SessionSetConfigOption => super::config_options::set(engine, params).await,
+        other => Err(RpcError::method_not_found(other.name())),
+    }
 }
 
-pub fn notification(engine: &Engine, method: &str, params: &Value) -> bool {
-    if method != "session/cancel" {
-        return false;
-    }
+/// session/cancel.
+pub fn cancel(engine: &Engine, params: &Value) {
     if let Some(session) = params
         .get("sessionId")
         .and_then(Value::as_str)
@@ -78,55 +60,10 @@ pub fn notification(engine: &Engine, method: &str, params: &Value) -> bool {
     {
         session.cancel();
     }
-    true
 }
 
 fn now_ms() -> u64 {
     crate::status::now_ms()
-}
-
-/// A level as ENGINE.md reads it: one of the five, anything else is `default`.
-pub(super) fn effort_of(requested: Option<&str>) -> String {
-    requested
-        .filter(|e| EFFORTS.contains(e))
-        .unwrap_or("default")
-        .to_string()
-}
-
-fn modes(current: Mode, max: Mode) -> Value {
-    let available: Vec<Value> = Mode::ALL
-        .into_iter()
-        .filter(|m| *m <= max)
-        .map(|m| {
-            let name = match m {
-                Mode::Plan => "Plan",
-                Mode::Manual => "Manual",
-                Mode::Edit => "Edit",
-                Mode::Auto => "Auto",
-            };
-            json!({ "id": m.as_str(), "name": name })
-        })
-        .collect();
-    json!({ "currentModeId": current.as_str(), "availableModes": available })
-}
-
-/// The model the client named, checked against what the instance serves to this device now.
-pub(super) async fn check_model(engine: &Engine, model: &str) -> Result<(), RpcError> {
-    let instance = engine
-        .instance()
-        .await
-        .map_err(|why| RpcError::invalid_params(format!("The instance's models cannot be used: {why}.")))?;
-    let models = instance
-        .chat_models()
-        .await
-        .map_err(|why| RpcError::invalid_params(format!("The instance's models cannot be read: {why}.")))?;
-    if models.iter().any(|m| m == model) {
-        Ok(())
-    } else {
-        Err(RpcError::invalid_params(format!(
-            "The instance does not serve {model} to this device."
-        )))
-    }
 }
 
 /// The instance's default model for this device.
@@ -155,9 +92,9 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
         #[serde(rename = "_meta", default)]
         meta: Value,
     }
-    let params: Params = rpc::params("session/new", params)?;
+    let params: Params = rpc::params(LinkMethod::SessionNew.name(), params)?;
     let settings = engine.settings();
-    let rules = FolderRules::from_settings(&settings);
+    let rules = settings.folder_rules();
     let lembas = params.meta.get("lembas");
     let scheduled = Run::read(lembas)?;
     let mode = match &scheduled {
@@ -175,7 +112,7 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
     let cwd = roots::judge_folder(Path::new(&params.cwd), &rules).map_err(|v| {
         let reason = v.reason.unwrap_or_default();
         if scheduled.is_some() {
-            RpcError::refused(reason, "folder")
+            RpcError::refused(reason, Reason::Folder)
         } else {
             RpcError::invalid_params(reason)
         }
@@ -197,108 +134,70 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
             ));
         }
     };
-    check_model(engine, &model).await?;
+    let model = check_model(engine, &model).await?;
     let effort = effort_of(params.meta.get("effort").and_then(Value::as_str));
     let mut context = Context::default();
     context.update(lembas);
 
     let id = ids::new_session_id();
+    // `given`: the mark that this session was made for the link's client, which may delete it
+    // wherever its folder is later (docs/protocol.md, _lembas/session/delete); an editor's sessions have none.
     let header = json!({
         "id": id, "cwd": cwd.display().to_string(), "created_ms": now_ms(),
         "model": model, "mode": mode.as_str(), "effort": effort, "title": "",
+        "given": !engine.serves_editor(),
     });
+    let hold = engine
+        .store()
+        .hold(&id, &holder(engine))
+        .map_err(RpcError::internal)?;
     let log = engine
         .store()
         .create(&id, header)
         .map_err(|e| RpcError::internal(format!("The session could not be stored on this computer: {e}.")))?;
     let mut state = SessionState::new(model.clone(), mode, effort.clone(), log);
     state.context = context;
-    engine
-        .sessions()
-        .insert(id.clone(), Session::new(id.clone(), cwd.clone(), state));
+    engine.sessions().insert(
+        id.clone(),
+        Session::new(id.clone(), cwd.clone(), state, Some(hold)),
+    );
     engine.device_event(crate::events::DeviceEvent::SessionOpened {
         session_id: id.clone(),
         cwd: cwd.display().to_string(),
         model: model.clone(),
     });
-    Ok(json!({
+    let mut answer = json!({
         "sessionId": id,
         "modes": modes(mode, settings.remote.max_mode),
         "_meta": { "lembas": { "model": model, "mode": mode.as_str(), "effort": effort, "instance": true } },
-    }))
+    });
+    // An editor's pickers (the link's client has _lembas/configure).
+    let opened = engine.sessions().get(&id).cloned();
+    if engine.serves_editor()
+        && let Some(session) = opened
+    {
+        answer["configOptions"] = super::config_options::options(engine, &session).await;
+    }
+    Ok(answer)
 }
 
-pub(super) fn session_id(params: &Value) -> Result<String, RpcError> {
-    params
-        .get("sessionId")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(|| RpcError::invalid_params("sessionId is missing: name the session (ses_…)."))
-}
-
-fn unknown(id: &str) -> RpcError {
-    RpcError::invalid_params(format!(
-        "There is no session {id} on this device (it may have been deleted)."
-    ))
-}
-
-/// A session in memory, or opened from the store (capability `sessions`) under session/new's rules.
-pub(super) fn held(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> {
-    if let Some(session) = engine.sessions().get(id).cloned() {
-        return Ok(session);
+/// A session never given to the link's client: deleted only inside the roots with remote work on.
+fn deletable(engine: &Engine, id: &str, cwd: &Path) -> Result<(), RpcError> {
+    let settings = engine.settings();
+    let rules = settings.folder_rules();
+    let resolved = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    if !rules.enabled {
+        return Err(RpcError::invalid_params(format!(
+            "{id} was not made for LLeMbas, and remote work is off on this computer: it is not deleted from here. Turn remote work on, or delete it on this computer (lembas sessions delete {id})."
+        )));
     }
-    if !ids::is_session_id(id) || !engine.store().exists(id) {
-        return Err(unknown(id));
+    if !rules.roots.iter().any(|root| resolved.starts_with(root)) {
+        return Err(RpcError::invalid_params(format!(
+            "{id} was not made for LLeMbas, and its folder {} is outside the folders this computer allows for remote work: it is not deleted from here.",
+            cwd.display()
+        )));
     }
-    let opened = engine
-        .store()
-        .open(id)
-        .map_err(|e| RpcError::internal(format!("The session {id} could not be read back: {e}.")))?;
-    if let Some(notice) = &opened.notice {
-        tracing::warn!(session = id, "{notice}");
-    }
-    let turns = engine.store().load_turns(id).unwrap_or_default();
-    let replayed = replay(opened.records, opened.log, &turns)
-        .map_err(|e| RpcError::internal(format!("The session {id} could not be read back: {e}.")))?;
-    let (session, opened) = {
-        let mut sessions = engine.sessions();
-        match sessions.get(id) {
-            Some(session) => (session.clone(), false),
-            None => {
-                let session = Session::new(id.to_string(), replayed.cwd, replayed.state);
-                sessions.insert(id.to_string(), session.clone());
-                (session, true)
-            }
-        }
-    };
-    if opened {
-        // Opened from the store: the client hears the session's commands.
-        let (engine, session) = (engine.clone(), session.clone());
-        tokio::spawn(async move { super::commands::tell(&engine, &session, false).await });
-    }
-    Ok(session)
-}
-
-/// A folder named without a session (`cwd` of a composer), judged as session/new judges it:
-/// resolved, inside the roots, trusted where trust is needed; -32602 with the reason otherwise.
-pub(super) fn judge_cwd(engine: &Engine, cwd: &Path) -> Result<PathBuf, RpcError> {
-    let rules = FolderRules::from_settings(&engine.settings());
-    roots::judge_folder(cwd, &rules).map_err(|v| RpcError::invalid_params(v.reason.unwrap_or_default()))
-}
-
-/// The session's folder judged again as it is now: a folder that became a symlink out of the roots,
-/// or that remote work no longer allows, refuses the prompt.
-pub(super) fn judge_again(engine: &Engine, session: &Session) -> Result<(), RpcError> {
-    let rules = FolderRules::from_settings(&engine.settings());
-    match roots::judge_folder(&session.cwd, &rules) {
-        Ok(resolved) if resolved == session.cwd => Ok(()),
-        Ok(resolved) => Err(RpcError::invalid_params(format!(
-            "The session's folder {} now leads to {}; open a new session there.",
-            session.cwd.display(),
-            resolved.display()
-        ))),
-        Err(v) => Err(RpcError::invalid_params(v.reason.unwrap_or_default())),
-    }
+    Ok(())
 }
 
 async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcError> {
@@ -308,18 +207,16 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
         .and_then(|l| l.get("turnId"))
         .and_then(Value::as_str)
         .map(str::to_string);
-    // A turn id this session knows is never run twice: its answer, when it has one.
-    let known = turn_id.as_ref().and_then(|t| held(engine, &id).ok()?.turn(t));
-    if let Some(phase) = known {
-        return wait_done(phase).await;
-    }
-    let session = held(engine, &id)?;
-    let (text, uploads) = attachments::prompt_of(params.get("prompt").unwrap_or(&Value::Null))?;
+    let scheduled = Run::read(lembas)?;
+    let session = opened(engine, &id).map_err(|e| match &scheduled {
+        Some(_) if e.code == crate::rpc::INVALID_PARAMS => RpcError::refused(e.message, Reason::Folder),
+        _ => e,
+    })?;
     // A scheduled prompt is judged again whatever session/new said: the setting, the mode, the folder.
-    let run = match Run::read(lembas)? {
+    let run = match scheduled {
         Some(run) => {
             let mode = crate::scheduled::admit(&engine.settings(), run.mode)?;
-            judge_again(engine, &session).map_err(|e| RpcError::refused(e.message, "folder"))?;
+            judge_again(engine, &session).map_err(|e| RpcError::refused(e.message, Reason::Folder))?;
             Some((run, mode))
         }
         None => {
@@ -327,13 +224,20 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
             None
         }
     };
+    // A turn id this session knows is never run twice: its answer, when it has one (the limits
+    // judged first: a refused folder gets no earlier answer either).
+    if let Some(phase) = turn_id.as_ref().and_then(|t| session.turn(t)) {
+        return wait_done(phase).await;
+    }
+    let (text, mut uploads) = attachments::prompt_of(params.get("prompt").unwrap_or(&Value::Null))?;
+    // `@path` in what the person typed (capability files); resource links and commands' text are
+    // not read for mentions. An image mentioned goes with the prompt as an attached image does.
+    let typed = super::prompt::typed_texts(params.get("prompt").unwrap_or(&Value::Null));
+    let mut mentioned = super::files::attach(engine, &session, typed).await;
+    uploads.extend(mentioned.iter_mut().filter_map(attachments::mentioned_image));
     // Written only once the prompt is accepted: a refused one keeps nothing.
     let attached = attachments::save(engine.store(), &id, uploads).await?;
     session.state().context.update(lembas);
-    // `@path` in what the person typed (capability files); resource links and commands' text are
-    // not read for mentions.
-    let typed = super::prompt::typed_texts(params.get("prompt").unwrap_or(&Value::Null));
-    let mentioned = super::files::attach(engine, &session, typed).await;
     let enclosed = super::turn::Enclosed {
         files: attached,
         mentioned: crate::files::mention::attachments_text(&mentioned),
@@ -454,83 +358,56 @@ async fn set_mode(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     Ok(json!({}))
 }
 
-/// The session's mode becomes `mode` (already lowered): recorded, and the client told.
-pub(super) async fn switch_mode(engine: &Engine, session: &Session, mode: Mode) {
-    session.state().mode = mode;
-    session.record(json!({ "type": "mode", "mode": mode.as_str() }));
-    session.flush();
-    engine
-        .update(
-            &session.id,
-            json!({ "sessionUpdate": "current_mode_update", "currentModeId": mode.as_str() }),
-        )
-        .await;
-    engine
-        .event(&session.id, json!({ "type": "mode", "mode": mode.as_str() }))
-        .await;
-}
-
 async fn configure(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     let id = session_id(&params)?;
     let session = held(engine, &id)?;
-    let model = params
+    let named = params
         .get("model")
         .and_then(Value::as_str)
         .filter(|m| !m.is_empty());
-    if let Some(model) = model {
-        check_model(engine, model).await?;
-    }
+    let model = match named {
+        Some(named) => Some(check_model(engine, named).await?),
+        None => None,
+    };
     let effort = params
         .get("effort")
         .and_then(Value::as_str)
         .map(|e| effort_of(Some(e)));
-    let (model, effort, changed) = {
-        let mut state = session.state();
-        let before = (state.model.clone(), state.effort.clone());
-        if let Some(m) = model {
-            state.model = m.to_string();
-        }
-        if let Some(e) = effort {
-            state.effort = e;
-        }
-        let changed = before != (state.model.clone(), state.effort.clone());
-        (state.model.clone(), state.effort.clone(), changed)
-    };
-    if changed {
-        session.record(json!({ "type": "model", "model": model, "effort": effort }));
-        session.flush();
-        let connection = engine
-            .settings()
-            .server
-            .as_ref()
-            .and_then(|s| s.connection.clone());
-        engine
-            .event(&id, json!({ "type": "model", "ref": model, "effort": effort, "connection": connection, "instance": true }))
-            .await;
-    }
+    let (model, effort) = choose_model(engine, &session, model, effort).await;
     Ok(json!({ "model": model, "effort": effort }))
 }
 
 fn status(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     let id = session_id(&params)?;
     if let Some(session) = engine.sessions().get(&id).cloned() {
+        judge_again(engine, &session)?;
         return Ok(session.status());
     }
     if !ids::is_session_id(&id) || !engine.store().exists(&id) {
         return Ok(
-            json!({ "sessionId": id, "exists": false, "held": "none", "busy": false, "title": "", "queued": [] }),
+            json!({ "sessionId": id, "exists": false, "held": "none", "busy": false, "title": "", "queued": [], "plan": null }),
         );
     }
     let summary = engine.store().summary(&id).ok();
+    if let Some(summary) = &summary {
+        judge_cwd(engine, Path::new(&summary.cwd))?;
+    }
     let last = engine.store().load_turns(&id).ok().and_then(|turns| {
         turns
             .into_iter()
             .filter(|t| t.state == "done")
             .max_by_key(|t| t.updated_ms)
     });
+    // The plan as the session file last recorded it.
+    let plan = engine
+        .store()
+        .open(&id)
+        .ok()
+        .and_then(|opened| opened.records.into_iter().rev().find(|r| r["type"] == "plan"))
+        .map_or(Value::Null, |mut record| record["plan"].take());
     let mut answer = json!({
         "sessionId": id, "exists": true, "held": "none", "busy": false,
-        "title": summary.map(|s| s.title).unwrap_or_default(), "queued": [],
+        "title": summary.map(|s| s.title).unwrap_or_default(), "queued": [], "plan": plan,
     });
     if let Some(last) = last {
         answer["lastTurnId"] = json!(last.turn_id);
@@ -567,15 +444,25 @@ async fn title(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     Ok(json!({ "title": title }))
 }
 
-/// acp.md: the device deletes a session the client holds or was ever given (every session of this
-/// engine was made by session/new for a client), or one whose folder is inside the roots while
-/// remote work is on.
+/// docs/protocol.md: the device deletes a session the client holds now or was ever given (the `given` mark
+/// in the store), or else one whose folder is inside the roots while remote work is on (trust not
+/// asked: deleting runs nothing there). Anything else, an editor's session elsewhere say: -32602.
 async fn delete(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     let id = session_id(&params)?;
     if !ids::is_session_id(&id) {
         return Err(RpcError::invalid_params(format!(
             "{id} is not a session id of this device (ses_…)."
         )));
+    }
+    let held_here = engine.sessions().contains_key(&id);
+    if !held_here && engine.store().exists(&id) {
+        let summary = engine
+            .store()
+            .summary(&id)
+            .map_err(|e| RpcError::internal(format!("The session {id} could not be read: {e}.")))?;
+        if !summary.given {
+            deletable(engine, &id, Path::new(&summary.cwd))?;
+        }
     }
     let in_memory = engine.sessions().remove(&id);
     engine.files().forget(&id);

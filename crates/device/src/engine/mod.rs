@@ -1,25 +1,31 @@
 //! The agent engine: sessions that run turns on the instance's models, here, within the person's
-//! limits (ENGINE.md). It belongs to the device runtime, not to a link: a turn running when the link
+//! limits (docs/protocol.md). It belongs to the device runtime, not to a link: a turn running when the link
 //! drops goes on, its approval cards stay open, and the next link is attached to the same sessions.
 //! A link only routes requests and events here.
 
+mod access;
 mod approvals;
 mod ask;
 mod attachments;
+mod cards;
 mod commands;
+mod config_options;
 mod conversation;
 mod files;
+mod instance;
 mod live;
 mod methods;
 pub mod model;
+mod plan_state;
 mod prompt;
+mod reopen;
 mod session;
 pub mod show;
+mod think;
 mod tool_call;
 mod turn;
 
-use approvals::PERMISSION;
-pub use approvals::{Answer, AnsweredBy, Card, PLAN};
+pub use approvals::{Answer, AnsweredBy, Card};
 pub use live::{LiveSession, SessionUpdate, transcript_of};
 
 use serde_json::{Value, json};
@@ -28,14 +34,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::{broadcast, watch};
 
+use crate::client::ClientLink;
 use crate::events::DeviceEvent;
-use crate::keychain::{self, Token};
-use crate::link::client::ClientLink;
-use crate::policy::roots::FolderRules;
+use crate::keychain::Token;
+use crate::poison::Recover;
 use crate::rpc::RpcError;
 use crate::settings::Settings;
 use crate::store::Store;
 use crate::tools::ToolContext;
+use lembas_protocol::LinkMethod;
 use session::Session;
 
 /// How often the engine looks for sessions deleted from a shell (`lembas sessions delete`).
@@ -54,6 +61,8 @@ struct Inner {
     approvals: approvals::Approvals,
     http: reqwest::Client,
     token: tokio::sync::Mutex<Option<Token>>,
+    /// The instance's name for itself (`/api/v1/instance` `name`), by server, read once.
+    instance_name: tokio::sync::Mutex<Option<(url::Url, String)>>,
     /// Turns running or waiting, over all sessions: the link counts as working while any is.
     active_turns: std::sync::atomic::AtomicUsize,
     /// Serves an editor on `lembas serve --stdio` rather than the instance's link.
@@ -115,6 +124,7 @@ impl Engine {
             approvals: Default::default(),
             http,
             token: tokio::sync::Mutex::new(None),
+            instance_name: tokio::sync::Mutex::new(None),
             active_turns: Default::default(),
             editor,
             card_requests: Mutex::default(),
@@ -161,11 +171,11 @@ impl Engine {
     }
 
     fn sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
-        self.0.sessions.lock().unwrap_or_else(|p| p.into_inner())
+        self.0.sessions.lock().recover()
     }
 
     fn client(&self) -> Option<ClientLink> {
-        self.0.client.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.0.client.lock().recover().clone()
     }
 
     pub(crate) fn settings(&self) -> Arc<Settings> {
@@ -207,10 +217,10 @@ impl Engine {
     /// The client of a new link, once initialize is answered: it is shown every card still open and
     /// told of every delete it has not heard of.
     pub async fn attach(&self, client: ClientLink) {
-        *self.0.client.lock().unwrap_or_else(|p| p.into_inner()) = Some(client.clone());
+        *self.0.client.lock().recover() = Some(client.clone());
         for card in self.0.approvals.cards() {
             // A question or plan waits for a client that takes them, or for its timeout.
-            if card.method == PERMISSION || client.takes_cards() {
+            if card.method == LinkMethod::RequestPermission || client.takes_cards() {
                 self.send_card(&client, card.method, card.tool_call_id, card.params);
             }
         }
@@ -232,7 +242,7 @@ impl Engine {
 
     /// The link `serial` ended; a newer link stays attached.
     pub fn detach(&self, serial: u64) {
-        let mut client = self.0.client.lock().unwrap_or_else(|p| p.into_inner());
+        let mut client = self.0.client.lock().recover();
         if client.as_ref().is_some_and(|c| c.serial == serial) {
             *client = None;
         }
@@ -244,7 +254,7 @@ impl Engine {
         if let Some(client) = self.client() {
             let _ = client
                 .notify(
-                    "session/update",
+                    LinkMethod::SessionUpdate,
                     json!({ "sessionId": session_id, "update": update }),
                 )
                 .await;
@@ -256,7 +266,7 @@ impl Engine {
         if let Some(client) = self.client().filter(|c| c.lembas) {
             let _ = client
                 .notify(
-                    "_lembas/event",
+                    LinkMethod::Event,
                     json!({ "sessionId": session_id, "event": event }),
                 )
                 .await;
@@ -287,7 +297,7 @@ impl Engine {
         let mut sent = Vec::new();
         for id in ids {
             if client
-                .notify("_lembas/session/deleted", json!({ "sessionId": id }))
+                .notify(LinkMethod::SessionDeleted, json!({ "sessionId": id }))
                 .await
                 .is_err()
             {
@@ -302,34 +312,6 @@ impl Engine {
         }
     }
 
-    /// The instance's API with the device's token (read from the keychain once, then kept).
-    pub(crate) async fn instance(&self) -> Result<model::Instance, String> {
-        let settings = self.settings();
-        let server = settings
-            .server
-            .as_ref()
-            .ok_or("this device is not logged in to an instance")?;
-        let base = crate::discovery::server_url(&server.url).map_err(|e| e.to_string())?;
-        let mut token = self.0.token.lock().await;
-        if token.is_none() {
-            let loaded = tokio::task::spawn_blocking(keychain::load)
-                .await
-                .map_err(|e| e.to_string())?
-                .map_err(|e| e.to_string())?;
-            *token = Some(loaded);
-        }
-        let token = token.clone().ok_or("no token")?;
-        Ok(model::Instance {
-            http: self.0.http.clone(),
-            base,
-            token,
-        })
-    }
-
-    pub(crate) async fn forget_token(&self) {
-        *self.0.token.lock().await = None;
-    }
-
     /// The tools a step of `session` is offered: `show` only where someone looks.
     pub(crate) fn tool_definitions(&self, session: &Session) -> Vec<Value> {
         let mut tools = crate::tools::definitions();
@@ -341,252 +323,56 @@ impl Engine {
 
     pub(crate) fn tool_context(&self, session: &Session) -> ToolContext {
         let settings = self.settings();
-        let rules = FolderRules::from_settings(&settings);
-        let home = crate::paths::resolved_home_dir();
+        let rules = settings.folder_rules();
+        let mut protected = crate::paths::protected_places();
         let mut roots = rules.roots;
         // The session's own attachments were named to the model by path: it may read them, and
-        // write there when asked, as in any allowed folder outside its project.
+        // write there when asked, as in any allowed folder outside its project; other sessions'
+        // stay protected with the rest of the device's state.
         if let Ok(dir) = self
             .0
             .store
             .attachments_dir(&session.id)
             .and_then(std::fs::canonicalize)
         {
-            roots.push(dir);
+            roots.push(dir.clone());
+            protected = protected.with_own(dir);
         }
         ToolContext {
             project: session.cwd.clone(),
             roots,
-            home,
+            protected,
             copies: None,
         }
     }
 
-    fn send_card(&self, client: &ClientLink, method: &'static str, tool_call_id: String, params: Value) {
-        let client = client.clone();
-        let engine = self.clone();
-        let id = client.next_id();
-        if !client.lembas {
-            engine
-                .card_requests()
-                .insert(tool_call_id.clone(), (client.serial, id.clone()));
-        }
-        tokio::spawn(async move {
-            let answered = client.request_as(id, method, params).await;
-            engine.card_requests().remove(&tool_call_id);
-            if let Ok(result) = answered {
-                let answer = match result {
-                    Ok(result) if method == PERMISSION => Answer::from_client(&result),
-                    Ok(result) => Answer::Reply(result),
-                    // A client that does not know questions and plans: protocol 1 from now on.
-                    Err(e) if method != PERMISSION && e.code == crate::rpc::METHOD_NOT_FOUND => {
-                        client.refuse_cards();
-                        Answer::Unsupported
-                    }
-                    Err(_) => Answer::Deny { feedback: None },
-                };
-                engine.settle(&tool_call_id, answer, AnsweredBy::Client).await;
-            }
-            // The link ended first: the card stays open and the next link shows it again.
-        });
-    }
-
-    /// Opens an approval card and waits for the first answer, or the timeout (a denial); with it,
-    /// who gave it (none when the card was withdrawn).
-    pub(crate) async fn ask(
+    /// The sandbox a session's command runs in, from the limits now (docs/protocol.md "The sandbox under
+    /// every command"): the roots as set, and the session's own attachments, which lie inside the
+    /// device's state folder that is otherwise out of reach.
+    pub(crate) fn command_sandbox(
         &self,
-        session_id: &str,
-        tool_call_id: &str,
-        title: &str,
-        params: Value,
-        run: Option<&crate::scheduled::Run>,
-    ) -> (Answer, Option<AnsweredBy>) {
-        let scheduled = run.map(crate::scheduled::Run::desktop_card);
-        let answer = self.0.approvals.ask(
-            session_id,
-            tool_call_id,
-            PERMISSION,
-            params.clone(),
-            scheduled.clone(),
-        );
-        self.device_event(DeviceEvent::ApprovalAsked {
-            session_id: session_id.to_string(),
-            tool_call_id: tool_call_id.to_string(),
-            title: title.to_string(),
-            reason: params
-                .pointer("/_meta/lembas/reason")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            scheduled,
-        });
-        if let Some(client) = self.client() {
-            self.send_card(&client, PERMISSION, tool_call_id.to_string(), params);
-        }
-        // A scheduled run waits the schedule's time, not remote.approval_timeout.
-        let (timeout, feedback) = match run {
-            Some(run) => (run.wait, run.denied_text()),
-            None => {
-                let seconds = self.settings().remote.approval_timeout;
-                (
-                    Duration::from_secs(seconds),
-                    format!("Nobody answered within {seconds} seconds."),
-                )
-            }
-        };
-        match tokio::time::timeout(timeout, answer).await {
-            Ok(Ok((answer, by))) => (answer, Some(by)),
-            Ok(Err(_)) => (Answer::Deny { feedback: None }, None),
-            Err(_) => {
-                self.0.approvals.withdraw(tool_call_id);
-                self.settled(session_id, tool_call_id, "timed out").await;
-                let answer = Answer::Deny {
-                    feedback: Some(feedback),
-                };
-                (answer, Some(AnsweredBy::Timeout))
-            }
-        }
-    }
-
-    /// Opens a question or plan card (`method`) and waits for the first answer; `None` when no
-    /// client here takes such cards. After `remote.approval_timeout` it is dismissed and settled;
-    /// withdrawn (the turn was cancelled), it reads as dismissed too.
-    pub(crate) async fn ask_card(
-        &self,
-        session_id: &str,
-        tool_call_id: &str,
-        method: &'static str,
-        params: Value,
-    ) -> Option<Answer> {
-        let client = self.client().filter(ClientLink::takes_cards)?;
-        let answer = self
+        session: &Session,
+        mode: crate::policy::Mode,
+    ) -> crate::sandbox::Sandbox {
+        let settings = self.settings();
+        let roots = settings.folder_rules().roots;
+        let own: Vec<_> = self
             .0
-            .approvals
-            .ask(session_id, tool_call_id, method, params.clone(), None);
-        if method == PLAN {
-            // The desktop shows plans too (questions are answered in LLeMbas only).
-            self.device_event(DeviceEvent::ApprovalAsked {
-                session_id: session_id.to_string(),
-                tool_call_id: tool_call_id.to_string(),
-                title: "Approve the plan".to_string(),
-                reason: params
-                    .get("path")
-                    .and_then(Value::as_str)
-                    .map(|path| format!("The plan is in {path}"))
-                    .unwrap_or_default(),
-                scheduled: None,
-            });
-        }
-        self.send_card(&client, method, tool_call_id.to_string(), params);
-        let seconds = self.settings().remote.approval_timeout;
-        match tokio::time::timeout(Duration::from_secs(seconds), answer).await {
-            Ok(Ok((Answer::Unsupported, _))) => None,
-            Ok(Ok((answer, _))) => Some(answer),
-            Ok(Err(_)) => Some(Answer::Deny { feedback: None }),
-            Err(_) => {
-                self.0.approvals.withdraw(tool_call_id);
-                self.settled(session_id, tool_call_id, "timed out").await;
-                Some(Answer::Deny { feedback: None })
-            }
-        }
+            .store
+            .attachments_dir(&session.id)
+            .and_then(std::fs::canonicalize)
+            .into_iter()
+            .collect();
+        crate::sandbox::Sandbox::for_remote(&settings.remote, &roots, &own, mode)
     }
 
-    /// Takes the cards of a session down (its turn was cancelled or it was deleted).
-    pub(crate) async fn withdraw_cards_of(&self, session_id: &str) {
-        for card in self.0.approvals.cards() {
-            if card.session_id == session_id && self.0.approvals.withdraw(&card.tool_call_id) {
-                self.settled(session_id, &card.tool_call_id, "withdrawn").await;
-            }
-        }
-    }
-
-    /// An answer from `by`; the client is told to take its card down unless it gave the answer.
-    async fn settle(&self, tool_call_id: &str, answer: Answer, by: AnsweredBy) -> bool {
-        let label = answer.label();
-        let Some(session_id) = self.0.approvals.answer(tool_call_id, answer, by) else {
-            return false;
-        };
-        if by != AnsweredBy::Client {
-            self.settled(&session_id, tool_call_id, label).await;
-        } else {
-            self.device_event(DeviceEvent::ApprovalSettled {
-                session_id,
-                tool_call_id: tool_call_id.to_string(),
-                outcome: label.to_string(),
-            });
-        }
-        true
-    }
-
-    async fn settled(&self, session_id: &str, tool_call_id: &str, outcome: &str) {
-        self.device_event(DeviceEvent::ApprovalSettled {
-            session_id: session_id.to_string(),
-            tool_call_id: tool_call_id.to_string(),
-            outcome: outcome.to_string(),
-        });
-        let Some(client) = self.client() else { return };
-        if client.lembas {
-            let _ = client
-                .notify(
-                    "_lembas/permission/settled",
-                    json!({ "sessionId": session_id, "toolCallId": tool_call_id }),
-                )
-                .await;
-            return;
-        }
-        // A plain ACP client (an editor) hears it as the card's request being cancelled.
-        let request = self.card_requests().remove(tool_call_id);
-        if let Some((serial, id)) = request
-            && serial == client.serial
-        {
-            let _ = client
-                .notify("$/cancel_request", json!({ "requestId": id }))
-                .await;
-        }
-    }
-
-    fn card_requests(&self) -> MutexGuard<'_, HashMap<String, (u64, Value)>> {
-        self.0.card_requests.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The approval and plan cards open now, for the desktop. Questions are answered in LLeMbas
-    /// only: their answers are choices among the model's options, not Allow or Deny.
-    pub fn cards(&self) -> Vec<Card> {
-        let mut cards = self.0.approvals.cards();
-        cards.retain(|card| card.method == PERMISSION || card.method == PLAN);
-        cards
-    }
-
-    /// The desktop's answer to a card (`once`, `session` or `deny`; for a plan see
-    /// [`Answer::from_desktop`]): the first answer wins, and the client is told to take its card
-    /// down. `false` when the card was no longer open, or is a question.
-    pub async fn answer_card(&self, tool_call_id: &str, option_id: &str) -> bool {
-        let Some(method) = self.0.approvals.method_of(tool_call_id) else {
-            return false;
-        };
-        if method != PERMISSION && method != PLAN {
-            return false;
-        }
-        self.settle(
-            tool_call_id,
-            Answer::from_desktop(method, option_id),
-            AnsweredBy::Desktop,
-        )
-        .await
-    }
-
-    /// A request for the engine; `None` when the method is not the engine's.
-    pub async fn request(&self, method: &str, params: Value) -> Option<Result<Value, RpcError>> {
+    /// A session method of the link; one that is not the engine's is -32601.
+    pub async fn request(&self, method: LinkMethod, params: Value) -> Result<Value, RpcError> {
         methods::request(self, method, params).await
     }
 
-    /// Whether `method` is one of the engine's requests.
-    pub fn serves(&self, method: &str) -> bool {
-        methods::serves(method)
-    }
-
-    /// A notification for the engine (session/cancel); `false` when it is not the engine's.
-    pub fn notification(&self, method: &str, params: &Value) -> bool {
-        methods::notification(self, method, params)
+    /// session/cancel: the session's running turn stops.
+    pub fn cancel(&self, params: &Value) {
+        methods::cancel(self, params)
     }
 }

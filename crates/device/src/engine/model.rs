@@ -1,4 +1,4 @@
-//! The instance's OpenAI-compatible API as the engine uses it (ENGINE.md "The model"): the model
+//! The instance's OpenAI-compatible API as the engine uses it (docs/protocol.md "The model"): the model
 //! list as the device's token sees it, and one streamed chat completion per step, read as server-sent
 //! events with tool calls assembled from their fragments by index.
 
@@ -173,6 +173,19 @@ impl Instance {
             .json()
             .await
             .map_err(|e| format!("{what} is not JSON: {e}"))
+    }
+
+    /// The instance's name for itself (`name` in `/api/v1/instance`); `None` when it gives none.
+    pub async fn name(&self) -> Result<Option<String>, String> {
+        let body = self
+            .get_json("api/v1/instance", "the instance's /api/v1/instance")
+            .await?;
+        Ok(body
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(|n| n.chars().take(200).collect()))
     }
 
     /// The model the instance names as its default for this device (`default_model` in
@@ -418,7 +431,7 @@ fn event_end(buffer: &[u8]) -> Option<(usize, usize)> {
     }
 }
 
-/// The request body of one step (ENGINE.md: stream with usage, tools, tool_choice auto, the effort).
+/// The request body of one step (docs/protocol.md: stream with usage, tools, tool_choice auto, the effort).
 pub fn request_body(model: &str, messages: &[Value], tools: &[Value], effort: &str) -> Value {
     let mut body = json!({
         "model": model,

@@ -1,4 +1,4 @@
-//! What the model is told (ENGINE.md "The prompt the model gets"): a short system text of our own,
+//! What the model is told (docs/protocol.md "The prompt the model gets"): a short system text of our own,
 //! then the instance's instructions and the person's personalization when the client sent them;
 //! and what the person's prompt blocks become.
 
@@ -9,7 +9,6 @@ use super::session::Context;
 use crate::decisions::decisions;
 use crate::policy::Mode;
 use crate::rpc::RpcError;
-use crate::settings::Settings;
 
 fn mode_text(mode: Mode) -> &'static str {
     match mode {
@@ -28,13 +27,8 @@ fn mode_text(mode: Mode) -> &'static str {
     }
 }
 
-/// The system message for one step.
-pub fn system(settings: &Settings, folder: &Path, mode: Mode, context: &Context) -> String {
-    let instance = settings
-        .server
-        .as_ref()
-        .and_then(|s| s.connection.clone())
-        .unwrap_or_else(|| "the instance".to_string());
+/// The system message for one step; `instance` is how the instance is named.
+pub fn system(instance: &str, folder: &Path, mode: Mode, context: &Context) -> String {
     let date = today();
     let mut text = format!(
         "You are LLeMbas, an agent working on the person's own computer through LLeMbas CLI, linked to {instance}.\n\
@@ -81,7 +75,26 @@ pub(super) fn today() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or_default() as i64;
-    let z = secs.div_euclid(86_400) + 719_468;
+    let (y, m, d) = civil(secs.div_euclid(86_400));
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// A moment (Unix ms) in UTC as RFC 3339, to the second.
+pub(super) fn utc(ms: u64) -> String {
+    let secs = (ms / 1000) as i64;
+    let (y, m, d) = civil(secs.div_euclid(86_400));
+    let s = secs.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
+}
+
+/// The civil date of a day counted from 1970-01-01.
+fn civil(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
@@ -90,13 +103,13 @@ pub(super) fn today() -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    (y, m, d)
 }
 
 /// What the model is asked for when a session is compacted.
 pub const COMPACT_REQUEST: &str = "Summarize our conversation so far for yourself, to go on from it later: what was asked, what was done (files changed, commands run, their results), what was decided, and what is still open. Be complete but brief; write only the summary.";
 
-/// ENGINE.md: the title is the first line of the first prompt, at most 80 characters.
+/// docs/protocol.md: the title is the first line of the first prompt, at most 80 characters.
 pub fn title_of(text: &str) -> String {
     let line = text
         .lines()
@@ -223,7 +236,7 @@ mod tests {
             system_prompt: "Be terse.".into(),
             personalization: Some(json!({"personality": "friendly", "instructions": "Call me Sam."})),
         };
-        let text = system(&Settings::default(), Path::new("/w/p"), Mode::Edit, &context);
+        let text = system("the instance", Path::new("/w/p"), Mode::Edit, &context);
         assert!(
             text.contains("## Instructions from the instance\n\nBe terse."),
             "{text}"

@@ -2,6 +2,7 @@
 //! model sees it, its turns, and its append-only file in the store. The conversation is rebuilt
 //! from the file when a session is opened again.
 
+use lembas_protocol::plan::Plan;
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -9,11 +10,18 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::watch;
 
 use crate::decisions::decisions;
+use crate::poison::Recover;
 use crate::policy::Mode;
 use crate::rpc::RpcError;
 use crate::store::{SessionLog, TurnEntry};
 
-/// What the client knows that the device composes into its prompt (acp.md "Context").
+/// What the model reads back from a tool call.
+pub struct ToolResult {
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// What the client knows that the device composes into its prompt (docs/protocol.md "Context").
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Context {
     pub system_prompt: String,
@@ -54,7 +62,12 @@ pub struct SessionState {
     pub effort: String,
     pub title: String,
     pub context: Context,
+    /// The model's conversation: what each step sends (a compaction replaces what came before
+    /// with its summary).
     pub messages: Vec<Message>,
+    /// The turns as they happened, which the history shows: compaction leaves them; rewind and
+    /// `/undo` take turns out of both.
+    pub record: Vec<Message>,
     /// Records written since the last step's end; flushed together.
     pub unflushed: Vec<Value>,
     pub log: SessionLog,
@@ -69,11 +82,26 @@ pub struct SessionState {
     pub run: Option<(crate::scheduled::Run, Mode)>,
     /// `_lembas/steer` messages for the running turn, taken in at its next step: (messageId, text).
     pub steers: Vec<(Option<String>, String)>,
+    /// A command runs that gives the model no step to take a steer in (`/compact`, `/undo`, `/plan`
+    /// with no task): a steer waits for the next turn.
+    pub acting: bool,
     /// The `available_commands_update` last sent for this session (capability `commands`).
     pub commands_sent: Option<Value>,
+    /// The structured plan (capability `plan_state`), as the last plan tool left it.
+    pub plan: Option<Plan>,
 }
 
 impl SessionState {
+    /// Takes the turn and every later one out of the conversation and the record; how many turns
+    /// left. None when the turn is not in the conversation (folded into a compaction's summary).
+    pub fn rewind(&mut self, turn_id: &str) -> usize {
+        let reverted = rewind_messages(&mut self.messages, turn_id);
+        if reverted > 0 {
+            rewind_messages(&mut self.record, turn_id);
+        }
+        reverted
+    }
+
     /// A session with no conversation yet, writing to `log`.
     pub fn new(model: String, mode: Mode, effort: String, log: SessionLog) -> Self {
         Self {
@@ -83,6 +111,7 @@ impl SessionState {
             title: String::new(),
             context: Context::default(),
             messages: Vec::new(),
+            record: Vec::new(),
             unflushed: Vec::new(),
             log,
             turns: VecDeque::new(),
@@ -93,6 +122,8 @@ impl SessionState {
             run: None,
             steers: Vec::new(),
             commands_sent: None,
+            plan: None,
+            acting: false,
         }
     }
 }
@@ -106,21 +137,29 @@ pub struct Session {
     pub gate: tokio::sync::Mutex<()>,
     /// Bumped by session/cancel and delete: the running turn stops at once.
     pub cancel: watch::Sender<u64>,
+    /// This process's hold on the session file (`None` in tests that keep no files).
+    _hold: Option<crate::store::SessionHold>,
 }
 
 impl Session {
-    pub fn new(id: String, cwd: PathBuf, state: SessionState) -> Arc<Session> {
+    pub fn new(
+        id: String,
+        cwd: PathBuf,
+        state: SessionState,
+        hold: Option<crate::store::SessionHold>,
+    ) -> Arc<Session> {
         Arc::new(Session {
             id,
             cwd,
             state: Mutex::new(state),
             gate: tokio::sync::Mutex::new(()),
             cancel: watch::channel(0).0,
+            _hold: hold,
         })
     }
 
     pub fn state(&self) -> MutexGuard<'_, SessionState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock().recover()
     }
 
     pub fn cancel(&self) {
@@ -166,10 +205,12 @@ impl Session {
         state
             .unflushed
             .push(json!({ "type": "message", "turnId": turn_id, "message": body }));
-        state.messages.push(Message {
+        let message = Message {
             turn_id: turn_id.map(str::to_string),
             body,
-        });
+        };
+        state.record.push(message.clone());
+        state.messages.push(message);
     }
 
     /// The phase of a turn id this session knows.
@@ -237,6 +278,7 @@ impl Session {
             "busy": state.running.is_some() || !queued.is_empty(),
             "title": state.title,
             "queued": queued,
+            "plan": state.plan,
         });
         if let Some(running) = &state.running {
             status["turnId"] = json!(running);
@@ -254,7 +296,7 @@ impl Session {
             "sessionId": self.id,
             "title": state.title,
             "root": self.cwd.display().to_string(),
-            "turns": history_turns(&state.messages),
+            "turns": history_turns(&state.record),
         })
     }
 }
@@ -301,7 +343,7 @@ pub fn history_turns(messages: &[Message]) -> Vec<Value> {
                 if let Some(id) = &message.turn_id {
                     turn["turnId"] = json!(id);
                 }
-                if let Some(listed) = super::attachments::listed(body) {
+                if let Some(listed) = listed_attachments(body) {
                     turn["attachments"] = listed;
                 }
                 turns.push(turn);
@@ -392,10 +434,14 @@ pub fn replay(records: Vec<Value>, log: SessionLog, turns: &[TurnEntry]) -> Resu
     let cwd = PathBuf::from(text(&header["cwd"]));
     for mut record in records.into_iter().skip(1) {
         match record["type"].as_str() {
-            Some("message") => state.messages.push(Message {
-                turn_id: record["turnId"].as_str().map(str::to_string),
-                body: record["message"].take(),
-            }),
+            Some("message") => {
+                let message = Message {
+                    turn_id: record["turnId"].as_str().map(str::to_string),
+                    body: record["message"].take(),
+                };
+                state.record.push(message.clone());
+                state.messages.push(message);
+            }
             Some("title") => state.title = text(&record["title"]),
             Some("mode") => {
                 if let Some(mode) = record["mode"].as_str().and_then(|m| m.parse().ok()) {
@@ -404,12 +450,13 @@ pub fn replay(records: Vec<Value>, log: SessionLog, turns: &[TurnEntry]) -> Resu
             }
             Some("rewind") => {
                 if let Some(turn) = record["turnId"].as_str() {
-                    rewind_messages(&mut state.messages, turn);
+                    state.rewind(turn);
                 }
             }
             Some("compact") => {
                 state.messages = vec![compacted_message(record["summary"].as_str().unwrap_or_default())];
             }
+            Some("plan") => state.plan = serde_json::from_value(record["plan"].take()).ok().flatten(),
             Some("model") => {
                 state.model = text(&record["model"]);
                 state.effort = record["effort"].as_str().unwrap_or("default").to_string();
@@ -432,4 +479,14 @@ pub fn replay(records: Vec<Value>, log: SessionLog, turns: &[TurnEntry]) -> Resu
         state.last_turn_id = Some(entry.turn_id.clone());
     }
     Ok(Replayed { cwd, state })
+}
+
+/// The history's list for a stored user message (`{ name, mimeType, size }` each), if it has any.
+pub(super) fn listed_attachments(body: &Value) -> Option<Value> {
+    let list = body["attachments"].as_array()?;
+    Some(Value::Array(
+        list.iter()
+            .map(|a| json!({ "name": a["name"], "mimeType": a["mimeType"], "size": a["size"] }))
+            .collect(),
+    ))
 }

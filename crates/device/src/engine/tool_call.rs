@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::Engine;
 use super::approvals::{Answer, AnsweredBy};
 use super::model::ToolCall;
-use super::session::Session;
+use super::session::{Session, ToolResult};
 use super::show;
 use crate::decisions::decisions;
 use crate::events::DeviceEvent;
@@ -19,12 +19,6 @@ use crate::policy::bash_judge::{self, Decision, JudgeContext, Judgement};
 use crate::policy::tools::{self as tool_policy, Access, Place};
 use crate::settings::BashRules;
 use crate::tools::{self, ToolContext, ToolOutput};
-
-/// What the model reads back.
-pub struct ToolResult {
-    pub text: String,
-    pub is_error: bool,
-}
 
 /// A call ready to be judged: what the card and the client are shown.
 struct Prepared {
@@ -58,22 +52,16 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     if call.name == super::ask::ASK_USER || call.name == super::ask::PLAN_SUBMIT {
         return super::ask::run(engine, session, turn_id, call).await;
     }
+    // The plan tools touch no file: every mode.
+    if super::plan_state::is_plan_tool(&call.name) {
+        return super::plan_state::run(engine, session, turn_id, call).await;
+    }
     let sid = session.id.clone();
     let settings = engine.settings();
     let mut ctx = engine.tool_context(session);
     // write and edit keep what they replace here, for /undo.
     ctx.copies = engine.store().turn_copies_dir(&sid, turn_id).ok();
-    let (mode, always_writes, always_bash, run) = {
-        let state = session.state();
-        let run = state.run.clone();
-        let mode = run.as_ref().map(|(_, mode)| *mode).unwrap_or(state.mode);
-        (
-            mode,
-            state.always_writes,
-            state.always_bash.clone(),
-            run.map(|(run, _)| run),
-        )
-    };
+    let (mode, always_writes, always_bash, run) = limited(engine, session, settings.remote.max_mode).await;
     let project_rules = crate::scheduled::project_bash_rules(&ctx.project, &settings);
     let prepared = if call.name == show::SHOW {
         if show::offered(engine, session) {
@@ -161,6 +149,16 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
             log.answered_by = by;
             log.answer = Some(answer.label());
             match answer {
+                // Nobody answered: the model reads what the wait's end says (a scheduled run's
+                // `texts.denied`), not words of a person.
+                Answer::Deny { feedback: Some(said) } if by == Some(AnsweredBy::Timeout) => {
+                    let refusal = Refusal {
+                        reason: "Nobody answered in time.".to_string(),
+                        feedback: None,
+                        text: said,
+                    };
+                    return refused(engine, &sid, turn_id, call, refusal, &log).await;
+                }
                 Answer::Deny { feedback } => {
                     let reason = "The person did not allow this call.";
                     return denied(engine, &sid, turn_id, call, reason, feedback, &log).await;
@@ -225,7 +223,10 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
             }
             output
         }
-        Work::Bash { command, timeout } => run_bash(&ctx.project, &command, timeout).await,
+        Work::Bash { command, timeout } => {
+            let sandbox = engine.command_sandbox(session, mode);
+            run_bash(&ctx.project, &command, timeout, &sandbox).await
+        }
         Work::Show { planned, line } => show::run(engine, session, &call.id, &planned, line, &ctx).await,
     };
     let text = tools::cut_result(&output.text);
@@ -286,6 +287,14 @@ fn text_content(text: &str) -> Value {
     json!({ "type": "content", "content": { "type": "text", "text": text } })
 }
 
+/// Why a call is not run: the reason the client's event gives, the person's words if any, and
+/// what the model reads.
+struct Refusal {
+    reason: String,
+    feedback: Option<String>,
+    text: String,
+}
+
 async fn denied(
     engine: &Engine,
     sid: &str,
@@ -299,6 +308,28 @@ async fn denied(
     if let Some(f) = &feedback {
         text.push_str(&format!(" The person said: {f}"));
     }
+    let refusal = Refusal {
+        reason: reason.to_string(),
+        feedback,
+        text,
+    };
+    refused(engine, sid, turn_id, call, refusal, log).await
+}
+
+/// A call not run: the client told it failed, and the model reads the refusal's text.
+async fn refused(
+    engine: &Engine,
+    sid: &str,
+    turn_id: &str,
+    call: &ToolCall,
+    refusal: Refusal,
+    log: &Logged,
+) -> ToolResult {
+    let Refusal {
+        reason,
+        feedback,
+        text,
+    } = refusal;
     engine
         .update(sid, json!({ "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "failed", "content": [text_content(&text)] }))
         .await;
@@ -356,7 +387,7 @@ fn prepare(
         });
     }
     let (planned, args) = tools::plan(&call.name, &call.arguments, ctx).map_err(|e| e.to_string())?;
-    let place = tool_policy::place_of(&planned.path, &ctx.project, &ctx.roots, &ctx.home);
+    let place = tool_policy::place_of(&planned.path, &ctx.project, &ctx.roots, &ctx.protected);
     let mut judgement = tools::judge(&planned, mode, ctx);
     if judgement.decision == Decision::Ask
         && always_writes
@@ -376,6 +407,41 @@ fn prepare(
         always: format!("every write in {}", ctx.project.display()),
         work: Work::File { planned, args },
     })
+}
+
+/// The mode this call runs in: the session's (or its scheduled run's) lowered to `remote.max_mode`
+/// as it is now (docs/protocol.md: the limits apply to every request as they are at that moment). A session
+/// the limit lowered stays lowered, says so (`current_mode_update`, the `mode` event) and loses
+/// its "always allow" answers: the person narrowed what remote work may do since they were given.
+async fn limited(
+    engine: &Engine,
+    session: &Session,
+    max: Mode,
+) -> (Mode, bool, Vec<String>, Option<crate::scheduled::Run>) {
+    let (lowered, own_mode) = {
+        let mut state = session.state();
+        let own_mode = state.mode > max;
+        if own_mode {
+            state.always_writes = false;
+            state.always_bash.clear();
+        }
+        if let Some((_, run_mode)) = state.run.as_mut() {
+            *run_mode = (*run_mode).lowered_to(max);
+        }
+        (state.mode.lowered_to(max), own_mode)
+    };
+    if own_mode {
+        super::access::switch_mode(engine, session, lowered).await;
+    }
+    let state = session.state();
+    let run = state.run.clone();
+    let mode = run.as_ref().map(|(_, mode)| *mode).unwrap_or(state.mode);
+    (
+        mode,
+        state.always_writes,
+        state.always_bash.clone(),
+        run.map(|(run, _)| run),
+    )
 }
 
 /// `show` is judged as the `read` of its path would be (allowed inside the folders, denied outside
@@ -407,12 +473,13 @@ fn judge_bash(
             project: project_rules,
             folder: &ctx.project,
             roots: &ctx.roots,
-            home: &ctx.home,
+            home: ctx.protected.home(),
+            protected: &ctx.protected,
         },
     )
 }
 
-/// ENGINE.md: "always" for bash covers the command's first two words followed by `*`.
+/// docs/protocol.md: "always" for bash covers the command's first two words followed by `*`.
 fn always_pattern(command: &str) -> String {
     let words: Vec<&str> = command.split_whitespace().take(2).collect();
     format!("{} *", words.join(" "))
@@ -427,9 +494,14 @@ fn first_line(text: &str) -> String {
         .collect()
 }
 
-async fn run_bash(folder: &Path, command: &str, timeout: Duration) -> ToolOutput {
+async fn run_bash(
+    folder: &Path,
+    command: &str,
+    timeout: Duration,
+    sandbox: &crate::sandbox::Sandbox,
+) -> ToolOutput {
     let keep = decisions().engine.bash_output_kept_bytes;
-    match crate::monitor::run_command(folder, command, timeout, keep).await {
+    match crate::monitor::run_command(folder, command, timeout, keep, sandbox).await {
         Ok(outcome) => {
             let mut text = outcome.excerpt;
             if outcome.bytes > keep as u64 {
@@ -451,6 +523,10 @@ async fn run_bash(folder: &Path, command: &str, timeout: Duration) -> ToolOutput
                 (false, None) => ("\n[ended by a signal]".to_string(), true),
             };
             text.push_str(&note);
+            if let Some(refusal) = outcome.sandbox_refusal {
+                text.push('\n');
+                text.push_str(&refusal);
+            }
             ToolOutput {
                 text,
                 is_error,

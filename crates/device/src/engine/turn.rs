@@ -13,6 +13,7 @@ use super::session::Session;
 use super::tool_call;
 use crate::decisions::decisions;
 use crate::rpc::{self, RpcError};
+use lembas_protocol::Reason;
 
 /// How a turn ended, as ACP's stopReason says it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -88,6 +89,15 @@ pub async fn run(
         engine
             .event(&sid, json!({ "type": "title", "id": sid, "title": title }))
             .await;
+        // An editor hears it as ACP's own update (the link's client has the title event).
+        if engine.serves_editor() {
+            engine
+                .update(
+                    &sid,
+                    json!({ "sessionUpdate": "session_info_update", "title": title }),
+                )
+                .await;
+        }
     }
     let mut message = attachments::user_message(&text, &attached);
     if !mentioned.is_empty() {
@@ -126,11 +136,11 @@ pub async fn run(
                     json!({ "type": "error", "message": e.to_string(), "turnId": turn_id }),
                 )
                 .await;
-            let error = RpcError {
-                code: rpc::INTERNAL_ERROR,
-                message: e.to_string(),
-                data: Some(json!({ "reason": "model" })),
-            };
+            let mut error = RpcError::with_reason(rpc::INTERNAL_ERROR, Reason::Model, e.to_string());
+            // A failed turn gives back the steers it did not take in too.
+            if let Some(data) = error.data.as_mut().filter(|_| !unsent.is_empty()) {
+                data["unsent"] = json!(unsent);
+            }
             (Err(error), None)
         }
     };
@@ -174,16 +184,16 @@ async fn steps(
     } else {
         false
     };
+    let instance_name = engine.instance_name(&instance).await;
     for _ in 0..max_requests {
         take_steers(engine, session, turn_id).await;
         // Before the state is locked: whether `show` is offered reads it too.
         let tools = engine.tool_definitions(session);
         let body = {
             let state = session.state();
-            let settings = engine.settings();
             let mut messages = vec![json!({
                 "role": "system",
-                "content": prompt::system(&settings, &session.cwd, state.mode, &state.context),
+                "content": prompt::system(&instance_name, &session.cwd, state.mode, &state.context),
             })];
             messages.extend(state.messages.iter().map(|m| without_extras(&m.body, vision)));
             model::request_body(&state.model, &messages, &tools, &state.effort)

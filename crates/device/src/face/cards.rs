@@ -3,7 +3,7 @@
 //! schedule's title and how long it waits. Pure: built from the engine's cards, or from the
 //! control endpoint's [`PendingApproval`]s when another process runs the device.
 
-use crate::control::PendingApproval;
+use super::pending::PendingApproval;
 use crate::engine::Card;
 use crate::events::ScheduledAsk;
 use serde::Serialize;
@@ -157,7 +157,7 @@ pub fn wait_words(seconds: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::PLAN;
+    use lembas_protocol::LinkMethod;
     use serde_json::json;
 
     fn card(kind: &str, raw: Value, scheduled: Option<ScheduledAsk>) -> Card {
@@ -172,7 +172,7 @@ mod tests {
         }
         Card {
             session_id: "ses_1".into(),
-            method: "session/request_permission",
+            method: LinkMethod::RequestPermission,
             tool_call_id: "call_1".into(),
             params,
             asked_at_ms: 5,
@@ -252,7 +252,7 @@ mod tests {
     fn a_plan_card_shows_the_plan_and_what_allow_means() {
         let plan = Card {
             session_id: "ses_1".into(),
-            method: PLAN,
+            method: LinkMethod::Plan,
             tool_call_id: "call_plan".into(),
             params: json!({ "sessionId": "ses_1", "toolCallId": "call_plan", "path": ".agent/plans/p.md", "text": "1. Tidy" }),
             asked_at_ms: 5,

@@ -5,6 +5,7 @@
 
 pub mod activity;
 pub mod cards;
+pub mod pending;
 
 use std::path::PathBuf;
 
@@ -60,6 +61,8 @@ pub struct RemoteView {
     pub require_trust: bool,
     pub max_mode: &'static str,
     pub roots: Vec<RootView>,
+    /// Whether remote commands run in a kernel sandbox here, as a sentence.
+    pub sandbox: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -88,6 +91,18 @@ pub struct Snapshot {
     pub activity: Vec<Entry>,
     /// The approval cards waiting for an answer, oldest first.
     pub cards: Vec<CardView>,
+}
+
+/// The window's line for `support` (`landlock ABI 7`, `seatbelt`, `none: <why>`).
+fn sandbox_line(support: &str) -> String {
+    match support.strip_prefix("none: ") {
+        Some(why) => format!(
+            "Commands are not sandboxed here ({why}): only the permission judge stands between a command and your files."
+        ),
+        None => format!(
+            "Commands run in a kernel sandbox ({support}): they write only inside these folders and the temp folder, and never read your keys."
+        ),
+    }
 }
 
 pub fn link_view(host: &HostState) -> LinkView {
@@ -192,6 +207,11 @@ pub fn snapshot(
             require_trust: settings.remote.require_trust,
             max_mode: settings.remote.max_mode.as_str(),
             roots: root_views(settings),
+            sandbox: sandbox_line(
+                &status
+                    .and_then(|s| s.sandbox.clone())
+                    .unwrap_or_else(crate::sandbox::support),
+            ),
         },
         scheduled_setting: SettingText {
             label: setting.label.clone(),

@@ -6,6 +6,7 @@
 //! folder of a tree as large as the roots; a picker a few seconds stale is what ripgrep's list in
 //! the TUI is too.)
 
+use crate::policy::protected::Protected;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use nucleo_matcher::Utf32String;
 
-use super::search::order_key;
+use crate::poison::Recover;
 use crate::tools::{relative_text, walker};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,11 +53,11 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Walks `root` (blocking I/O).
-    pub fn build(root: &Path, home: &Path, max_entries: usize) -> Snapshot {
+    pub fn build(root: &Path, protected: &Protected, max_entries: usize) -> Snapshot {
         let started = Instant::now();
         let mut entries = Vec::new();
         let mut truncated = false;
-        for entry in walker(root, home).build().filter_map(Result::ok) {
+        for entry in walker(root, protected).build().filter_map(Result::ok) {
             if entry.depth() == 0 {
                 continue;
             }
@@ -91,16 +92,16 @@ impl Snapshot {
 /// A folder's index, shared by every session there.
 pub struct FolderIndex {
     pub root: PathBuf,
-    home: PathBuf,
+    protected: Protected,
     current: RwLock<Option<Arc<Snapshot>>>,
     rebuilding: AtomicBool,
 }
 
 impl FolderIndex {
-    pub fn new(root: PathBuf, home: PathBuf) -> FolderIndex {
+    pub fn new(root: PathBuf, protected: Protected) -> FolderIndex {
         FolderIndex {
             root,
-            home,
+            protected,
             current: RwLock::new(None),
             rebuilding: AtomicBool::new(false),
         }
@@ -109,7 +110,7 @@ impl FolderIndex {
     /// The index to answer from (blocking: the first call walks the folder). One older than
     /// `max_age` is answered from all the same, and rebuilt on a thread of its own.
     pub fn snapshot(self: &Arc<Self>, max_age: Duration, max_entries: usize) -> Arc<Snapshot> {
-        let current = self.current.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let current = self.current.read().recover().clone();
         match current {
             Some(snapshot) => {
                 if snapshot.built.elapsed() > max_age && !self.rebuilding.swap(true, Ordering::SeqCst) {
@@ -126,7 +127,7 @@ impl FolderIndex {
     }
 
     fn rebuild(&self, max_entries: usize) -> Arc<Snapshot> {
-        let snapshot = Arc::new(Snapshot::build(&self.root, &self.home, max_entries));
+        let snapshot = Arc::new(Snapshot::build(&self.root, &self.protected, max_entries));
         tracing::debug!(
             root = %self.root.display(),
             entries = snapshot.entries.len(),
@@ -134,9 +135,14 @@ impl FolderIndex {
             took_ms = snapshot.took.as_millis() as u64,
             "file index built"
         );
-        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Some(snapshot.clone());
+        *self.current.write().recover() = Some(snapshot.clone());
         snapshot
     }
+}
+
+/// The index's order: shallow first, then by path.
+pub fn order_key(path: &str) -> (usize, &str) {
+    (path.bytes().filter(|b| *b == b'/').count(), path)
 }
 
 #[cfg(test)]
@@ -162,7 +168,7 @@ mod tests {
         ] {
             std::fs::write(root.join(path), text).unwrap();
         }
-        let snapshot = Snapshot::build(root, Path::new("/nonexistent-home"), 100);
+        let snapshot = Snapshot::build(root, &Protected::under_home(Path::new("/nonexistent-home")), 100);
         let listed: Vec<(&str, Kind)> = snapshot
             .entries
             .iter()
@@ -180,7 +186,7 @@ mod tests {
             ]
         );
         assert!(!snapshot.truncated);
-        let capped = Snapshot::build(root, Path::new("/nonexistent-home"), 2);
+        let capped = Snapshot::build(root, &Protected::under_home(Path::new("/nonexistent-home")), 2);
         assert_eq!(capped.entries.len(), 2);
         assert!(capped.truncated);
     }
@@ -189,7 +195,10 @@ mod tests {
     fn a_stale_index_answers_at_once_and_is_rebuilt_behind() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("one.txt"), "").unwrap();
-        let index = Arc::new(FolderIndex::new(dir.path().to_path_buf(), PathBuf::from("/none")));
+        let index = Arc::new(FolderIndex::new(
+            dir.path().to_path_buf(),
+            Protected::under_home(Path::new("/none")),
+        ));
         let first = index.snapshot(Duration::from_secs(60), 100);
         assert_eq!(first.entries.len(), 1);
         std::fs::write(dir.path().join("two.txt"), "").unwrap();

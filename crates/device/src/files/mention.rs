@@ -1,4 +1,4 @@
-//! `@path` mentions in what the person typed (acp.md, session/prompt): read as the TUI's picker
+//! `@path` mentions in what the person typed (docs/protocol.md, session/prompt): read as the TUI's picker
 //! writes them — a space or a `#` in a name escaped with a backslash (`@my\ notes.md`,
 //! `@a\#b.md`), an unescaped `#` with digits a line range (`@c.md#10-20`), `@dir/` a listing — and
 //! attached only when the path, symlinks followed, is inside the session's project and the roots and
@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::decisions::decisions;
-use crate::policy::protected::protected;
+use crate::policy::protected::Protected;
 use crate::policy::tools::{Place, place_of};
 use crate::tools::{relative_text, walker};
 
@@ -120,7 +120,7 @@ fn line_range(text: &str) -> Option<(usize, usize)> {
 pub struct Scope<'a> {
     pub root: &'a Path,
     pub roots: &'a [PathBuf],
-    pub home: &'a Path,
+    pub protected: &'a Protected,
 }
 
 /// One mention attached.
@@ -130,6 +130,9 @@ pub struct Attached {
     pub resolved: PathBuf,
     /// What the model is given.
     pub text: String,
+    /// An image mentioned: its type and bytes, which go with the prompt as an attachment does
+    /// (an image to a model that takes images, a line saying it is there to any other).
+    pub image: Option<(&'static str, Vec<u8>)>,
 }
 
 /// Reads what the mentions in `typed` (the person's text blocks) name, within `scope`; each file
@@ -154,14 +157,23 @@ pub fn attach(typed: &[&str], scope: &Scope) -> Vec<Attached> {
         }
         seen.push(key);
         let shown = relative_text(&resolved, scope.root);
-        let mut text = render(&path, &resolved, &shown, mention.range, scope);
+        if let Some(image) = image(&path, &resolved, &shown, budget.saturating_sub(total)) {
+            total += image.image.as_ref().map_or(0, |(_, bytes)| bytes.len());
+            out.push(image);
+            continue;
+        }
+        let mut text = render(&resolved, &shown, mention.range, scope);
         if total + text.len() > budget {
             text = format!(
                 "<file path=\"{shown}\">(not attached: the prompt's attachments would pass {budget} bytes; read it with the read tool)</file>"
             );
         }
         total += text.len();
-        out.push(Attached { resolved, text });
+        out.push(Attached {
+            resolved,
+            text,
+            image: None,
+        });
     }
     out
 }
@@ -172,25 +184,24 @@ pub fn attach(typed: &[&str], scope: &Scope) -> Vec<Attached> {
 fn locate(mention: &Mention, scope: &Scope) -> Option<(PathBuf, PathBuf)> {
     for candidate in &mention.candidates {
         let written = match candidate.strip_prefix("~/") {
-            Some(rest) => scope.home.join(rest),
+            Some(rest) => scope.protected.home().join(rest),
             None => scope.root.join(candidate),
         };
         let Ok(resolved) = std::fs::canonicalize(&written) else {
             continue;
         };
-        let inside = place_of(&resolved, scope.root, scope.roots, scope.home) == Place::Project;
-        return (inside && !protected(&written, scope.home)).then_some((written, resolved));
+        let inside = matches!(
+            place_of(&resolved, scope.root, scope.roots, scope.protected),
+            Place::Project | Place::AgentFolder
+        );
+        let protected = scope.protected.protects(&written)
+            || crate::tools::identity::linked_protection(&resolved, scope.protected).is_some();
+        return (inside && !protected).then_some((written, resolved));
     }
     None
 }
 
-fn render(
-    written: &Path,
-    resolved: &Path,
-    shown: &str,
-    range: Option<(usize, usize)>,
-    scope: &Scope,
-) -> String {
+fn render(resolved: &Path, shown: &str, range: Option<(usize, usize)>, scope: &Scope) -> String {
     let metadata = match std::fs::metadata(resolved) {
         Ok(m) => m,
         Err(e) => return format!("<file path=\"{shown}\">(cannot be read: {e})</file>"),
@@ -201,26 +212,55 @@ fn render(
     let lines = range
         .map(|(a, b)| format!(" lines=\"{a}-{b}\""))
         .unwrap_or_default();
-    let body = if is_image(written) {
-        format!(
-            "(an image, {} bytes: this session's model is not shown images)",
-            metadata.len()
-        )
-    } else {
-        match numbered(resolved, range) {
-            Ok(text) => text,
-            Err(e) => format!("(cannot be read: {e})"),
-        }
+    let body = match numbered(resolved, range) {
+        Ok(text) => text,
+        Err(e) => format!("(cannot be read: {e})"),
     };
     format!("<file path=\"{shown}\"{lines}>\n{body}\n</file>")
 }
 
-fn is_image(path: &Path) -> bool {
+/// An image by its name: its type.
+fn image_type(path: &Path) -> Option<&'static str> {
     let extension = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    matches!(extension.as_str(), "png" | "jpg" | "jpeg" | "gif" | "webp")
+    Some(match extension.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        _ => return None,
+    })
+}
+
+/// A mentioned image, read whole when it fits a prompt's block and what is left of the prompt;
+/// `None` when the file is not an image (or is a folder).
+fn image(written: &Path, resolved: &Path, shown: &str, left: usize) -> Option<Attached> {
+    let mime = image_type(written)?;
+    let metadata = std::fs::metadata(resolved).ok().filter(|m| m.is_file())?;
+    let most = decisions().prompt.max_block_bytes.min(left) as u64;
+    let size = metadata.len();
+    let (text, image) = if size > most {
+        let why = format!("(an image of {size} bytes: more than this prompt can take, {most}; not attached)");
+        (format!("<file path=\"{shown}\">{why}</file>"), None)
+    } else {
+        match std::fs::read(resolved) {
+            Ok(bytes) => (
+                format!("<file path=\"{shown}\">(an image, {size} bytes: attached to this prompt)</file>"),
+                Some((mime, bytes)),
+            ),
+            Err(e) => (
+                format!("<file path=\"{shown}\">(cannot be read: {e})</file>"),
+                None,
+            ),
+        }
+    };
+    Some(Attached {
+        resolved: resolved.to_path_buf(),
+        text,
+        image,
+    })
 }
 
 /// The file's lines numbered as the read tool numbers them (`cat -n`), within the range, at most
@@ -305,7 +345,7 @@ fn listing(folder: &Path, shown: &str, scope: &Scope) -> String {
         Ok(pinned) => pinned,
         Err(e) => return format!("<folder path=\"{shown}\">(cannot be read: {e})</folder>"),
     };
-    let mut entries: Vec<String> = walker(folder, scope.home)
+    let mut entries: Vec<String> = walker(folder, scope.protected)
         .max_depth(Some(1))
         .build()
         .filter_map(Result::ok)

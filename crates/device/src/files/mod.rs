@@ -1,4 +1,4 @@
-//! Capability `files` (acp.md): the file index `_lembas/files/search` answers from (one per
+//! Capability `files` (docs/protocol.md): the file index `_lembas/files/search` answers from (one per
 //! session folder, built on the first search), what each session used recently (which nudges the
 //! picker's order), and the `@path` mentions of a prompt ([`mention`]).
 
@@ -6,12 +6,14 @@ pub mod index;
 pub mod mention;
 pub mod search;
 
+use crate::policy::protected::Protected;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::decisions::decisions;
+use crate::poison::Recover;
 use crate::tools::relative_text;
 pub use index::{Entry, FolderIndex, Kind, Snapshot};
 
@@ -26,8 +28,8 @@ pub struct Files {
 
 impl Files {
     /// The index of `root` (resolved), made when there is none.
-    pub fn index(&self, root: &Path, home: &Path) -> Arc<FolderIndex> {
-        let mut indexes = self.indexes.lock().unwrap_or_else(|p| p.into_inner());
+    pub fn index(&self, root: &Path, protected: &Protected) -> Arc<FolderIndex> {
+        let mut indexes = self.indexes.lock().recover();
         if let Some((index, used)) = indexes.iter_mut().find(|(i, _)| i.root == root) {
             *used = Instant::now();
             return index.clone();
@@ -37,7 +39,7 @@ impl Files {
             indexes.sort_by_key(|(_, used)| std::cmp::Reverse(*used));
             indexes.truncate(kept - 1);
         }
-        let index = Arc::new(FolderIndex::new(root.to_path_buf(), home.to_path_buf()));
+        let index = Arc::new(FolderIndex::new(root.to_path_buf(), protected.clone()));
         indexes.push((index.clone(), Instant::now()));
         index
     }
@@ -47,13 +49,13 @@ impl Files {
     pub fn search(
         &self,
         root: &Path,
-        home: &Path,
+        protected: &Protected,
         session: Option<&str>,
         query: &str,
         limit: usize,
     ) -> Vec<Entry> {
         let numbers = &decisions().files;
-        let snapshot = self.index(root, home).snapshot(
+        let snapshot = self.index(root, protected).snapshot(
             Duration::from_secs(numbers.index_max_age_seconds),
             numbers.index_max_entries,
         );
@@ -66,7 +68,7 @@ impl Files {
 
     /// `session` used `path` (resolved): a mention attached, a file the model read or wrote.
     pub fn used(&self, session: &str, path: &Path) {
-        let mut uses = self.uses.lock().unwrap_or_else(|p| p.into_inner());
+        let mut uses = self.uses.lock().recover();
         uses.retain(|(s, p)| !(s == session && p == path));
         uses.push_back((session.to_string(), path.to_path_buf()));
         // Enough for every folder an index is kept for.
@@ -78,7 +80,7 @@ impl Files {
 
     /// What was used under `root`, most recent first, relative to it.
     pub fn recent(&self, root: &Path, session: Option<&str>) -> Vec<String> {
-        let uses = self.uses.lock().unwrap_or_else(|p| p.into_inner());
+        let uses = self.uses.lock().recover();
         let mut out: Vec<String> = Vec::new();
         for (s, path) in uses.iter().rev() {
             if session.is_some_and(|session| session != s) || !path.starts_with(root) || path == root {
@@ -97,10 +99,7 @@ impl Files {
 
     /// Forgets a deleted session's uses.
     pub fn forget(&self, session: &str) {
-        self.uses
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|(s, _)| s != session);
+        self.uses.lock().recover().retain(|(s, _)| s != session);
     }
 }
 
@@ -131,7 +130,7 @@ mod tests {
             std::fs::write(root.join(name), "").unwrap();
         }
         let files = Files::default();
-        let home = Path::new("/none");
+        let home = &crate::policy::protected::Protected::under_home(Path::new("/none"));
         let found = |q: &str, limit| -> Vec<String> {
             files
                 .search(&root, home, Some("s"), q, limit)

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
 
-use super::index::{Entry, Snapshot};
+use super::index::{Entry, Snapshot, order_key};
 
 /// At most `limit` entries of `snapshot` for `query`; `recent` is most recent first, relative to
 /// the index's folder. `bonus` is what the most recent file gets added to its score.
@@ -113,11 +113,6 @@ fn empty_query<'a>(snapshot: &'a Snapshot, recent: &[String], limit: usize) -> V
         }
     }
     out
-}
-
-/// The index's order: shallow first, then by path.
-pub fn order_key(path: &str) -> (usize, &str) {
-    (path.bytes().filter(|b| *b == b'/').count(), path)
 }
 
 #[cfg(test)]

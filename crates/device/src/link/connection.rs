@@ -6,6 +6,7 @@
 
 use futures_util::stream::SplitSink;
 use futures_util::{FutureExt, SinkExt, StreamExt};
+use lembas_protocol::LinkMethod;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +19,7 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::incoming;
-use super::outbound;
+use crate::client::outbound;
 use crate::dispatcher::{Announced, Dispatcher};
 use crate::events::DeviceEvent;
 use crate::rpc::{self, RpcError};
@@ -73,7 +74,7 @@ pub async fn run(ws: Ws, mut ctx: LinkContext) -> LinkEnd {
     };
     let announced = Announced::of(&ctx.settings.borrow());
     // hello goes first: nothing else can be queued before it.
-    let _ = out.notify("_lembas/hello", announced.hello()).await;
+    let _ = out.notify(LinkMethod::Hello, announced.hello()).await;
     let _ = ctx.events.send(DeviceEvent::LimitsSent {
         limits: announced.hello_limits(),
     });

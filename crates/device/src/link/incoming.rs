@@ -5,11 +5,12 @@
 //! the request of ours that waits for it.
 
 use futures_util::FutureExt;
+use lembas_protocol::LinkMethod;
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::task::JoinSet;
 
-use super::outbound::Outbound;
+use crate::client::Outbound;
 use crate::dispatcher::Dispatcher;
 use crate::rpc::{self, Incoming, RpcError};
 
@@ -44,7 +45,9 @@ pub async fn receive(
             tasks.spawn(async move {
                 let result = handling.await;
                 let new_session = match &result {
-                    Ok(answer) if method == "session/new" => answer["sessionId"].as_str().map(str::to_string),
+                    Ok(answer) if LinkMethod::served(&method) == Some(LinkMethod::SessionNew) => {
+                        answer["sessionId"].as_str().map(str::to_string)
+                    }
                     _ => None,
                 };
                 let _ = out.answer(&id, result).await;

@@ -20,7 +20,7 @@ const DIAL_TIMEOUT: Duration = Duration::from_secs(20);
 /// The largest message the link reads: a whole prompt at its limit, base64 and JSON included.
 const MAX_MESSAGE_BYTES: usize = 64 << 20;
 
-/// Timings, from DECISIONS.md `link` unless a test or benchmark narrows them.
+/// Timings, from docs/protocol.md `link` unless a test or benchmark narrows them.
 #[derive(Debug, Clone)]
 pub struct LinkOptions {
     pub backoff_first: Duration,

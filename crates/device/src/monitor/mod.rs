@@ -1,4 +1,4 @@
-//! The process side of `_lembas/monitor` (spec acp.md, "Monitor mode" and "_lembas/monitor"): run a
+//! The process side of `_lembas/monitor` (docs/protocol.md "Monitor mode"): run a
 //! schedule's watch command, hash its output as it streams, and answer with the result's shape. The
 //! permission judgement and the refusals are the caller's; this runs what it is given.
 //!
@@ -17,6 +17,9 @@
 //!   same way, since a schedule repeating the watch would otherwise pile them up.
 //! - Dropping the future part-way kills the group (SIGKILL) and leaves bash to tokio's reaper.
 //!
+//! Every watch and command runs in the [`Sandbox`] it is given (docs/protocol.md "The sandbox under every
+//! command"), made by the caller from the limits at that moment.
+//!
 //! `truncated` is true exactly when the excerpt is not the whole output: the output was longer than
 //! what was kept, or the kept bytes decode to more than `excerpt_chars` characters. When keeping
 //! stopped inside a multi-byte character, that partial character is left out of the excerpt.
@@ -27,6 +30,7 @@ mod process_group;
 mod tests;
 
 use crate::decisions::decisions;
+use crate::sandbox::Sandbox;
 use output::OutputSink;
 use process_group::ProcessGroup;
 use serde::Serialize;
@@ -62,6 +66,10 @@ pub struct WatchOutcome {
     pub bytes: u64,
     /// From starting bash to having the answer, stopping the group included.
     pub duration_ms: u64,
+    /// The line saying the sandbox refused a read or write, when the command failed that way while
+    /// sandboxed: for the model, never part of `_lembas/monitor`'s result.
+    #[serde(skip)]
+    pub sandbox_refusal: Option<String>,
 }
 
 /// The watch's time limit from the request's `timeout_s`: absent, zero, negative or not a number
@@ -84,17 +92,22 @@ pub fn clamp_timeout(requested: Option<f64>) -> Duration {
 /// entered) or to read the output, each with a message a person can act on.
 ///
 /// Must be called inside a tokio runtime with I/O and time enabled.
-pub async fn run_watch(cwd: &Path, command: &str, timeout: Duration) -> io::Result<WatchOutcome> {
+pub async fn run_watch(
+    cwd: &Path,
+    command: &str,
+    timeout: Duration,
+    sandbox: &Sandbox,
+) -> io::Result<WatchOutcome> {
     let numbers = &decisions().scheduled.monitor;
     let limits = WatchLimits {
         output_max_bytes: numbers.output_max_bytes,
         excerpt_chars: numbers.excerpt_chars,
         kill_grace: Duration::from_millis(numbers.kill_grace_ms),
     };
-    run_watch_within(cwd, command, timeout, &limits).await
+    run_watch_within(cwd, command, timeout, &limits, sandbox).await
 }
 
-/// The bash tool's runner (ENGINE.md "Tools"): the same process group, one stream and stopping as a
+/// The bash tool's runner (docs/protocol.md "Tools"): the same process group, one stream and stopping as a
 /// watch, but keeping `keep_bytes` of output whole for the model instead of an excerpt. Dropping
 /// the future (session/cancel) kills the group.
 pub async fn run_command(
@@ -102,13 +115,14 @@ pub async fn run_command(
     command: &str,
     timeout: Duration,
     keep_bytes: usize,
+    sandbox: &Sandbox,
 ) -> io::Result<WatchOutcome> {
     let limits = WatchLimits {
         output_max_bytes: keep_bytes,
         excerpt_chars: usize::MAX,
         kill_grace: Duration::from_millis(decisions().scheduled.monitor.kill_grace_ms),
     };
-    run_watch_within(cwd, command, timeout, &limits).await
+    run_watch_within(cwd, command, timeout, &limits, sandbox).await
 }
 
 /// The decisions' numbers a watch runs by; apart so the tests can use small ones.
@@ -123,9 +137,10 @@ async fn run_watch_within(
     command: &str,
     timeout: Duration,
     limits: &WatchLimits,
+    sandbox: &Sandbox,
 ) -> io::Result<WatchOutcome> {
     let started = Instant::now();
-    let mut watch = Watch::start(cwd, command, limits.output_max_bytes)?;
+    let mut watch = Watch::start(cwd, command, limits.output_max_bytes, sandbox)?;
     let finished = watch
         .run_until(started + timeout, Watch::output_and_exit_seen, false)
         .await?;
@@ -143,6 +158,10 @@ async fn run_watch_within(
         (true, None) => return Err(io::Error::other("the watch command's exit status was lost")),
     };
     let (excerpt, truncated) = watch.sink.excerpt(limits.excerpt_chars);
+    let sandbox_refusal = match (watch.sandboxed, finished) {
+        (true, true) => sandbox.refusal_line(&excerpt, exit),
+        _ => None,
+    };
     Ok(WatchOutcome {
         hash,
         exit,
@@ -151,6 +170,7 @@ async fn run_watch_within(
         truncated,
         bytes: watch.sink.bytes(),
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        sandbox_refusal,
     })
 }
 
@@ -176,16 +196,20 @@ struct Watch {
     sink: OutputSink,
     buffer: Box<[u8]>,
     group: ProcessGroup,
+    /// Whether bash runs in a sandbox (`remote.sandbox: auto` runs without one where none is had).
+    sandboxed: bool,
 }
 
 impl Watch {
-    fn start(cwd: &Path, command: &str, output_max_bytes: usize) -> io::Result<Self> {
+    fn start(cwd: &Path, command: &str, output_max_bytes: usize, sandbox: &Sandbox) -> io::Result<Self> {
+        // Made before anything is opened: a refusal (`remote.sandbox: required`) leaves nothing.
+        let prepared = sandbox.prepare()?;
         // Both ends are close-on-exec, so no other process started meanwhile inherits the write end
         // and keeps the pipe open; the child's copies are its fds 1 and 2, made by dup2.
         let (write_end, read_end) = pipe::pipe()?;
         let stdout = write_end.into_blocking_fd()?;
         let stderr = stdout.try_clone()?;
-        let mut bash = Command::new("bash");
+        let mut bash: Command = prepared.command("bash")?;
         bash.arg("-c")
             .arg(command)
             .current_dir(cwd)
@@ -203,7 +227,10 @@ impl Watch {
             )
         })?;
         // The Command holds our copies of the write end; the pipe only closes once they are gone.
+        // The sandbox's ruleset was needed only until the child restricted itself.
         drop(bash);
+        let sandboxed = prepared.on();
+        drop(prepared);
         let pid = child
             .id()
             .ok_or_else(|| io::Error::other("the watch command ended before it started"))?;
@@ -214,6 +241,7 @@ impl Watch {
             sink: OutputSink::new(output_max_bytes),
             buffer: vec![0; READ_CHUNK].into_boxed_slice(),
             group: ProcessGroup::led_by(pid)?,
+            sandboxed,
         })
     }
 

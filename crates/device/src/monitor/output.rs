@@ -42,7 +42,7 @@ impl OutputSink {
         self.bytes
     }
 
-    /// `sha256:` + hex of sha256(output + "\n" + status in decimal) (DECISIONS.md, Monitor hash).
+    /// `sha256:` + hex of sha256(output + "\n" + status in decimal) (docs/protocol.md, Monitor hash).
     pub(super) fn hash(&self, status: i32) -> String {
         let mut hasher = self.hasher.clone();
         hasher.update(b"\n");

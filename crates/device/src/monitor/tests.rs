@@ -10,6 +10,17 @@ const CONFORMANCE: &str = concat!(
     "/../../../shared/conformance/monitor.json"
 );
 
+/// The watches here run in the product's sandbox, their folder its root: a watch behaves the same
+/// inside it.
+async fn run_watch(cwd: &Path, command: &str, timeout: Duration) -> io::Result<WatchOutcome> {
+    super::run_watch(cwd, command, timeout, &sandbox_for(cwd)).await
+}
+
+fn sandbox_for(folder: &Path) -> Sandbox {
+    let roots = [folder.to_owned()];
+    Sandbox::for_remote(&Default::default(), &roots, &[], crate::policy::Mode::Edit)
+}
+
 fn numbers() -> &'static crate::decisions::Monitor {
     &decisions().scheduled.monitor
 }
@@ -294,6 +305,7 @@ async fn only_the_start_is_kept_and_a_cut_character_is_left_out() {
         "printf 'abc\u{e9}xyz'",
         Duration::from_secs(30),
         &limits,
+        &sandbox_for(dir.path()),
     )
     .await
     .unwrap();

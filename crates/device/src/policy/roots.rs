@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use super::protected::protection;
-use crate::settings::Settings;
 
 /// What session/new (and every folder-taking request) would say about a folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,18 +50,6 @@ impl FolderRules {
             ..self.clone()
         }
     }
-
-    /// Resolves the roots and trusted folders of the settings (the I/O half).
-    pub fn from_settings(settings: &Settings) -> Self {
-        let resolve_all = |paths: Vec<PathBuf>| paths.iter().filter_map(|p| resolve(p).ok()).collect();
-        Self {
-            enabled: settings.remote.enabled,
-            roots: resolve_all(settings.roots()),
-            trusted: resolve_all(settings.trusted.clone()),
-            require_trust: settings.remote.require_trust,
-            home: crate::paths::resolved_home_dir(),
-        }
-    }
 }
 
 /// Resolves symlinks; the folder must exist and be a directory.
@@ -102,7 +89,7 @@ pub fn folder_verdict(dir: &Path, rules: &FolderRules) -> Verdict {
             "This computer allows no folders for remote work yet. Add one in LLeMbas Desktop, or run: lembas remote roots add <folder>",
         );
     }
-    // DECISIONS.md "Paths": no remote session reads, shows or writes these, even inside a root,
+    // docs/protocol.md "Paths": no remote session reads, shows or writes these, even inside a root,
     // so none works in one (a listing of `.git` would show its internals).
     if let Some(what) = protection(dir, &rules.home) {
         return Verdict::no(format!(

@@ -1,4 +1,4 @@
-//! ENGINE.md "Modes": whether a file tool may read or write a path, given the mode and where the
+//! docs/protocol.md "Modes": whether a file tool may read or write a path, given the mode and where the
 //! path is. Pure: the path must already be resolved (symlinks followed) by the caller, so a link
 //! inside the project that points elsewhere is judged by where it points.
 
@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::Mode;
 use super::bash_judge::{Decision, Judgement};
-use super::protected::protection;
+use super::protected::Protected;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Access {
@@ -19,11 +19,14 @@ pub enum Access {
 pub enum Place {
     /// Inside the session's project (its folder).
     Project,
+    /// The project's `.agent/` (its commands and skills: prompts a person runs later, with a mode
+    /// of their own): a write there asks in every mode.
+    AgentFolder,
     /// Inside `remote.roots`, but not in the session's project.
     Roots,
     /// Outside every root.
     Outside,
-    /// A protected path (DECISIONS.md "Paths"), wherever it is.
+    /// A protected path (docs/protocol.md "Paths"), wherever it is.
     Protected,
 }
 
@@ -31,11 +34,13 @@ pub enum Place {
 /// `Outside` even inside the project, so that a project left outside the roots (the roots changed
 /// during the session) gets nothing more. Compares whole components: `/w/project2` is not inside
 /// `/w/proj`.
-pub fn place_of(resolved: &Path, project: &Path, roots: &[PathBuf], home: &Path) -> Place {
-    if protection(resolved, home).is_some() {
+pub fn place_of(resolved: &Path, project: &Path, roots: &[PathBuf], protected: &Protected) -> Place {
+    if protected.protects(resolved) {
         Place::Protected
     } else if !roots.iter().any(|root| resolved.starts_with(root)) {
         Place::Outside
+    } else if resolved.starts_with(project.join(".agent")) {
+        Place::AgentFolder
     } else if resolved.starts_with(project) {
         Place::Project
     } else {
@@ -61,12 +66,12 @@ pub fn decide_path(
     resolved: &Path,
     project: &Path,
     roots: &[PathBuf],
-    home: &Path,
+    protected: &Protected,
 ) -> Judgement {
-    let place = place_of(resolved, project, roots, home);
+    let place = place_of(resolved, project, roots, protected);
     let subject = Subject {
         shown: shown_path(resolved, project),
-        protection: protection(resolved, home).unwrap_or_default(),
+        protection: protected.protection(resolved).unwrap_or_default(),
     };
     judgement(access, mode, place, &subject)
 }
@@ -85,7 +90,7 @@ struct Subject {
     protection: &'static str,
 }
 
-/// The table of ENGINE.md "Modes", one arm per outcome, each with its sentence.
+/// The table of docs/protocol.md "Modes", one arm per outcome, each with its sentence.
 fn judgement(access: Access, mode: Mode, place: Place, subject: &Subject) -> Judgement {
     let what = &subject.shown;
     let verb = match access {
@@ -106,21 +111,27 @@ fn judgement(access: Access, mode: Mode, place: Place, subject: &Subject) -> Jud
                 "{verb} {what} is not allowed: it is outside the folders this computer allows for remote work."
             ),
         ),
-        (Access::Read, Place::Project | Place::Roots, _) => (
+        (Access::Read, Place::Project | Place::AgentFolder | Place::Roots, _) => (
             Decision::Allow,
             format!("{verb} {what} is allowed: it is inside the folders this computer allows."),
         ),
-        (Access::Write, Place::Project | Place::Roots, Mode::Plan) => (
+        (Access::Write, Place::Project | Place::AgentFolder | Place::Roots, Mode::Plan) => (
             Decision::Deny,
             format!("Plan mode only reads: writing {what} is not allowed."),
         ),
-        (Access::Write, Place::Project | Place::Roots, Mode::Manual) => (
+        (Access::Write, Place::Project | Place::AgentFolder | Place::Roots, Mode::Manual) => (
             Decision::Ask,
             format!("Manual mode asks before every write: writing {what} needs approval."),
         ),
         (Access::Write, Place::Project, Mode::Edit | Mode::Auto) => (
             Decision::Allow,
             format!("{verb} {what} is allowed: {mode} mode allows writes inside the session's project."),
+        ),
+        (Access::Write, Place::AgentFolder, Mode::Edit | Mode::Auto) => (
+            Decision::Ask,
+            format!(
+                "{verb} {what} needs approval in every mode: the project's .agent folder holds commands and skills a person runs later."
+            ),
         ),
         (Access::Write, Place::Roots, Mode::Edit | Mode::Auto) => (
             Decision::Ask,
@@ -135,7 +146,7 @@ fn judgement(access: Access, mode: Mode, place: Place, subject: &Subject) -> Jud
 #[cfg(test)]
 mod tests {
     use super::Access::{Read, Write};
-    use super::Place::{Outside, Project, Protected, Roots};
+    use super::Place::{AgentFolder, Outside, Project, Protected, Roots};
     use super::*;
     use crate::policy::Mode::{Auto, Edit, Manual, Plan};
     use Decision::{Allow, Ask, Deny};
@@ -147,6 +158,7 @@ mod tests {
     const MANUAL: &str = "Manual mode asks before every write";
     const IN_PROJECT: &str = "allows writes inside the session's project";
     const ELSEWHERE: &str = "outside the session's project";
+    const AGENT: &str = "needs approval in every mode";
 
     #[test]
     fn every_access_mode_and_place() {
@@ -183,8 +195,15 @@ mod tests {
             (Write, Auto, Roots, Ask, ELSEWHERE),
             (Write, Auto, Outside, Deny, OUTSIDE),
             (Write, Auto, Protected, Deny, PROTECTED),
+            // The project's `.agent/`: read like the project, a write asks in every mode.
+            (Read, Plan, AgentFolder, Allow, INSIDE),
+            (Read, Auto, AgentFolder, Allow, INSIDE),
+            (Write, Plan, AgentFolder, Deny, PLAN),
+            (Write, Manual, AgentFolder, Ask, MANUAL),
+            (Write, Edit, AgentFolder, Ask, AGENT),
+            (Write, Auto, AgentFolder, Ask, AGENT),
         ];
-        assert_eq!(table.len(), 32);
+        assert_eq!(table.len(), 38);
         for (access, mode, place, decision, phrase) in table {
             let got = decide(access, mode, place);
             let row = format!("{access:?} {mode} {place:?}");
@@ -200,7 +219,7 @@ mod tests {
             Path::new(path),
             Path::new("/w/proj"),
             &roots,
-            Path::new("/home/p"),
+            &crate::policy::protected::Protected::under_home(Path::new("/home/p")),
         )
     }
 
@@ -222,6 +241,11 @@ mod tests {
             ("/w/proj/sub/.git/objects/ab", Protected),
             ("/w/proj/certs/server.key", Protected),
             ("/w/proj/.gitignore", Project),
+            ("/w/proj/.agent/commands/deploy.md", AgentFolder),
+            ("/w/proj/.agent", AgentFolder),
+            ("/w/proj/.agentx/a", Project),
+            ("/w/proj/.lembas/config.yaml", Protected),
+            ("/w/proj/keys/id_rsa_deploy", Protected),
             ("/home/p/.ssh/id_ed25519", Protected),
             ("/home/p/.ssh/config", Protected),
             ("/home/p/notes.txt", Outside),
@@ -237,7 +261,7 @@ mod tests {
             Path::new("/w/proj/a.rs"),
             Path::new("/w/proj"),
             &roots,
-            Path::new("/home/p"),
+            &crate::policy::protected::Protected::under_home(Path::new("/home/p")),
         );
         assert_eq!(got, Outside);
     }
@@ -245,7 +269,10 @@ mod tests {
     #[test]
     fn reasons_name_the_path_and_the_protection() {
         let roots = [PathBuf::from("/w")];
-        let (project, home) = (Path::new("/w/proj"), Path::new("/home/p"));
+        let (project, home) = (
+            Path::new("/w/proj"),
+            &crate::policy::protected::Protected::under_home(Path::new("/home/p")),
+        );
         let judged =
             |access, mode, path: &str| decide_path(access, mode, Path::new(path), project, &roots, home);
 

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::paths;
 use crate::policy::Mode;
+pub use crate::policy::bash_judge::BashRules;
+use crate::policy::roots::{self, FolderRules};
 
 mod atomic_write;
 pub mod edit;
@@ -24,7 +26,7 @@ pub struct Settings {
     /// Trusted projects: a directory is trusted when it or an ancestor is listed.
     pub trusted: Vec<PathBuf>,
     pub permissions: Permissions,
-    /// Optional overrides of the link's timings (DECISIONS.md `link`), for slow or lossy networks
+    /// Optional overrides of the link's timings (docs/protocol.md `link`), for slow or lossy networks
     /// and for tests; absent keys keep the decided values.
     pub link: LinkTimings,
 }
@@ -46,7 +48,7 @@ pub struct Server {
     pub connection: Option<String>,
 }
 
-/// The `remote:` block (DECISIONS.md, "The device's global config").
+/// The `remote:` block (docs/protocol.md, "The device's global config").
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct Remote {
@@ -59,6 +61,22 @@ pub struct Remote {
     pub scheduled: bool,
     /// Seconds.
     pub approval_timeout: u64,
+    /// Whether a command may run where no kernel sandbox can be had (docs/protocol.md "The sandbox under
+    /// every command").
+    pub sandbox: SandboxSetting,
+    /// Variables a command keeps although their names look secret (`KEY`, `TOKEN`…).
+    pub env_keep: Vec<String>,
+}
+
+/// `remote.sandbox`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxSetting {
+    /// Sandbox where the kernel can; elsewhere run as before, and say so.
+    #[default]
+    Auto,
+    /// Refuse commands where no sandbox can be had.
+    Required,
 }
 
 impl Default for Remote {
@@ -72,6 +90,8 @@ impl Default for Remote {
             terminal_integration: true,
             scheduled: false,
             approval_timeout: 300,
+            sandbox: SandboxSetting::Auto,
+            env_keep: Vec::new(),
         }
     }
 }
@@ -81,14 +101,6 @@ impl Default for Remote {
 #[serde(default)]
 pub struct Permissions {
     pub bash: BashRules,
-}
-
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-#[serde(default)]
-pub struct BashRules {
-    pub allow: Vec<String>,
-    pub ask: Vec<String>,
-    pub deny: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -121,6 +133,19 @@ pub enum SettingsError {
 }
 
 impl Settings {
+    /// The folder rules of these settings, roots and trusted folders resolved (the I/O half of
+    /// [`crate::policy::roots`]).
+    pub fn folder_rules(&self) -> FolderRules {
+        let resolve_all = |paths: Vec<PathBuf>| paths.iter().filter_map(|p| roots::resolve(p).ok()).collect();
+        FolderRules {
+            enabled: self.remote.enabled,
+            roots: resolve_all(self.roots()),
+            trusted: resolve_all(self.trusted.clone()),
+            require_trust: self.remote.require_trust,
+            home: paths::resolved_home_dir(),
+        }
+    }
+
     /// Roots with `~` expanded (as stored, not yet resolved).
     pub fn roots(&self) -> Vec<PathBuf> {
         self.remote

@@ -1,4 +1,4 @@
-//! Deletes the instance has not heard of yet (acp.md `_lembas/session/deleted`): one made while no
+//! Deletes the instance has not heard of yet (docs/protocol.md `_lembas/session/deleted`): one made while no
 //! link was up, or from a shell (`lembas sessions delete`), is kept in `deleted.json` (a JSON array
 //! of session ids, oldest first) until the next link's initialize sends it; then it is forgotten.
 //! The service and every terminal write the file, so each change is a read-modify-write under one

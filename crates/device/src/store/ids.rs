@@ -1,6 +1,7 @@
 //! Session ids: `ses_` and a ULID (48 bits of milliseconds since the epoch, then 80 random bits) in
 //! 26 lowercase Crockford base32 characters, so ids sort by creation as plain strings.
 
+use crate::poison::Recover;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -23,7 +24,7 @@ pub fn new_session_id() -> String {
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
     // A poisoned lock only means another thread panicked mid-update; the pair is still usable.
-    let mut last = LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut last = LAST.lock().recover();
     let (ms, random) = if now_ms > last.0 {
         (now_ms, fastrand::u128(..) & RANDOM_MASK)
     } else if last.1 < RANDOM_MASK {

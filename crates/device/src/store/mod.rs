@@ -16,6 +16,7 @@
 mod copies;
 pub mod deleted;
 mod files;
+mod held;
 pub mod ids;
 pub mod sessions;
 pub mod turns;
@@ -25,6 +26,7 @@ use std::path::PathBuf;
 
 use crate::paths;
 
+pub use held::SessionHold;
 pub use ids::{is_session_id, new_session_id};
 pub use sessions::{Opened, SessionLog, SessionSummary};
 pub use turns::TurnEntry;
@@ -52,6 +54,15 @@ impl Store {
         &self.state_dir
     }
 
+    /// Holds the session for this process (`sessions/<id>.lock`), or says who holds it.
+    pub fn hold(&self, id: &str, holder: &str) -> Result<SessionHold, String> {
+        check_id(id).map_err(|e| e.to_string())?;
+        let folder = self.sessions_dir();
+        paths::ensure_private_dir(&folder)
+            .map_err(|e| format!("{} cannot be made: {e}.", folder.display()))?;
+        held::hold(&folder.join(format!("{id}.lock")), holder)
+    }
+
     /// Where the session's attachments go (`attachments/<id>/`, not created here); removed with
     /// the session.
     pub fn attachments_dir(&self, id: &str) -> io::Result<PathBuf> {
@@ -70,6 +81,8 @@ impl Store {
         self.remove_turns(id)?;
         let sessions_dir = self.sessions_dir();
         let existed = files::remove_if_exists(&self.session_path(id))?;
+        // The lock file too (a holder that still has it open keeps its lock on the unlinked file).
+        let _ = files::remove_if_exists(&sessions_dir.join(format!("{id}.lock")));
         if existed {
             files::sync_dir(&sessions_dir)?;
         }

@@ -44,6 +44,8 @@ pub struct SessionSummary {
     pub created_ms: u64,
     pub updated_ms: u64,
     pub messages: usize,
+    /// Made for (or opened by) the link's client: it may delete the session wherever its folder is.
+    pub given: bool,
 }
 
 impl SessionLog {
@@ -356,6 +358,7 @@ struct Glance {
     title: Option<Value>,
     cwd: Option<Value>,
     created_ms: Option<Value>,
+    given: Option<Value>,
 }
 
 fn summarize(id: &str, bytes: &[u8], updated_ms: u64) -> SessionSummary {
@@ -367,6 +370,7 @@ fn summarize(id: &str, bytes: &[u8], updated_ms: u64) -> SessionSummary {
         created_ms: ids::created_ms(id).unwrap_or(0),
         updated_ms,
         messages: 0,
+        given: false,
     };
     let mut seen_header = false;
     for text in bytes.split(|b| *b == b'\n') {
@@ -379,6 +383,7 @@ fn summarize(id: &str, bytes: &[u8], updated_ms: u64) -> SessionSummary {
         let title = glance.title.as_ref().and_then(Value::as_str);
         match glance.kind.as_deref() {
             Some("message") => summary.messages += 1,
+            Some("given") => summary.given = true,
             Some("title") => {
                 if let Some(title) = title {
                     summary.title = title.to_string();
@@ -395,6 +400,7 @@ fn summarize(id: &str, bytes: &[u8], updated_ms: u64) -> SessionSummary {
                 if let Some(created) = glance.created_ms.as_ref().and_then(Value::as_u64) {
                     summary.created_ms = created;
                 }
+                summary.given |= glance.given.as_ref().and_then(Value::as_bool) == Some(true);
             }
             _ => {}
         }

@@ -1,4 +1,4 @@
-//! Turn ids (acp.md "Turn ids"): per session, the ids of the turns the device accepted with their
+//! Turn ids (docs/protocol.md "Turn ids"): per session, the ids of the turns the device accepted with their
 //! state and, once done, their answers, in `turns/<id>.json` (a JSON array, oldest first). The
 //! service and every terminal write the same files, so each write merges with what is there under
 //! one lock and replaces the file atomically; files untouched for a while are pruned.

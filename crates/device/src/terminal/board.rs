@@ -4,12 +4,13 @@
 //! frames (and reads the ring again) while the link to the instance goes on at its own pace.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
 use tokio::sync::broadcast;
 
 use super::session::Session;
+use crate::poison::Recover;
 
 /// The output each terminal keeps for a window that opens it late.
 pub const RING: usize = 256 * 1024;
@@ -107,7 +108,7 @@ impl Screen {
     }
 
     fn lock(&self) -> MutexGuard<'_, Ring> {
-        self.ring.lock().unwrap_or_else(PoisonError::into_inner)
+        self.ring.lock().recover()
     }
 }
 
@@ -151,7 +152,7 @@ impl Board {
     /// The instance resized the terminal.
     pub(super) fn resized(&self, id: &str, size: (u16, u16)) {
         if let Some(screen) = self.find(id) {
-            *screen.size.lock().unwrap_or_else(PoisonError::into_inner) = size;
+            *screen.size.lock().recover() = size;
         }
     }
 
@@ -161,7 +162,7 @@ impl Board {
             .lock()
             .values()
             .map(|s| {
-                let (cols, rows) = *s.size.lock().unwrap_or_else(PoisonError::into_inner);
+                let (cols, rows) = *s.size.lock().recover();
                 Listed {
                     id: s.id.to_string(),
                     cwd: s.cwd.clone(),
@@ -211,7 +212,7 @@ impl Board {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Screen>>> {
-        self.0.open.lock().unwrap_or_else(PoisonError::into_inner)
+        self.0.open.lock().recover()
     }
 }
 

@@ -12,24 +12,26 @@ mod tests;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use portable_pty::PtySize;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::client::outbound::Outbound;
 use crate::decisions::decisions;
-use crate::link::outbound::Outbound;
-use crate::policy::roots::{FolderRules, folder_verdict, judge_folder};
+use crate::poison::Recover;
+use crate::policy::roots::{folder_verdict, judge_folder};
 use crate::rpc::{self, RpcError};
 use crate::settings::Settings;
 use board::Board;
+use lembas_protocol::LinkMethod;
 use session::Session;
 use shell::Environment;
 pub use shell::ShellKind;
 
-pub const EXIT: &str = "_lembas/terminal/exit";
+pub const EXIT: &str = LinkMethod::TerminalExit.name();
 pub use session::OUTPUT;
 
 /// A size the client leaves out: the classic 80 × 24 (then clamped to the decided ranges).
@@ -103,9 +105,9 @@ impl Terminals {
     /// `_lembas/terminal/open`: `{ cwd?, cols?, rows? }` →
     /// `{ terminalId, cwd, cols, rows, shell, integration }`.
     pub async fn open(&self, params: Value, settings: &Settings) -> Result<Value, RpcError> {
-        let method = "_lembas/terminal/open";
+        let method = LinkMethod::TerminalOpen.name();
         let params: OpenParams = rpc::params(method, params)?;
-        let rules = FolderRules::from_settings(settings);
+        let rules = settings.folder_rules();
         if !rules.enabled {
             // The policy's own sentence: remote work is off, and how to turn it on.
             let verdict = folder_verdict(Path::new("/"), &rules);
@@ -126,7 +128,7 @@ impl Terminals {
             },
         };
         // Judged by the roots alone: trust governs what a session loads from a project, and a
-        // shell loads nothing from it (acp.md "_lembas/terminal/open").
+        // shell loads nothing from it (docs/protocol.md "_lembas/terminal/open").
         let cwd = judge_folder(&requested, &rules.roots_only()).map_err(|verdict| {
             RpcError::invalid_params(
                 verdict
@@ -168,10 +170,7 @@ impl Terminals {
         let live = LiveGuard::new(&self.live);
         tokio::spawn(async move {
             let _live = live;
-            let shown = session::Shown {
-                board: &board,
-                screen: &screen,
-            };
+            let shown = |frame: &[u8]| screen.record(&board, frame);
             let ended = session::forward_output(
                 &session,
                 &terminal_id,
@@ -203,7 +202,7 @@ impl Terminals {
 
     /// `_lembas/terminal/input`: `{ terminalId, data: <base64> }`.
     pub async fn input(&self, params: Value) -> Result<(), RpcError> {
-        let params: InputParams = rpc::params("_lembas/terminal/input", params)?;
+        let params: InputParams = rpc::params(LinkMethod::TerminalInput.name(), params)?;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(params.data.as_bytes())
             .map_err(|e| {
@@ -223,7 +222,7 @@ impl Terminals {
 
     /// `_lembas/terminal/resize`: `{ terminalId, cols, rows }`, clamped to the decided ranges.
     pub async fn resize(&self, params: Value) -> Result<(), RpcError> {
-        let params: ResizeParams = rpc::params("_lembas/terminal/resize", params)?;
+        let params: ResizeParams = rpc::params(LinkMethod::TerminalResize.name(), params)?;
         let session = self.find(&params.terminal_id)?;
         let size = PtySize {
             cols: clamp(params.cols, decisions().terminal.cols),
@@ -238,7 +237,7 @@ impl Terminals {
 
     /// `_lembas/terminal/close`: `{ terminalId }`, hung up (SIGHUP). Its exit follows.
     pub async fn close(&self, params: Value) -> Result<(), RpcError> {
-        let params: CloseParams = rpc::params("_lembas/terminal/close", params)?;
+        let params: CloseParams = rpc::params(LinkMethod::TerminalClose.name(), params)?;
         let session = self
             .lock()
             .sessions
@@ -266,7 +265,7 @@ impl Terminals {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
-        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+        self.open.lock().recover()
     }
 
     fn find(&self, id: &str) -> Result<Arc<Session>, RpcError> {
@@ -345,7 +344,7 @@ impl Drop for LiveGuard {
 
 /// Takes `id` out of the registry if it still names this session (a close took it out already).
 fn remove(open: &Mutex<Registry>, id: &str, session: &Arc<Session>) {
-    let mut registry = open.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut registry = open.lock().recover();
     if registry.sessions.get(id).is_some_and(|s| Arc::ptr_eq(s, session)) {
         registry.sessions.remove(id);
     }

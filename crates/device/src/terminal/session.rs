@@ -3,11 +3,12 @@
 //! the link's bulk lane, so a flooding shell stops being read while the link is behind. A waiter
 //! thread learns the shell's exit status without reaping it first, so no signal can reach a reused pid.
 
+use lembas_protocol::LinkMethod;
 use std::fs::File;
 use std::io::{PipeReader, PipeWriter, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use base64::Engine;
@@ -16,7 +17,8 @@ use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 
 use super::integration::RcFolder;
-use crate::link::outbound::Outbound;
+use crate::client::outbound::Outbound;
+use crate::poison::Recover;
 use crate::rpc;
 
 /// The most one read of the PTY takes.
@@ -32,7 +34,7 @@ const HANGUP_GRACE: Duration = Duration::from_secs(3);
 /// How long output is still read after the shell ended, for a background job that keeps the PTY open.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
 
-pub const OUTPUT: &str = "_lembas/terminal/output";
+pub const OUTPUT: &str = LinkMethod::TerminalOutput.name();
 
 /// Whether the shell has been reaped: signals go to its pid (and group) only while it has not, so
 /// they can never reach a process that reused the pid.
@@ -44,7 +46,7 @@ struct Life {
 
 impl Life {
     fn lock(&self) -> MutexGuard<'_, bool> {
-        self.reaped.lock().unwrap_or_else(PoisonError::into_inner)
+        self.reaped.lock().recover()
     }
 
     /// `kill(target, signal)` while the shell is not reaped (`target` negative: a process group).
@@ -162,7 +164,7 @@ impl Session {
     }
 
     pub fn resize(&self, size: PtySize) -> Result<(), String> {
-        let master = self.master.lock().unwrap_or_else(PoisonError::into_inner);
+        let master = self.master.lock().recover();
         master
             .resize(size)
             .map_err(|e| format!("The terminal could not be resized: {e}."))
@@ -171,11 +173,7 @@ impl Session {
     /// SIGHUP to the shell's process group and to the job in the foreground, as a closing terminal
     /// does; a shell still there after the grace is killed with its group.
     pub fn hang_up(&self) {
-        let foreground = self
-            .master
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .process_group_leader();
+        let foreground = self.master.lock().recover().process_group_leader();
         self.life.signal(-self.pid, libc::SIGHUP);
         if let Some(group) = foreground.filter(|&group| group != self.pid) {
             self.life.signal(-group, libc::SIGHUP);
@@ -189,7 +187,7 @@ impl Session {
                 let (reaped, _) = life
                     .changed
                     .wait_timeout_while(reaped, HANGUP_GRACE, |reaped| !*reaped)
-                    .unwrap_or_else(PoisonError::into_inner);
+                    .recover();
                 if !*reaped {
                     unsafe { libc::kill(-pid, libc::SIGKILL) };
                 }
@@ -197,12 +195,7 @@ impl Session {
     }
 
     fn stop_reading(&self) {
-        if let Some(mut stop) = self
-            .stop_reader
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
+        if let Some(mut stop) = self.stop_reader.lock().recover().take() {
             let _ = stop.write_all(b"x");
         }
     }
@@ -212,12 +205,6 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.stop_reading();
     }
-}
-
-/// Where the output is shown on this computer too (the window's copy).
-pub struct Shown<'a> {
-    pub board: &'a super::Board,
-    pub screen: &'a super::board::Screen,
 }
 
 /// How the output ended.
@@ -237,7 +224,7 @@ pub async fn forward_output(
     mut output: mpsc::Receiver<Vec<u8>>,
     mut exited: oneshot::Receiver<Option<i32>>,
     out: &Outbound,
-    shown: Shown<'_>,
+    shown: impl Fn(&[u8]),
 ) -> Ended {
     let mut code = None;
     let mut shell_ended = false;
@@ -273,7 +260,8 @@ pub async fn forward_output(
                 Err(_) => break,
             }
         }
-        shown.screen.record(shown.board, &frame);
+        // Shown on this computer too (the window's copy).
+        shown(&frame);
         let data = base64::engine::general_purpose::STANDARD.encode(&frame);
         let text = rpc::notification(OUTPUT, json!({ "terminalId": id, "data": data }));
         if out.bulk(text).await.is_err() {

@@ -16,6 +16,9 @@ pub fn parse_json(tool: &str, text: &str) -> Result<Value, ToolError> {
         .map_err(|e| ToolError::BadArguments(format!("The arguments of {tool} are not valid JSON: {e}.")))
 }
 
+/// Linux's `PATH_MAX`: no longer path names a file.
+const MAX_PATH_BYTES: usize = 4096;
+
 pub struct Arguments<'a> {
     tool: &'static str,
     object: &'a Map<String, Value>,
@@ -48,6 +51,16 @@ impl<'a> Arguments<'a> {
     pub fn optional_string(&self, key: &str) -> Result<Option<&'a str>, ToolError> {
         match self.given(key) {
             None => Ok(None),
+            // No file has a NUL in its name; a path longer than any file system takes names none.
+            Some(Value::String(s)) if key == "path" && s.contains('\0') => Err(self.bad(format!(
+                "{}'s `path` has a NUL byte, which no file name has.",
+                self.tool
+            ))),
+            Some(Value::String(s)) if key == "path" && s.len() > MAX_PATH_BYTES => Err(self.bad(format!(
+                "{}'s `path` is {} bytes long; a path has at most {MAX_PATH_BYTES}.",
+                self.tool,
+                s.len()
+            ))),
             Some(Value::String(s)) => Ok(Some(s)),
             Some(other) => Err(self.bad(format!(
                 "{}'s `{key}` must be a string, not {}.",

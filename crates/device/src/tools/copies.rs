@@ -1,5 +1,5 @@
 //! Copies of files as they were before a turn's first write to them, so `/undo` can put them back
-//! (ENGINE.md "Commands"). The engine gives each turn a folder (`ToolContext::copies`); it holds
+//! (docs/protocol.md "Commands"). The engine gives each turn a folder (`ToolContext::copies`); it holds
 //! `copies.json` — the files in the order the turn first wrote them, each with the name of its copy,
 //! or none when the file did not exist — and the copies, named 1, 2, …
 

@@ -1,4 +1,4 @@
-//! ENGINE.md "The prompt the model gets": a tool result longer than `result_max_chars` characters
+//! docs/protocol.md "The prompt the model gets": a tool result longer than `result_max_chars` characters
 //! is cut to its first and last `result_keep_chars`, with a line saying how much was left out, so
 //! one huge output cannot fill the model's context.
 

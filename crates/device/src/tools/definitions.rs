@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use crate::decisions::decisions;
 
-/// Every tool of this module and the engine's `bash`, `ask_user` and `plan_submit`, in the order
-/// the model is given them.
+/// Every tool of this module and the engine's `bash`, `ask_user`, `plan_submit` and plan tools, in
+/// the order the model is given them.
 pub fn tool_names() -> Vec<&'static str> {
     vec![
         "read",
@@ -18,6 +18,9 @@ pub fn tool_names() -> Vec<&'static str> {
         "bash",
         "ask_user",
         "plan_submit",
+        "plan_write",
+        "plan_update",
+        "plan_clear",
     ]
 }
 
@@ -169,8 +172,72 @@ pub fn definitions() -> Vec<Value> {
             }),
             &["text"],
         ),
+        function(
+            "plan_write",
+            "Keep a structured plan of the work for the person to follow: phases of tasks, each \
+             with steps. It replaces the plan you had. Use it for work of several steps; then mark \
+             progress with plan_update as you go.",
+            json!({
+                "plan": {
+                    "type": "object",
+                    "properties": {
+                        "title": { "type": "string" },
+                        "summary": { "type": "string" },
+                        "objectives": { "type": "array", "items": { "type": "string" } },
+                        "findings": { "type": "array", "items": { "type": "string" } },
+                        "phases": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "id": { "type": "string" },
+                                    "title": { "type": "string" },
+                                    "tasks": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "properties": {
+                                                "id": { "type": "string", "description": "Given by the device when missing." },
+                                                "content": { "type": "string" },
+                                                "status": { "type": "string", "enum": STATUSES },
+                                                "steps": { "type": "array", "items": { "type": "string" } },
+                                            },
+                                            "required": ["content"],
+                                        },
+                                    },
+                                },
+                                "required": ["title", "tasks"],
+                            },
+                        },
+                    },
+                    "required": ["title", "phases"],
+                },
+            }),
+            &["plan"],
+        ),
+        function(
+            "plan_update",
+            "Change one task of the plan (its status, or a step done) or add a finding.",
+            json!({
+                "task": { "type": "string", "description": "The task's id (t1, t2, …)." },
+                "status": { "type": "string", "enum": STATUSES },
+                "step": { "type": "integer", "minimum": 1, "description": "A step of the task (1-based)." },
+                "done": { "type": "boolean", "description": "Whether that step is done (default true)." },
+                "finding": { "type": "string", "description": "Something you learnt, added to the plan's findings." },
+            }),
+            &[],
+        ),
+        function(
+            "plan_clear",
+            "Clear the plan, when the work it planned is over or abandoned.",
+            json!({}),
+            &[],
+        ),
     ]
 }
+
+/// A task's statuses, as the plan tools take them.
+const STATUSES: [&str; 4] = ["pending", "in_progress", "completed", "dropped"];
 
 /// The `show` tool, offered only in a session whose client said `show: true` and never in a
 /// scheduled turn (the engine decides; see `engine::show`), so it is not in [`definitions`].
@@ -235,7 +302,10 @@ mod tests {
                 "edit",
                 "bash",
                 "ask_user",
-                "plan_submit"
+                "plan_submit",
+                "plan_write",
+                "plan_update",
+                "plan_clear"
             ]
         );
         for def in &defs {

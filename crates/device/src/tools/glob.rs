@@ -12,6 +12,7 @@ use super::resolve::resolve;
 use super::walk::{relative_text, walker};
 use super::{Access, AcpKind, Planned, ToolContext, ToolError, ToolOutput, io_error, named, shown};
 use crate::decisions::decisions;
+use crate::poison::Recover;
 
 pub struct GlobArgs {
     pattern: String,
@@ -57,7 +58,7 @@ impl GlobArgs {
             Err(e) => return io_error(&e, folder, ctx, "searched"),
         };
         let found: Mutex<Vec<(SystemTime, String)>> = Mutex::new(Vec::new());
-        walker(folder, &ctx.home).build_parallel().run(|| {
+        walker(folder, &ctx.protected).build_parallel().run(|| {
             let (found, pinned) = (&found, &pinned);
             Box::new(move |entry| {
                 let Ok(entry) = entry else {
@@ -81,9 +82,7 @@ impl GlobArgs {
                 WalkState::Continue
             })
         });
-        let mut found = found
-            .into_inner()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut found = found.into_inner().recover();
         if found.is_empty() {
             return ToolOutput::ok(format!(
                 "No files match \"{}\" in {}.",

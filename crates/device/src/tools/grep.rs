@@ -18,6 +18,7 @@ use super::resolve::resolve;
 use super::walk::{relative_text, walker};
 use super::{Access, AcpKind, Planned, ToolContext, ToolError, ToolOutput, io_error, named, shown};
 use crate::decisions::decisions;
+use crate::poison::Recover;
 
 pub struct GrepArgs {
     pattern: String,
@@ -86,7 +87,7 @@ impl GrepArgs {
         let numbers = &decisions().tools;
         let most = numbers.list_max_entries;
         let found = Mutex::new(Found::default());
-        walker(root, &ctx.home).build_parallel().run(|| {
+        walker(root, &ctx.protected).build_parallel().run(|| {
             // One searcher and one line buffer per thread, reused for every file it searches.
             let mut searcher = SearcherBuilder::new()
                 .binary_detection(BinaryDetection::quit(b'\0'))
@@ -112,6 +113,11 @@ impl GrepArgs {
                     keep: most,
                     line_max_chars: numbers.grep_line_max_chars,
                 };
+                // Another name of a protected file is not searched (one stat, more only for a
+                // file with several names).
+                if super::identity::linked_protection(entry.path(), &ctx.protected).is_some() {
+                    return WalkState::Continue;
+                }
                 // Opened checked: a folder on the way swapped for a symlink is not searched.
                 let searched = super::opened::open_file(entry.path())
                     .map_err(|e| e.to_string())
@@ -132,9 +138,7 @@ impl GrepArgs {
                 WalkState::Continue
             })
         });
-        let found = found
-            .into_inner()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let found = found.into_inner().recover();
         self.report(found, root, most, ctx)
     }
 

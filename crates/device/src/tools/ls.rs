@@ -46,7 +46,7 @@ impl LsArgs {
             Ok(pinned) => pinned,
             Err(e) => return io_error(&e, folder, ctx, "listed"),
         };
-        let mut entries: Vec<String> = walker(folder, &ctx.home)
+        let mut entries: Vec<String> = walker(folder, &ctx.protected)
             .max_depth(Some(1))
             .build()
             .filter_map(Result::ok)

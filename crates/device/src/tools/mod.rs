@@ -1,4 +1,4 @@
-//! The file tools the model calls (ENGINE.md "Tools"): `read`, `ls`, `glob`, `grep`, `write` and
+//! The file tools the model calls (docs/protocol.md "Tools"): `read`, `ls`, `glob`, `grep`, `write` and
 //! `edit`. A call is first planned ([`plan`]: its arguments checked and its path resolved, so the
 //! engine can decide the permission with [`judge`] and show an approval card), then run ([`run`],
 //! blocking I/O). `bash` is the engine's own; only its definition is here, beside the others.
@@ -11,6 +11,7 @@ mod definitions;
 mod edit;
 mod glob;
 mod grep;
+pub mod identity;
 mod ls;
 pub mod opened;
 mod read;
@@ -28,7 +29,7 @@ use serde_json::Value;
 
 use crate::policy::Mode;
 use crate::policy::bash_judge::Judgement;
-use crate::policy::protected::protection;
+use crate::policy::protected::Protected;
 pub use crate::policy::tools::Access;
 use crate::policy::tools::decide_path;
 use arguments::Arguments;
@@ -43,8 +44,8 @@ pub struct ToolContext {
     pub project: PathBuf,
     /// `remote.roots`, resolved.
     pub roots: Vec<PathBuf>,
-    /// The home folder, resolved (protected places like `~/.ssh` are found under it).
-    pub home: PathBuf,
+    /// The protected places (docs/protocol.md "Paths"), and the home folder, resolved.
+    pub protected: Protected,
     /// Where `write` and `edit` keep a file's copy before the turn's first write to it (for
     /// `/undo`); `None`: no copies are kept.
     pub copies: Option<PathBuf>,
@@ -186,7 +187,7 @@ pub fn plan(name: &str, arguments: &str, ctx: &ToolContext) -> Result<(Planned, 
     Ok((call.plan(ctx), args))
 }
 
-/// The permission for a planned call in `mode` (ENGINE.md "Modes"), with a reason naming its path.
+/// The permission for a planned call in `mode` (docs/protocol.md "Modes"), with a reason naming its path.
 pub fn judge(planned: &Planned, mode: Mode, ctx: &ToolContext) -> Judgement {
     decide_path(
         planned.access,
@@ -194,7 +195,7 @@ pub fn judge(planned: &Planned, mode: Mode, ctx: &ToolContext) -> Judgement {
         &planned.path,
         &ctx.project,
         &ctx.roots,
-        &ctx.home,
+        &ctx.protected,
     )
 }
 
@@ -203,9 +204,15 @@ pub fn judge(planned: &Planned, mode: Mode, ctx: &ToolContext) -> Judgement {
 /// gitignored entries. The text is not cut here: the engine cuts every tool's result with
 /// [`cut_result`], bash's included.
 pub fn run(planned: &Planned, args: &Value, ctx: &ToolContext) -> ToolOutput {
-    if let Some(what) = protection(&planned.path, &ctx.home) {
+    if let Some(what) = ctx.protected.protection(&planned.path) {
         return ToolOutput::error(format!(
             "{} is a protected path ({what}): remote work never reads or writes it.",
+            shown(&planned.path, ctx)
+        ));
+    }
+    if let Some(what) = identity::linked_protection(&planned.path, &ctx.protected) {
+        return ToolOutput::error(format!(
+            "{} is another name (a hard link) of a file in a protected place ({what}): remote work never reads or writes it.",
             shown(&planned.path, ctx)
         ));
     }

@@ -16,11 +16,47 @@ pub fn moved(path: &Path) -> io::Error {
     ))
 }
 
-/// Opens `path` (a file) for reading, checked.
+/// Opens `path` (a file) for reading, checked: it must be a regular file. A FIFO the model made
+/// (`mkfifo pipe.log`) would hang the read for good, a device file could be anything: the open
+/// does not wait for a writer (`O_NONBLOCK`), and what is not a regular file is refused.
 pub fn open_file(path: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    let file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path)?
+    };
+    #[cfg(not(unix))]
     let file = File::open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(not_regular(path));
+    }
+    #[cfg(unix)]
+    blocking(&file)?;
     check(&file, path)?;
     Ok(file)
+}
+
+/// The error for a path that is not a regular file where one is read.
+pub fn not_regular(path: &Path) -> io::Error {
+    io::Error::other(format!(
+        "{} is not a regular file (a FIFO, a socket or a device): only regular files are read",
+        path.display()
+    ))
+}
+
+/// Reads from a regular file block as usual again (the open was non-blocking for FIFOs' sake).
+#[cfg(unix)]
+fn blocking(file: &File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Opens `path` (a folder), checked: for writing inside it relative to this very folder.

@@ -12,9 +12,9 @@ use super::ToolContext;
 /// exist can be a symlink, so that is exact.
 pub fn resolve(argument: &str, ctx: &ToolContext) -> PathBuf {
     let path = if argument == "~" {
-        ctx.home.clone()
+        ctx.protected.home().to_path_buf()
     } else if let Some(rest) = argument.strip_prefix("~/") {
-        ctx.home.join(rest)
+        ctx.protected.home().join(rest)
     } else {
         ctx.project.join(argument)
     };
@@ -80,7 +80,10 @@ mod tests {
         let absolute = ctx.project.join("src/main.rs");
         assert_eq!(resolve(&absolute.to_string_lossy(), ctx), absolute);
         assert_eq!(resolve("", ctx), ctx.project);
-        assert_eq!(resolve("~/.ssh/config", ctx), ctx.home.join(".ssh/config"));
+        assert_eq!(
+            resolve("~/.ssh/config", ctx),
+            ctx.protected.home().join(".ssh/config")
+        );
     }
 
     #[cfg(unix)]

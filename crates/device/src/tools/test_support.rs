@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{Planned, ToolContext, ToolOutput, plan, run};
+use crate::policy::protected::Protected;
 
 pub struct Fixture {
     _dir: tempfile::TempDir,
@@ -20,11 +21,11 @@ impl Fixture {
         let ctx = ToolContext {
             project: base.join("work/proj"),
             roots: vec![base.join("work")],
-            home: base.join("home"),
+            protected: Protected::under_home(&base.join("home")),
             copies: None,
         };
         let outside = base.join("outside");
-        for folder in [&ctx.project, &ctx.home, &outside] {
+        for folder in [&ctx.project, ctx.protected.home(), &outside] {
             std::fs::create_dir_all(folder).expect("fixture folders");
         }
         Self {

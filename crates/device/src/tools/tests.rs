@@ -15,7 +15,7 @@ fn an_unknown_tool_lists_the_tools() {
     assert_eq!(
         err.map(|e| e.to_string()).as_deref(),
         Some(
-            "There is no tool named `foo`. The tools are: read, ls, glob, grep, write, edit, bash, ask_user, plan_submit."
+            "There is no tool named `foo`. The tools are: read, ls, glob, grep, write, edit, bash, ask_user, plan_submit, plan_write, plan_update, plan_clear."
         )
     );
     // bash is planned by the engine, not here.
@@ -133,7 +133,7 @@ fn a_symlink_out_of_the_roots_is_judged_where_it_points() {
     assert_eq!(planned.path, secret);
     let ctx = &f.ctx;
     assert_eq!(
-        place_of(&planned.path, &ctx.project, &ctx.roots, &ctx.home),
+        place_of(&planned.path, &ctx.project, &ctx.roots, &ctx.protected),
         Place::Outside
     );
     let judged = judge(&planned, Mode::Auto, ctx);

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use ignore::WalkBuilder;
 
-use crate::policy::protected::protected;
+use crate::policy::protected::Protected;
 
-pub fn walker(root: &Path, home: &Path) -> WalkBuilder {
+pub fn walker(root: &Path, protected: &Protected) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     builder
         .hidden(false)
@@ -16,8 +16,8 @@ pub fn walker(root: &Path, home: &Path) -> WalkBuilder {
         .require_git(false)
         // A link could lead out of the roots, where the permission given does not reach.
         .follow_links(false);
-    let home = home.to_owned();
-    builder.filter_entry(move |entry| !protected(entry.path(), &home));
+    let protected = protected.clone();
+    builder.filter_entry(move |entry| !protected.protects(entry.path()));
     builder
 }
 

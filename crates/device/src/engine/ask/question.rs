@@ -132,7 +132,7 @@ fn cut_label(label: &str, max: usize) -> String {
     cut
 }
 
-/// What the model reads of the client's result; `None` when it reads as dismissed (acp.md:
+/// What the model reads of the client's result; `None` when it reads as dismissed (docs/protocol.md:
 /// anything but a well-formed `answered` is).
 pub fn answered(asked: &Asked, result: &Value) -> Option<String> {
     if result.get("outcome").and_then(Value::as_str) != Some("answered") {

@@ -214,7 +214,7 @@ fn the_model_reads_text_numbered_binaries_by_path_and_images_by_vision() {
     );
     assert_eq!(body["text"], "look at these");
     assert_eq!(
-        listed(&body).unwrap()[2],
+        super::super::session::listed_attachments(&body).unwrap()[2],
         json!({ "name": "shot.png", "mimeType": "image/png", "size": 4 })
     );
 

@@ -1,4 +1,4 @@
-//! Commands (capability `commands`; acp.md, ENGINE.md "Commands"): a prompt starting with `/name`,
+//! Commands (capability `commands`; docs/protocol.md "Commands"): a prompt starting with `/name`,
 //! where name is in the session's command set, is that command. compact, undo and plan without a
 //! task are actions and send nothing to the model; the others send their expanded text, shown in
 //! the transcript as typed. A `/name` not in the set is sent as it is, slash and all. The set is
@@ -13,21 +13,21 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::Engine;
+use super::access::{check_model, effort_of, held, judge_cwd, switch_mode, tell_model};
 use super::conversation::compact_now;
-use super::methods::{check_model, effort_of, held, judge_cwd, switch_mode};
 use super::session::Session;
 use super::turn::{self, Enclosed};
 use crate::decisions::decisions;
 use crate::policy::Mode;
-use crate::policy::roots::FolderRules;
 use crate::rpc::RpcError;
 use builtin::Expansion;
 use catalog::{Command, Kind, Sources};
+use lembas_protocol::Reason;
 
 /// The commands a session in `folder` offers now (the files are read each time: a command file
 /// written during a turn counts from the next prompt).
 pub fn command_set(engine: &Engine, folder: &Path) -> Vec<Command> {
-    let rules = FolderRules::from_settings(&engine.settings());
+    let rules = engine.settings().folder_rules();
     let sources = Sources {
         project: catalog::project_of(folder, &rules.trusted),
         user: crate::paths::config_dir(),
@@ -139,7 +139,7 @@ async fn run_command(
         if scheduled {
             return Err(RpcError::refused(
                 decisions().scheduled.texts.plan.clone(),
-                "plan",
+                Reason::Plan,
             ));
         }
         let mode = Mode::Plan.lowered_to(engine.settings().remote.max_mode);
@@ -151,14 +151,19 @@ async fn run_command(
     match expansion {
         Expansion::Prompt(text) => {
             let held = hold_model(engine, session, command).await?;
+            if held.as_ref().is_some_and(|h| h.before != h.during) {
+                tell_model(engine, session).await;
+            }
             // A scheduled turn keeps the schedule's mode whatever the command says.
             if let Some(mode) = command.mode.filter(|_| !scheduled) {
                 let mode = mode.lowered_to(engine.settings().remote.max_mode);
                 switch_mode(engine, session, mode).await;
             }
             let answer = turn::run(engine, session, turn_id, text, Some(typed), enclosed).await;
-            if let Some(held) = held {
-                held.give_back(session);
+            if let Some(held) = held
+                && held.give_back(session)
+            {
+                tell_model(engine, session).await;
             }
             let mut answer = answer?;
             answer["_meta"]["lembas"]["command"] = json!(command.name);
@@ -179,12 +184,15 @@ struct HeldModel {
 }
 
 impl HeldModel {
-    /// The session's come back, unless the person changed them meanwhile (their choice stays).
-    fn give_back(self, session: &Session) {
+    /// The session's come back, unless the person changed them meanwhile (their choice stays);
+    /// whether they changed.
+    fn give_back(self, session: &Session) -> bool {
         let mut state = session.state();
-        if (state.model.clone(), state.effort.clone()) == self.during {
+        let back = (state.model.clone(), state.effort.clone()) == self.during && self.before != self.during;
+        if back {
             (state.model, state.effort) = self.before;
         }
+        back
     }
 }
 
@@ -197,13 +205,14 @@ async fn hold_model(
     if command.model.is_none() && command.effort.is_none() {
         return Ok(None);
     }
-    if let Some(model) = &command.model {
-        check_model(engine, model).await?;
-    }
+    let model = match &command.model {
+        Some(named) => Some(check_model(engine, named).await?),
+        None => None,
+    };
     let mut state = session.state();
     let before = (state.model.clone(), state.effort.clone());
-    if let Some(model) = &command.model {
-        state.model = model.clone();
+    if let Some(model) = model {
+        state.model = model;
     }
     if let Some(effort) = &command.effort {
         state.effort = effort_of(Some(effort));
@@ -227,6 +236,19 @@ async fn run_action(
     typed: &str,
     action: Action,
 ) -> Result<Value, RpcError> {
+    session.state().acting = true;
+    let outcome = act(engine, session, turn_id, typed, action).await;
+    session.state().acting = false;
+    outcome
+}
+
+async fn act(
+    engine: &Engine,
+    session: &Arc<Session>,
+    turn_id: &str,
+    typed: &str,
+    action: Action,
+) -> Result<Value, RpcError> {
     let texts = &decisions().commands.texts;
     let scheduled = session.state().run.is_some();
     quiet(engine, session, turn_id, typed, "start").await;
@@ -237,7 +259,7 @@ async fn run_action(
         Action::Compact => compact_now(engine, session)
             .await
             .map(|summary| ("compact", json!({ "summary": summary }))),
-        Action::Undo if scheduled => Err(RpcError::refused(texts.undo_scheduled.clone(), "undo")),
+        Action::Undo if scheduled => Err(RpcError::refused(texts.undo_scheduled.clone(), Reason::Undo)),
         Action::Undo => undo::undo(engine, session).await.map(|(undone, left)| {
             let mut fields = json!({ "undone": undone });
             if let Some(left) = left {
@@ -249,7 +271,7 @@ async fn run_action(
         }),
         Action::Plan if scheduled => Err(RpcError::refused(
             decisions().scheduled.texts.plan.clone(),
-            "plan",
+            Reason::Plan,
         )),
         Action::Plan => {
             let mode = Mode::Plan.lowered_to(engine.settings().remote.max_mode);

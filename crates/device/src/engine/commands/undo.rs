@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::super::Engine;
-use super::super::session::{Message, Session, rewind_messages, user_text};
+use super::super::session::{Message, Session, user_text};
 use crate::decisions::decisions;
 use crate::policy::bash_judge::Decision;
 use crate::policy::tools::{Access, decide_path};
@@ -48,7 +48,7 @@ pub async fn undo(engine: &Engine, session: &Session) -> Result<(Value, Option<S
                 &file.path,
                 &ctx.project,
                 &ctx.roots,
-                &ctx.home,
+                &ctx.protected,
             )
             .decision
                 != Decision::Deny;
@@ -64,7 +64,7 @@ pub async fn undo(engine: &Engine, session: &Session) -> Result<(Value, Option<S
     .map_err(|e| RpcError::internal(format!("Putting the files back stopped: {e}.")))?
     .map_err(|e| RpcError::internal(format!("The copies of the last turn cannot be read: {e}.")))?;
     let (restored, left, none_kept) = put;
-    rewind_messages(&mut session.state().messages, &turn_id);
+    session.state().rewind(&turn_id);
     session.record(json!({ "type": "rewind", "turnId": turn_id }));
     session.flush();
     if let Err(e) = engine.store().remove_turn_copies(&session.id, &turn_id) {

@@ -1,18 +1,10 @@
-//! What a shown file is, from its name alone (acp.md `_lembas/show`): `.md` markdown, `.html` and
+//! What a shown file is, from its name alone (docs/protocol.md `_lembas/show`): `.md` markdown, `.html` and
 //! `.htm` html, a known source extension code with its language, anything else text. Language
 //! names are the common ones (highlight.js names or aliases), so a viewer can highlight by them.
 
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    Markdown,
-    Code,
-    Text,
-    Html,
-}
+pub use lembas_protocol::ShownKind;
 
 /// Extension (lowercase) → language. Files known by their whole name come first.
 const BY_NAME: [(&str, &str); 4] = [
@@ -74,10 +66,10 @@ const BY_EXTENSION: [(&str, &str); 48] = [
 ];
 
 /// The kind of the file named `path`, and for code its language.
-pub fn of(path: &Path) -> (Kind, Option<&'static str>) {
+pub fn of(path: &Path) -> (ShownKind, Option<&'static str>) {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     if let Some((_, language)) = BY_NAME.iter().find(|(known, _)| *known == name) {
-        return (Kind::Code, Some(language));
+        return (ShownKind::Code, Some(language));
     }
     let extension = path
         .extension()
@@ -85,11 +77,11 @@ pub fn of(path: &Path) -> (Kind, Option<&'static str>) {
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
     match extension.as_str() {
-        "md" | "markdown" => (Kind::Markdown, None),
-        "html" | "htm" => (Kind::Html, None),
+        "md" | "markdown" => (ShownKind::Markdown, None),
+        "html" | "htm" => (ShownKind::Html, None),
         other => match BY_EXTENSION.iter().find(|(known, _)| *known == other) {
-            Some((_, language)) => (Kind::Code, Some(language)),
-            None => (Kind::Text, None),
+            Some((_, language)) => (ShownKind::Code, Some(language)),
+            None => (ShownKind::Text, None),
         },
     }
 }
@@ -101,16 +93,16 @@ mod tests {
     #[test]
     fn kinds_by_name() {
         let table = [
-            ("README.md", Kind::Markdown, None),
-            ("docs/Guide.MD", Kind::Markdown, None),
-            ("page.html", Kind::Html, None),
-            ("old.HTM", Kind::Html, None),
-            ("src/main.rs", Kind::Code, Some("rust")),
-            ("app.tsx", Kind::Code, Some("typescript")),
-            ("build/Dockerfile", Kind::Code, Some("dockerfile")),
-            ("notes.txt", Kind::Text, None),
-            ("LICENSE", Kind::Text, None),
-            ("archive.tar.gz", Kind::Text, None),
+            ("README.md", ShownKind::Markdown, None),
+            ("docs/Guide.MD", ShownKind::Markdown, None),
+            ("page.html", ShownKind::Html, None),
+            ("old.HTM", ShownKind::Html, None),
+            ("src/main.rs", ShownKind::Code, Some("rust")),
+            ("app.tsx", ShownKind::Code, Some("typescript")),
+            ("build/Dockerfile", ShownKind::Code, Some("dockerfile")),
+            ("notes.txt", ShownKind::Text, None),
+            ("LICENSE", ShownKind::Text, None),
+            ("archive.tar.gz", ShownKind::Text, None),
         ];
         for (path, kind, language) in table {
             assert_eq!(of(Path::new(path)), (kind, language), "{path}");

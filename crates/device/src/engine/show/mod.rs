@@ -1,4 +1,4 @@
-//! The `show` tool (ENGINE.md "Tools", acp.md `_lembas/show`): a file of the session sent to the
+//! The `show` tool (docs/protocol.md "Tools", docs/protocol.md `_lembas/show`): a file of the session sent to the
 //! client's viewer, since the client cannot reach this disk. Offered only where someone looks: a
 //! client that said `show: true`, never a scheduled turn. The path is planned and judged by the
 //! `read` tool's own planner and judge (roots, protected paths, symlinks resolved); the kind comes
@@ -9,9 +9,10 @@
 mod kind;
 mod shelf;
 
-pub use kind::Kind;
+pub use kind::ShownKind;
 pub use shelf::{Shelf, ShownFile};
 
+use lembas_protocol::LinkMethod;
 use serde_json::{Value, json};
 use std::io::Read;
 use std::path::Path;
@@ -21,7 +22,6 @@ use super::Engine;
 use super::session::Session;
 use crate::decisions::decisions;
 use crate::events::DeviceEvent;
-use crate::policy::protected::protection;
 use crate::tools::{self, Planned, ToolContext, ToolOutput};
 
 pub const SHOW: &str = "show";
@@ -71,7 +71,11 @@ pub async fn run(
 ) -> ToolOutput {
     let path = planned.path.clone();
     let shown = relative(&path, &ctx.project);
-    if let Some(what) = protection(&path, &ctx.home) {
+    if let Some(what) = ctx
+        .protected
+        .protection(&path)
+        .or_else(|| crate::tools::identity::linked_protection(&path, &ctx.protected))
+    {
         return failed(format!(
             "{shown} is a protected path ({what}): remote work never shows it."
         ));
@@ -123,7 +127,7 @@ pub async fn run(
         params["line"] = json!(line);
     }
     let wait = Duration::from_secs(numbers.client_wait_seconds);
-    match tokio::time::timeout(wait, client.request("_lembas/show", params)).await {
+    match tokio::time::timeout(wait, client.request(LinkMethod::Show, params)).await {
         Ok(Ok(Ok(result))) => answered(&result, &shown),
         Ok(Ok(Err(error))) => failed(format!(
             "{shown} was not shown: the client answered with an error ({}).",
@@ -189,7 +193,8 @@ fn read_text(path: &Path, shown: &str) -> Result<String, String> {
         return Err(too_big(metadata.len()));
     }
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
+    // Opened as the tools open files: only a regular file, checked to be where it was planned.
+    crate::tools::opened::open_file(path)
         .and_then(|file| file.take(most + 1).read_to_end(&mut bytes))
         .map_err(io)?;
     if bytes.len() as u64 > most {
@@ -251,7 +256,7 @@ mod tests {
         let ctx = ToolContext {
             project: project.clone(),
             roots: vec![project.clone()],
-            home: project.join("home"),
+            protected: crate::policy::protected::Protected::under_home(&project.join("home")),
             copies: None,
         };
         let (planned, line, _) = plan(r#"{"path":"a.md","line":3}"#, &ctx).unwrap();

@@ -8,7 +8,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::kind::Kind;
+use super::kind::ShownKind;
+use crate::poison::Recover;
 
 /// One file shown, as listed (without its text).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,7 +18,7 @@ pub struct ShownFile {
     pub session_id: String,
     /// As the client was sent it: relative to the session's folder when inside it.
     pub path: String,
-    pub kind: Kind,
+    pub kind: ShownKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,7 +49,7 @@ pub struct Bounds {
 
 impl Shelf {
     fn kept(&self) -> MutexGuard<'_, VecDeque<Kept>> {
-        self.kept.lock().unwrap_or_else(|p| p.into_inner())
+        self.kept.lock().recover()
     }
 
     /// Keeps `file` (its id given here) with its text; the oldest go past the bounds.
@@ -112,7 +113,7 @@ mod tests {
             id: String::new(),
             session_id: session.into(),
             path: path.into(),
-            kind: Kind::Text,
+            kind: ShownKind::Text,
             language: None,
             line: None,
             size,

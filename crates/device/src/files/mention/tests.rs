@@ -54,7 +54,7 @@ struct Fixture {
     root: PathBuf,
     roots: Vec<PathBuf>,
     outside: PathBuf,
-    home: PathBuf,
+    protected: crate::policy::protected::Protected,
 }
 
 impl Fixture {
@@ -73,7 +73,7 @@ impl Fixture {
             root,
             roots: vec![root_folder],
             outside,
-            home: base.join("home"),
+            protected: crate::policy::protected::Protected::under_home(&base.join("home")),
         }
     }
 
@@ -87,7 +87,7 @@ impl Fixture {
         let scope = Scope {
             root: &self.root,
             roots: &self.roots,
-            home: &self.home,
+            protected: &self.protected,
         };
         attach(&[text], &scope)
     }

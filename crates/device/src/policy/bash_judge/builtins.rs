@@ -1,20 +1,30 @@
 //! Shell builtins that only steer the script itself (`exit`, `set -e`, `local x=1`, `export
 //! NAME=value`…): read-only, unless they change what later commands run or load, or how the judge
-//! reads the line (a steering variable, a nameref, `set -a`/`-k`, a function unset).
+//! reads the line (a steering variable, a nameref, `set -a`/`-k`, a function unset). A variable's
+//! name only known when the line runs (`read "$v"`, `test -v "$x"`, `unset "$x"`) may carry an
+//! array subscript bash evaluates, running what is inside (`subscripts`): it is not read unasked.
 
-use super::commands::{Class, Scope, steering};
+use super::assessment::{Class, Scope, steering};
 use super::walk::Arg;
 
 /// The builtins this module judges.
-pub const BUILTINS: [&str; 10] = [
-    "exit", "return", "shift", "wait", "break", "continue", "set", "local", "export", "unset",
+pub const BUILTINS: [&str; 14] = [
+    "exit", "return", "shift", "wait", "break", "continue", "set", "local", "export", "unset", "read",
+    "printf", "test", "[",
 ];
+
+fn name_unknown() -> Class {
+    Class::Opaque("a variable's name only known when it runs (its subscript would run)".into())
+}
 
 pub fn assess(name: &str, args: &[Arg], scope: &Scope) -> Class {
     match name {
         "set" => set(args),
         "local" | "export" => declare(name, args),
         "unset" => unset(args, scope),
+        "read" => read(args),
+        "printf" => printf(args),
+        "test" | "[" => test(args),
         // exit, return, shift, wait, break, continue: control flow of the script itself.
         _ => Class::ReadOnly,
     }
@@ -105,8 +115,85 @@ fn declare(name: &str, args: &[Arg]) -> Class {
 /// plain `unset` removes when no variable has that name), a change: a call the judge read as the
 /// line's function would then run a command of that name.
 fn unset(args: &[Arg], scope: &Scope) -> Class {
-    let function = args.iter().any(|a| {
-        a.dynamic || (a.text.starts_with('-') && a.text.contains('f')) || scope.functions.contains(&a.text)
-    });
+    if args.iter().any(|a| a.dynamic) {
+        return name_unknown();
+    }
+    let function = args
+        .iter()
+        .any(|a| (a.text.starts_with('-') && a.text.contains('f')) || scope.functions.contains(&a.text));
     if function { Class::Changes } else { Class::ReadOnly }
+}
+
+/// The variables a command sets, by name: one only known when it runs asks; a steering one
+/// (`read PATH`, `printf -v PATH`) changes what later commands run.
+fn sets(names: &[&Arg]) -> Class {
+    if names.iter().any(|n| n.dynamic) {
+        return name_unknown();
+    }
+    let steers = names.iter().any(|n| {
+        let name = n.text.split('[').next().unwrap_or(&n.text);
+        steering(name)
+    });
+    if steers { Class::Changes } else { Class::ReadOnly }
+}
+
+/// `read [-ers] [-a NAME] [-d D] [-i T] [-n N] [-N N] [-p P] [-t T] [-u FD] [NAME…]`.
+fn read(args: &[Arg]) -> Class {
+    const VALUED: &str = "adinNptu";
+    let mut names = Vec::new();
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text.as_str();
+        i += 1;
+        if text == "--" {
+            names.extend(&args[i.min(args.len())..]);
+            break;
+        }
+        if !text.starts_with('-') || text == "-" || arg.dynamic {
+            names.push(arg);
+            continue;
+        }
+        // A bundle ends at its first letter that takes a value: the rest, or the next word.
+        let letters: String = text.chars().skip(1).collect();
+        if let Some(at) = letters.find(|c| VALUED.contains(c)) {
+            let attached = &letters[at + 1..];
+            let value = if attached.is_empty() {
+                i += 1;
+                args.get(i - 1)
+            } else {
+                None
+            };
+            if letters[at..].starts_with('a') {
+                match value {
+                    Some(v) => names.push(v),
+                    None => names.push(arg),
+                }
+            }
+        }
+    }
+    sets(&names)
+}
+
+/// `printf -v NAME FORMAT…` sets NAME; otherwise printf only prints.
+fn printf(args: &[Arg]) -> Class {
+    match args.first().map(|a| a.text.as_str()) {
+        Some("-v") => match args.get(1) {
+            Some(name) => sets(&[name]),
+            None => Class::ReadOnly,
+        },
+        Some(t) if t.starts_with("-v") => sets(&[&args[0]]),
+        _ => Class::ReadOnly,
+    }
+}
+
+/// `test -v NAME`, `[ -R NAME ]`: the name is looked up, its subscript evaluated.
+fn test(args: &[Arg]) -> Class {
+    let looked_up = args
+        .windows(2)
+        .any(|w| (w[0].text == "-v" || w[0].text == "-R") && w[1].dynamic);
+    if looked_up {
+        name_unknown()
+    } else {
+        Class::ReadOnly
+    }
 }

@@ -3,54 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
+use super::assessment::{Assessment, Class, Inner, Scope, steering};
 use super::builtins;
-use super::paths::{catastrophic, resolve};
+use super::file_args;
+use super::paths::catastrophic;
+use super::places::{self, Reach};
 use super::readers;
-use super::walk::{Arg, UNKNOWN};
-use crate::policy::protected::protected;
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Class {
-    ReadOnly,
-    Changes,
-    /// Not even the person's rules can allow it; the sentence says why.
-    Hardline(String),
-    /// What runs is only known at run time; the sentence says what is hidden.
-    Opaque(String),
-}
-
-/// A command run by another one, judged as a command of its own.
-pub enum Inner {
-    Words(Vec<Arg>),
-    Script(String),
-}
-
-pub struct Assessment {
-    pub class: Class,
-    pub inner: Vec<Inner>,
-}
-
-impl Assessment {
-    fn of(class: Class) -> Assessment {
-        Assessment {
-            class,
-            inner: Vec::new(),
-        }
-    }
-    fn running(inner: Inner) -> Assessment {
-        Assessment {
-            class: Class::ReadOnly,
-            inner: vec![inner],
-        }
-    }
-}
-
-pub struct Scope<'a> {
-    pub folder: &'a Path,
-    pub home: &'a Path,
-    pub roots: &'a [PathBuf],
-    pub functions: &'a [String],
-}
+use super::vars::UNKNOWN;
+use super::walk::{Arg, name_of};
 
 const NEVER: [&str; 8] = [
     "sudo", "su", "doas", "pkexec", "shutdown", "reboot", "halt", "poweroff",
@@ -62,49 +22,6 @@ const WRAPPERS: [&str; 13] = [
     "busybox", "nice", "nohup", "timeout", "command", "exec", "builtin", "stdbuf", "time", "setsid",
     "ionice", "chrt", "unbuffer",
 ];
-/// Environment variables that change what a command runs or loads, or where a path the judge
-/// reads lexically lands (`HOME` for `~`, `CDPATH` for `cd`); `PS4` is expanded, substitutions
-/// and all, by `set -x`.
-const STEERING: [&str; 21] = [
-    "PATH",
-    "BASH_ENV",
-    "ENV",
-    "IFS",
-    "PROMPT_COMMAND",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "PS0",
-    "PS1",
-    "PS2",
-    "PS4",
-    "HOME",
-    "CDPATH",
-    "LESSOPEN",
-    "LESSCLOSE",
-    "PYTHONPATH",
-    "PYTHONSTARTUP",
-    "NODE_OPTIONS",
-    "PERL5OPT",
-    "RUBYOPT",
-    "RIPGREP_CONFIG_PATH",
-];
-
-pub fn steering(name: &str) -> bool {
-    name.starts_with("LD_")
-        || name.starts_with("DYLD_")
-        || name.starts_with("GIT_")
-        || name.starts_with("BASH_FUNC")
-        || STEERING.contains(&name)
-        || name.contains("PAGER")
-        || name.contains("EDITOR")
-}
-
-/// The command's name as bash finds it: `/usr/bin/sudo` is `sudo`; and in lower case, because a
-/// case-insensitive file system (macOS, Windows) finds `SUDO` as `sudo`.
-pub fn name_of(word: &Arg) -> String {
-    word.text.rsplit('/').next().unwrap_or(&word.text).to_lowercase()
-}
-
 pub fn assess(words: &[Arg], assigns: &[String], scope: &Scope) -> Assessment {
     let Some((first, args)) = words.split_first() else {
         // `PATH=/tmp/x; ls`: an assignment alone steers every command after it.
@@ -118,12 +35,45 @@ pub fn assess(words: &[Arg], assigns: &[String], scope: &Scope) -> Assessment {
             "the command's name is only known when it runs".into(),
         ));
     }
-    let mut assessment = assess_named(&name_of(first), args, scope);
-    // `PAGER=… git log`, `LD_PRELOAD=… ls`: the variable decides what really runs.
-    if assessment.class == Class::ReadOnly && assigns.iter().any(|a| steering(a)) {
+    let name = name_of(first);
+    let mut assessment = assess_named(&name, args, scope);
+    // `PAGER=… git log`, `LD_PRELOAD=… ls`: the variable decides what really runs. `IFS= read`
+    // only splits read's own input.
+    let steered = assigns
+        .iter()
+        .any(|a| steering(a) && !(a == "IFS" && name == "read"));
+    if assessment.class == Class::ReadOnly && steered {
         assessment.class = Class::Changes;
     }
+    // A wrapper's or a shell's `-c` words are a command judged on its own, files and all.
+    let wrapped = WRAPPERS.contains(&name.as_str())
+        || (SHELLS.contains(&name.as_str()) && !assessment.inner.is_empty());
+    let reads = file_args::reads(&name, args, wrapped, scope.home);
+    let reach = reads
+        .iter()
+        .map(|r| places::reach(&r.arg, r.recursive, scope))
+        .max()
+        .unwrap_or(Reach::Free);
+    assessment.class = with_reach(assessment.class, reach, &name);
     assessment
+}
+
+/// A command's class once the files it reads are known: a protected one is never read; one
+/// under the home folder outside the roots, or one the judge cannot place, is not read unasked.
+/// A path relative to a folder only known when the line runs only makes a reading command ask:
+/// every other command asks in manual and edit mode anyway.
+fn with_reach(class: Class, reach: Reach, name: &str) -> Class {
+    match (class, reach) {
+        (class @ Class::Hardline(_), _) => class,
+        (_, Reach::Protected(what)) => Class::Hardline(format!(
+            "`{name}` would read {what}: a protected path is never read for a remote session."
+        )),
+        (class @ Class::Opaque(_), _) => class,
+        (Class::ReadOnly, Reach::Unplaced(why)) | (_, Reach::OutsideRoots(why) | Reach::Unknown(why)) => {
+            Class::Opaque(why)
+        }
+        (class, _) => class,
+    }
 }
 
 fn assess_named(name: &str, args: &[Arg], scope: &Scope) -> Assessment {
@@ -182,22 +132,8 @@ fn assess_named(name: &str, args: &[Arg], scope: &Scope) -> Assessment {
         // A function of the line: its body is judged where it is defined. Only here, after the
         // commands above, so `rm() {…}; command rm -rf /` cannot hide behind a function's name.
         _ if scope.functions.iter().any(|f| f == name) => Assessment::of(Class::ReadOnly),
-        _ if readers::SHOW_FILES.contains(&name) => match reads_protected(name, args, scope) {
-            Some(refused) => Assessment::of(refused),
-            None => readers::assess(name, args),
-        },
-        _ => readers::assess(name, args),
+        _ => readers::assess(name, args, scope),
     }
-}
-
-/// `cat .env`, `grep -r key ~/.ssh`: a file the file tools never read is not shown through bash
-/// either. Lexical, as the rest of the judge: a path only known at run time is not caught here.
-fn reads_protected(name: &str, args: &[Arg], scope: &Scope) -> Option<Class> {
-    let hit = protected_arg(args, scope)?;
-    Some(Class::Hardline(format!(
-        "`{name}` would show {}, a protected path: it is never read for a remote session.",
-        hit.display()
-    )))
 }
 
 /// The literal words of `args` joined as one script, or `None` when any is only known at run time.
@@ -223,16 +159,30 @@ fn non_options(args: &[Arg]) -> impl Iterator<Item = &Arg> {
 /// The first of a command's path words that names a protected path.
 fn protected_arg(args: &[Arg], scope: &Scope) -> Option<PathBuf> {
     non_options(args)
-        .filter_map(|a| resolve(a, scope.folder))
-        .find(|p| protected(p, scope.home))
+        .flat_map(|a| scope.resolve_all(a))
+        .find(|p| scope.protected.protects(p))
 }
 
 fn writes_protected(name: &str, args: &[Arg], scope: &Scope) -> Option<Class> {
-    let hit = protected_arg(args, scope)?;
-    Some(Class::Hardline(format!(
-        "`{name}` would change {}, a protected path.",
-        hit.display()
-    )))
+    if let Some(hit) = protected_arg(args, scope) {
+        return Some(Class::Hardline(format!(
+            "`{name}` would change {}, a protected path.",
+            hit.display()
+        )));
+    }
+    non_options(args)
+        .flat_map(|a| scope.resolve_all(a))
+        .any(|p| in_agent_folder(&p, scope))
+        .then(|| Class::Opaque(AGENT_FOLDER.into()))
+}
+
+/// docs/protocol.md "Paths": a write under `<project>/.agent/` (commands and skills, prompts a person
+/// runs later with a mode of their own) asks in every mode.
+pub const AGENT_FOLDER: &str =
+    "a write under the project's .agent folder (commands and skills a person runs later)";
+
+pub fn in_agent_folder(path: &Path, scope: &Scope) -> bool {
+    path.starts_with(scope.folder.join(".agent"))
 }
 
 fn dd(args: &[Arg], scope: &Scope) -> Assessment {
@@ -245,14 +195,11 @@ fn dd(args: &[Arg], scope: &Scope) -> Assessment {
                 "`dd` onto the device {target} is never allowed."
             )));
         }
-        let path = resolve(
-            &Arg {
-                text: target.to_string(),
-                dynamic: arg.dynamic,
-            },
-            scope.folder,
-        );
-        if let Some(path) = path.filter(|p| protected(p, scope.home)) {
+        let paths = scope.resolve_all(&Arg {
+            text: target.to_string(),
+            dynamic: arg.dynamic,
+        });
+        if let Some(path) = paths.into_iter().find(|p| scope.protected.protects(p)) {
             return Assessment::of(Class::Hardline(format!(
                 "`dd` would change {}, a protected path.",
                 path.display()
@@ -278,9 +225,8 @@ fn remove(name: &str, args: &[Arg], scope: &Scope) -> Assessment {
     if recursive {
         // Recursive removal of these is never allowed, with or without -f: -f only silences prompts.
         for target in &targets {
-            if let Some(path) =
-                resolve(target, scope.folder).filter(|p| catastrophic(p, scope.home, scope.roots))
-            {
+            let all = scope.resolve_all(target);
+            if let Some(path) = all.into_iter().find(|p| catastrophic(p, scope.home, scope.roots)) {
                 return Assessment::of(Class::Hardline(format!(
                     "`rm -r` of {} is never allowed on this computer.",
                     path.display()
@@ -297,7 +243,7 @@ fn remove(name: &str, args: &[Arg], scope: &Scope) -> Assessment {
 fn ownership(name: &str, args: &[Arg], scope: &Scope) -> Assessment {
     if has_flag(args, &['R'], "--recursive") {
         let everything = non_options(args)
-            .filter_map(|a| resolve(a, scope.folder))
+            .flat_map(|a| scope.resolve_all(a))
             .find(|p| p == Path::new("/") || p == scope.home);
         if let Some(path) = everything {
             return Assessment::of(Class::Hardline(format!(
@@ -309,19 +255,43 @@ fn ownership(name: &str, args: &[Arg], scope: &Scope) -> Assessment {
     Assessment::of(writes_protected(name, args, scope).unwrap_or(Class::Changes))
 }
 
-/// `env [-i] [-u NAME] [NAME=value…] [command…]`; `env -S 'cmd args'` splits a script.
+/// `env [-i] [-u NAME] [NAME=value…] [command…]`; `env -S 'cmd args'` (`-S'…'`,
+/// `--split-string=…`) splits a script; `env -C DIR` runs the command in another folder, where the
+/// judge cannot place its relative paths.
 fn env(args: &[Arg]) -> Assessment {
     let mut i = 0;
     let mut steered = false;
+    let mut elsewhere = false;
     while let Some(arg) = args.get(i) {
         let text = arg.text.as_str();
-        if text == "-S" || text == "--split-string" {
-            return match args.get(i + 1) {
-                Some(script) if !script.dynamic => Assessment::running(Inner::Script(script.text.clone())),
+        let split = match text {
+            "-S" | "--split-string" => Some(args.get(i + 1)),
+            _ => text
+                .strip_prefix("--split-string=")
+                .or_else(|| text.strip_prefix("-S").filter(|rest| !rest.is_empty()))
+                .map(|_| Some(arg)),
+        };
+        if let Some(script) = split {
+            let attached = |a: &Arg| {
+                let t = a.text.as_str();
+                t.strip_prefix("--split-string=")
+                    .or_else(|| t.strip_prefix("-S"))
+                    .unwrap_or(t)
+                    .to_string()
+            };
+            return match script {
+                Some(script) if !script.dynamic => Assessment::running(Inner::Script(attached(script))),
                 _ => Assessment::of(Class::Opaque("`env -S` of text only known when it runs".into())),
             };
-        } else if ["-u", "--unset", "-C", "--chdir"].contains(&text) {
+        }
+        if ["-C", "--chdir"].contains(&text) || text.starts_with("--chdir=") || text.starts_with("-C") {
+            elsewhere = true;
+        }
+        if ["-u", "--unset", "-C", "--chdir"].contains(&text) {
             i += 2;
+        } else if text == "--" {
+            i += 1;
+            break;
         } else if text.starts_with('-') {
             i += 1;
         } else if let Some((name, _)) = text.split_once('=') {
@@ -332,7 +302,13 @@ fn env(args: &[Arg]) -> Assessment {
         }
     }
     let rest = &args[i.min(args.len())..];
-    let class = if steered { Class::Changes } else { Class::ReadOnly };
+    let class = if elsewhere && !rest.is_empty() {
+        Class::Opaque("`env -C`: a command run in another folder".into())
+    } else if steered {
+        Class::Changes
+    } else {
+        Class::ReadOnly
+    };
     let inner = if rest.is_empty() {
         Vec::new()
     } else {
@@ -341,7 +317,8 @@ fn env(args: &[Arg]) -> Assessment {
     Assessment { class, inner }
 }
 
-/// The command xargs runs gets words from standard input: they are only known when it runs.
+/// The command xargs runs gets words from standard input: they are only known when it runs; so is
+/// every word holding the `-I`/`-i`/`--replace` string (`xargs -I% sh -c 'cat %'` runs the input).
 fn xargs(args: &[Arg]) -> Assessment {
     let with_value = [
         "-I",
@@ -357,26 +334,41 @@ fn xargs(args: &[Arg]) -> Assessment {
         "--max-args",
         "--max-procs",
         "--max-lines",
-        "--replace",
     ];
+    let mut replace: Option<String> = None;
     let mut i = 0;
     while let Some(arg) = args.get(i) {
-        if with_value.contains(&arg.text.as_str()) {
+        let text = arg.text.as_str();
+        if text == "-I" {
+            replace = args.get(i + 1).map(|a| a.text.clone());
+        } else if let Some(r) = text.strip_prefix("--replace") {
+            replace = Some(r.strip_prefix('=').unwrap_or("{}").to_string());
+        } else if let Some(r) = text.strip_prefix("-I").or_else(|| text.strip_prefix("-i")) {
+            replace = Some(if r.is_empty() { "{}".into() } else { r.to_string() });
+        }
+        if with_value.contains(&text) {
             i += 2;
-        } else if arg.text.starts_with('-') {
+        } else if text.starts_with('-') {
             i += 1;
         } else {
             break;
         }
     }
-    let mut words = args[i.min(args.len())..].to_vec();
+    let unknown = || Arg {
+        text: UNKNOWN.to_string(),
+        dynamic: true,
+    };
+    let mut words: Vec<Arg> = args[i.min(args.len())..]
+        .iter()
+        .map(|a| match &replace {
+            Some(r) if !r.is_empty() && a.text.contains(r.as_str()) => unknown(),
+            _ => a.clone(),
+        })
+        .collect();
     if words.is_empty() {
         words.push(Arg::literal("echo"));
     }
-    words.push(Arg {
-        text: UNKNOWN.to_string(),
-        dynamic: true,
-    });
+    words.push(unknown());
     Assessment::running(Inner::Words(words))
 }
 

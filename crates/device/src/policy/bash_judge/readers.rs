@@ -1,10 +1,15 @@
-//! The commands allowed in every mode because they only read (DECISIONS.md), with the options that
+//! The commands allowed in every mode because they only read (docs/protocol.md), with the options that
 //! would make them write, upload or run something else.
 
-use super::commands::{Assessment, Class, Inner};
-use super::walk::{Arg, UNKNOWN};
+use std::path::Path;
 
-/// DECISIONS.md's list, plus harmless shell words a watch command often needs (`true`, `false`,
+use super::assessment::{Assessment, Class, Inner, Scope};
+use super::cwd::Folder;
+use super::globs;
+use super::vars::UNKNOWN;
+use super::walk::Arg;
+
+/// docs/protocol.md's list, plus harmless shell words a watch command often needs (`true`, `false`,
 /// `test`, `[`, `:`, `sleep`, `cd`, `read`) and `env` without a command (handled with the wrappers).
 const READ_ONLY: [&str; 42] = [
     "ls",
@@ -52,43 +57,14 @@ const READ_ONLY: [&str; 42] = [
 ];
 const COLON: &str = ":";
 
-/// The read-only commands that show what is in the files (or folders) they are given: one named
-/// on a protected path is denied, as a read of it by the file tools is (ENGINE.md).
-pub const SHOW_FILES: [&str; 19] = [
-    "ls",
-    "cat",
-    "head",
-    "tail",
-    "wc",
-    "grep",
-    "rg",
-    "stat",
-    "file",
-    "du",
-    "sha256sum",
-    "md5sum",
-    "sort",
-    "uniq",
-    "cut",
-    "diff",
-    "cmp",
-    "tree",
-    "jq",
-];
-
-pub fn assess(name: &str, args: &[Arg]) -> Assessment {
+pub fn assess(name: &str, args: &[Arg], scope: &Scope) -> Assessment {
     let class = match name {
-        "find" => return find(args),
-        "git" => git(args),
+        "find" => return find(args, scope),
+        "rg" => return runs_option(args, "--pre"),
+        "sort" => return sort(args),
+        "git" => git(args, scope),
         "curl" => curl(args),
         "wget" => wget(args),
-        "sort"
-            if args
-                .iter()
-                .any(|a| a.text.starts_with("-o") || a.text.starts_with("--output")) =>
-        {
-            Class::Changes
-        }
         "tree" if args.iter().any(|a| a.text == "-o") => Class::Changes,
         _ if READ_ONLY.contains(&name) || name == COLON => Class::ReadOnly,
         _ => Class::Changes,
@@ -99,9 +75,56 @@ pub fn assess(name: &str, args: &[Arg]) -> Assessment {
     }
 }
 
+/// `rg --pre CMD`, `sort --compress-program=CMD`: the program runs with a file (only known when it
+/// runs) as its argument; it is judged as a command of the line.
+fn runs_option(args: &[Arg], option: &str) -> Assessment {
+    let mut inner = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        let program = if arg.text == option {
+            args.get(i + 1).cloned()
+        } else {
+            arg.text
+                .strip_prefix(option)
+                .and_then(|rest| rest.strip_prefix('='))
+                .map(|p| Arg {
+                    text: p.to_string(),
+                    dynamic: arg.dynamic,
+                })
+        };
+        if let Some(program) = program {
+            inner.push(Inner::Words(vec![
+                program,
+                Arg {
+                    text: UNKNOWN.to_string(),
+                    dynamic: true,
+                },
+            ]));
+        }
+    }
+    Assessment {
+        class: Class::ReadOnly,
+        inner,
+    }
+}
+
+/// sort writes with `-o FILE` (bundled too: `-uo out`) and runs `--compress-program`.
+fn sort(args: &[Arg]) -> Assessment {
+    let mut assessment = runs_option(args, "--compress-program");
+    let writes = args.iter().any(|a| {
+        let t = a.text.as_str();
+        t.starts_with("--output")
+            || (t.starts_with('-') && !t.starts_with("--") && short_letters(t, "kStTo").contains(&'o'))
+    });
+    if writes {
+        assessment.class = Class::Changes;
+    }
+    assessment
+}
+
 /// `find` reads, unless it deletes, writes a list to a file, or runs a command per file (that
-/// command is judged too, with `{}` standing for a file only known when it runs).
-fn find(args: &[Arg]) -> Assessment {
+/// command is judged too, with `{}` standing for a file only known when it runs). Files it picks
+/// by a name that could be protected (`-name .env`, `-name 'id_*'`) handed to a command are read.
+fn find(args: &[Arg], scope: &Scope) -> Assessment {
     let mut class = Class::ReadOnly;
     let mut inner = Vec::new();
     let mut i = 0;
@@ -136,17 +159,54 @@ fn find(args: &[Arg]) -> Assessment {
         }
         i += 1;
     }
+    if !inner.is_empty()
+        && let Some(name) = protected_name_test(args, scope)
+    {
+        class = Class::Hardline(format!(
+            "`find` would hand files named {name} to a command: a protected path is never read for a remote session."
+        ));
+    }
     Assessment { class, inner }
 }
 
-fn git(args: &[Arg]) -> Class {
-    // Global options first; `-c` can set a pager or hook to any command.
+/// The first `-name`/`-path`… pattern of `find` that could match a protected path.
+fn protected_name_test(args: &[Arg], scope: &Scope) -> Option<String> {
+    const TESTS: [&str; 6] = ["-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename"];
+    args.windows(2)
+        .filter(|w| TESTS.contains(&w[0].text.as_str()) && !w[1].dynamic)
+        .map(|w| &w[1].text)
+        .find(|pattern| {
+            // find's `*` matches a leading dot too; a pattern that starts with one is still not
+            // taken to aim at `.env.*` (`-name '*.rs'` is an everyday search).
+            let path = Path::new("/found").join(pattern.trim_start_matches("./"));
+            globs::instances(&path, scope.home, false)
+                .is_none_or(|all| all.iter().any(|p| scope.protected.protects(p)))
+        })
+        .cloned()
+}
+
+/// git runs programs its repository's config names (hooks, `core.fsmonitor`, a pager, diff
+/// drivers): a read is only a read in the session's own project. So `-C` outside the session's
+/// folder, `--git-dir`, `--work-tree`, `-c` (any setting), `GIT_DIR=` (a steering variable) and a
+/// `cd` out of the folder make git a change; so do `--ext-diff` and `--textconv`.
+fn git(args: &[Arg], scope: &Scope) -> Class {
+    let in_project = |f: &Folder| matches!(f, Folder::Known(p) if p.starts_with(scope.folder));
+    if !scope.folders.iter().all(in_project) {
+        return Class::Changes;
+    }
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         match arg.text.as_str() {
-            "-C" => i += 2,
+            "-C" => {
+                let inside = args.get(i + 1).is_some_and(|dir| {
+                    !dir.dynamic && scope.resolve_all(dir).iter().all(|p| p.starts_with(scope.folder))
+                });
+                if !inside {
+                    return Class::Changes;
+                }
+                i += 2;
+            }
             "--no-pager" | "-P" | "--no-optional-locks" => i += 1,
-            t if t.starts_with("--git-dir=") || t.starts_with("--work-tree=") => i += 1,
             t if t.starts_with('-') => return Class::Changes,
             _ => break,
         }
@@ -155,10 +215,11 @@ fn git(args: &[Arg]) -> Class {
         return Class::ReadOnly;
     };
     let rest = &args[i + 1..];
-    if rest
-        .iter()
-        .any(|a| a.text.starts_with("--output") || a.text.starts_with("--ext-diff"))
-    {
+    if rest.iter().any(|a| {
+        ["--output", "--ext-diff", "--textconv"]
+            .iter()
+            .any(|o| a.text.starts_with(o))
+    }) {
         return Class::Changes;
     }
     let reads = match sub.text.as_str() {

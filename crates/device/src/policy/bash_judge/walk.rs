@@ -1,14 +1,15 @@
 //! The parse tree flattened into what the judge looks at: each simple command with its words as bash
-//! would pass them (quotes and escapes removed, `~` and `$HOME` made the home folder), the files its
-//! redirections write, and the nested scripts (`$(…)`, backticks, process substitutions) to judge on
-//! their own.
+//! would pass them (quotes and escapes removed, `$'…'` decoded, `~` and `$HOME` made the home
+//! folder), the files its redirections write and read, and the nested scripts (`$(…)`, backticks,
+//! process substitutions, and those bash runs when it evaluates a subscript: `subscripts`) to judge
+//! on their own.
 
+use brush_parser::ParserOptions;
 use brush_parser::ast::{self, Command, CompoundCommand, CompoundList, IoRedirect};
 use brush_parser::word::{self, Parameter, ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
-use brush_parser::{Parser, ParserOptions};
 
-/// Stands in for text only known when the line runs: it matches no command name or path.
-pub const UNKNOWN: char = '\u{FFFD}';
+use super::vars::{self, UNKNOWN, Value, Vars};
+use super::{ansi_c, braces, subscripts};
 
 #[derive(Debug, Clone, Default)]
 pub struct Arg {
@@ -31,6 +32,8 @@ pub enum Part {
     Command {
         words: Vec<Arg>,
         writes: Vec<Arg>,
+        /// Files its input redirections read (`< file`, `0< file`, `<> file`).
+        reads: Vec<Arg>,
         assigns: Vec<String>,
     },
     /// A nested script, judged like a line of its own.
@@ -45,138 +48,18 @@ pub struct Walk {
     pub parts: Vec<Part>,
     /// Functions the line defines: calling one runs a body that is judged where it is defined.
     pub functions: Vec<String>,
+    /// What the line gives its variables, so far as the walk has read (`vars`).
+    pub vars: Vars,
     home: String,
     defining: Vec<String>,
 }
 
-pub fn parse(line: &str) -> Result<ast::Program, String> {
-    if oversized_fd_number(line) {
-        return Err("a file descriptor number too large".into());
-    }
-    let brackets = brackets(line);
-    if brackets.deepest > MAX_BRACKET_DEPTH {
-        return Err("brackets nested too deep".into());
-    }
-    if brackets.unclosed > MAX_UNCLOSED {
-        return Err("too many brackets left open".into());
-    }
-    if empty_here_delimiter(line) {
-        return Err("a here-document with an empty delimiter".into());
-    }
-    if substituted_here_delimiter(line) {
-        return Err("a here-document whose delimiter has a substitution".into());
-    }
-    let mut parser = Parser::new(std::io::Cursor::new(line.as_bytes()), &ParserOptions::default());
-    parser.parse_program().map_err(|e| e.to_string())
-}
-
-/// brush-parser 0.4 reads the digits before a redirection (`2>`) as an i32 with `unwrap()`, and
-/// panics on a number that does not fit (`ls 99999999999>x`, found by the `bash_judge` fuzz
-/// target). Any such run of digits, even one bash would read as part of a word or a quote, makes
-/// the line unreadable to the judge: it asks (or denies in plan), never crashes.
-fn oversized_fd_number(line: &str) -> bool {
-    let bytes = line.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let start = i;
-        while i < bytes.len() && bytes[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i > start && matches!(bytes.get(i), Some(b'<' | b'>')) && line[start..i].parse::<i32>().is_err() {
-            return true;
-        }
-        i = i.max(start + 1);
-    }
-    false
-}
-
-/// brush-parser 0.4 backtracks exponentially on nested and on unclosed brackets: `(` (a subshell
-/// or `((` arithmetic, tried both ways at each one: 20 took 0.8 s, 28 minutes), `$(` and `$((` in a
-/// here-document's body (a second at twelve), `${` with `[[` subscripts (more than 20 s at twelve),
-/// `${!H[` left open between closed ones (29 s), each found by the `bash_judge` fuzz target as a
-/// timeout or a slow input. Deeper or more often unclosed than this, the line is unreadable to the
-/// judge, so it asks; real commands nest a few levels and leave one or two open (in a quoted
-/// regular expression, say). The device also cuts the judge at a second (`contained`).
-const MAX_BRACKET_DEPTH: usize = 6;
-const MAX_UNCLOSED: usize = 4;
-
-struct Brackets {
-    /// The deepest nesting of `(`, `[` and `{` together, quotes and all.
-    deepest: usize,
-    /// Openers never closed: left open at the end, or inside a pair that closed around them.
-    unclosed: usize,
-}
-
-/// Brackets as read from left to right; a closer with no opener of its kind (a `case` pattern's
-/// `)`) is passed over.
-fn brackets(line: &str) -> Brackets {
-    let mut open: Vec<u8> = Vec::new();
-    let (mut deepest, mut unclosed) = (0, 0);
-    for b in line.bytes() {
-        let opener = match b {
-            b'(' | b'[' | b'{' => {
-                open.push(b);
-                deepest = deepest.max(open.len());
-                continue;
-            }
-            b')' => b'(',
-            b']' => b'[',
-            b'}' => b'{',
-            _ => continue,
-        };
-        if let Some(at) = open.iter().rposition(|&o| o == opener) {
-            unclosed += open.len() - at - 1;
-            open.truncate(at);
-        }
-    }
-    Brackets {
-        deepest,
-        unclosed: unclosed + open.len(),
-    }
-}
-
-/// brush-parser 0.4's tokenizer makes a here-document's tag of its word with ASCII whitespace
-/// trimmed off the front (`\r`, `\f`) and quotes taken out, or of nothing when an operator
-/// follows or (inside `$(`) when two blanks come first; a tag left empty ends the document at
-/// every character: seconds on `a<< '' `, more than 2 GB on `<<\r\t`, on `$(<< >[ ` and on
-/// `$(cat <<  EOF ` (each found by the `bash_judge` fuzz target). No person writes these (bash
-/// refuses a `<<` with no word after it): such a line is unreadable to the judge.
-fn empty_here_delimiter(line: &str) -> bool {
-    here_delimiters(line).any(|(blanks, word)| {
-        let tag = word.trim_start_matches(|c: char| c.is_ascii_whitespace());
-        let tag = tag.split(['(', ')']).next().unwrap_or("");
-        let tag = tag.strip_prefix('$').unwrap_or(tag);
-        blanks > 1 || tag.chars().all(|c| c == '\'' || c == '"')
-    })
-}
-
-/// The word after each `<<` or `<<-` (not a here-string's `<<<`), with how many blanks come
-/// before it.
-fn here_delimiters(line: &str) -> impl Iterator<Item = (usize, &str)> {
-    line.match_indices("<<").filter_map(|(at, _)| {
-        let rest = &line[at + 2..];
-        if rest.starts_with('<') || line[..at].ends_with('<') {
-            return None; // a here-string, `<<<`
-        }
-        let rest = rest.strip_prefix('-').unwrap_or(rest);
-        let word = rest.trim_start_matches([' ', '\t']);
-        let blanks = rest.len() - word.len();
-        let word = word.split([' ', '\t', '\n', ';', '&', '|', '<', '>']).next()?;
-        Some((blanks, word))
-    })
-}
-
-/// brush-parser 0.4 grew past 2 GB on `<<-h$(("" [$(d$(` (unclosed substitutions in a
-/// here-document's delimiter; found by the `bash_judge` fuzz target). Bash never expands a
-/// delimiter, so no real command writes one with `$(` or a backquote: such a line is unreadable.
-fn substituted_here_delimiter(line: &str) -> bool {
-    here_delimiters(line).any(|(_, word)| word.contains("$(") || word.contains('`'))
-}
-
 impl Walk {
-    pub fn of(program: &ast::Program, home: &str) -> Walk {
+    /// `vars`: what the calling line gave its variables (a nested script's caller).
+    pub fn of(program: &ast::Program, home: &str, vars: &Vars) -> Walk {
         let mut walk = Walk {
             home: home.to_string(),
+            vars: vars.clone(),
             ..Walk::default()
         };
         for list in &program.complete_commands {
@@ -230,9 +113,28 @@ impl Walk {
         match compound {
             CompoundCommand::BraceGroup(group) => self.list(&group.list, spread),
             CompoundCommand::Subshell(subshell) => self.list(&subshell.list, spread),
+            // The list's words are read where the loop is (`for f in ~/.ssh/*`): the variable
+            // stands for one of them.
             CompoundCommand::ForClause(clause) => {
-                for value in clause.values.iter().flatten() {
-                    self.word(&value.value);
+                let values: Vec<Arg> = clause
+                    .values
+                    .iter()
+                    .flatten()
+                    .flat_map(|value| self.words(&value.value))
+                    .collect();
+                let only = match values.as_slice() {
+                    [one] if !one.dynamic && !globbed(&one.text) => Some(one.text.as_str()),
+                    _ => None,
+                };
+                self.vars.loop_over(&clause.variable_name, only);
+                let reads: Vec<Arg> = values.into_iter().filter(|v| !v.text.contains("://")).collect();
+                if !reads.is_empty() {
+                    self.parts.push(Part::Command {
+                        words: Vec::new(),
+                        writes: Vec::new(),
+                        reads,
+                        assigns: Vec::new(),
+                    });
                 }
                 self.list(&clause.body.list, spread);
             }
@@ -271,7 +173,8 @@ impl Walk {
     }
 
     fn simple(&mut self, simple: &ast::SimpleCommand, spread: bool) {
-        let (mut words, mut writes, mut assigns) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut words, mut assigns) = (Vec::new(), Vec::new());
+        let mut files = Files::default();
         let prefix = simple.prefix.iter().flat_map(|p| &p.0);
         let suffix = simple.suffix.iter().flat_map(|s| &s.0);
         for item in prefix {
@@ -279,14 +182,14 @@ impl Walk {
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, _) => {
                     assigns.push(self.assignment(assignment));
                 }
-                other => self.item(other, &mut words, &mut writes),
+                other => self.item(other, &mut words, &mut files),
             }
         }
         if let Some(name) = &simple.word_or_name {
-            words.push(self.word(&name.value));
+            words.extend(self.words(&name.value));
         }
         for item in suffix {
-            self.item(item, &mut words, &mut writes);
+            self.item(item, &mut words, &mut files);
         }
         if let Some(name) = words
             .first()
@@ -296,17 +199,24 @@ impl Walk {
         }
         self.parts.push(Part::Command {
             words,
-            writes,
+            writes: files.writes,
+            reads: files.reads,
             assigns,
         });
     }
 
-    fn item(&mut self, item: &ast::CommandPrefixOrSuffixItem, words: &mut Vec<Arg>, writes: &mut Vec<Arg>) {
+    fn item(&mut self, item: &ast::CommandPrefixOrSuffixItem, words: &mut Vec<Arg>, files: &mut Files) {
         match item {
-            ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => self.redirect(redirect, writes),
-            ast::CommandPrefixOrSuffixItem::Word(w) => words.push(self.word(&w.value)),
+            ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => self.redirect(redirect, files),
+            ast::CommandPrefixOrSuffixItem::Word(w) => words.extend(self.words(&w.value)),
             // `export X=$(…)`: an argument, with its value's substitutions judged.
-            ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) => words.push(self.word(&w.value)),
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
+                let arg = self.word(&w.value);
+                if let Some((name, value)) = arg.text.split_once('=') {
+                    self.vars.assign(name, Some(value).filter(|_| !arg.dynamic));
+                }
+                words.push(arg);
+            }
             ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, subshell) => {
                 self.list(&subshell.list, false);
                 words.push(Arg {
@@ -318,10 +228,8 @@ impl Walk {
     }
 
     fn assignment(&mut self, assignment: &ast::Assignment) -> String {
-        match &assignment.value {
-            ast::AssignmentValue::Scalar(w) => {
-                self.word(&w.value);
-            }
+        let value = match &assignment.value {
+            ast::AssignmentValue::Scalar(w) => Some(self.word(&w.value)),
             ast::AssignmentValue::Array(items) => {
                 for (key, value) in items {
                     if let Some(key) = key {
@@ -329,30 +237,37 @@ impl Walk {
                     }
                     self.word(&value.value);
                 }
+                None
             }
-        }
-        match &assignment.name {
+        };
+        let name = match &assignment.name {
             ast::AssignmentName::VariableName(name) | ast::AssignmentName::ArrayElementName(name, _) => {
                 name.clone()
             }
-        }
+        };
+        let whole = matches!(assignment.name, ast::AssignmentName::VariableName(_)) && !assignment.append;
+        let known = value.filter(|v| !v.dynamic && whole).map(|v| v.text);
+        self.vars.assign(&name, known.as_deref());
+        name
     }
 
+    /// A compound command's redirections (`while …; done < file`), as a part of their own.
     fn redirect_list(&mut self, redirects: Option<&ast::RedirectList>) {
-        let mut writes = Vec::new();
+        let mut files = Files::default();
         for redirect in redirects.iter().flat_map(|r| &r.0) {
-            self.redirect(redirect, &mut writes);
+            self.redirect(redirect, &mut files);
         }
-        if !writes.is_empty() {
+        if !files.writes.is_empty() || !files.reads.is_empty() {
             self.parts.push(Part::Command {
                 words: Vec::new(),
-                writes,
+                writes: files.writes,
+                reads: files.reads,
                 assigns: Vec::new(),
             });
         }
     }
 
-    fn redirect(&mut self, redirect: &IoRedirect, writes: &mut Vec<Arg>) {
+    fn redirect(&mut self, redirect: &IoRedirect, files: &mut Files) {
         use ast::{IoFileRedirectKind as Kind, IoFileRedirectTarget as Target};
         match redirect {
             IoRedirect::File(_, kind, target) => {
@@ -360,11 +275,15 @@ impl Walk {
                     kind,
                     Kind::Write | Kind::Append | Kind::Clobber | Kind::ReadAndWrite | Kind::DuplicateOutput
                 );
+                let reading = matches!(kind, Kind::Read | Kind::ReadAndWrite | Kind::DuplicateInput);
                 match target {
                     Target::Filename(w) => {
                         let arg = self.word(&w.value);
+                        if reading {
+                            files.reads.push(arg.clone());
+                        }
                         if writing {
-                            writes.push(arg);
+                            files.writes.push(arg);
                         }
                     }
                     // `>&2`, `2>&1`, `>&-`: another descriptor, not a file.
@@ -372,8 +291,11 @@ impl Walk {
                     Target::Duplicate(w) => {
                         let arg = self.word(&w.value);
                         let descriptor = arg.text.chars().all(|c| c.is_ascii_digit() || c == '-');
+                        if reading && !descriptor {
+                            files.reads.push(arg.clone());
+                        }
                         if writing && !descriptor {
-                            writes.push(arg);
+                            files.writes.push(arg);
                         }
                     }
                     Target::ProcessSubstitution(_, subshell) => self.list(&subshell.list, false),
@@ -381,7 +303,7 @@ impl Walk {
             }
             IoRedirect::OutputAndError(w, _) => {
                 let arg = self.word(&w.value);
-                writes.push(arg);
+                files.writes.push(arg);
             }
             IoRedirect::HereString(_, w) => {
                 self.word(&w.value);
@@ -390,7 +312,7 @@ impl Walk {
                 match word::parse_heredoc(&doc.doc.value, &ParserOptions::default()) {
                     Ok(pieces) => {
                         let mut arg = Arg::default();
-                        self.pieces(&pieces, &mut arg);
+                        self.pieces(&pieces, &mut arg, &doc.doc.value);
                     }
                     Err(_) => self
                         .parts
@@ -409,8 +331,19 @@ impl Walk {
                 self.test_words(b);
             }
             E::Not(a) | E::Parenthesized(a) => self.test_words(a),
-            E::UnaryTest(_, w) => {
-                self.word(&w.value);
+            // `[[ -v $name ]]`: a name only known when it runs may carry a subscript that runs.
+            E::UnaryTest(op, w) => {
+                let arg = self.word(&w.value);
+                let names_variable = matches!(
+                    op,
+                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
+                );
+                if names_variable && arg.dynamic {
+                    self.parts.push(Part::Opaque(
+                        "a variable's name only known when it runs (its subscript would run)".into(),
+                    ));
+                }
             }
             E::BinaryTest(_, a, b) => {
                 self.word(&a.value);
@@ -426,11 +359,36 @@ impl Walk {
         }
     }
 
-    /// One word as bash would pass it; its substitutions become parts of their own.
+    /// The words one word of a command makes once its braces are expanded (`{sudo,x}`).
+    fn words(&mut self, raw: &str) -> Vec<Arg> {
+        if !raw.contains('{') {
+            return vec![self.word(raw)];
+        }
+        match braces::expand(raw) {
+            Some(all) => all.iter().map(|w| self.word(w)).collect(),
+            None => {
+                self.parts
+                    .push(Part::Opaque("a brace expansion too large to read".into()));
+                vec![Arg {
+                    text: UNKNOWN.to_string(),
+                    dynamic: true,
+                }]
+            }
+        }
+    }
+
+    /// One word as bash would pass it; its substitutions become parts of their own, and so do
+    /// those bash would run if it evaluates the word as a subscript.
     pub fn word(&mut self, raw: &str) -> Arg {
         let mut arg = Arg::default();
         match word::parse(raw, &ParserOptions::default()) {
-            Ok(pieces) => self.pieces(&pieces, &mut arg),
+            Ok(pieces) => {
+                self.pieces(&pieces, &mut arg, raw);
+                vars::settle(&mut arg.text);
+                if subscripts::evaluated(&arg.text) {
+                    self.hidden(&arg.text);
+                }
+            }
             Err(_) => {
                 self.parts
                     .push(Part::Opaque(format!("the word {raw:?} cannot be read")));
@@ -443,14 +401,25 @@ impl Walk {
         arg
     }
 
-    fn pieces(&mut self, pieces: &[WordPieceWithSource], arg: &mut Arg) {
+    /// The substitutions in text bash evaluates again, each a part of its own.
+    fn hidden(&mut self, text: &str) {
+        let hidden = subscripts::hidden(text);
+        self.parts.extend(hidden.scripts.into_iter().map(Part::Script));
+        if hidden.unreadable {
+            self.parts.push(Part::Opaque(
+                "a substitution inside a subscript that cannot be read".into(),
+            ));
+        }
+    }
+
+    /// `raw`: the text the pieces were parsed from, for the pieces brush-parser keeps as text.
+    fn pieces(&mut self, pieces: &[WordPieceWithSource], arg: &mut Arg, raw: &str) {
         for piece in pieces {
             match &piece.piece {
-                WordPiece::Text(s) | WordPiece::SingleQuotedText(s) | WordPiece::AnsiCQuotedText(s) => {
-                    arg.text.push_str(s)
-                }
+                WordPiece::Text(s) | WordPiece::SingleQuotedText(s) => arg.text.push_str(s),
+                WordPiece::AnsiCQuotedText(s) => arg.text.push_str(&ansi_c::decode(s)),
                 WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
-                    self.pieces(inner, arg)
+                    self.pieces(inner, arg, raw)
                 }
                 // `s\udo` is `sudo`; a backslash before a newline continues the line.
                 WordPiece::EscapeSequence(s) => {
@@ -464,6 +433,21 @@ impl Walk {
                     parameter: Parameter::Named(name),
                     indirect: false,
                 }) if name == "HOME" => arg.text.push_str(&self.home),
+                // A variable the line gave a value: that value; set otherwise by the line: marked.
+                WordPiece::ParameterExpansion(ParameterExpr::Parameter {
+                    parameter: Parameter::Named(name),
+                    indirect: false,
+                }) if self.vars.get(name).is_some() => match self.vars.get(name) {
+                    Some(Value::Known(value)) => arg.text.push_str(value),
+                    Some(Value::OneOfList) => {
+                        arg.text.push(vars::ONE_OF_LIST);
+                        arg.dynamic = true;
+                    }
+                    _ => {
+                        arg.text.push(vars::SET_BY_LINE);
+                        arg.dynamic = true;
+                    }
+                },
                 WordPiece::CommandSubstitution(script) | WordPiece::BackquotedCommandSubstitution(script) => {
                     self.parts.push(Part::Script(script.clone()));
                     unknown(arg);
@@ -472,13 +456,47 @@ impl Walk {
                     self.arithmetic(&expr.value);
                     unknown(arg);
                 }
-                WordPiece::TildeExpansion(_) | WordPiece::ParameterExpansion(_) => unknown(arg),
+                // `${x:-$(…)}`, `${a[$(…)]}`: brush-parser keeps what is inside the braces as text;
+                // a substitution there runs all the same.
+                WordPiece::ParameterExpansion(_) => {
+                    let source = raw.get(piece.start_index..piece.end_index).unwrap_or(raw);
+                    let inside = subscripts::inside_braces(source);
+                    if subscripts::runs_something(inside) {
+                        self.hidden(inside);
+                    }
+                    // `${a%x}`, `${#a}`, `${a:-…}` of a variable the line set: built from it.
+                    if self.vars.mentioned_in(inside) {
+                        arg.text.push(vars::SET_BY_LINE);
+                        arg.dynamic = true;
+                    } else {
+                        unknown(arg);
+                    }
+                }
+                WordPiece::TildeExpansion(_) => unknown(arg),
             }
         }
     }
 }
 
+/// The files a command's redirections write and read.
+#[derive(Default)]
+struct Files {
+    writes: Vec<Arg>,
+    reads: Vec<Arg>,
+}
+
+/// A word bash would expand as a glob.
+fn globbed(text: &str) -> bool {
+    text.contains(['*', '?', '['])
+}
+
 fn unknown(arg: &mut Arg) {
     arg.text.push(UNKNOWN);
     arg.dynamic = true;
+}
+
+/// The command's name as bash finds it: `/usr/bin/sudo` is `sudo`; and in lower case, because a
+/// case-insensitive file system (macOS, Windows) finds `SUDO` as `sudo`.
+pub fn name_of(word: &Arg) -> String {
+    word.text.rsplit('/').next().unwrap_or(&word.text).to_lowercase()
 }

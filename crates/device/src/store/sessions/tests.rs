@@ -232,6 +232,8 @@ fn list_summarizes_every_session_newest_first() {
         message(2),
         json!({ "type": "title", "title": "Second" }),
         message(3),
+        // Opened by the link's client once: the mark that lets it delete the session.
+        json!({ "type": "given" }),
     ])
     .unwrap();
     drop(log);
@@ -266,6 +268,7 @@ fn list_summarizes_every_session_newest_first() {
                 created_ms: 1000,
                 updated_ms: 1_700_000_003_000,
                 messages: 1,
+                given: false,
             },
             SessionSummary {
                 id: new.clone(),
@@ -274,6 +277,7 @@ fn list_summarizes_every_session_newest_first() {
                 created_ms: 2000,
                 updated_ms: 1_700_000_002_000,
                 messages: 3,
+                given: true,
             },
             SessionSummary {
                 id: untitled.clone(),
@@ -282,6 +286,7 @@ fn list_summarizes_every_session_newest_first() {
                 created_ms: ids::created_ms(&untitled).unwrap(),
                 updated_ms: 1_700_000_001_000,
                 messages: 0,
+                given: false,
             },
         ]
     );
@@ -317,13 +322,7 @@ fn reading_5000_messages_back_is_quick() {
         log.append(step).unwrap();
     }
     drop(log);
-    let started = std::time::Instant::now();
+    // How long this takes is `scripts/bench`'s row "Reopen a 5,000-message session".
     let opened = store.open(&id).unwrap();
-    let took = started.elapsed();
     assert_eq!(opened.records.len(), 5001);
-    eprintln!(
-        "read back {} bytes, 5000 messages, in {took:?} (debug build)",
-        std::fs::metadata(store.session_path(&id)).unwrap().len()
-    );
-    assert!(took < Duration::from_secs(2), "{took:?}");
 }

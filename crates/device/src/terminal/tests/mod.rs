@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::shell::Environment;
 use super::*;
-use crate::link::outbound::{OutboundQueue, channel};
+use crate::client::outbound::{OutboundQueue, channel};
 use crate::settings::Remote;
 
 /// Every wait in these tests: generous, for a loaded machine; a pass never waits this long.

@@ -1,11 +1,15 @@
 //! The judge on a table of command lines, each with its decision in plan, manual, edit and auto
 //! (A allow, Q ask, D deny), from a project at /home/p/work/proj under the root /home/p/work.
 
+use super::fuzz_found::FUZZ_FOUND;
 use super::*;
+use crate::policy::protected::Protected;
 
 const HOME: &str = "/home/p";
 const FOLDER: &str = "/home/p/work/proj";
 const ROOT: &str = "/home/p/work";
+
+mod roads;
 
 fn rules(allow: &[&str], ask: &[&str], deny: &[&str]) -> BashRules {
     let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
@@ -34,6 +38,7 @@ fn judged(line: &str, mode: Mode, project: Option<&BashRules>) -> Judgement {
         folder: Path::new(FOLDER),
         roots: &roots,
         home: Path::new(HOME),
+        protected: &Protected::under_home(Path::new(HOME)),
     };
     judge(line, &ctx)
 }
@@ -365,95 +370,41 @@ const BUILTINS: &[(&str, &str)] = &[
     ("f() { local -n r=PATH; r=/tmp; }; f", "DQQA"),
     ("f() { ls; }; unset -f f; f", "DQQA"),
     ("f() { ls; }; unset f; f", "DQQA"),
-    ("unset $X", "DQQA"),
+    // A name only known when it runs may be `a[$(…)]`: unset evaluates the subscript.
+    ("unset $X", "DQQQ"),
     // An assignment alone steers what runs after it, as `export` does.
     ("PATH=/tmp/bin; ls", "DQQA"),
     ("PS4='$(touch x)'; set -x", "DQQA"),
     ("exit; rm x", "DQQA"),
 ];
 
+/// Without the test rules' `cargo *`, a build asks in manual and edit.
+#[test]
+fn cargo_test_asks_without_a_rule() {
+    let roots = [PathBuf::from(ROOT)];
+    let none = rules(&[], &[], &[]);
+    let got: String = Mode::ALL
+        .iter()
+        .map(|mode| {
+            let ctx = JudgeContext {
+                mode: *mode,
+                global: &none,
+                project: None,
+                folder: Path::new(FOLDER),
+                roots: &roots,
+                home: Path::new(HOME),
+                protected: &Protected::under_home(Path::new(HOME)),
+            };
+            letter(judge("cargo test", &ctx).decision)
+        })
+        .collect();
+    assert_eq!(got, "DQQA");
+}
+
 #[test]
 fn harmless_builtins() {
     check(BUILTINS, None);
 }
-
-/// Lines the `bash_judge` fuzz target found to crash the judge, as it found them.
-const FUZZ_FOUND: &[(&str, &str)] = &[
-    // brush-parser unwrapped a redirection's fd number that does not fit an i32.
-    (
-        "s\u{1}\0\0\0\0\0\0\0lsgi;2222222222222222222222222222222> ",
-        "DQQQ",
-    ),
-    ("ls 99999999999>out", "DQQQ"),
-    // Unreadable as a whole, like any line the parser refuses: it asks, even with a sudo in it.
-    ("sudo ls 2>x; cat 2147483648<in", "DQQQ"),
-    ("cat 2147483647<in", "AAAA"),
-    // brush-parser backtracked exponentially on unclosed parentheses (this one: minutes).
-    (
-        "((((((((((((((((((((((((((((\u{f}\0\0cat \0cat <<EOF\nhe<<EOF>|\nhe",
-        "DQQQ",
-    ),
-    ("((((((((((((((((((((((((((((((ls", "DQQQ"),
-    // Six deep is still read; seven is not, of any brackets.
-    ("((((((ls))))))", "AAAA"),
-    ("(((((((ls)))))))", "DQQQ"),
-    ("echo ${a[${b[${c[0]}]}]}", "AAAA"),
-    ("echo ${a[${b[${c[${d[0]}]}]}]}", "DQQQ"),
-    // A few brackets left open are read (a case pattern's `)` has no opener at all); five are not.
-    ("case $x in a) echo '(' '[' ;; esac", "AAAA"),
-    ("echo '(' '[' '{' \"(\"", "AAAA"),
-    ("echo '(' '[' '{' \"(\" '['", "DQQQ"),
-    // 29 s in brush-parser's word parser: `${!H[` left open between closed `${…}`.
-    (
-        "H[Tok4E}${!H[TMk44,-bfcommandE}$\"}${!H[T0k43,4nW\0(\0\0$wk44,-bfE}$\"}${!H[Tr%l${!H[Tok4E}${!H[TMk44,-bfcommandE}$\"}${!H[T0k43,4nW\0(\0\0$wk44,-bfE}$\"}${!H[T0k44,4nW\0(\0\0$w#2]!<{))rdf}",
-        "DQQQ",
-    ),
-    // More than 20 s in brush-parser's word parser: `${` with `[[` subscripts, unclosed.
-    (
-        "rrME}\u{10}${I[[T-ektor(wME}\u{10}${I[[Toketop,\0ME}\u{10}${I[[T-ektor(wME}\u{10}${I[[Toketop,\0\0\0\0\0)\0\0\u{10}${IY[TokE}}",
-        "DQQQ",
-    ),
-    // The word parser took a second on unclosed substitutions twelve deep in a here-document.
-    (
-        "cat <<EOF\npello[ $((#.l.) da[ $((.l$((.l$(datelo[ $(.l$(dat`lo[ $((#['_'.l.) t .$( <|($(da[ $)\nEOF",
-        "DQQQ",
-    ),
-    // brush-parser's tokenizer took seconds on a here-document with an empty delimiter.
-    ("grit ches   vm -r -f \"[\"dif<<''''''''''   ''''''  '' ", "DQQQ"),
-    ("a<< \"\" b", "DQQQ"),
-    // A tag that is only a carriage return or a form feed is empty once brush-parser trims it
-    // (more than 2 GB, found inside a backquote).
-    ("<<\r\t", "DQQQ"),
-    ("cat <<\u{c}\tx", "DQQQ"),
-    (
-        "gi`t [f(d<<\t\t\r\t\t)t\t<<\t\tMMMM\t\t; )\t\u{b}\tot\u{7f}c `vr",
-        "DQQQ",
-    ),
-    ("cat <<\rEOF\nhi\nEOF", "AAAA"),
-    // No tag at all, an operator after `<<`, inside a substitution: more than 2 GB.
-    ("$(<< >[ ", "DQQQ"),
-    // Two blanks after `<<` inside a substitution: an empty tag again (more than 2 GB).
-    ("g l$(,show<<  ho ", "DQQQ"),
-    ("echo $(cat <<  EOF\nhi\nEOF\n)", "DQQQ"),
-    ("echo $(cat << EOF\nhi\nEOF\n)", "AAAA"),
-    (
-        "ls 8& 44~& 44444>& 4\u{1e}& 5(,l4\u{1e}& 5(,l$(,<< << 4z& 444>& 1j4 444>&0& 44>[   ",
-        "DQQQ",
-    ),
-    // A here-string and a named delimiter are still read.
-    ("cat <<< ''", "AAAA"),
-    ("cat <<'EOF'\nhi\nEOF", "AAAA"),
-    // A substitution in the body is read; in the delimiter the line is unreadable.
-    ("cat <<-EOF\n$(date)\nEOF", "AAAA"),
-    ("cat <<E$(x)\nE", "DQQQ"),
-    // brush-parser's tokenizer unwrapped a None on this one (a panic caught: unreadable, so it asks).
-    (
-        "c)\0\0\0IME}${HYM-!at <<EOF|{d[To X_::W\0\0\0IME}${HYM-!at <<EOF|{d[To X_::W-\nEOF",
-        "DQQQ",
-    ),
-    // ...and its tilde words unwrapped a number too large for an i32.
-    ("rf ~+66666666666666666666666666666666", "DQQQ"),
-];
 
 #[test]
 fn reads() {
@@ -478,22 +429,17 @@ fn what_cannot_be_seen_through() {
 #[test]
 fn lines_the_fuzzer_found() {
     check(FUZZ_FOUND, None);
-    // Each is read quickly, not only cut short by the contained judge's time limit (an
-    // unoptimized build: a line that backtracks takes seconds here). Not in this process: this
-    // binary forks judges from other threads meanwhile, and brush-parser's caches are behind
-    // mutexes a fork can catch held (see `contained`).
-    let slowest = FUZZ_FOUND
-        .iter()
-        .map(|(line, _)| {
-            let started = std::time::Instant::now();
-            judged(line, Mode::Auto, None);
-            (started.elapsed(), *line)
-        })
-        .max();
-    if let Some((took, line)) = slowest {
+    // Each is read, not cut short by the contained judge's limits (which would ask whatever the
+    // line): the pre-checks in `parse::parse` refuse them first, or the parser reads them. How
+    // quickly is measured in `scripts/bench` ("Bash judge, lines the fuzzer found"), not here.
+    for (line, _) in FUZZ_FOUND {
+        let got = judged(line, Mode::Auto, None);
         assert!(
-            took < std::time::Duration::from_millis(300),
-            "{line:?} took {took:?}"
+            !got.reason.contains("too long")
+                && !got.reason.contains("too much memory")
+                && !got.reason.contains("stuck"),
+            "{line:?}: {}",
+            got.reason
         );
     }
 }
@@ -514,12 +460,9 @@ const CONTAINED: &str = concat!(
 
 #[test]
 fn a_line_the_parser_spends_minutes_on_is_cut_and_asks() {
-    let started = std::time::Instant::now();
     let judged = judged(CONTAINED, Mode::Auto, None);
     assert_eq!(judged.decision, Decision::Ask, "{}", judged.reason);
     assert!(judged.reason.contains("too long to read"), "{}", judged.reason);
-    let took = started.elapsed();
-    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
 }
 
 #[test]
@@ -580,8 +523,58 @@ fn reasons_name_what_decided() {
 #[test]
 fn unclosed_substitutions_after_a_here_document_tag() {
     let line = "!\u{14}\0\0\0#\\[ ec[\0\0\0\0\0\0<<-h$((\"\" [$(d$(";
-    let started = std::time::Instant::now();
     let got = judged(line, Mode::Auto, None);
     assert_ne!(got.decision, Decision::Allow);
-    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    assert!(
+        got.reason.contains("the line is not bash the judge can read"),
+        "{}",
+        got.reason
+    );
+}
+
+/// docs/protocol.md "Paths": a write under the project's `.agent/` asks in every mode (plan denies),
+/// even where an allow rule or auto mode would let the same command write elsewhere.
+#[test]
+fn writes_under_the_agent_folder_ask_in_every_mode() {
+    check(
+        &[
+            ("echo '---\nmode: auto\n---' > .agent/commands/deploy.md", "DQQQ"),
+            ("cat x >> .agent/skills/s/SKILL.md", "DQQQ"),
+            ("cp evil.md .agent/commands/deploy.md", "DQQQ"),
+            ("mv evil.md ./.agent/commands/", "DQQQ"),
+            ("echo x > notes.md", "DQQA"),
+        ],
+        None,
+    );
+}
+
+/// The device's own folders are protected where the environment puts them, not only under home.
+#[test]
+fn the_device_folders_are_protected_where_they_are() {
+    let global = global();
+    let roots = [PathBuf::from(ROOT)];
+    let elsewhere = Protected::new(
+        Path::new(HOME),
+        Path::new("/srv/cfg/lembas"),
+        Path::new("/srv/state/lembas"),
+    );
+    for (line, want) in [
+        ("cat /srv/cfg/lembas/config.yaml", Decision::Deny),
+        ("cat /srv/state/lembas/sessions/*.jsonl", Decision::Deny),
+        ("echo x >> /srv/cfg/lembas/config.yaml", Decision::Deny),
+        ("grep -r token /srv", Decision::Deny),
+        ("cat /srv/other.txt", Decision::Allow),
+    ] {
+        let ctx = JudgeContext {
+            mode: Mode::Auto,
+            global: &global,
+            project: None,
+            folder: Path::new(FOLDER),
+            roots: &roots,
+            home: Path::new(HOME),
+            protected: &elsewhere,
+        };
+        let got = judge(line, &ctx);
+        assert_eq!(got.decision, want, "{line}: {}", got.reason);
+    }
 }

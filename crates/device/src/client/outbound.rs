@@ -5,6 +5,7 @@
 //! written are counted, so that an answer written straight onto the socket (the link's reader does,
 //! when the writer is idle) never overtakes one queued before it.
 
+use lembas_protocol::LinkMethod;
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -101,8 +102,8 @@ impl Outbound {
         self.bulk.send(text).await.map_err(|_| Closed)
     }
 
-    pub async fn notify(&self, method: &str, params: Value) -> Result<(), Closed> {
-        self.control(rpc::notification(method, params)).await
+    pub async fn notify(&self, method: LinkMethod, params: Value) -> Result<(), Closed> {
+        self.control(rpc::notification(method.name(), params)).await
     }
 
     pub async fn answer(&self, id: &Value, result: Result<Value, rpc::RpcError>) -> Result<(), Closed> {

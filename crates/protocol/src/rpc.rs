@@ -1,8 +1,11 @@
-//! JSON-RPC 2.0 as the link speaks it: one WebSocket text frame is one message. Parsing never
-//! fails the link: whatever arrives becomes an [`Incoming`] or an error answer to send back.
+//! JSON-RPC 2.0 as the link and the control socket speak it: one WebSocket text frame (one line
+//! on the socket) is one message. Parsing never fails the connection: whatever arrives becomes an
+//! [`Incoming`] or an error answer to send back.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+
+use crate::Reason;
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
@@ -31,12 +34,20 @@ impl RpcError {
         Self::new(INVALID_PARAMS, message)
     }
     /// -32602 with `data: { reason }`, as scheduled refusals carry.
-    pub fn refused(message: impl Into<String>, reason: &str) -> Self {
+    pub fn refused(message: impl Into<String>, reason: Reason) -> Self {
+        Self::with_reason(INVALID_PARAMS, reason, message)
+    }
+    /// Any code with `data: { reason }`.
+    pub fn with_reason(code: i64, reason: Reason, message: impl Into<String>) -> Self {
         Self {
-            code: INVALID_PARAMS,
+            code,
             message: message.into(),
             data: Some(json!({ "reason": reason })),
         }
+    }
+    /// The `data.reason` it carries, when it is one this build knows.
+    pub fn reason(&self) -> Option<Reason> {
+        Reason::from_name(self.data.as_ref()?.get("reason")?.as_str()?)
     }
     pub fn method_not_found(method: &str) -> Self {
         Self::new(METHOD_NOT_FOUND, format!("This device does not offer {method}."))

@@ -3,6 +3,7 @@
 //! in initialize (only a client that said `_meta.lembas` gets `_lembas/event`, and only one that said
 //! protocol 2 or later gets question and plan cards).
 
+use lembas_protocol::LinkMethod;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -10,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
 use super::outbound::{Closed, Outbound};
+use crate::poison::Recover;
 use crate::rpc::{self, RpcError};
 
 /// Requests the device sent on this link and is waiting to hear back on, by id.
@@ -23,7 +25,7 @@ impl PendingRequests {
     fn waiting(
         &self,
     ) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Result<Value, RpcError>>>> {
-        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+        self.waiting.lock().recover()
     }
 
     /// Hands an answer from the link to whoever sent the request; `false` for an id we never used.
@@ -89,7 +91,7 @@ impl ClientLink {
         }
     }
 
-    /// Whether `_lembas/question` and `_lembas/plan` may be sent (acp.md "Versions and discovery").
+    /// Whether `_lembas/question` and `_lembas/plan` may be sent (docs/protocol.md "Versions and discovery").
     pub fn takes_cards(&self) -> bool {
         self.lembas && self.protocol >= 2 && !self.cards_refused.load(Ordering::SeqCst)
     }
@@ -99,12 +101,16 @@ impl ClientLink {
         self.cards_refused.store(true, Ordering::SeqCst);
     }
 
-    pub async fn notify(&self, method: &str, params: Value) -> Result<(), Closed> {
+    pub async fn notify(&self, method: LinkMethod, params: Value) -> Result<(), Closed> {
         self.out.notify(method, params).await
     }
 
     /// Sends a request and waits for its answer. `Err(Closed)` when the link ends first.
-    pub async fn request(&self, method: &str, params: Value) -> Result<Result<Value, RpcError>, Closed> {
+    pub async fn request(
+        &self,
+        method: LinkMethod,
+        params: Value,
+    ) -> Result<Result<Value, RpcError>, Closed> {
         self.request_as(self.next_id(), method, params).await
     }
 
@@ -118,12 +124,17 @@ impl ClientLink {
     pub async fn request_as(
         &self,
         id: Value,
-        method: &str,
+        method: LinkMethod,
         params: Value,
     ) -> Result<Result<Value, RpcError>, Closed> {
         let (tx, rx) = oneshot::channel();
         self.pending.waiting().insert(id_key(&id), tx);
-        if self.out.control(rpc::request(&id, method, params)).await.is_err() {
+        if self
+            .out
+            .control(rpc::request(&id, method.name(), params))
+            .await
+            .is_err()
+        {
             self.pending.waiting().remove(&id_key(&id));
             return Err(Closed);
         }

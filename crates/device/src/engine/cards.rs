@@ -1,0 +1,251 @@
+//! Cards a turn puts to a person (approvals, questions, plans), as the engine shows them: sent to
+//! the client (again on the next link), shown on the desktop, waited for until the decided time,
+//! and settled by the first answer from any side.
+
+use lembas_protocol::LinkMethod;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::MutexGuard;
+use std::time::Duration;
+
+use super::Engine;
+use super::approvals::{Answer, AnsweredBy, Card};
+use crate::client::ClientLink;
+use crate::events::DeviceEvent;
+use crate::poison::Recover;
+
+impl Engine {
+    pub(super) fn send_card(
+        &self,
+        client: &ClientLink,
+        method: LinkMethod,
+        tool_call_id: String,
+        params: Value,
+    ) {
+        let client = client.clone();
+        let engine = self.clone();
+        let id = client.next_id();
+        if !client.lembas {
+            engine
+                .card_requests()
+                .insert(tool_call_id.clone(), (client.serial, id.clone()));
+        }
+        tokio::spawn(async move {
+            let answered = client.request_as(id, method, params).await;
+            engine.card_requests().remove(&tool_call_id);
+            if let Ok(result) = answered {
+                let answer = match result {
+                    Ok(result) if method == LinkMethod::RequestPermission => Answer::from_client(&result),
+                    Ok(result) => Answer::Reply(result),
+                    // A client that does not know questions and plans: protocol 1 from now on.
+                    Err(e)
+                        if method != LinkMethod::RequestPermission
+                            && e.code == crate::rpc::METHOD_NOT_FOUND =>
+                    {
+                        client.refuse_cards();
+                        Answer::Unsupported
+                    }
+                    Err(_) => Answer::Deny { feedback: None },
+                };
+                engine.settle(&tool_call_id, answer, AnsweredBy::Client).await;
+            }
+            // The link ended first: the card stays open and the next link shows it again.
+        });
+    }
+
+    /// Opens an approval card and waits for the first answer, or the timeout (a denial); with it,
+    /// who gave it (none when the card was withdrawn).
+    pub(crate) async fn ask(
+        &self,
+        session_id: &str,
+        tool_call_id: &str,
+        title: &str,
+        params: Value,
+        run: Option<&crate::scheduled::Run>,
+    ) -> (Answer, Option<AnsweredBy>) {
+        let scheduled = run.map(crate::scheduled::Run::desktop_card);
+        let answer = self.0.approvals.ask(
+            session_id,
+            tool_call_id,
+            LinkMethod::RequestPermission,
+            params.clone(),
+            scheduled.clone(),
+        );
+        self.device_event(DeviceEvent::ApprovalAsked {
+            session_id: session_id.to_string(),
+            tool_call_id: tool_call_id.to_string(),
+            title: title.to_string(),
+            reason: params
+                .pointer("/_meta/lembas/reason")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            scheduled,
+        });
+        if let Some(client) = self.client() {
+            self.send_card(
+                &client,
+                LinkMethod::RequestPermission,
+                tool_call_id.to_string(),
+                params,
+            );
+        }
+        // A scheduled run waits the schedule's time, not remote.approval_timeout.
+        let (timeout, feedback) = match run {
+            Some(run) => (run.wait, run.denied_text()),
+            None => {
+                let seconds = self.settings().remote.approval_timeout;
+                (
+                    Duration::from_secs(seconds),
+                    format!("Nobody answered within {seconds} seconds."),
+                )
+            }
+        };
+        match tokio::time::timeout(timeout, answer).await {
+            Ok(Ok((answer, by))) => (answer, Some(by)),
+            Ok(Err(_)) => (Answer::Deny { feedback: None }, None),
+            Err(_) => {
+                self.0.approvals.withdraw(tool_call_id);
+                self.settled(session_id, tool_call_id, "timed out").await;
+                let answer = Answer::Deny {
+                    feedback: Some(feedback),
+                };
+                (answer, Some(AnsweredBy::Timeout))
+            }
+        }
+    }
+
+    /// Opens a question or plan card (`method`) and waits for the first answer; `None` when no
+    /// client here takes such cards. After `remote.approval_timeout` it is dismissed and settled;
+    /// withdrawn (the turn was cancelled), it reads as dismissed too.
+    pub(crate) async fn ask_card(
+        &self,
+        session_id: &str,
+        tool_call_id: &str,
+        method: LinkMethod,
+        params: Value,
+    ) -> Option<Answer> {
+        let client = self.client();
+        // A client that takes no such cards (an editor, an older LLeMbas) has nobody to ask. With
+        // no link at this instant the card waits for the next one, as an approval card does.
+        if client.as_ref().is_some_and(|c| !c.takes_cards()) {
+            return None;
+        }
+        let answer = self
+            .0
+            .approvals
+            .ask(session_id, tool_call_id, method, params.clone(), None);
+        if method == LinkMethod::Plan {
+            // The desktop shows plans too (questions are answered in LLeMbas only).
+            self.device_event(DeviceEvent::ApprovalAsked {
+                session_id: session_id.to_string(),
+                tool_call_id: tool_call_id.to_string(),
+                title: "Approve the plan".to_string(),
+                reason: params
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .map(|path| format!("The plan is in {path}"))
+                    .unwrap_or_default(),
+                scheduled: None,
+            });
+        }
+        if let Some(client) = &client {
+            self.send_card(client, method, tool_call_id.to_string(), params);
+        }
+        let seconds = self.settings().remote.approval_timeout;
+        match tokio::time::timeout(Duration::from_secs(seconds), answer).await {
+            Ok(Ok((Answer::Unsupported, _))) => None,
+            Ok(Ok((answer, _))) => Some(answer),
+            Ok(Err(_)) => Some(Answer::Deny { feedback: None }),
+            Err(_) => {
+                self.0.approvals.withdraw(tool_call_id);
+                self.settled(session_id, tool_call_id, "timed out").await;
+                Some(Answer::Deny { feedback: None })
+            }
+        }
+    }
+
+    /// Takes the cards of a session down (its turn was cancelled or it was deleted).
+    pub(crate) async fn withdraw_cards_of(&self, session_id: &str) {
+        for card in self.0.approvals.cards() {
+            if card.session_id == session_id && self.0.approvals.withdraw(&card.tool_call_id) {
+                self.settled(session_id, &card.tool_call_id, "withdrawn").await;
+            }
+        }
+    }
+
+    /// An answer from `by`; the client is told to take its card down unless it gave the answer.
+    pub(super) async fn settle(&self, tool_call_id: &str, answer: Answer, by: AnsweredBy) -> bool {
+        let label = answer.label();
+        let Some(session_id) = self.0.approvals.answer(tool_call_id, answer, by) else {
+            return false;
+        };
+        if by != AnsweredBy::Client {
+            self.settled(&session_id, tool_call_id, label).await;
+        } else {
+            self.device_event(DeviceEvent::ApprovalSettled {
+                session_id,
+                tool_call_id: tool_call_id.to_string(),
+                outcome: label.to_string(),
+            });
+        }
+        true
+    }
+
+    pub(super) async fn settled(&self, session_id: &str, tool_call_id: &str, outcome: &str) {
+        self.device_event(DeviceEvent::ApprovalSettled {
+            session_id: session_id.to_string(),
+            tool_call_id: tool_call_id.to_string(),
+            outcome: outcome.to_string(),
+        });
+        let Some(client) = self.client() else { return };
+        if client.lembas {
+            let _ = client
+                .notify(
+                    LinkMethod::PermissionSettled,
+                    json!({ "sessionId": session_id, "toolCallId": tool_call_id }),
+                )
+                .await;
+            return;
+        }
+        // A plain ACP client (an editor) hears it as the card's request being cancelled.
+        let request = self.card_requests().remove(tool_call_id);
+        if let Some((serial, id)) = request
+            && serial == client.serial
+        {
+            let _ = client
+                .notify(LinkMethod::CancelRequest, json!({ "requestId": id }))
+                .await;
+        }
+    }
+
+    pub(super) fn card_requests(&self) -> MutexGuard<'_, HashMap<String, (u64, Value)>> {
+        self.0.card_requests.lock().recover()
+    }
+
+    /// The approval and plan cards open now, for the desktop. Questions are answered in LLeMbas
+    /// only: their answers are choices among the model's options, not Allow or Deny.
+    pub fn cards(&self) -> Vec<Card> {
+        let mut cards = self.0.approvals.cards();
+        cards.retain(|card| card.method == LinkMethod::RequestPermission || card.method == LinkMethod::Plan);
+        cards
+    }
+
+    /// The desktop's answer to a card (`once`, `session` or `deny`; for a plan see
+    /// [`Answer::from_desktop`]): the first answer wins, and the client is told to take its card
+    /// down. `false` when the card was no longer open, or is a question.
+    pub async fn answer_card(&self, tool_call_id: &str, option_id: &str) -> bool {
+        let Some(method) = self.0.approvals.method_of(tool_call_id) else {
+            return false;
+        };
+        if method != LinkMethod::RequestPermission && method != LinkMethod::Plan {
+            return false;
+        }
+        self.settle(
+            tool_call_id,
+            Answer::from_desktop(method, option_id),
+            AnsweredBy::Desktop,
+        )
+        .await
+    }
+}

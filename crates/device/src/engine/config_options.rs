@@ -1,0 +1,80 @@
+//! An editor's pickers (ACP's session config options, `lembas serve --stdio` only): the session's
+//! model, among the chat models the instance serves to this device, and its effort, each a select
+//! in `session/new`, `session/load` and `session/resume`'s answers, changed with
+//! `session/set_config_option` (the link has `_lembas/configure` for the same).
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Engine;
+use super::access::{EFFORTS, check_model, choose_model, held};
+use super::session::Session;
+use crate::rpc::RpcError;
+
+const MODEL: &str = "model";
+const EFFORT: &str = "effort";
+
+/// The session's options as they are now. The model's choices are those the instance serves; where
+/// they cannot be read, the session's own model is the one choice.
+pub async fn options(engine: &Engine, session: &Session) -> Value {
+    let (model, effort) = {
+        let state = session.state();
+        (state.model.clone(), state.effort.clone())
+    };
+    let mut models = match engine.instance().await {
+        Ok(instance) => instance.chat_models().await.unwrap_or_default(),
+        Err(_) => Vec::new(),
+    };
+    if !models.contains(&model) {
+        models.insert(0, model.clone());
+    }
+    let choice = |value: &str| json!({ "value": value, "name": value });
+    json!([
+        {
+            "id": MODEL, "name": "Model", "category": "model", "type": "select",
+            "currentValue": model, "options": models.iter().map(|m| choice(m)).collect::<Vec<_>>(),
+        },
+        {
+            "id": EFFORT, "name": "Effort", "category": "thought_level", "type": "select",
+            "currentValue": effort, "options": EFFORTS.iter().map(|e| choice(e)).collect::<Vec<_>>(),
+        },
+    ])
+}
+
+/// `session/set_config_option { sessionId, configId, value }`: the model (one the instance serves,
+/// in any name it goes by) or the effort; the model event follows a change, and the answer is
+/// every option as it is now.
+pub async fn set(engine: &Engine, params: Value) -> Result<Value, RpcError> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params {
+        session_id: String,
+        config_id: String,
+        value: Value,
+    }
+    let params: Params = crate::rpc::params("session/set_config_option", params)?;
+    let session = held(engine, &params.session_id)?;
+    let value = params.value.as_str().ok_or_else(|| {
+        RpcError::invalid_params(format!(
+            "The value of {} must be one of its options' values.",
+            params.config_id
+        ))
+    })?;
+    let (model, effort) = match params.config_id.as_str() {
+        MODEL => (Some(check_model(engine, value).await?), None),
+        EFFORT if EFFORTS.contains(&value) => (None, Some(value.to_string())),
+        EFFORT => {
+            return Err(RpcError::invalid_params(format!(
+                "{value:?} is not an effort: one of {}.",
+                EFFORTS.join(", ")
+            )));
+        }
+        other => {
+            return Err(RpcError::invalid_params(format!(
+                "This agent has no option {other:?}: its options are {MODEL} and {EFFORT}."
+            )));
+        }
+    };
+    choose_model(engine, &session, model, effort).await;
+    Ok(json!({ "configOptions": options(engine, &session).await }))
+}

@@ -1,0 +1,245 @@
+//! An editor's past chats (`lembas serve --stdio` only; the link keeps the spec's own methods):
+//! ACP's `session/list` (the stored sessions, by folder, a page at a time), `session/load` (a
+//! stored session opened and its history replayed as `session/update`s before the answer),
+//! `session/resume` (opened, no history) and `session/close` (let go of here).
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+
+use super::Engine;
+use super::access::{modes, opened};
+use super::prompt::utc;
+use super::session::Session;
+use crate::rpc::RpcError;
+use crate::store::ids;
+
+/// Sessions on one page of `session/list`.
+const PAGE: usize = 50;
+
+/// `session/list { cwd?, cursor? }`: the latest first.
+pub async fn list(engine: &Engine, params: Value) -> Result<Value, RpcError> {
+    #[derive(Deserialize)]
+    struct Params {
+        #[serde(default)]
+        cwd: Option<String>,
+        #[serde(default)]
+        cursor: Option<String>,
+    }
+    let params: Params = crate::rpc::params("session/list", params)?;
+    let start = match params.cursor.as_deref() {
+        None => 0,
+        Some(cursor) => cursor
+            .strip_prefix("after-")
+            .and_then(|n| n.parse::<usize>().ok())
+            .ok_or_else(|| {
+                RpcError::invalid_params(format!(
+                    "The cursor {cursor:?} is not one this agent gave: list from the start, without a cursor."
+                ))
+            })?,
+    };
+    let folder = params.cwd.as_deref().map(resolved);
+    let store = engine.store().clone();
+    let mut stored = tokio::task::spawn_blocking(move || store.list())
+        .await
+        .map_err(|e| RpcError::internal(e.to_string()))?
+        .map_err(|e| RpcError::internal(format!("The stored sessions cannot be read: {e}.")))?;
+    stored.retain(|s| folder.as_ref().is_none_or(|f| resolved(&s.cwd) == *f));
+    stored.sort_by(|a, b| b.updated_ms.cmp(&a.updated_ms).then_with(|| a.id.cmp(&b.id)));
+    let page: Vec<Value> = stored
+        .iter()
+        .skip(start)
+        .take(PAGE)
+        .map(|s| {
+            json!({
+                "sessionId": s.id, "cwd": s.cwd,
+                "title": (!s.title.is_empty()).then_some(&s.title),
+                "updatedAt": utc(s.updated_ms),
+            })
+        })
+        .collect();
+    let mut answer = json!({ "sessions": page });
+    if stored.len() > start + PAGE {
+        answer["nextCursor"] = json!(format!("after-{}", start + PAGE));
+    }
+    Ok(answer)
+}
+
+fn resolved(folder: &str) -> std::path::PathBuf {
+    std::fs::canonicalize(folder).unwrap_or_else(|_| Path::new(folder).to_path_buf())
+}
+
+/// `session/load { sessionId, cwd, mcpServers }`: the session opened from the store (or already
+/// open here), its history sent as `session/update`s, then the answer.
+pub async fn load(engine: &Engine, params: Value) -> Result<Value, RpcError> {
+    let session = open_in_its_folder(engine, "session/load", params)?;
+    let history = session.history();
+    for update in replayed(&history["turns"]) {
+        engine.update(&session.id, update).await;
+    }
+    Ok(answer(engine, &session).await)
+}
+
+/// `session/resume { sessionId, cwd }`: as `session/load`, without the history.
+pub async fn resume(engine: &Engine, params: Value) -> Result<Value, RpcError> {
+    let session = open_in_its_folder(engine, "session/resume", params)?;
+    Ok(answer(engine, &session).await)
+}
+
+/// `session/close { sessionId }`: its running turn cancelled, and the session let go of here
+/// (another process may hold it now); it stays in the store.
+pub fn close(engine: &Engine, params: Value) -> Result<Value, RpcError> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params {
+        session_id: String,
+    }
+    let params: Params = crate::rpc::params("session/close", params)?;
+    let closed = engine.sessions().remove(&params.session_id);
+    match closed {
+        Some(session) => {
+            session.cancel();
+            Ok(json!({}))
+        }
+        None => Err(RpcError::invalid_params(format!(
+            "{} is not open here: nothing to close.",
+            params.session_id
+        ))),
+    }
+}
+
+/// The stored session named, opened (or already open here) when `cwd` is its folder.
+fn open_in_its_folder(engine: &Engine, method: &str, params: Value) -> Result<Arc<Session>, RpcError> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params {
+        session_id: String,
+        cwd: String,
+    }
+    let params: Params = crate::rpc::params(method, params)?;
+    let id = params.session_id;
+    let known = engine.sessions().contains_key(&id);
+    if !known && (!ids::is_session_id(&id) || !engine.store().exists(&id)) {
+        return Err(RpcError::invalid_params(format!(
+            "There is no session {id} on this computer to open (session/list says which there are)."
+        )));
+    }
+    let session = opened(engine, &id)?;
+    if resolved(&params.cwd) != session.cwd {
+        return Err(RpcError::invalid_params(format!(
+            "{id} belongs to {}, not {}: open it in its own folder.",
+            session.cwd.display(),
+            params.cwd
+        )));
+    }
+    Ok(session)
+}
+
+/// What `session/load` and `session/resume` answer: the modes, the pickers, and the session's
+/// model.
+async fn answer(engine: &Engine, session: &Session) -> Value {
+    let (mode, model, effort) = {
+        let state = session.state();
+        (state.mode, state.model.clone(), state.effort.clone())
+    };
+    json!({
+        "modes": modes(mode, engine.settings().remote.max_mode),
+        "configOptions": super::config_options::options(engine, session).await,
+        "_meta": { "lembas": { "model": model, "mode": mode.as_str(), "effort": effort, "instance": true } },
+    })
+}
+
+/// The history's turns as the `session/update`s a client draws them from, in order.
+pub fn replayed(turns: &Value) -> Vec<Value> {
+    let text = |t: &str| json!({ "type": "text", "text": t });
+    let mut updates = Vec::new();
+    for turn in turns.as_array().into_iter().flatten() {
+        let said = |key: &str| turn[key].as_str().filter(|t| !t.is_empty());
+        if turn["role"] == "user" {
+            if let Some(words) = said("text") {
+                updates.push(json!({ "sessionUpdate": "user_message_chunk", "content": text(words) }));
+            }
+            continue;
+        }
+        if let Some(thought) = said("reasoning") {
+            updates.push(json!({ "sessionUpdate": "agent_thought_chunk", "content": text(thought) }));
+        }
+        for tool in turn["tools"].as_array().into_iter().flatten() {
+            let name = tool["name"].as_str().unwrap_or("tool");
+            let failed = tool["isError"] == json!(true);
+            let mut call = json!({
+                "sessionUpdate": "tool_call", "toolCallId": tool["id"].as_str().unwrap_or_default(),
+                "title": name, "kind": kind_of(name), "status": if failed { "failed" } else { "completed" },
+                "rawInput": tool["args"],
+            });
+            if let Some(output) = tool["output"].as_str() {
+                call["content"] = json!([{ "type": "content", "content": text(output) }]);
+            }
+            updates.push(call);
+        }
+        if let Some(words) = said("text") {
+            updates.push(json!({ "sessionUpdate": "agent_message_chunk", "content": text(words) }));
+        }
+    }
+    updates
+}
+
+/// ACP's tool kind for a tool of this engine, by its name.
+fn kind_of(name: &str) -> &'static str {
+    match name {
+        "read" => "read",
+        "ls" | "glob" | "grep" => "search",
+        "write" | "edit" => "edit",
+        "bash" => "execute",
+        _ => "think",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_history_replays_as_the_updates_a_client_draws() {
+        let turns = json!([
+            { "role": "user", "text": "fix it", "turnId": "t1" },
+            { "role": "assistant", "text": "Fixed.", "reasoning": "look first", "tools": [
+                { "id": "c1", "name": "read", "args": { "path": "a.rs" }, "output": "fn a() {}" },
+                { "id": "c2", "name": "bash", "args": { "command": "false" }, "isError": true },
+            ] },
+        ]);
+        let kinds: Vec<String> = replayed(&turns)
+            .iter()
+            .map(|u| {
+                format!(
+                    "{} {}",
+                    u["sessionUpdate"].as_str().unwrap(),
+                    u["status"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "user_message_chunk ",
+                "agent_thought_chunk ",
+                "tool_call completed",
+                "tool_call failed",
+                "agent_message_chunk "
+            ]
+        );
+        let updates = replayed(&turns);
+        assert_eq!(updates[2]["kind"], "read");
+        assert_eq!(updates[2]["content"][0]["content"]["text"], "fn a() {}");
+        assert_eq!(updates[3]["kind"], "execute");
+        assert_eq!(updates[4]["content"], json!({ "type": "text", "text": "Fixed." }));
+    }
+
+    #[test]
+    fn moments_are_rfc_3339_in_utc() {
+        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(1_764_892_800_123), "2025-12-05T00:00:00Z");
+        assert_eq!(utc(951_782_400_000 + 3_723_000), "2000-02-29T01:02:03Z");
+    }
+}

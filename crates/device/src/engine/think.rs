@@ -1,0 +1,72 @@
+//! A tool call that touches nothing on this computer (ACP kind `think`: `ask_user`, `plan_submit`,
+//! the plan tools), as the client sees it: started, then completed or failed with the text the
+//! model reads, with the `tool_start`/`tool_end` events and the activity line. No judge and no
+//! approval: such a call is allowed in every mode.
+
+use serde_json::{Value, json};
+use std::future::Future;
+
+use super::Engine;
+use super::model::ToolCall;
+use super::session::{Session, ToolResult};
+use crate::events::DeviceEvent;
+
+/// Reports `call` titled `title` around `work`, whose `Ok` or `Err` text the model reads.
+pub async fn reported(
+    engine: &Engine,
+    session: &Session,
+    turn_id: &str,
+    call: &ToolCall,
+    title: &str,
+    work: impl Future<Output = Result<String, String>>,
+) -> ToolResult {
+    let sid = session.id.clone();
+    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+    engine
+        .update(
+            &sid,
+            json!({
+                "sessionUpdate": "tool_call", "toolCallId": call.id, "title": title,
+                "kind": "think", "status": "in_progress", "rawInput": args,
+            }),
+        )
+        .await;
+    engine
+        .event(&sid, json!({ "type": "tool_start", "id": call.id, "name": call.name, "title": title, "turnId": turn_id }))
+        .await;
+    let (text, is_error) = match work.await {
+        Ok(text) => (text, false),
+        Err(text) => (text, true),
+    };
+    let status = if is_error { "failed" } else { "completed" };
+    engine
+        .update(
+            &sid,
+            json!({
+                "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": status,
+                "content": [{ "type": "content", "content": { "type": "text", "text": text } }],
+            }),
+        )
+        .await;
+    engine
+        .event(&sid, json!({ "type": "tool_end", "id": call.id, "name": call.name, "isError": is_error, "turnId": turn_id }))
+        .await;
+    engine.device_event(DeviceEvent::ToolCall {
+        session_id: sid,
+        tool_call_id: call.id.clone(),
+        tool: call.name.clone(),
+        title: title.to_string(),
+        decision: "allow".to_string(),
+        answered_by: None,
+        outcome: status.to_string(),
+    });
+    ToolResult { text, is_error }
+}
+
+/// The call's arguments, when they are a JSON object.
+pub fn arguments(call: &ToolCall) -> Result<Value, String> {
+    match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(args) if args.is_object() => Ok(args),
+        _ => Err(format!("The arguments of {} are not a JSON object.", call.name)),
+    }
+}

@@ -1,0 +1,254 @@
+//! An approval card waiting for a person, as the control socket lists it (`approvals/list`) and
+//! `lembas approvals` and the tray show it, and how a person answers it from there.
+
+use lembas_protocol::LinkMethod;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::engine::Card;
+
+/// How a person answers a card from here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Allowed once.
+    Allow,
+    Deny,
+}
+
+impl Verdict {
+    /// The card's option it picks.
+    pub fn option_id(self) -> &'static str {
+        match self {
+            Verdict::Allow => "once",
+            Verdict::Deny => "deny",
+        }
+    }
+}
+
+/// An approval card waiting for a person, as `lembas approvals` and the tray show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingApproval {
+    /// The tool call's id: what `lembas approvals allow|deny` takes.
+    pub id: String,
+    pub session_id: String,
+    pub title: String,
+    /// ACP's tool kind (`execute`, `edit`, …).
+    pub kind: Option<String>,
+    /// Why it asks.
+    pub reason: String,
+    /// The command line, for bash.
+    pub command: Option<String>,
+    /// The change, for a file tool that writes.
+    pub diff: Option<Diff>,
+    /// When it was asked (Unix ms) and how long it has waited.
+    pub asked_ms: u64,
+    pub waiting_s: u64,
+    /// Set when a scheduled run asks: nobody is at the chat.
+    pub scheduled: Option<ScheduledRun>,
+    /// A plan card's plan, for a face that shows it whole (the tray's window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Plan>,
+    /// The call's arguments as the agent gave them, for a tool that neither runs a command nor
+    /// changes a file (those are in `command` and `diff`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+}
+
+/// A plan waiting for approval: its file in the project and the plan as markdown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub path: String,
+    pub text: String,
+}
+
+/// A file tool's change. `old_text` absent for `write`: the whole file is replaced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diff {
+    pub path: String,
+    pub old_text: Option<String>,
+    pub new_text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScheduledRun {
+    pub schedule_id: String,
+    pub run_id: String,
+    /// The schedule's title, when the run gave one.
+    pub title: Option<String>,
+    /// How long the device waits for an answer before denying.
+    pub wait_s: u64,
+}
+
+impl PendingApproval {
+    /// A card's view at `now_ms`; read from the request's params, never failing on their shape.
+    pub fn of(card: &Card, now_ms: u64) -> PendingApproval {
+        let params = &card.params;
+        let text = |pointer: &str| {
+            params
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let input = params.pointer("/toolCall/rawInput");
+        let input_text = |key: &str| {
+            input
+                .and_then(|i| i.get(key))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let diff = match (
+            input_text("path"),
+            input_text("content"),
+            input_text("new_string"),
+        ) {
+            (Some(path), Some(content), _) => Some(Diff {
+                path,
+                old_text: None,
+                new_text: content,
+            }),
+            (Some(path), None, Some(new_text)) => Some(Diff {
+                path,
+                old_text: input_text("old_string"),
+                new_text,
+            }),
+            _ => None,
+        };
+        let scheduled = params.pointer("/_meta/lembas/scheduled").map(|s| ScheduledRun {
+            schedule_id: s["schedule_id"].as_str().unwrap_or_default().to_string(),
+            run_id: s["run_id"].as_str().unwrap_or_default().to_string(),
+            title: card
+                .scheduled
+                .as_ref()
+                .map(|ask| ask.title.clone())
+                .filter(|t| !t.is_empty()),
+            wait_s: s["wait_s"].as_u64().unwrap_or(0),
+        });
+        // A plan card (answered as the desktop answers it: allow approves, deny dismisses).
+        let plan = (card.method == LinkMethod::Plan).then(|| Plan {
+            path: text("/path").unwrap_or_default(),
+            text: text("/text").unwrap_or_default(),
+        });
+        let command = input_text("command");
+        let arguments = match (&plan, &command, &diff) {
+            (None, None, None) => input.cloned(),
+            _ => None,
+        };
+        let (title, reason) = if card.method == LinkMethod::Plan {
+            let path = text("/path");
+            let reason = path.map(|p| format!("The plan is in {p}"));
+            (Some("Approve the plan".to_string()), reason)
+        } else {
+            (text("/toolCall/title"), text("/_meta/lembas/reason"))
+        };
+        PendingApproval {
+            id: card.tool_call_id.clone(),
+            session_id: card.session_id.clone(),
+            title: title.unwrap_or_default(),
+            kind: text("/toolCall/kind"),
+            reason: reason.unwrap_or_default(),
+            command,
+            diff,
+            asked_ms: card.asked_at_ms,
+            waiting_s: now_ms.saturating_sub(card.asked_at_ms) / 1000,
+            scheduled,
+            plan,
+            arguments,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn card(params: Value, schedule_title: Option<&str>) -> Card {
+        Card {
+            session_id: "ses_a".into(),
+            method: LinkMethod::RequestPermission,
+            tool_call_id: "call_1".into(),
+            params,
+            asked_at_ms: 10_000,
+            scheduled: schedule_title.map(|title| crate::events::ScheduledAsk {
+                title: title.to_string(),
+                wait_s: 1800,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_card_reads_as_a_pending_approval() {
+        let bash = card(
+            json!({ "toolCall": { "title": "List", "kind": "execute", "rawInput": { "command": "ls -la" } },
+                    "_meta": { "lembas": { "reason": "Runs a command.",
+                        "scheduled": { "schedule_id": "s1", "run_id": "r7", "wait_s": 1800 } } } }),
+            Some("Waybread check"),
+        );
+        let seen = PendingApproval::of(&bash, 75_500);
+        assert_eq!(seen.id, "call_1");
+        assert_eq!(seen.command.as_deref(), Some("ls -la"));
+        assert_eq!(seen.diff, None);
+        assert_eq!(seen.waiting_s, 65);
+        assert_eq!(
+            seen.scheduled,
+            Some(ScheduledRun {
+                schedule_id: "s1".into(),
+                run_id: "r7".into(),
+                title: Some("Waybread check".into()),
+                wait_s: 1800
+            })
+        );
+
+        let edit = card(
+            json!({ "toolCall": { "title": "Edit a.rs", "rawInput": { "path": "a.rs", "old_string": "x = 1", "new_string": "x = 2" } } }),
+            None,
+        );
+        let seen = PendingApproval::of(&edit, 0);
+        assert_eq!(seen.waiting_s, 0, "a clock set back reads as no wait");
+        assert_eq!(seen.scheduled, None);
+        assert_eq!(
+            seen.diff,
+            Some(Diff {
+                path: "a.rs".into(),
+                old_text: Some("x = 1".into()),
+                new_text: "x = 2".into()
+            })
+        );
+
+        let write = card(
+            json!({ "toolCall": { "rawInput": { "path": "n.txt", "content": "yes" } } }),
+            None,
+        );
+        assert_eq!(
+            PendingApproval::of(&write, 0).diff.map(|d| d.old_text),
+            Some(None)
+        );
+        let fetch = card(
+            json!({ "toolCall": { "title": "Fetch", "kind": "fetch", "rawInput": { "url": "https://example.org" } } }),
+            None,
+        );
+        let seen = PendingApproval::of(&fetch, 0);
+        assert_eq!(seen.arguments, Some(json!({ "url": "https://example.org" })));
+        assert_eq!(seen.plan, None);
+
+        let mut plan = card(
+            json!({ "sessionId": "ses_a", "toolCallId": "call_1", "path": ".agent/plans/p.md", "text": "1. Tidy" }),
+            None,
+        );
+        plan.method = LinkMethod::Plan;
+        let seen = PendingApproval::of(&plan, 0);
+        assert_eq!(
+            seen.plan,
+            Some(Plan {
+                path: ".agent/plans/p.md".into(),
+                text: "1. Tidy".into()
+            })
+        );
+        assert_eq!((seen.title.as_str(), seen.arguments), ("Approve the plan", None));
+
+        // Params of an unexpected shape give empty fields, never a panic.
+        let odd = PendingApproval::of(&card(json!("nonsense"), None), 0);
+        assert_eq!((odd.title.as_str(), odd.command, odd.diff), ("", None, None));
+    }
+}

@@ -1,0 +1,47 @@
+//! The local control socket's methods and pushes (one runtime, many faces: the CLI, the tray, the
+//! window). What each takes and gives is documented where the device serves it
+//! (`lembas_device::control`).
+
+use crate::named;
+
+named! {
+    /// A request to the runtime's control socket.
+    pub enum ControlMethod {
+        /// `{ cookie }` → `{}`: the first request of a connection.
+        Hello = "hello",
+        Status = "status",
+        Subscribe = "subscribe",
+        ApprovalsList = "approvals/list",
+        ApprovalsAnswer = "approvals/answer",
+        Activity = "activity",
+        WindowState = "window/state",
+        SettingsChange = "settings/change",
+        Login = "login",
+        Logout = "logout",
+        SessionsList = "sessions/list",
+        SessionsTranscript = "sessions/transcript",
+        SessionsStop = "sessions/stop",
+        TerminalsList = "terminals/list",
+        TerminalsReplay = "terminals/replay",
+        TerminalsHangUp = "terminals/hang_up",
+        TerminalsWrite = "terminals/write",
+        RemoteStop = "remote/stop",
+        ShownList = "shown/list",
+        ShownRead = "shown/read",
+    }
+}
+
+named! {
+    /// A notification the runtime pushes to a subscribed connection.
+    pub enum ControlPush {
+        Status = "status",
+        Event = "event",
+        /// `{ count }`: events the connection read too slowly to get.
+        Missed = "missed",
+        SessionUpdate = "session/update",
+        SessionMissed = "session/missed",
+        TerminalOutput = "terminal/output",
+        TerminalExit = "terminal/exit",
+        TerminalMissed = "terminal/missed",
+    }
+}

@@ -1,0 +1,73 @@
+//! The wire of LLeMbas Desktop, declared once. Everything that crosses a process boundary is
+//! named here: JSON-RPC itself ([`rpc`]), the capabilities the device lists in `initialize`
+//! ([`Capability`]), the methods of the link to the instance ([`LinkMethod`], docs/protocol.md), the methods
+//! and pushes of the local control socket ([`ControlMethod`], [`ControlPush`]) and the codes an
+//! error carries in `data.reason` ([`Reason`]). The device routes on these enums, its clients (the
+//! CLI, the tray, the window, the reference peer) call through them, and `ui/src/protocol.ts` and
+//! the tables of `docs/protocol.md` are generated from them ([`generated`]), so a method is added in
+//! one place.
+//!
+//! Adding a link method: one line in [`link`]'s table (its name, who sends it, request or
+//! notification, the capability that lists it); the compiler then points at the one `match` in
+//! the device's dispatcher (or the engine's router) that must serve it.
+
+mod capability;
+mod control;
+pub mod generated;
+mod link;
+pub mod plan;
+mod reason;
+pub mod rpc;
+mod show;
+
+pub use capability::Capability;
+pub use control::{ControlMethod, ControlPush};
+pub use link::{Direction, Kind, LinkMethod};
+pub use reason::Reason;
+pub use show::ShownKind;
+
+/// A `match` from a wire name to its variant and back, for the method tables below.
+macro_rules! named {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($(#[$doc:meta])* $variant:ident = $wire:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        $vis enum $name { $($(#[$doc])* $variant,)* }
+
+        impl $name {
+            /// Every one, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// Its name on the wire.
+            pub const fn name(self) -> &'static str {
+                match self { $($name::$variant => $wire,)* }
+            }
+
+            /// The one of that name, if there is one.
+            pub fn from_name(name: &str) -> Option<Self> {
+                match name { $($wire => Some($name::$variant),)* _ => None }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                Self::from_name(&name).ok_or_else(|| {
+                    serde::de::Error::custom(format!("{name:?} is not a known {}", stringify!($name)))
+                })
+            }
+        }
+    };
+}
+pub(crate) use named;
