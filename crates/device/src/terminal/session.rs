@@ -7,7 +7,7 @@ use lembas_protocol::LinkMethod;
 use std::fs::File;
 use std::io::{PipeReader, PipeWriter, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -42,6 +42,8 @@ pub const OUTPUT: &str = LinkMethod::TerminalOutput.name();
 struct Life {
     reaped: Mutex<bool>,
     changed: Condvar,
+    /// The device hung the terminal up: what the shell leaves in its session is ended with it.
+    hung_up: AtomicBool,
 }
 
 impl Life {
@@ -174,6 +176,7 @@ impl Session {
     /// does; a shell still there after the grace is killed with its group.
     pub fn hang_up(&self) {
         let foreground = self.master.lock().recover().process_group_leader();
+        self.life.hung_up.store(true, Ordering::SeqCst);
         self.life.signal(-self.pid, libc::SIGHUP);
         if let Some(group) = foreground.filter(|&group| group != self.pid) {
             self.life.signal(-group, libc::SIGHUP);
@@ -347,7 +350,8 @@ fn write_pty(mut pty: File, mut input: mpsc::Receiver<Vec<u8>>) {
 }
 
 /// The waiter thread: waits for the shell to end without reaping it, marks it reaped while it reaps
-/// it (so no signal goes out in between), and reports its status.
+/// it (so no signal goes out in between), and reports its status. A hung-up shell's session is
+/// ended before the reap, while its pid (the session's id) cannot have been reused.
 fn wait_for_exit(
     mut child: Box<dyn Child + Send + Sync>,
     pid: libc::pid_t,
@@ -371,6 +375,9 @@ fn wait_for_exit(
             break None;
         }
     };
+    if life.hung_up.load(Ordering::SeqCst) {
+        end_session(pid);
+    }
     {
         let mut reaped = life.lock();
         let _ = child.wait();
@@ -378,6 +385,28 @@ fn wait_for_exit(
         life.changed.notify_all();
     }
     let _ = done.send(code);
+}
+
+/// SIGKILL to every process left in the session `sid` (background jobs in groups of their own, which
+/// a shell killed after the grace never hung up). Only on Linux, where `/proc` lists them; elsewhere
+/// the shell's own hang-up of its jobs is what there is.
+fn end_session(sid: libc::pid_t) {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse().ok()) else {
+                continue;
+            };
+            if pid != sid && unsafe { libc::getsid(pid) } == sid {
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = sid;
 }
 
 /// The status as a shell reports it: the exit code, or 128 + the signal that ended it.

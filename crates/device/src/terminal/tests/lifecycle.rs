@@ -140,15 +140,39 @@ async fn close_all_leaves_no_shell_behind() {
     for pid in pids {
         let gone = unsafe { libc::kill(pid, 0) } != 0;
         assert!(gone, "the shell {pid} is still there");
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while !session_members(pid).is_empty() {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "left behind: {:?}",
-                session_members(pid)
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        nothing_left_in(pid).await;
+    }
+}
+
+/// A shell that ignores the hang-up is killed after the grace, and the job it ran in a group of its
+/// own (which such a shell never hangs up) goes with it.
+#[tokio::test]
+async fn a_shell_deaf_to_the_hang_up_takes_its_jobs_along() {
+    let mut h = Harness::new("/bin/bash", &[]);
+    let id = h.open_id().await;
+    h.until("a prompt", &id, |h| h.count(&id, "B") >= 1).await;
+    h.send(&id, "trap '' HUP; sleep 1002 &\r").await;
+    let pid = h.terminals.session(&id).unwrap().pid();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while session_members(pid).len() < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "the sleep did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    h.terminals.close_all();
+    h.until("the exit", &id, |h| h.exit_code(&id).is_some()).await;
+    assert_eq!(h.exit_code(&id), Some(json!(128 + libc::SIGKILL)));
+    nothing_left_in(pid).await;
+}
+
+async fn nothing_left_in(sid: libc::pid_t) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !session_members(sid).is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "left behind: {:?}",
+            session_members(sid)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
