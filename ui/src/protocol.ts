@@ -86,6 +86,7 @@ export type Capability =
   | 'files'
   | 'show'
   | 'plan_state'
+  | 'jobs'
   | 'terminal'
   | 'shell';
 
@@ -122,6 +123,11 @@ export type LinkMethod =
   | '_lembas/show'
   | '_lembas/question'
   | '_lembas/plan'
+  | '_lembas/jobs'
+  | '_lembas/job/output'
+  | '_lembas/job/stop'
+  | '_lembas/job/send'
+  | '_lembas/job/transcript'
   | '_lembas/files/search'
   | '_lembas/commands'
   | '_lembas/terminal/open'

@@ -14,6 +14,7 @@ pub struct Decisions {
     pub link: Link,
     pub terminal: Terminal,
     pub turns: Turns,
+    pub jobs: JobsNumbers,
     pub prompt: PromptLimits,
     pub engine: EngineNumbers,
     pub activity: ActivityLog,
@@ -235,6 +236,15 @@ pub struct Tools {
 pub struct Turns {
     pub kept_per_session: usize,
     pub prune_after_days: u64,
+}
+
+/// Background jobs (docs/protocol.md "Background jobs"): how many run at once in a session, how
+/// much of a job's output is kept, how many finished ones are listed.
+#[derive(Debug, Deserialize)]
+pub struct JobsNumbers {
+    pub running_max: usize,
+    pub finished_kept: usize,
+    pub output_kept_bytes: usize,
 }
 
 /// The decisions, parsed once. The file is part of the build, so a parse failure is a bug caught by

@@ -47,6 +47,7 @@ pub fn capabilities(settings: &Settings) -> Vec<Capability> {
         Files,
         Show,
         PlanState,
+        Jobs,
     ]);
     if settings.remote.terminal {
         caps.extend([Terminal, Shell]);
@@ -392,7 +393,12 @@ impl Dispatcher {
             | SessionCompact
             | SessionTitle
             | FilesSearch
-            | Commands => self.engine.request(method, params).await,
+            | Commands
+            | Jobs
+            | JobOutput
+            | JobStop
+            | JobSend
+            | JobTranscript => self.engine.request(method, params).await,
             // The device's own (admitted never lets one through).
             SessionUpdate | RequestPermission | Hello | Event | SessionDeleted | PermissionSettled | Show
             | Question | Plan | TerminalOutput | TerminalExit | CancelRequest => {

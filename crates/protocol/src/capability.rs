@@ -28,6 +28,9 @@ named! {
         Show = "show",
         /// The session's structured plan: `plan_write`, `plan_update`, `plan_clear`.
         PlanState = "plan_state",
+        /// Background command jobs: `bash` `background: true`, the `job_*` tools, `_lembas/jobs`
+        /// and `_lembas/job/*`.
+        Jobs = "jobs",
         Terminal = "terminal",
         Shell = "shell",
     }

@@ -14,6 +14,7 @@
 mod capability;
 mod control;
 pub mod generated;
+pub mod jobs;
 mod link;
 pub mod plan;
 mod reason;

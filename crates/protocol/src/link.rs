@@ -87,6 +87,13 @@ link_methods! {
     Show = "_lembas/show", FromDevice Request Show;
     Question = "_lembas/question", FromDevice Request Ask;
     Plan = "_lembas/plan", FromDevice Request Plan;
+    Jobs = "_lembas/jobs", ToDevice Request Jobs;
+    JobOutput = "_lembas/job/output", ToDevice Request Jobs;
+    JobStop = "_lembas/job/stop", ToDevice Request Jobs;
+    /// For a subagent job; the device has none, so every id is -32602.
+    JobSend = "_lembas/job/send", ToDevice Request Jobs;
+    /// For a subagent job; the device has none, so every id is -32602.
+    JobTranscript = "_lembas/job/transcript", ToDevice Request Jobs;
     FilesSearch = "_lembas/files/search", ToDevice Request Files;
     Commands = "_lembas/commands", ToDevice Request Commands;
     TerminalOpen = "_lembas/terminal/open", ToDevice Request Terminal;

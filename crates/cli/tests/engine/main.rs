@@ -10,6 +10,7 @@ mod control;
 mod conversation;
 mod faults;
 mod files;
+mod jobs;
 mod limits;
 mod naming;
 mod plan_state;

@@ -59,6 +59,9 @@ async fn a_turn_streams_text_and_thinking_and_ends() {
             "plan_write",
             "plan_update",
             "plan_clear",
+            "job_list",
+            "job_output",
+            "job_stop",
             // The reference peer says show: true, as LLeMbas does.
             "show"
         ]

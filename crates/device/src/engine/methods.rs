@@ -4,12 +4,11 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
-use std::sync::atomic::Ordering;
 
 use super::Engine;
 use super::access::{
     check_model, choose_model, effort_of, held, holder, judge_again, judge_cwd, modes, opened, session_id,
-    switch_mode, unknown,
+    switch_mode,
 };
 use super::attachments;
 use super::conversation;
@@ -18,7 +17,7 @@ use crate::policy::Mode;
 use crate::policy::roots;
 use crate::rpc::{self, RpcError};
 use crate::scheduled::Run;
-use crate::store::{TurnEntry, ids};
+use crate::store::ids;
 use lembas_protocol::{LinkMethod, Reason};
 
 /// The engine's methods of the link; any other is -32601.
@@ -47,6 +46,9 @@ pub async fn request(engine: &Engine, method: LinkMethod, params: Value) -> Resu
         SessionResume => super::reopen::resume(engine, params).await,
         SessionClose => super::reopen::close(engine, params),
         SessionSetConfigOption => super::config_options::set(engine, params).await,
+        Jobs | JobOutput | JobStop | JobSend | JobTranscript => {
+            super::jobs::request(engine, method, params).await
+        }
         other => Err(RpcError::method_not_found(other.name())),
     }
 }
@@ -241,73 +243,12 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
     let enclosed = super::turn::Enclosed {
         files: attached,
         mentioned: crate::files::mention::attachments_text(&mentioned),
+        machine: false,
     };
-    let turn_id = turn_id.unwrap_or_else(|| format!("turn_{}", &ids::new_session_id()[4..]));
-    let phase = session.accept_turn(&turn_id);
-    engine.0.active_turns.fetch_add(1, Ordering::SeqCst);
-    // The turn is the engine's, not this request's: it goes on when the link (and this task) ends.
-    let (engine2, session2, turn2) = (engine.clone(), session.clone(), turn_id.clone());
-    tokio::spawn(async move {
-        let answer = {
-            let _gate = session2.gate.lock().await;
-            let still_here = engine2.sessions().contains_key(&session2.id);
-            if still_here {
-                session2.set_phase(&turn2, TurnPhase::Running);
-                session2.state().run = run.clone();
-                engine2.show_turn(&session2.id, true);
-                let answer = super::commands::run_prompt(&engine2, &session2, &turn2, text, enclosed).await;
-                session2.state().run = None;
-                match &run {
-                    Some((run, _)) => scheduled_answer(&session2, &turn2, run, answer),
-                    None => answer,
-                }
-            } else {
-                Err(unknown(&session2.id))
-            }
-        };
-        let stored = match &answer {
-            Ok(v) => v.clone(),
-            Err(e) => json!({ "error": e }),
-        };
-        // The turns file holds the answer before it goes out, so a device killed right after still
-        // answers a prompt sent again with it; waiting for the disk comes after the answer.
-        let (engine3, session3, turn3) = (engine2.clone(), session2.clone(), turn2.clone());
-        let saved = tokio::task::spawn_blocking(move || engine3.save_turn(&session3, &turn3, stored)).await;
-        session2.set_phase(&turn2, TurnPhase::Done(answer));
-        engine2.show_turn(&session2.id, false);
-        if let Ok(true) = saved {
-            let (engine3, id) = (engine2.clone(), session2.id.clone());
-            let _ = tokio::task::spawn_blocking(move || {
-                if let Err(e) = engine3.store().sync_turns(&id) {
-                    tracing::warn!(session = %id, "the turn could not be stored: {e}");
-                }
-            })
-            .await;
-        }
-        engine2.0.active_turns.fetch_sub(1, Ordering::SeqCst);
-    });
+    let turn_id = turn_id.unwrap_or_else(super::start::new_turn_id);
+    let input = super::start::Input::Prompt { text, enclosed };
+    let phase = super::start::spawn(engine, &session, turn_id, run, input);
     wait_done(phase).await
-}
-
-/// A scheduled turn answers with its outcome, a failure included (a result, not an error).
-fn scheduled_answer(
-    session: &Session,
-    turn_id: &str,
-    run: &Run,
-    answer: Result<Value, RpcError>,
-) -> Result<Value, RpcError> {
-    let reply = session.last_reply(turn_id);
-    Ok(match answer {
-        Ok(mut answer) => {
-            let stop = answer["stopReason"].as_str().map(str::to_string);
-            answer["_meta"]["lembas"]["scheduled"] = run.outcome(stop.as_deref(), &reply, None);
-            answer
-        }
-        Err(e) => json!({
-            "stopReason": "end_turn",
-            "_meta": { "lembas": { "turnId": turn_id, "scheduled": run.outcome(None, &reply, Some(&e.message)) } },
-        }),
-    })
 }
 
 async fn wait_done(mut phase: tokio::sync::watch::Receiver<TurnPhase>) -> Result<Value, RpcError> {
@@ -317,29 +258,6 @@ async fn wait_done(mut phase: tokio::sync::watch::Receiver<TurnPhase>) -> Result
         }
         if phase.changed().await.is_err() {
             return Err(RpcError::internal("The turn was lost before it finished."));
-        }
-    }
-}
-
-impl Engine {
-    /// Writes a finished turn's answer to the turns file, not yet synced; `true` when written.
-    fn save_turn(&self, session: &Session, turn_id: &str, answer: Value) -> bool {
-        // A deleted session leaves nothing behind, not even the answer of the turn it stopped.
-        if !self.sessions().contains_key(&session.id) {
-            return false;
-        }
-        let entry = TurnEntry {
-            turn_id: turn_id.to_string(),
-            state: "done".to_string(),
-            answer: Some(answer),
-            updated_ms: now_ms(),
-        };
-        match self.store().merge_turns_unsynced(&session.id, &[entry]) {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::warn!(session = %session.id, "the turn could not be stored: {e}");
-                false
-            }
         }
     }
 }
@@ -385,7 +303,7 @@ fn status(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     }
     if !ids::is_session_id(&id) || !engine.store().exists(&id) {
         return Ok(
-            json!({ "sessionId": id, "exists": false, "held": "none", "busy": false, "title": "", "queued": [], "plan": null }),
+            json!({ "sessionId": id, "exists": false, "held": "none", "busy": false, "title": "", "queued": [], "plan": null, "jobs": [] }),
         );
     }
     let summary = engine.store().summary(&id).ok();
@@ -398,16 +316,22 @@ fn status(engine: &Engine, params: Value) -> Result<Value, RpcError> {
             .filter(|t| t.state == "done")
             .max_by_key(|t| t.updated_ms)
     });
-    // The plan as the session file last recorded it.
-    let plan = engine
+    // The plan and the jobs as the session file last recorded them.
+    let records = engine
         .store()
         .open(&id)
-        .ok()
-        .and_then(|opened| opened.records.into_iter().rev().find(|r| r["type"] == "plan"))
-        .map_or(Value::Null, |mut record| record["plan"].take());
+        .map(|opened| opened.records)
+        .unwrap_or_default();
+    let plan = records
+        .iter()
+        .rev()
+        .find(|r| r["type"] == "plan")
+        .map_or(Value::Null, |record| record["plan"].clone());
+    let jobs: Vec<&Value> = records.iter().filter(|r| r["type"] == "job").collect();
+    let jobs = super::job_board::Board::replayed(&jobs).list();
     let mut answer = json!({
         "sessionId": id, "exists": true, "held": "none", "busy": false,
-        "title": summary.map(|s| s.title).unwrap_or_default(), "queued": [], "plan": plan,
+        "title": summary.map(|s| s.title).unwrap_or_default(), "queued": [], "plan": plan, "jobs": jobs,
     });
     if let Some(last) = last {
         answer["lastTurnId"] = json!(last.turn_id);
@@ -469,6 +393,7 @@ async fn delete(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     engine.shelf().forget_session(&id);
     if let Some(session) = &in_memory {
         session.cancel();
+        session.state().jobs.stop_all();
         engine.withdraw_cards_of(&id).await;
     }
     let deleted = engine

@@ -13,6 +13,8 @@ mod config_options;
 mod conversation;
 mod files;
 mod instance;
+mod job_board;
+mod jobs;
 mod live;
 mod methods;
 pub mod model;
@@ -21,6 +23,7 @@ mod prompt;
 mod reopen;
 mod session;
 pub mod show;
+mod start;
 mod think;
 mod tool_call;
 mod turn;
@@ -287,6 +290,7 @@ impl Engine {
         for id in &ids {
             if let Some(session) = self.sessions().remove(id) {
                 session.cancel();
+                session.state().jobs.stop_all();
             }
             self.0.shelf.forget_session(id);
         }
@@ -364,6 +368,12 @@ impl Engine {
             .into_iter()
             .collect();
         crate::sandbox::Sandbox::for_remote(&settings.remote, &roots, &own, mode)
+    }
+
+    /// Notes of jobs that ended are waiting: a session at rest starts the machine turn that gives
+    /// them to the model (routed here so a job's end reaches the turns without importing them).
+    pub(crate) fn wake(&self, session: &Arc<Session>) {
+        start::wake(self, session)
     }
 
     /// A session method of the link; one that is not the engine's is -32601.

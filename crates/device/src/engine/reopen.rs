@@ -87,8 +87,8 @@ pub async fn resume(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     Ok(answer(engine, &session).await)
 }
 
-/// `session/close { sessionId }`: its running turn cancelled, and the session let go of here
-/// (another process may hold it now); it stays in the store.
+/// `session/close { sessionId }`: its running turn cancelled, its jobs stopped, and the session let
+/// go of here (another process may hold it now); it stays in the store.
 pub fn close(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -100,6 +100,7 @@ pub fn close(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     match closed {
         Some(session) => {
             session.cancel();
+            session.state().jobs.stop_all();
             Ok(json!({}))
         }
         None => Err(RpcError::invalid_params(format!(

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::watch;
 
+use super::job_board::Board;
 use crate::decisions::decisions;
 use crate::poison::Recover;
 use crate::policy::Mode;
@@ -89,6 +90,10 @@ pub struct SessionState {
     pub commands_sent: Option<Value>,
     /// The structured plan (capability `plan_state`), as the last plan tool left it.
     pub plan: Option<Plan>,
+    /// Background jobs (capability `jobs`).
+    pub jobs: Board,
+    /// Notes of jobs that ended, not yet given to the model: `(job id, note)`.
+    pub job_notes: Vec<(String, String)>,
 }
 
 impl SessionState {
@@ -123,6 +128,8 @@ impl SessionState {
             steers: Vec::new(),
             commands_sent: None,
             plan: None,
+            jobs: Board::default(),
+            job_notes: Vec::new(),
             acting: false,
         }
     }
@@ -279,6 +286,7 @@ impl Session {
             "title": state.title,
             "queued": queued,
             "plan": state.plan,
+            "jobs": state.jobs.list(),
         });
         if let Some(running) = &state.running {
             status["turnId"] = json!(running);
@@ -432,6 +440,8 @@ pub fn replay(records: Vec<Value>, log: SessionLog, turns: &[TurnEntry]) -> Resu
     );
     state.title = text(&header["title"]);
     let cwd = PathBuf::from(text(&header["cwd"]));
+    let jobs: Vec<&Value> = records.iter().filter(|r| r["type"] == "job").collect();
+    state.jobs = Board::replayed(&jobs);
     for mut record in records.into_iter().skip(1) {
         match record["type"].as_str() {
             Some("message") => {

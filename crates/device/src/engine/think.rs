@@ -20,6 +20,20 @@ pub async fn reported(
     title: &str,
     work: impl Future<Output = Result<String, String>>,
 ) -> ToolResult {
+    reported_as(engine, session, turn_id, call, title, "think", work).await
+}
+
+/// [`reported`] for a call of another ACP kind that is allowed in every mode all the same (the
+/// session's own background jobs).
+pub async fn reported_as(
+    engine: &Engine,
+    session: &Session,
+    turn_id: &str,
+    call: &ToolCall,
+    title: &str,
+    kind: &str,
+    work: impl Future<Output = Result<String, String>>,
+) -> ToolResult {
     let sid = session.id.clone();
     let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
     engine
@@ -27,7 +41,7 @@ pub async fn reported(
             &sid,
             json!({
                 "sessionUpdate": "tool_call", "toolCallId": call.id, "title": title,
-                "kind": "think", "status": "in_progress", "rawInput": args,
+                "kind": kind, "status": "in_progress", "rawInput": args,
             }),
         )
         .await;

@@ -44,6 +44,8 @@ enum Work {
     Bash {
         command: String,
         timeout: Duration,
+        /// Started as a background job (capability `jobs`) rather than waited for.
+        background: Option<String>,
     },
 }
 
@@ -55,6 +57,10 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     // The plan tools touch no file: every mode.
     if super::plan_state::is_plan_tool(&call.name) {
         return super::plan_state::run(engine, session, turn_id, call).await;
+    }
+    // The job tools touch only the session's own jobs: every mode.
+    if super::jobs::is_job_tool(&call.name) {
+        return super::jobs::run_tool(engine, session, turn_id, call).await;
     }
     let sid = session.id.clone();
     let settings = engine.settings();
@@ -80,6 +86,12 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
             project_rules.as_ref(),
         )
     };
+    let prepared = prepared.and_then(|p| match &p.work {
+        Work::Bash {
+            background: Some(_), ..
+        } => super::jobs::room(session).map(|()| p),
+        _ => Ok(p),
+    });
     let prepared = match prepared {
         Ok(p) => p,
         Err(why) => {
@@ -223,9 +235,30 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
             }
             output
         }
-        Work::Bash { command, timeout } => {
+        Work::Bash {
+            command,
+            timeout,
+            background: None,
+        } => {
             let sandbox = engine.command_sandbox(session, mode);
             run_bash(&ctx.project, &command, timeout, &sandbox).await
+        }
+        Work::Bash {
+            command,
+            background: Some(description),
+            ..
+        } => {
+            let sandbox = engine.command_sandbox(session, mode);
+            let (text, is_error) =
+                match super::jobs::start(engine, session, command, description, sandbox).await {
+                    Ok(text) => (text, false),
+                    Err(text) => (text, true),
+                };
+            ToolOutput {
+                text,
+                is_error,
+                diff: None,
+            }
         }
         Work::Show { planned, line } => show::run(engine, session, &call.id, &planned, line, &ctx).await,
     };
@@ -374,6 +407,7 @@ fn prepare(
             .filter(|d| !d.is_empty())
             .map(str::to_string)
             .unwrap_or_else(|| first_line(&command));
+        let background = (args.get("background") == Some(&Value::Bool(true))).then(|| title.clone());
         return Ok(Prepared {
             title,
             kind: json!("execute"),
@@ -383,6 +417,7 @@ fn prepare(
             work: Work::Bash {
                 command,
                 timeout: Duration::from_secs_f64(seconds),
+                background,
             },
         });
     }

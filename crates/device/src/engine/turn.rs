@@ -41,6 +41,8 @@ impl Stop {
 pub struct Enclosed {
     pub files: Vec<Attachment>,
     pub mentioned: String,
+    /// The device started the turn, not a person: the text is the notes of jobs that ended.
+    pub machine: bool,
 }
 
 /// Runs one turn to its end and answers what session/prompt answers. `shown` is what the person
@@ -56,6 +58,7 @@ pub async fn run(
     let Enclosed {
         files: attached,
         mentioned,
+        machine,
     } = enclosed;
     let mut cancel = session.cancel.subscribe();
     cancel.mark_unchanged();
@@ -63,6 +66,9 @@ pub async fn run(
     let mut prompt_event = json!({ "type": "prompt", "text": shown.unwrap_or(&text), "turnId": turn_id });
     if !attached.is_empty() {
         prompt_event["attachments"] = attached.iter().map(Attachment::listed).collect();
+    }
+    if machine {
+        prompt_event["machine"] = json!(true);
     }
     engine.event(&sid, prompt_event).await;
     engine
@@ -108,6 +114,9 @@ pub async fn run(
     }
     if let Some(shown) = shown {
         message["shown"] = json!(shown);
+    }
+    if machine {
+        message["machine"] = json!(true);
     }
     engine.show_prompt(session, &message);
     session.push_message(Some(turn_id), message);
@@ -187,6 +196,7 @@ async fn steps(
     let instance_name = engine.instance_name(&instance).await;
     for _ in 0..max_requests {
         take_steers(engine, session, turn_id).await;
+        take_job_notes(engine, session, turn_id).await;
         // Before the state is locked: whether `show` is offered reads it too.
         let tools = engine.tool_definitions(session);
         let body = {
@@ -313,6 +323,23 @@ async fn take_steers(engine: &Engine, session: &Session, turn_id: &str) {
         .await;
 }
 
+/// Gives the model the notes of jobs that ended since the last step (capability `jobs`).
+async fn take_job_notes(engine: &Engine, session: &Session, turn_id: &str) {
+    let notes = std::mem::take(&mut session.state().job_notes);
+    for (job_id, text) in notes {
+        session.push_message(
+            Some(turn_id),
+            json!({ "role": "user", "content": text, "machine": true }),
+        );
+        engine
+            .event(
+                &session.id,
+                json!({ "type": "job_note", "jobId": job_id, "text": text, "turnId": turn_id }),
+            )
+            .await;
+    }
+}
+
 /// Every call the model made gets an answer in the conversation, so the next request is valid.
 fn answer_unrun(session: &Session, turn_id: &str, calls: &[ToolCall], why: &str) {
     for call in calls {
@@ -335,6 +362,7 @@ fn without_extras(body: &Value, vision: bool) -> Value {
         map.remove("is_error");
         map.remove("reasoning_content");
         map.remove("shown");
+        map.remove("machine");
     }
     body
 }

@@ -41,6 +41,7 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 /// How much output is read at a time: the only buffer besides the kept start of the output.
@@ -125,6 +126,59 @@ pub async fn run_command(
     run_watch_within(cwd, command, timeout, &limits, sandbox).await
 }
 
+/// How a background job's command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobEnd {
+    /// The exit code; `None` when a signal ended it.
+    pub exit: Option<i32>,
+    /// It was stopped (`stop` fired), rather than ending by itself.
+    pub stopped: bool,
+    /// Whether it ran in a sandbox (for [`Sandbox::refusal_line`]).
+    pub sandboxed: bool,
+}
+
+/// A background job's runner (docs/protocol.md "Background jobs"): the bash tool's process group,
+/// one stream and stopping, with no time limit. Every chunk of output goes to `output` as it is
+/// read. When `stop` fires (or its sender is dropped) the group is stopped as a watch's is at its
+/// timeout; dropping the future kills the group.
+pub async fn run_job(
+    cwd: &Path,
+    command: &str,
+    sandbox: &Sandbox,
+    output: mpsc::UnboundedSender<Vec<u8>>,
+    stop: oneshot::Receiver<()>,
+) -> io::Result<JobEnd> {
+    let grace = Duration::from_millis(decisions().scheduled.monitor.kill_grace_ms);
+    let mut watch = Watch::start(cwd, command, 0, sandbox)?;
+    watch.forward = Some(output);
+    let stopped = tokio::select! {
+        ended = async {
+            // A job has no time limit: it is looked at again every hour only to keep `until` sane.
+            while !watch.run_until(Instant::now() + Duration::from_secs(3600), Watch::output_and_exit_seen, false).await? {}
+            Ok::<(), io::Error>(())
+        } => {
+            ended?;
+            false
+        }
+        _ = stop => true,
+    };
+    // Stopped, or ended with something it started still in its group: the group is stopped.
+    if stopped || watch.group.alive() {
+        watch.stop_group(grace).await?;
+    }
+    let status = match watch.status {
+        Some(status) => status,
+        None => watch.child.wait().await?,
+    };
+    watch.group.disarm();
+    let (_, exit) = hashed_status(status)?;
+    Ok(JobEnd {
+        exit,
+        stopped,
+        sandboxed: watch.sandboxed,
+    })
+}
+
 /// The decisions' numbers a watch runs by; apart so the tests can use small ones.
 struct WatchLimits {
     output_max_bytes: usize,
@@ -198,6 +252,8 @@ struct Watch {
     group: ProcessGroup,
     /// Whether bash runs in a sandbox (`remote.sandbox: auto` runs without one where none is had).
     sandboxed: bool,
+    /// A background job's: where each chunk read goes as well.
+    forward: Option<mpsc::UnboundedSender<Vec<u8>>>,
 }
 
 impl Watch {
@@ -242,6 +298,7 @@ impl Watch {
             buffer: vec![0; READ_CHUNK].into_boxed_slice(),
             group: ProcessGroup::led_by(pid)?,
             sandboxed,
+            forward: None,
         })
     }
 
@@ -269,7 +326,12 @@ impl Watch {
             tokio::select! {
                 read = read_some(&mut self.output, &mut self.buffer), if reading => match read {
                     Ok(0) => self.output = None,
-                    Ok(n) => self.sink.take(&self.buffer[..n]),
+                    Ok(n) => {
+                        self.sink.take(&self.buffer[..n]);
+                        if let Some(forward) = &self.forward {
+                            let _ = forward.send(self.buffer[..n].to_vec());
+                        }
+                    }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(io::Error::new(e.kind(), format!("Could not read the watch command's output: {e}"))),
                 },

@@ -21,6 +21,9 @@ pub fn tool_names() -> Vec<&'static str> {
         "plan_write",
         "plan_update",
         "plan_clear",
+        "job_list",
+        "job_output",
+        "job_stop",
     ]
 }
 
@@ -118,6 +121,14 @@ pub fn definitions() -> Vec<Value> {
                     "description": format!("Seconds before the command is stopped (default {}, at most {}).", bash.default, bash.max),
                 },
                 "description": { "type": "string", "description": "What the command does, in a few words, for the person watching." },
+                "background": {
+                    "type": "boolean",
+                    "description": format!(
+                        "Start it as a background job (a server, a watcher, a long build) and go on at once: the answer is the job's id, \
+                         and you are told when it ends. No time limit; at most {} run at once.",
+                        decisions().jobs.running_max
+                    ),
+                },
             }),
             &["command"],
         ),
@@ -233,6 +244,30 @@ pub fn definitions() -> Vec<Value> {
             json!({}),
             &[],
         ),
+        function(
+            "job_list",
+            "List this session's background jobs: running ones first, then those that ended.",
+            json!({}),
+            &[],
+        ),
+        function(
+            "job_output",
+            "Read a background job's output, from character `since` (default 0). The answer says \
+             how much there is, so the next call can carry on where this one stopped.",
+            json!({
+                "id": { "type": "string", "description": "The job's id (job_…)." },
+                "since": { "type": "integer", "minimum": 0, "description": "The first character to read." },
+            }),
+            &["id"],
+        ),
+        function(
+            "job_stop",
+            "Stop a background job (its whole process group). You are told when it has ended.",
+            json!({
+                "id": { "type": "string", "description": "The job's id (job_…)." },
+            }),
+            &["id"],
+        ),
     ]
 }
 
@@ -305,7 +340,10 @@ mod tests {
                 "plan_submit",
                 "plan_write",
                 "plan_update",
-                "plan_clear"
+                "plan_clear",
+                "job_list",
+                "job_output",
+                "job_stop"
             ]
         );
         for def in &defs {

@@ -15,7 +15,7 @@ fn an_unknown_tool_lists_the_tools() {
     assert_eq!(
         err.map(|e| e.to_string()).as_deref(),
         Some(
-            "There is no tool named `foo`. The tools are: read, ls, glob, grep, write, edit, bash, ask_user, plan_submit, plan_write, plan_update, plan_clear."
+            "There is no tool named `foo`. The tools are: read, ls, glob, grep, write, edit, bash, ask_user, plan_submit, plan_write, plan_update, plan_clear, job_list, job_output, job_stop."
         )
     );
     // bash is planned by the engine, not here.

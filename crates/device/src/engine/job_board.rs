@@ -1,0 +1,358 @@
+//! A session's background jobs as data (docs/protocol.md "Background jobs"): each job's `JobInfo`,
+//! the last `jobs.output_kept_bytes` of its output counted in characters, the model's read mark, and
+//! what stops it; the finished ones beyond `jobs.finished_kept` are forgotten. Running them is
+//! `engine::jobs`'s.
+
+use lembas_protocol::jobs::{JobInfo, JobOutput, JobState};
+use serde_json::Value;
+use tokio::sync::{oneshot, watch};
+
+use crate::decisions::decisions;
+
+/// A job's output: the last part kept as text, with every character it ever wrote counted, so a
+/// reader's `since` stays valid after the start is dropped.
+#[derive(Default)]
+pub struct Output {
+    text: String,
+    /// Characters dropped from the front.
+    dropped: u64,
+    /// Characters written in all.
+    total: u64,
+    /// The start of a character split between two reads.
+    partial: Vec<u8>,
+}
+
+impl Output {
+    /// Takes a chunk as read: UTF-8 decoded (invalid bytes as U+FFFD), the oldest text dropped past
+    /// `keep` bytes.
+    pub fn push(&mut self, bytes: &[u8], keep: usize) {
+        let mut data = std::mem::take(&mut self.partial);
+        data.extend_from_slice(bytes);
+        let mut rest = &data[..];
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(text) => {
+                    self.append(text);
+                    break;
+                }
+                Err(e) => {
+                    let (valid, after) = rest.split_at(e.valid_up_to());
+                    // Checked by from_utf8 just now.
+                    self.append(std::str::from_utf8(valid).unwrap_or_default());
+                    match e.error_len() {
+                        Some(bad) => {
+                            self.append("\u{FFFD}");
+                            rest = &after[bad..];
+                        }
+                        None => {
+                            self.partial = after.to_vec();
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.trim(keep);
+    }
+
+    /// The output has ended: a character left unfinished is written as U+FFFD.
+    pub fn close(&mut self, keep: usize) {
+        if !std::mem::take(&mut self.partial).is_empty() {
+            self.append("\u{FFFD}");
+            self.trim(keep);
+        }
+    }
+
+    fn append(&mut self, text: &str) {
+        self.text.push_str(text);
+        self.total += text.chars().count() as u64;
+    }
+
+    /// Drops the oldest text once it is a quarter past `keep`, down to `keep` (at a character's
+    /// start), so a flood is not moved in memory at every read.
+    fn trim(&mut self, keep: usize) {
+        if self.text.len() <= keep + keep / 4 {
+            return;
+        }
+        let mut cut = self.text.len() - keep;
+        while !self.text.is_char_boundary(cut) {
+            cut += 1;
+        }
+        self.dropped += self.text[..cut].chars().count() as u64;
+        self.text.drain(..cut);
+    }
+
+    /// Characters written in all.
+    pub fn length(&self) -> u64 {
+        self.total
+    }
+
+    /// The text from character `since` (or from the oldest one kept).
+    pub fn since(&self, since: u64) -> &str {
+        let skip = since.saturating_sub(self.dropped);
+        match self
+            .text
+            .char_indices()
+            .nth(usize::try_from(skip).unwrap_or(usize::MAX))
+        {
+            Some((at, _)) => &self.text[at..],
+            None => "",
+        }
+    }
+}
+
+/// One job of a session.
+pub struct Job {
+    pub info: JobInfo,
+    pub output: Output,
+    /// How far the model has read (characters).
+    read: u64,
+    /// Fires the stop; `None` once used, or for a job not running here.
+    stop: Option<oneshot::Sender<()>>,
+    /// Its state, for those waiting for it to end.
+    ended: watch::Sender<JobState>,
+    /// Output came since the last `update` event.
+    pub news: bool,
+}
+
+impl Job {
+    /// Its `JobInfo` with `unread` as it is now.
+    pub fn info(&self) -> JobInfo {
+        let mut info = self.info.clone();
+        info.unread = self.output.length().saturating_sub(self.read);
+        info
+    }
+
+    /// What `_lembas/job/output` and `job_output` give from `since`.
+    pub fn output_since(&self, since: u64) -> JobOutput {
+        JobOutput {
+            text: self.output.since(since).to_string(),
+            length: self.output.length(),
+            state: self.info.state,
+        }
+    }
+
+    /// Its state, changing when it ends.
+    pub fn ended(&self) -> watch::Receiver<JobState> {
+        self.ended.subscribe()
+    }
+
+    /// The model read up to `to`.
+    pub fn mark_read(&mut self, to: u64) {
+        self.read = self.read.max(to);
+    }
+}
+
+#[derive(Default)]
+pub struct Board {
+    /// In the order they started.
+    jobs: Vec<Job>,
+}
+
+impl Board {
+    pub fn running(&self) -> usize {
+        self.jobs
+            .iter()
+            .filter(|j| j.info.state == JobState::Running)
+            .count()
+    }
+
+    pub fn add(&mut self, info: JobInfo, stop: oneshot::Sender<()>) {
+        self.jobs.push(Job {
+            ended: watch::channel(info.state).0,
+            info,
+            output: Output::default(),
+            read: 0,
+            stop: Some(stop),
+            news: false,
+        });
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Job> {
+        self.jobs.iter().find(|j| j.info.id == id)
+    }
+
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut Job> {
+        self.jobs.iter_mut().find(|j| j.info.id == id)
+    }
+
+    /// Every job kept: the running ones first, then the finished ones, each in the order they
+    /// started.
+    pub fn list(&self) -> Vec<JobInfo> {
+        let (running, finished): (Vec<&Job>, Vec<&Job>) =
+            self.jobs.iter().partition(|j| j.info.state == JobState::Running);
+        running.into_iter().chain(finished).map(Job::info).collect()
+    }
+
+    /// Asks a running job to stop; `false` when it has no stop to fire (not running here).
+    pub fn stop(&mut self, id: &str) -> bool {
+        match self.get_mut(id).and_then(|j| j.stop.take()) {
+            Some(stop) => stop.send(()).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Stops every running job (the session is deleted).
+    pub fn stop_all(&mut self) {
+        for job in &mut self.jobs {
+            if let Some(stop) = job.stop.take() {
+                let _ = stop.send(());
+            }
+        }
+    }
+
+    /// A job ended: its state and exit set, and the oldest finished ones past
+    /// `jobs.finished_kept` forgotten.
+    pub fn finish(&mut self, id: &str, state: JobState, exit: Option<i32>, ended: u64) {
+        if let Some(job) = self.get_mut(id) {
+            job.info.state = state;
+            job.info.exit = exit;
+            job.info.ended = Some(ended);
+            job.stop = None;
+            job.ended.send_replace(state);
+        }
+        let kept = decisions().jobs.finished_kept;
+        let mut finished = self
+            .jobs
+            .iter()
+            .filter(|j| j.info.state != JobState::Running)
+            .count();
+        self.jobs.retain(|j| {
+            if finished > kept && j.info.state != JobState::Running {
+                finished -= 1;
+                return false;
+            }
+            true
+        });
+    }
+
+    /// The jobs a session file recorded (its `job` records, the last of each id winning): one that
+    /// was running when the device's process ended is `lost`, its output gone with the process.
+    pub fn replayed(records: &[&Value]) -> Board {
+        let mut board = Board::default();
+        for record in records {
+            let Ok(mut info) = serde_json::from_value::<JobInfo>(record["job"].clone()) else {
+                continue;
+            };
+            if info.state == JobState::Running {
+                info.state = JobState::Lost;
+            }
+            info.unread = 0;
+            match board.get_mut(&info.id) {
+                Some(job) => job.info = info,
+                None => board.jobs.push(Job {
+                    ended: watch::channel(info.state).0,
+                    info,
+                    output: Output::default(),
+                    read: 0,
+                    stop: None,
+                    news: false,
+                }),
+            }
+        }
+        let kept = decisions().jobs.finished_kept;
+        let excess = board.jobs.len().saturating_sub(kept);
+        board.jobs.drain(..excess);
+        board
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lembas_protocol::jobs::JobKind;
+    use serde_json::json;
+
+    fn info(id: &str, state: JobState) -> JobInfo {
+        JobInfo {
+            id: id.into(),
+            kind: JobKind::Command,
+            state,
+            description: "d".into(),
+            command: Some("sleep 1".into()),
+            started: 1,
+            ended: None,
+            exit: None,
+            unread: 0,
+        }
+    }
+
+    #[test]
+    fn output_counts_characters_across_split_reads_and_drops_the_oldest() {
+        let mut out = Output::default();
+        let snowman = "☃".as_bytes();
+        out.push(b"ab", 1000);
+        out.push(&snowman[..1], 1000);
+        assert_eq!((out.since(0), out.length()), ("ab", 2));
+        out.push(&snowman[1..], 1000);
+        out.push(b"\xffz", 1000);
+        assert_eq!((out.since(0), out.length()), ("ab☃\u{FFFD}z", 5));
+        assert_eq!(out.since(2), "☃\u{FFFD}z");
+        assert_eq!(out.since(9), "");
+        out.push(&snowman[..2], 1000);
+        out.close(1000);
+        assert_eq!(out.since(5), "\u{FFFD}");
+
+        // Past a quarter over what is kept, the oldest goes; offsets stay those of the whole.
+        let mut out = Output::default();
+        out.push("x".repeat(10).as_bytes(), 8);
+        assert_eq!(out.since(0), "x".repeat(10), "kept up to a quarter past");
+        out.push(b"x", 8);
+        assert_eq!((out.since(0), out.length()), ("xxxxxxxx", 11));
+        out.push(b"0123", 8);
+        assert_eq!((out.since(0), out.length()), ("xxxx0123", 15));
+        assert_eq!(out.since(13), "23");
+    }
+
+    #[test]
+    fn the_list_puts_running_first_and_keeps_only_so_many_finished() {
+        let mut board = Board::default();
+        let kept = decisions().jobs.finished_kept;
+        for n in 0..kept + 3 {
+            board.add(info(&format!("job_{n}"), JobState::Running), oneshot::channel().0);
+        }
+        for n in 1..kept + 3 {
+            board.finish(&format!("job_{n}"), JobState::Done, Some(0), 2);
+        }
+        let list = board.list();
+        assert_eq!(list[0].id, "job_0");
+        assert_eq!(list.len(), kept + 1);
+        assert_eq!(list[1].id, "job_3", "the oldest finished went first");
+        assert_eq!(board.running(), 1);
+    }
+
+    #[test]
+    fn unread_is_what_the_model_has_not_read() {
+        let mut board = Board::default();
+        board.add(info("job_a", JobState::Running), oneshot::channel().0);
+        let job = board.get_mut("job_a").unwrap();
+        job.output.push(b"hello", 100);
+        assert_eq!(job.info().unread, 5);
+        job.mark_read(3);
+        job.mark_read(2);
+        assert_eq!(job.info().unread, 2);
+    }
+
+    #[test]
+    fn a_job_running_when_the_process_ended_is_lost() {
+        let records = [
+            json!({ "type": "job", "job": info("job_a", JobState::Running) }),
+            json!({ "type": "job", "job": info("job_b", JobState::Running) }),
+            json!({ "type": "job", "job": { "id": "job_b", "kind": "command", "state": "done", "description": "d", "started": 1, "ended": 2, "exit": 3, "unread": 7 } }),
+            json!({ "type": "job", "job": "not a job" }),
+        ];
+        let board = Board::replayed(&records.iter().collect::<Vec<_>>());
+        let states: Vec<_> = board
+            .list()
+            .iter()
+            .map(|j| (j.id.clone(), j.state, j.exit))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                ("job_a".to_string(), JobState::Lost, None),
+                ("job_b".to_string(), JobState::Done, Some(3))
+            ]
+        );
+    }
+}

@@ -1,0 +1,351 @@
+//! Background jobs (capability `jobs`, docs/protocol.md "Background jobs"): `bash` with
+//! `background: true` starts its command as a job of the session (judged, asked and sandboxed as
+//! any command) and answers at once with the job's id. The job's output is kept as it comes, the
+//! client hears `job` events (start, news at most four times a second, end), and when the job ends
+//! its note goes to the model: at the next step of a running turn, or as a machine turn. The model
+//! has `job_list`, `job_output` and `job_stop`; a client has `_lembas/jobs` and `_lembas/job/*`.
+
+use lembas_protocol::jobs::{JobInfo, JobKind, JobState};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+use super::Engine;
+use super::access::{held, session_id};
+use super::model::ToolCall;
+use super::session::{Session, ToolResult};
+use super::think;
+use crate::decisions::decisions;
+use crate::monitor::{self, JobEnd};
+use crate::rpc::RpcError;
+use crate::sandbox::Sandbox;
+use crate::store::ids;
+
+pub const JOB_LIST: &str = "job_list";
+pub const JOB_OUTPUT: &str = "job_output";
+pub const JOB_STOP: &str = "job_stop";
+
+/// How often a job's news may be told (the spec: at most four times a second).
+const NEWS_EVERY: Duration = Duration::from_millis(250);
+/// How long `_lembas/job/stop` waits for the job to be gone before it answers.
+const STOP_WAIT: Duration = Duration::from_secs(10);
+
+pub fn is_job_tool(name: &str) -> bool {
+    matches!(name, JOB_LIST | JOB_OUTPUT | JOB_STOP)
+}
+
+/// `Err` with the sentence for the model when the session already runs as many jobs as it may.
+pub fn room(session: &Session) -> Result<(), String> {
+    let most = decisions().jobs.running_max;
+    if session.state().jobs.running() >= most {
+        return Err(format!(
+            "{most} jobs already run in this session, the most at once: stop one with job_stop, \
+             or wait for one to end."
+        ));
+    }
+    Ok(())
+}
+
+/// Starts `command` (judged and allowed already) as a job of the session; the text the model
+/// reads, or why it could not start.
+pub async fn start(
+    engine: &Engine,
+    session: &Arc<Session>,
+    command: String,
+    description: String,
+    sandbox: Sandbox,
+) -> Result<String, String> {
+    room(session)?;
+    let id = format!("job_{}", &ids::new_session_id()[4..]);
+    let info = JobInfo {
+        id: id.clone(),
+        kind: JobKind::Command,
+        state: JobState::Running,
+        description,
+        command: Some(command.clone()),
+        started: crate::status::now_ms(),
+        ended: None,
+        exit: None,
+        unread: 0,
+    };
+    let (stop, stop_rx) = oneshot::channel();
+    session.state().jobs.add(info.clone(), stop);
+    session.record(json!({ "type": "job", "job": info }));
+    session.flush();
+    tell(engine, &session.id, "start", &info).await;
+    tokio::spawn(follow(
+        engine.clone(),
+        session.clone(),
+        id.clone(),
+        command,
+        sandbox,
+        stop_rx,
+    ));
+    Ok(format!(
+        "Started job {id}: {}. It runs on while you work; read its output with job_output, stop \
+         it with job_stop. You will be told when it ends.",
+        info.description
+    ))
+}
+
+/// Runs the job to its end: its output kept and its news told as it comes, then its end recorded,
+/// told, and its note given to the model.
+async fn follow(
+    engine: Engine,
+    session: Arc<Session>,
+    id: String,
+    command: String,
+    sandbox: Sandbox,
+    stop: oneshot::Receiver<()>,
+) {
+    let keep = decisions().jobs.output_kept_bytes;
+    let (output, mut read) = mpsc::unbounded_channel();
+    let run = monitor::run_job(&session.cwd, &command, &sandbox, output, stop);
+    tokio::pin!(run);
+    let mut news = tokio::time::interval(NEWS_EVERY);
+    let ended = loop {
+        tokio::select! {
+            ended = &mut run => break ended,
+            Some(chunk) = read.recv() => take(&session, &id, &chunk, keep),
+            _ = news.tick() => {
+                let info = {
+                    let mut state = session.state();
+                    state.jobs.get_mut(&id).and_then(|j| std::mem::take(&mut j.news).then(|| j.info()))
+                };
+                if let Some(info) = info {
+                    tell(&engine, &session.id, "update", &info).await;
+                }
+            }
+        }
+    };
+    while let Ok(chunk) = read.try_recv() {
+        take(&session, &id, &chunk, keep);
+    }
+    let (state, exit, said) = match ended {
+        Ok(JobEnd {
+            exit,
+            stopped,
+            sandboxed,
+        }) => {
+            let refusal = sandboxed
+                .then(|| {
+                    let jobs = &session.state().jobs;
+                    let tail = jobs.get(&id).map(|j| j.output.since(0).to_string());
+                    sandbox.refusal_line(&tail.unwrap_or_default(), exit)
+                })
+                .flatten();
+            let state = if stopped {
+                JobState::Stopped
+            } else {
+                JobState::Done
+            };
+            (state, exit, refusal)
+        }
+        Err(e) => (
+            JobState::Error,
+            None,
+            Some(format!("The job's command could not be run: {e}")),
+        ),
+    };
+    let info = {
+        let mut state_now = session.state();
+        let Some(job) = state_now.jobs.get_mut(&id) else {
+            return;
+        };
+        if let Some(said) = said {
+            job.output.push(format!("\n{said}\n").as_bytes(), keep);
+        }
+        job.output.close(keep);
+        let info = job.info();
+        let ended_at = crate::status::now_ms();
+        state_now.jobs.finish(&id, state, exit, ended_at);
+        JobInfo {
+            state,
+            exit,
+            ended: Some(ended_at),
+            ..info
+        }
+    };
+    // A deleted session is not written to, told or woken.
+    if !engine.sessions().contains_key(&session.id) {
+        return;
+    }
+    session.record(json!({ "type": "job", "job": info }));
+    session.flush();
+    tell(&engine, &session.id, "end", &info).await;
+    let note = note(&info);
+    session.state().job_notes.push((id, note));
+    engine.wake(&session);
+}
+
+/// A chunk of the job's output kept, and news to tell.
+fn take(session: &Session, id: &str, chunk: &[u8], keep: usize) {
+    if let Some(job) = session.state().jobs.get_mut(id) {
+        job.output.push(chunk, keep);
+        job.news = true;
+    }
+}
+
+/// `[job <id> ended] <description>: exit <code>, <n> characters unread` (ENGINE.md).
+fn note(info: &JobInfo) -> String {
+    let how = match (info.state, info.exit) {
+        (JobState::Stopped, _) => "stopped".to_string(),
+        (JobState::Error, _) => "could not be run".to_string(),
+        (_, Some(code)) => format!("exit {code}"),
+        (_, None) => "ended by a signal".to_string(),
+    };
+    format!(
+        "[job {} ended] {}: {how}, {} characters unread",
+        info.id, info.description, info.unread
+    )
+}
+
+/// The `job` event.
+async fn tell(engine: &Engine, session_id: &str, state: &str, info: &JobInfo) {
+    engine
+        .event(session_id, json!({ "type": "job", "state": state, "job": info }))
+        .await;
+}
+
+/// Runs a job tool: nothing on this computer but the session's own jobs, so every mode.
+pub async fn run_tool(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &ToolCall) -> ToolResult {
+    let (title, kind) = match call.name.as_str() {
+        JOB_LIST => ("List the background jobs", "read"),
+        JOB_OUTPUT => ("Read a job's output", "read"),
+        _ => ("Stop a job", "execute"),
+    };
+    let work = async {
+        let args = think::arguments(call)?;
+        match call.name.as_str() {
+            JOB_LIST => {
+                let list = session.state().jobs.list();
+                serde_json::to_string_pretty(&list).map_err(|e| e.to_string())
+            }
+            JOB_OUTPUT => read_for_model(session, &args),
+            _ => stop_for_model(session, &args),
+        }
+    };
+    think::reported_as(engine, session, turn_id, call, title, kind, work).await
+}
+
+#[derive(Deserialize)]
+struct ToolArgs {
+    id: String,
+    #[serde(default)]
+    since: Option<u64>,
+}
+
+fn tool_args(args: &Value) -> Result<ToolArgs, String> {
+    ToolArgs::deserialize(args).map_err(|e| format!("The arguments are not right: {e}."))
+}
+
+fn no_job(id: &str) -> String {
+    format!("This session has no job {id}: job_list lists them.")
+}
+
+/// `job_output`: the output from `since` (default 0), at most what one tool result holds, and
+/// where to go on from; the model's read mark moves to the end of what it got.
+fn read_for_model(session: &Session, args: &Value) -> Result<String, String> {
+    let args = tool_args(args)?;
+    let most = decisions().engine.bash_output_kept_bytes;
+    let mut state = session.state();
+    let job = state.jobs.get_mut(&args.id).ok_or_else(|| no_job(&args.id))?;
+    let output = job.output_since(args.since.unwrap_or(0));
+    let from = output.length - output.text.chars().count() as u64;
+    let (text, to) = match output.text.char_indices().nth(most) {
+        Some((cut, _)) => (&output.text[..cut], from + most as u64),
+        None => (output.text.as_str(), output.length),
+    };
+    job.mark_read(to);
+    let mut said = format!(
+        "[{} {}: characters {from} to {to} of {}]\n{text}",
+        args.id,
+        output.state.name(),
+        output.length
+    );
+    if to < output.length {
+        said.push_str(&format!("\n[more: job_output with since {to}]"));
+    }
+    Ok(said)
+}
+
+fn stop_for_model(session: &Session, args: &Value) -> Result<String, String> {
+    let args = tool_args(args)?;
+    let mut state = session.state();
+    let job_state = state
+        .jobs
+        .get(&args.id)
+        .map(|j| j.info.state)
+        .ok_or_else(|| no_job(&args.id))?;
+    if job_state != JobState::Running || !state.jobs.stop(&args.id) {
+        return Ok(format!("{} is {} already.", args.id, job_state.name()));
+    }
+    Ok(format!(
+        "Stopping {}: you will be told when it has ended.",
+        args.id
+    ))
+}
+
+/// The link's job methods.
+pub async fn request(
+    engine: &Engine,
+    method: lembas_protocol::LinkMethod,
+    params: Value,
+) -> Result<Value, RpcError> {
+    use lembas_protocol::LinkMethod::*;
+    let session = held(engine, &session_id(&params)?)?;
+    if method == Jobs {
+        return Ok(json!({ "jobs": session.state().jobs.list() }));
+    }
+    let id = params
+        .get("id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params("id is missing: the job's id (job_…)."))?
+        .to_string();
+    let unknown = || {
+        RpcError::invalid_params(format!(
+            "{} has no job {id}: _lembas/jobs lists them.",
+            session.id
+        ))
+    };
+    match method {
+        JobOutput => {
+            let since = match params.get("since") {
+                None | Some(Value::Null) => 0,
+                Some(v) => v.as_u64().ok_or_else(|| {
+                    RpcError::invalid_params("since must be a whole number of characters (0 or more).")
+                })?,
+            };
+            let state = session.state();
+            let job = state.jobs.get(&id).ok_or_else(unknown)?;
+            serde_json::to_value(job.output_since(since)).map_err(|e| RpcError::internal(e.to_string()))
+        }
+        JobStop => {
+            let mut ended = {
+                let mut state = session.state();
+                let job = state.jobs.get(&id).ok_or_else(unknown)?;
+                let ended = job.ended();
+                state.jobs.stop(&id);
+                ended
+            };
+            // Answered once it is gone (the group stopped), with the state it ended in.
+            let _ = tokio::time::timeout(STOP_WAIT, ended.wait_for(|s| *s != JobState::Running)).await;
+            let state = *ended.borrow();
+            Ok(json!({ "state": state }))
+        }
+        JobSend | JobTranscript => {
+            session.state().jobs.get(&id).ok_or_else(unknown)?;
+            let what = if method == JobSend {
+                "takes messages"
+            } else {
+                "has a transcript"
+            };
+            Err(RpcError::invalid_params(format!(
+                "{id} is a command job; only a subagent job {what}."
+            )))
+        }
+        other => Err(RpcError::method_not_found(other.name())),
+    }
+}
