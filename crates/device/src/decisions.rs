@@ -142,6 +142,8 @@ pub struct EngineNumbers {
     pub bash_output_kept_bytes: usize,
     pub title_chars: usize,
     pub title_max_chars: usize,
+    /// `AGENTS.md` (or `CLAUDE.md`) files given to the model: at most this much in all.
+    pub project_instructions_max_bytes: usize,
 }
 
 #[derive(Debug, Deserialize)]

@@ -14,6 +14,7 @@ mod jobs;
 mod limits;
 mod naming;
 mod plan_state;
+mod project_instructions;
 mod questions;
 mod sandboxed;
 mod scheduled;

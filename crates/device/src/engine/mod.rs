@@ -13,6 +13,7 @@ mod config_options;
 mod conversation;
 mod files;
 mod instance;
+mod instructions;
 mod job_board;
 mod jobs;
 mod live;

@@ -28,7 +28,13 @@ fn mode_text(mode: Mode) -> &'static str {
 }
 
 /// The system message for one step; `instance` is how the instance is named.
-pub fn system(instance: &str, folder: &Path, mode: Mode, context: &Context) -> String {
+pub fn system(
+    instance: &str,
+    folder: &Path,
+    mode: Mode,
+    context: &Context,
+    project_instructions: Option<&str>,
+) -> String {
     let date = today();
     let mut text = format!(
         "You are LLeMbas, an agent working on the person's own computer through LLeMbas CLI, linked to {instance}.\n\
@@ -65,6 +71,10 @@ pub fn system(instance: &str, folder: &Path, mode: Mode, context: &Context) -> S
             text.push_str("\n\n## The person's preferences\n\n");
             text.push_str(&lines.join("\n"));
         }
+    }
+    if let Some(section) = project_instructions {
+        text.push_str("\n\n");
+        text.push_str(section);
     }
     text
 }
@@ -236,7 +246,7 @@ mod tests {
             system_prompt: "Be terse.".into(),
             personalization: Some(json!({"personality": "friendly", "instructions": "Call me Sam."})),
         };
-        let text = system("the instance", Path::new("/w/p"), Mode::Edit, &context);
+        let text = system("the instance", Path::new("/w/p"), Mode::Edit, &context, None);
         assert!(
             text.contains("## Instructions from the instance\n\nBe terse."),
             "{text}"

@@ -194,6 +194,9 @@ async fn steps(
         false
     };
     let instance_name = engine.instance_name(&instance).await;
+    // Read once a turn: the project's AGENTS.md files, in a trusted project.
+    let trusted = engine.settings().folder_rules().trusted;
+    let project_instructions = super::instructions::section(&session.cwd, &trusted);
     for _ in 0..max_requests {
         take_steers(engine, session, turn_id).await;
         take_job_notes(engine, session, turn_id).await;
@@ -203,7 +206,13 @@ async fn steps(
             let state = session.state();
             let mut messages = vec![json!({
                 "role": "system",
-                "content": prompt::system(&instance_name, &session.cwd, state.mode, &state.context),
+                "content": prompt::system(
+                    &instance_name,
+                    &session.cwd,
+                    state.mode,
+                    &state.context,
+                    project_instructions.as_deref(),
+                ),
             })];
             messages.extend(state.messages.iter().map(|m| without_extras(&m.body, vision)));
             model::request_body(&state.model, &messages, &tools, &state.effort)
