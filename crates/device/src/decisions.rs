@@ -144,6 +144,11 @@ pub struct EngineNumbers {
     pub title_max_chars: usize,
     /// `AGENTS.md` (or `CLAUDE.md`) files given to the model: at most this much in all.
     pub project_instructions_max_bytes: usize,
+    /// A model's context window when `/v1/models` gives none.
+    pub context_window_default: u64,
+    /// A step whose prompt took more than this share of the window makes the next step compact
+    /// first.
+    pub compact_at_percent: u64,
 }
 
 #[derive(Debug, Deserialize)]

@@ -203,7 +203,7 @@ async fn compact_replaces_the_conversation_with_the_models_summary() {
     assert_eq!(
         messages.len(),
         3,
-        "system, the summary, the new prompt: {messages:?}"
+        "system, the summary, the new prompt (asked for at rest: the last request is not kept): {messages:?}"
     );
     assert!(
         messages[1]["content"]
@@ -367,4 +367,76 @@ async fn a_steer_during_compact_waits_for_the_next_turn_and_a_failed_turn_gives_
     let failed = l.link.recv_answer(failing, WAIT).await.unwrap();
     assert_eq!(failed["error"]["code"], -32603, "{failed}");
     assert_eq!(failed["error"]["data"]["unsent"], json!(["too late"]), "{failed}");
+}
+
+/// A step whose prompt fills more than 80 % of the model's window (its `/v1/models`
+/// `context_length`) makes the next step compact first: the model then gets the summary with the
+/// plan, and the person's request, verbatim. The usage event and ACP's `usage_update` say how full
+/// the window is; the history keeps every call.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_window_compacts_before_the_next_step_keeping_the_task() {
+    let mut l = linked("").await;
+    l.peer
+        .set_config(|c| c.models["data"][0]["context_length"] = json!(100));
+    let session = l.new_session("edit").await;
+    l.model().push(ModelReply::tool_call(
+        "call_plan",
+        "plan_write",
+        json!({ "plan": { "title": "Count the files", "phases": [{ "title": "All", "tasks": [{ "content": "ls" }] }] } }),
+    ));
+    l.model().push(reply_text("We planned to count the files."));
+    l.model().push(reply_text("There are none."));
+    let answer = l.prompt(&session, "How many files are there?", "t1").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+
+    let requests = l.model().requests();
+    assert_eq!(requests.len(), 3, "a step, the summary, the next step");
+    assert!(
+        requests[1].get("tools").is_none(),
+        "the summary is asked with no tools"
+    );
+    let messages = requests[2]["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.len(),
+        3,
+        "system, the summary, the request: {messages:?}"
+    );
+    let summary = messages[1]["content"].as_str().unwrap();
+    assert!(
+        summary.starts_with("A summary of our conversation so far:\n\nWe planned to count the files.")
+            && summary.contains("The plan, as kept:")
+            && summary.contains("\"title\": \"Count the files\""),
+        "{summary}"
+    );
+    assert_eq!(
+        messages[2],
+        json!({ "role": "user", "content": "How many files are there?" })
+    );
+
+    let events: Vec<Value> = l
+        .link
+        .received()
+        .into_iter()
+        .filter(|m| m["method"] == "_lembas/event")
+        .map(|m| m["params"]["event"].clone())
+        .collect();
+    let compacted: Vec<&Value> = events.iter().filter(|e| e["type"] == "compacted").collect();
+    assert_eq!(compacted.len(), 1, "{events:?}");
+    assert_eq!(compacted[0]["summary"], "We planned to count the files.");
+    let usage = events.iter().find(|e| e["type"] == "usage").unwrap();
+    assert_eq!(usage["size"], 100);
+    assert!(usage["used"].as_u64().unwrap() > 80, "{usage}");
+    let windows: Vec<Value> = updates(&l.link)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "usage_update")
+        .collect();
+    assert_eq!(windows.len(), 2, "one a step");
+    assert_eq!(windows[0]["size"], 100);
+    // The history is the record: the plan call is there.
+    let history = l
+        .link
+        .request("_lembas/session/history", json!({ "sessionId": session }), WAIT)
+        .await
+        .unwrap();
+    assert!(history.to_string().contains("call_plan"), "{history}");
 }

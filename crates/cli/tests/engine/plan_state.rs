@@ -140,6 +140,9 @@ async fn the_plan_is_kept_told_after_every_change_and_back_after_a_restart() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_plan_card_carries_the_plan_and_a_flooded_plan_is_refused() {
     let mut l = linked("").await;
+    // The flood is megabytes of arguments: a window that holds it, so no compaction comes between.
+    l.peer
+        .set_config(|c| c.models["data"][0]["context_length"] = json!(10_000_000));
     let session = l.new_session("edit").await;
     let tasks: Vec<Value> = (0..10_000)
         .map(|i| json!({ "content": format!("task {i}") }))

@@ -453,6 +453,20 @@ pub fn has_images(messages: &[super::session::Message]) -> bool {
     })
 }
 
+/// A stored message as the model API takes it: our own bookkeeping fields left out, attachments
+/// as the model can take them.
+pub fn for_model(body: &Value, vision: bool) -> Value {
+    let mut body = model_message(body, vision);
+    if let Some(map) = body.as_object_mut() {
+        map.remove("is_error");
+        map.remove("reasoning_content");
+        map.remove("shown");
+        map.remove("machine");
+        map.remove("compacted");
+    }
+    body
+}
+
 /// A stored user message as the model API takes it: our fields left out, and for a model that
 /// takes images, each image as an image part after the text, read from its saved file. For any
 /// other model the line in the text is all, as it is when a file is gone.

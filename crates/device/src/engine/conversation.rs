@@ -7,7 +7,6 @@ use std::sync::Arc;
 use super::Engine;
 use super::access::{held, session_id};
 use super::session::Session;
-use super::turn;
 use crate::rpc::{self, RpcError};
 use lembas_protocol::Reason;
 
@@ -97,14 +96,7 @@ pub(super) async fn compact(engine: &Engine, params: Value) -> Result<Value, Rpc
 /// The summary replaces the conversation (`_lembas/session/compact` and `/compact`, the session's
 /// gate held).
 pub(super) async fn compact_now(engine: &Engine, session: &Session) -> Result<String, RpcError> {
-    let summary = turn::summarize(engine, session)
+    super::compaction::compact(engine, session, super::compaction::Moment::AtRest)
         .await
-        .map_err(|e| RpcError::with_reason(rpc::INTERNAL_ERROR, Reason::Model, e.to_string()))?;
-    session.state().messages = vec![super::session::compacted_message(&summary)];
-    session.record(json!({ "type": "compact", "summary": summary }));
-    session.flush();
-    engine
-        .event(&session.id, json!({ "type": "compacted", "summary": summary }))
-        .await;
-    Ok(summary)
+        .map_err(|e| RpcError::with_reason(rpc::INTERNAL_ERROR, Reason::Model, e.to_string()))
 }

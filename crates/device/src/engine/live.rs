@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 
 use super::Engine;
-use super::session::{Message, Session, compacted_message, history_turns, rewind_messages, user_text};
+use super::session::{Message, Session, compacted_from_record, history_turns, rewind_messages, user_text};
 use crate::rpc::RpcError;
 use crate::store::ids;
 use lembas_protocol::Reason;
@@ -172,7 +172,7 @@ pub fn transcript_of(records: &[Value]) -> Value {
                 }
             }
             Some("compact") => {
-                messages = vec![compacted_message(record["summary"].as_str().unwrap_or_default())];
+                messages = compacted_from_record(record);
             }
             Some("decision") => decisions.push(record.clone()),
             _ => {}

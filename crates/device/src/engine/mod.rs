@@ -9,6 +9,7 @@ mod ask;
 mod attachments;
 mod cards;
 mod commands;
+mod compaction;
 mod config_options;
 mod conversation;
 mod files;

@@ -143,6 +143,25 @@ impl Instance {
         }
     }
 
+    /// `model`'s context window as its `/v1/models` entry gives it (`context_length`, or
+    /// `context_window`); `None` when it gives none or the list cannot be read.
+    pub async fn context_window(&self, model: &str) -> Option<u64> {
+        let list = match self.model_list().await {
+            Ok(list) => list,
+            Err(why) => {
+                tracing::warn!("{why}; the context window of {model} is taken as the default");
+                return None;
+            }
+        };
+        let entry = list
+            .into_iter()
+            .find(|m| m.get("id").and_then(Value::as_str) == Some(model))?;
+        ["context_length", "context_window"]
+            .iter()
+            .find_map(|key| entry.get(*key).and_then(Value::as_u64))
+            .filter(|size| *size > 0)
+    }
+
     /// The entries of `/v1/models`.
     async fn model_list(&self) -> Result<Vec<Value>, String> {
         let body = self.get_json("v1/models", "the instance's model list").await?;

@@ -90,6 +90,10 @@ pub struct SessionState {
     pub commands_sent: Option<Value>,
     /// The structured plan (capability `plan_state`), as the last plan tool left it.
     pub plan: Option<Plan>,
+    /// The model's context window, for the model it was read for.
+    pub window: Option<(String, u64)>,
+    /// The last step's prompt filled the window past the mark: the next step compacts first.
+    pub compact_first: bool,
     /// Background jobs (capability `jobs`).
     pub jobs: Board,
     /// Notes of jobs that ended, not yet given to the model: `(job id, note)`.
@@ -128,6 +132,8 @@ impl SessionState {
             steers: Vec::new(),
             commands_sent: None,
             plan: None,
+            window: None,
+            compact_first: false,
             jobs: Board::default(),
             job_notes: Vec::new(),
             acting: false,
@@ -327,12 +333,32 @@ pub fn rewind_messages(messages: &mut Vec<Message>, turn_id: &str) -> usize {
     reverted
 }
 
-/// What a compacted conversation becomes: the summary, as the one message before what follows.
-pub fn compacted_message(summary: &str) -> Message {
-    Message {
-        turn_id: None,
-        body: serde_json::json!({ "role": "user", "content": format!("A summary of our conversation so far:\n\n{summary}") }),
+/// What a compacted conversation becomes: the summary (with the plan, verbatim, when there is one)
+/// as one message, then the person's last request as it was.
+pub fn compacted(summary: &str, plan: Option<&Plan>, kept: Option<Message>) -> Vec<Message> {
+    let mut text = format!("A summary of our conversation so far:\n\n{summary}");
+    if let Some(plan) = plan.and_then(|p| serde_json::to_string_pretty(p).ok()) {
+        text.push_str(&format!("\n\nThe plan, as kept:\n\n```json\n{plan}\n```"));
     }
+    let first = Message {
+        turn_id: None,
+        body: json!({ "role": "user", "content": text, "compacted": true }),
+    };
+    std::iter::once(first).chain(kept).collect()
+}
+
+/// The conversation a `compact` record of the session file leaves.
+pub fn compacted_from_record(record: &Value) -> Vec<Message> {
+    let plan: Option<Plan> = serde_json::from_value(record["plan"].clone()).ok().flatten();
+    let kept = record["kept"].as_object().map(|kept| Message {
+        turn_id: kept.get("turnId").and_then(Value::as_str).map(str::to_string),
+        body: kept.get("message").cloned().unwrap_or_default(),
+    });
+    compacted(
+        record["summary"].as_str().unwrap_or_default(),
+        plan.as_ref(),
+        kept,
+    )
 }
 
 /// The conversation as history turns: each user message, then what the assistant said and did
@@ -464,7 +490,7 @@ pub fn replay(records: Vec<Value>, log: SessionLog, turns: &[TurnEntry]) -> Resu
                 }
             }
             Some("compact") => {
-                state.messages = vec![compacted_message(record["summary"].as_str().unwrap_or_default())];
+                state.messages = compacted_from_record(&record);
             }
             Some("plan") => state.plan = serde_json::from_value(record["plan"].take()).ok().flatten(),
             Some("model") => {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::attachments::{self, Attachment};
+use super::compaction;
 use super::model::{self, StepOutput, Streamed, ToolCall};
 use super::prompt;
 use super::session::Session;
@@ -197,9 +198,17 @@ async fn steps(
     // Read once a turn: the project's AGENTS.md files, in a trusted project.
     let trusted = engine.settings().folder_rules().trusted;
     let project_instructions = super::instructions::section(&session.cwd, &trusted);
+    let window = compaction::window(session, &instance).await;
     for _ in 0..max_requests {
         take_steers(engine, session, turn_id).await;
         take_job_notes(engine, session, turn_id).await;
+        // The last step's prompt filled the window: this one is sent compacted.
+        if session.state().compact_first {
+            tokio::select! {
+                _ = cancel.changed() => return Ok(Stop::Cancelled),
+                compacted = compaction::compact(engine, session, compaction::Moment::BeforeStep) => { compacted?; }
+            }
+        }
         // Before the state is locked: whether `show` is offered reads it too.
         let tools = engine.tool_definitions(session);
         let body = {
@@ -214,7 +223,12 @@ async fn steps(
                     project_instructions.as_deref(),
                 ),
             })];
-            messages.extend(state.messages.iter().map(|m| without_extras(&m.body, vision)));
+            messages.extend(
+                state
+                    .messages
+                    .iter()
+                    .map(|m| attachments::for_model(&m.body, vision)),
+            );
             model::request_body(&state.model, &messages, &tools, &state.effort)
         };
         let step = tokio::select! {
@@ -240,10 +254,19 @@ async fn steps(
         }
         session.push_message(Some(turn_id), assistant);
         if let Some(usage) = &step.usage {
+            // How full the window is: the prompt's tokens of it.
+            let used = usage["prompt_tokens"].as_u64().unwrap_or(0);
+            session.state().compact_first = compaction::full(used, window);
             engine
                 .event(
                     &session.id,
-                    json!({ "type": "usage", "usage": usage, "turnId": turn_id }),
+                    json!({ "type": "usage", "usage": usage, "used": used, "size": window, "turnId": turn_id }),
+                )
+                .await;
+            engine
+                .update(
+                    &session.id,
+                    json!({ "sessionUpdate": "usage_update", "used": used, "size": window }),
                 )
                 .await;
         }
@@ -283,34 +306,6 @@ async fn steps(
         session.flush();
     }
     Ok(Stop::MaxTurnRequests)
-}
-
-/// Asks the session's model for a summary of the conversation so far (`_lembas/session/compact`),
-/// with no tools, nothing streamed to the client.
-pub async fn summarize(engine: &Engine, session: &Session) -> Result<String, model::ModelError> {
-    let instance = engine
-        .instance()
-        .await
-        .map_err(|why| model::ModelError::Unreachable {
-            model: session.state().model.clone(),
-            why,
-        })?;
-    let body = {
-        let state = session.state();
-        let mut messages: Vec<Value> = state
-            .messages
-            .iter()
-            .map(|m| without_extras(&m.body, false))
-            .collect();
-        messages.push(json!({ "role": "user", "content": prompt::COMPACT_REQUEST }));
-        model::request_body(&state.model, &messages, &[], &state.effort)
-    };
-    let mut stream = instance.open(&body).await?;
-    loop {
-        if let Streamed::Done(output) = stream.next().await? {
-            return Ok(output.text.trim().to_string());
-        }
-    }
 }
 
 /// Gives the model the steer messages that came since the last step, as the person's words.
@@ -361,19 +356,6 @@ fn answer_unrun(session: &Session, turn_id: &str, calls: &[ToolCall], why: &str)
 
 fn call_json(call: &ToolCall) -> Value {
     json!({ "id": call.id, "type": "function", "function": { "name": call.name, "arguments": call.arguments } })
-}
-
-/// A stored message as the model API takes it: our own bookkeeping fields left out, attachments
-/// as the model can take them.
-fn without_extras(body: &Value, vision: bool) -> Value {
-    let mut body = attachments::model_message(body, vision);
-    if let Some(map) = body.as_object_mut() {
-        map.remove("is_error");
-        map.remove("reasoning_content");
-        map.remove("shown");
-        map.remove("machine");
-    }
-    body
 }
 
 /// One model request, its text and thinking relayed to the client as they arrive.

@@ -1,0 +1,150 @@
+//! Compaction (docs/protocol.md "Context"): the model summarizes the conversation and the summary
+//! replaces it in what the model is sent, with the plan kept verbatim after it and, in the middle
+//! of work, the person's last request, so the task survives. Asked for (`/compact`,
+//! `_lembas/session/compact`) or automatic: a step whose prompt took more than
+//! `engine.compact_at_percent` of the model's context window makes the next step compact first.
+//! The history, the record of turns, is not changed.
+
+use serde_json::{Value, json};
+
+use super::Engine;
+use super::attachments;
+use super::model::{self, Streamed};
+use super::prompt;
+use super::session::{self, Message, Session};
+use crate::decisions::decisions;
+
+/// The model's context window: its `/v1/models` entry's `context_length` (or `context_window`),
+/// else `engine.context_window_default`. Kept with the session for its model, read once.
+pub async fn window(session: &Session, instance: &model::Instance) -> u64 {
+    let model = session.state().model.clone();
+    if let Some((known, size)) = &session.state().window
+        && *known == model
+    {
+        return *size;
+    }
+    let size = instance
+        .context_window(&model)
+        .await
+        .unwrap_or(decisions().engine.context_window_default);
+    session.state().window = Some((model, size));
+    size
+}
+
+/// Whether a prompt of `used` tokens fills enough of `size` for the next step to compact first.
+pub fn full(used: u64, size: u64) -> bool {
+    used.saturating_mul(100) > size.saturating_mul(decisions().engine.compact_at_percent)
+}
+
+/// How a compaction came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moment {
+    /// Asked for between turns: the work asked for is done, so no request is kept to answer again.
+    AtRest,
+    /// Before a step: the person's last request is what the step works on, kept verbatim.
+    BeforeStep,
+}
+
+/// Summarizes, and the summary (with the plan, and before a step the person's last request)
+/// replaces the conversation; recorded, and the `compacted` event sent. The summary is the answer.
+pub async fn compact(
+    engine: &Engine,
+    session: &Session,
+    moment: Moment,
+) -> Result<String, model::ModelError> {
+    let summary = summarize(engine, session).await?;
+    let (plan, kept) = {
+        let state = session.state();
+        let kept = match moment {
+            Moment::BeforeStep => last_request(&state.messages),
+            Moment::AtRest => None,
+        };
+        (state.plan.clone(), kept)
+    };
+    let record = json!({
+        "type": "compact", "summary": summary, "plan": plan,
+        "kept": kept.as_ref().map(|m| json!({ "turnId": m.turn_id, "message": m.body })),
+    });
+    {
+        let mut state = session.state();
+        state.messages = session::compacted(&summary, plan.as_ref(), kept);
+        state.compact_first = false;
+    }
+    session.record(record);
+    session.flush();
+    engine
+        .event(&session.id, json!({ "type": "compacted", "summary": summary }))
+        .await;
+    Ok(summary)
+}
+
+/// The person's last request: the last message they wrote (not a tool's result, a job's note, or
+/// an earlier summary).
+fn last_request(messages: &[Message]) -> Option<Message> {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m.body["role"] == "user" && m.body["machine"] != true && m.body["compacted"] != true)
+        .cloned()
+}
+
+/// Asks the session's model for a summary of the conversation so far, with no tools, nothing
+/// streamed to the client.
+async fn summarize(engine: &Engine, session: &Session) -> Result<String, model::ModelError> {
+    let instance = engine
+        .instance()
+        .await
+        .map_err(|why| model::ModelError::Unreachable {
+            model: session.state().model.clone(),
+            why,
+        })?;
+    let body = {
+        let state = session.state();
+        let mut messages: Vec<Value> = state
+            .messages
+            .iter()
+            .map(|m| attachments::for_model(&m.body, false))
+            .collect();
+        messages.push(json!({ "role": "user", "content": prompt::COMPACT_REQUEST }));
+        model::request_body(&state.model, &messages, &[], &state.effort)
+    };
+    let mut stream = instance.open(&body).await?;
+    loop {
+        if let Streamed::Done(output) = stream.next().await? {
+            return Ok(output.text.trim().to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(body: Value) -> Message {
+        Message {
+            turn_id: Some("t".into()),
+            body,
+        }
+    }
+
+    #[test]
+    fn the_last_request_is_the_persons() {
+        let messages = [
+            message(json!({ "role": "user", "content": "fix it" })),
+            message(json!({ "role": "assistant", "content": "", "tool_calls": [] })),
+            message(json!({ "role": "tool", "tool_call_id": "c", "content": "ok" })),
+            message(json!({ "role": "user", "content": "[job job_1 ended] x", "machine": true })),
+        ];
+        assert_eq!(last_request(&messages).unwrap().body["content"], "fix it");
+        let compacted = session::compacted("s", None, None);
+        assert!(last_request(&compacted).is_none());
+    }
+
+    #[test]
+    fn eighty_percent_is_not_yet_full() {
+        assert!(!full(80, 100));
+        assert!(full(81, 100));
+        assert!(!full(0, 0));
+        assert!(full(u64::MAX, 128_000));
+    }
+}
