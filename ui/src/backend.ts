@@ -20,14 +20,27 @@ export type Detail =
   | { type: 'plan'; path: string; text: string };
 
 /** An approval card waiting for an answer. */
+/** What a call may do, as the device reads it (never the model's words). */
+export type Risk = 'deletes' | 'outside_folder' | 'network' | 'pipe_to_shell' | 'sudo' | 'protected' | 'writes';
+
 export interface Card {
   tool_call_id: string;
   session_id: string;
+  /** The model's own title of the call; shown only as `agent_says`. */
   title: string;
   reason: string;
   detail: Detail;
   asked_at_ms: number;
   scheduled: { title: string; wait_s: number } | null;
+  /** What the call does, in the device's words (absent from an older runtime). */
+  headline?: string;
+  cwd?: string;
+  session_title?: string;
+  /** When the wait ends and the card counts as denied. */
+  deadline_ms?: number | null;
+  risks?: Risk[];
+  /** The model's own description of the call. */
+  agent_says?: string | null;
 }
 
 /** The newest lines of the activity log, newest first. */

@@ -1,7 +1,7 @@
 // The window: approval cards waiting for an answer, then either the settings (login, the folders,
 // the switches, what the instance sees, recent activity) or the Activity view (the activity log).
 import './style.css';
-import { asCommandError, backend, type ActivityPage, type Card, type CommandError, type Snapshot, type View } from './backend';
+import { asCommandError, backend, type ActivityPage, type Card, type CommandError, type Risk, type Snapshot, type View } from './backend';
 import { el } from './dom';
 import { openSessions, sessionsView } from './sessions';
 import { openTerminals, terminalsView } from './terminals';
@@ -203,6 +203,32 @@ function waitWords(seconds: number): string {
   return plural(seconds, 'second');
 }
 
+const RISK_WORDS: Record<Risk, string> = {
+  deletes: 'Deletes files',
+  outside_folder: 'Outside the chat’s folder',
+  network: 'Uses the network',
+  pipe_to_shell: 'Pipes into a shell',
+  sudo: 'Runs as another user',
+  protected: 'Touches a protected file',
+  writes: 'Writes files',
+};
+
+/** Which chat asks, in which folder, and when the card denies by itself. */
+function whereOf(card: Card, at: string): HTMLElement {
+  const parts: string[] = [];
+  if (card.session_title) parts.push(`Chat “${card.session_title}”`);
+  if (card.cwd) parts.push(`in ${card.cwd}`);
+  if (card.scheduled) {
+    parts.push(`scheduled “${card.scheduled.title}”: waits ${waitWords(card.scheduled.wait_s)} from ${at}, then it is denied`);
+  } else if (card.deadline_ms) {
+    parts.push(`asked at ${at}, denied by itself at ${new Date(card.deadline_ms).toLocaleTimeString()}`);
+  } else {
+    parts.push(`asked at ${at}`);
+  }
+  const text = parts.join(' · ');
+  return el('p', { class: card.scheduled ? 'scheduled where' : 'hint where', text: text.charAt(0).toUpperCase() + text.slice(1) + '.' });
+}
+
 function detailOf(card: Card): HTMLElement {
   const d = card.detail;
   switch (d.type) {
@@ -235,20 +261,30 @@ function cardsSection(s: Snapshot): HTMLElement | null {
   const list = el('div', { id: 'cards' });
   for (const card of s.cards) {
     const at = new Date(card.asked_at_ms).toLocaleTimeString();
+    // The device's headline, never the model's title: a model cannot word its way past a person.
+    const headline = card.headline || card.title || 'A tool call';
     const allow = button('Allow', `allow-${card.tool_call_id}`, () => void answer(card, 'once'));
     const deny = button('Deny', `deny-${card.tool_call_id}`, () => void answer(card, 'deny'));
     allow.classList.add('allow');
     deny.classList.add('deny');
+    allow.setAttribute('aria-label', `Allow: ${headline}`);
+    deny.setAttribute('aria-label', `Deny: ${headline}`);
+    const risks = card.risks?.length
+      ? el('ul', { class: 'risks', 'aria-label': 'What it may do' }, ...card.risks.map((r) => el('li', { 'data-risk': r, text: RISK_WORDS[r] ?? r })))
+      : null;
+    const says = card.agent_says && card.agent_says !== headline
+      ? el('p', { class: 'agent-says', text: `The agent says: ${card.agent_says}` })
+      : null;
     list.append(el('article', {
       class: card.tool_call_id === local.focusCard ? 'card focused' : 'card',
       id: `card-${card.tool_call_id}`, 'data-tool-call-id': card.tool_call_id, tabindex: '-1',
     },
-      el('h3', { text: card.title || 'A tool call' }),
-      card.scheduled
-        ? el('p', { class: 'scheduled', text: `Scheduled “${card.scheduled.title}”: waits ${waitWords(card.scheduled.wait_s)} from ${at}, then it is denied.` })
-        : el('p', { class: 'hint', text: `Asked at ${at}` }),
+      el('h3', { text: headline }),
+      whereOf(card, at),
+      risks,
       card.reason ? el('p', { class: 'reason', text: card.reason }) : null,
       detailOf(card),
+      says,
       el('div', { class: 'row' }, allow, deny),
       errorFor(`card-${card.tool_call_id}`),
     ));

@@ -130,6 +130,14 @@ async fn a_card_is_listed_and_allowed_from_the_shell_and_the_client_is_told() {
     );
     assert!(waiting["waiting_s"].as_u64().unwrap() < 20, "{waiting}");
     assert!(waiting["scheduled"].is_null());
+    // What the device says of it, beside the request: the chat, its folder, when it is denied.
+    assert_eq!(waiting["headline"], "Write from-shell.txt", "{waiting}");
+    assert_eq!(waiting["session_title"], "write it");
+    assert_eq!(waiting["risks"], json!(["writes"]));
+    assert!(waiting["cwd"].as_str().unwrap().ends_with("work"), "{waiting}");
+    let deadline = waiting["deadline_ms"].as_u64().unwrap();
+    let asked = waiting["asked_ms"].as_u64().unwrap();
+    assert!(deadline > asked, "{waiting}");
     let text = lembas(&l.home, &["approvals"]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("call_shell") && text.contains("+ yes"), "{text}");

@@ -3,11 +3,13 @@
 //! whichever place it comes: the client over the link, or the desktop.
 
 use lembas_protocol::LinkMethod;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
 
 use crate::events::ScheduledAsk;
 use crate::poison::Recover;
+use crate::policy::risks::Risk;
 use crate::status::now_ms;
 use std::sync::Mutex;
 use tokio::sync::oneshot;
@@ -124,7 +126,25 @@ struct Open {
     params: Value,
     asked_at_ms: u64,
     scheduled: Option<ScheduledAsk>,
+    facts: CardFacts,
     answer: oneshot::Sender<(Answer, AnsweredBy)>,
+}
+
+/// What the device says of an approval card beside the request's params: made from the call
+/// itself, never from the model's words, so a model cannot word its way past a person.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CardFacts {
+    /// What the call does, in the device's words: "Run a command in ~/work/proj".
+    pub headline: String,
+    /// The session's folder.
+    pub cwd: String,
+    pub session_title: String,
+    /// When the wait ends and the card counts as denied (Unix ms).
+    pub deadline_ms: Option<u64>,
+    pub risks: Vec<Risk>,
+    /// The model's own description of the call, when it gave one: shown last, as its words.
+    pub agent_says: Option<String>,
 }
 
 /// A card as the desktop or a new link needs it: its session and the request's params.
@@ -139,10 +159,9 @@ pub struct Card {
     pub asked_at_ms: u64,
     /// A scheduled run's card: the schedule's title and its wait.
     pub scheduled: Option<ScheduledAsk>,
+    /// Empty for a question or plan card.
+    pub facts: CardFacts,
 }
-
-/// The method of an approval card.
-/// The method of a plan card.
 
 #[derive(Default)]
 pub struct Approvals {
@@ -163,6 +182,7 @@ impl Approvals {
         method: LinkMethod,
         params: Value,
         scheduled: Option<ScheduledAsk>,
+        facts: CardFacts,
     ) -> oneshot::Receiver<(Answer, AnsweredBy)> {
         let (tx, rx) = oneshot::channel();
         self.open().insert(
@@ -173,6 +193,7 @@ impl Approvals {
                 params,
                 asked_at_ms: now_ms(),
                 scheduled,
+                facts,
                 answer: tx,
             },
         );
@@ -208,6 +229,7 @@ impl Approvals {
                 params: open.params.clone(),
                 asked_at_ms: open.asked_at_ms,
                 scheduled: open.scheduled.clone(),
+                facts: open.facts.clone(),
             })
             .collect();
         cards.sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
@@ -291,7 +313,14 @@ mod tests {
     #[test]
     fn first_answer_wins() {
         let approvals = Approvals::default();
-        let mut rx = approvals.ask("ses_a", "call_1", LinkMethod::RequestPermission, json!({}), None);
+        let mut rx = approvals.ask(
+            "ses_a",
+            "call_1",
+            LinkMethod::RequestPermission,
+            json!({}),
+            None,
+            CardFacts::default(),
+        );
         assert_eq!(approvals.cards().len(), 1);
         assert_eq!(
             approvals

@@ -9,7 +9,7 @@ use std::sync::MutexGuard;
 use std::time::Duration;
 
 use super::Engine;
-use super::approvals::{Answer, AnsweredBy, Card};
+use super::approvals::{Answer, AnsweredBy, Card, CardFacts};
 use crate::client::ClientLink;
 use crate::events::DeviceEvent;
 use crate::poison::Recover;
@@ -59,22 +59,37 @@ impl Engine {
         &self,
         session_id: &str,
         tool_call_id: &str,
-        title: &str,
+        mut facts: CardFacts,
         params: Value,
         run: Option<&crate::scheduled::Run>,
     ) -> (Answer, Option<AnsweredBy>) {
+        // A scheduled run waits the schedule's time, not remote.approval_timeout.
+        let (timeout, feedback) = match run {
+            Some(run) => (run.wait, run.denied_text()),
+            None => {
+                let seconds = self.settings().remote.approval_timeout;
+                (
+                    Duration::from_secs(seconds),
+                    format!("Nobody answered within {seconds} seconds."),
+                )
+            }
+        };
+        let wait_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        facts.deadline_ms = Some(crate::status::now_ms().saturating_add(wait_ms));
         let scheduled = run.map(crate::scheduled::Run::desktop_card);
+        let headline = facts.headline.clone();
         let answer = self.0.approvals.ask(
             session_id,
             tool_call_id,
             LinkMethod::RequestPermission,
             params.clone(),
             scheduled.clone(),
+            facts,
         );
         self.device_event(DeviceEvent::ApprovalAsked {
             session_id: session_id.to_string(),
             tool_call_id: tool_call_id.to_string(),
-            title: title.to_string(),
+            title: headline,
             reason: params
                 .pointer("/_meta/lembas/reason")
                 .and_then(Value::as_str)
@@ -90,17 +105,6 @@ impl Engine {
                 params,
             );
         }
-        // A scheduled run waits the schedule's time, not remote.approval_timeout.
-        let (timeout, feedback) = match run {
-            Some(run) => (run.wait, run.denied_text()),
-            None => {
-                let seconds = self.settings().remote.approval_timeout;
-                (
-                    Duration::from_secs(seconds),
-                    format!("Nobody answered within {seconds} seconds."),
-                )
-            }
-        };
         match tokio::time::timeout(timeout, answer).await {
             Ok(Ok((answer, by))) => (answer, Some(by)),
             Ok(Err(_)) => (Answer::Deny { feedback: None }, None),
@@ -131,10 +135,14 @@ impl Engine {
         if client.as_ref().is_some_and(|c| !c.takes_cards()) {
             return None;
         }
-        let answer = self
-            .0
-            .approvals
-            .ask(session_id, tool_call_id, method, params.clone(), None);
+        let answer = self.0.approvals.ask(
+            session_id,
+            tool_call_id,
+            method,
+            params.clone(),
+            None,
+            CardFacts::default(),
+        );
         if method == LinkMethod::Plan {
             // The desktop shows plans too (questions are answered in LLeMbas only).
             self.device_event(DeviceEvent::ApprovalAsked {

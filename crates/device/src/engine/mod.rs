@@ -30,7 +30,7 @@ mod think;
 mod tool_call;
 mod turn;
 
-pub use approvals::{Answer, AnsweredBy, Card};
+pub use approvals::{Answer, AnsweredBy, Card, CardFacts};
 pub use live::{LiveSession, SessionUpdate, transcript_of};
 
 use serde_json::{Value, json};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Engine;
-use super::approvals::{Answer, AnsweredBy};
+use super::approvals::{Answer, AnsweredBy, CardFacts};
 use super::model::ToolCall;
 use super::session::{Session, ToolResult};
 use super::show;
@@ -28,6 +28,8 @@ struct Prepared {
     judgement: Judgement,
     /// What "Always allow in this session" would cover, said on the card.
     always: String,
+    /// What the device says of the call on the card (the session's part is added when it asks).
+    facts: CardFacts,
     work: Work,
 }
 
@@ -155,9 +157,12 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
             if let Some(run) = &run {
                 params["_meta"]["lembas"]["scheduled"] = run.card_meta();
             }
-            let (answer, by) = engine
-                .ask(&sid, &call.id, &prepared.title, params, run.as_ref())
-                .await;
+            let facts = CardFacts {
+                cwd: shown_path(&session.cwd, ctx.protected.home()),
+                session_title: session.state().title.clone(),
+                ..prepared.facts.clone()
+            };
+            let (answer, by) = engine.ask(&sid, &call.id, facts, params, run.as_ref()).await;
             log.answered_by = by;
             log.answer = Some(answer.label());
             match answer {
@@ -408,12 +413,28 @@ fn prepare(
             .map(str::to_string)
             .unwrap_or_else(|| first_line(&command));
         let background = (args.get("background") == Some(&Value::Bool(true))).then(|| title.clone());
+        let home = ctx.protected.home();
+        let headline = match background {
+            Some(_) => format!("Start a background command in {}", shown_path(&ctx.project, home)),
+            None => format!("Run a command in {}", shown_path(&ctx.project, home)),
+        };
+        let facts = CardFacts {
+            headline,
+            risks: crate::policy::risks::of_command(&command, &ctx.project, home, &ctx.protected),
+            agent_says: args
+                .get("description")
+                .and_then(Value::as_str)
+                .filter(|d| !d.trim().is_empty())
+                .map(str::to_string),
+            ..CardFacts::default()
+        };
         return Ok(Prepared {
             title,
             kind: json!("execute"),
             raw_input: args,
             judgement,
             always: always_pattern(&command),
+            facts,
             work: Work::Bash {
                 command,
                 timeout: Duration::from_secs_f64(seconds),
@@ -434,12 +455,21 @@ fn prepare(
             reason: "Allowed for this session.".into(),
         };
     }
+    let facts = CardFacts {
+        headline: planned.title.clone(),
+        risks: match planned.access {
+            Access::Write => crate::policy::risks::of_change(&planned.path, &ctx.project, &ctx.protected),
+            _ => Vec::new(),
+        },
+        ..CardFacts::default()
+    };
     Ok(Prepared {
         title: planned.title.clone(),
         kind: serde_json::to_value(planned.kind).unwrap_or(Value::Null),
         raw_input: args.clone(),
         judgement,
         always: format!("every write in {}", ctx.project.display()),
+        facts,
         work: Work::File { planned, args },
     })
 }
@@ -489,6 +519,7 @@ fn prepare_show(call: &ToolCall, ctx: &ToolContext, mode: Mode) -> Result<Prepar
         raw_input: args,
         judgement: tools::judge(&planned, mode, ctx),
         always: String::new(),
+        facts: CardFacts::default(),
         work: Work::Show { planned, line },
     })
 }
@@ -518,6 +549,15 @@ fn judge_bash(
 fn always_pattern(command: &str) -> String {
     let words: Vec<&str> = command.split_whitespace().take(2).collect();
     format!("{} *", words.join(" "))
+}
+
+/// A folder as a person reads it: under the home folder as `~/…`.
+fn shown_path(path: &Path, home: &Path) -> String {
+    match path.strip_prefix(home) {
+        Ok(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+        Ok(rest) => format!("~/{}", rest.display()),
+        Err(_) => path.display().to_string(),
+    }
 }
 
 fn first_line(text: &str) -> String {

@@ -4,7 +4,7 @@
 //! control endpoint's [`PendingApproval`]s when another process runs the device.
 
 use super::pending::PendingApproval;
-use crate::engine::Card;
+use crate::engine::{Card, CardFacts};
 use crate::events::ScheduledAsk;
 use serde::Serialize;
 use serde_json::Value;
@@ -41,6 +41,10 @@ pub struct CardView {
     /// Unix milliseconds when it opened.
     pub asked_at_ms: u64,
     pub scheduled: Option<ScheduledAsk>,
+    /// What the device says of the call: `headline` (never the model's words; `title` is kept for
+    /// older faces), `cwd`, `session_title`, `deadline_ms`, `risks`, and `agent_says` last.
+    #[serde(flatten)]
+    pub facts: CardFacts,
 }
 
 /// A desktop notification's text for a card.
@@ -76,12 +80,18 @@ impl CardView {
             };
             (pending.title.clone(), pending.reason.clone(), detail)
         };
+        let mut facts = pending.facts.clone();
+        if facts.headline.is_empty() {
+            // A plan card, or a card from a runtime that makes none: its title is what there is.
+            facts.headline = title.clone();
+        }
         CardView {
             tool_call_id: pending.id.clone(),
             session_id: pending.session_id.clone(),
             title,
             reason,
             detail,
+            facts,
             asked_at_ms: pending.asked_ms,
             scheduled: pending.scheduled.as_ref().map(|run| ScheduledAsk {
                 title: run.title.clone().unwrap_or_default(),
@@ -91,10 +101,11 @@ impl CardView {
     }
 
     pub fn notice(&self) -> Notice {
+        let headline = &self.facts.headline;
         let summary = match (&self.scheduled, &self.detail) {
-            (Some(s), _) => format!("Scheduled “{}” asks: {}", s.title, self.title),
+            (Some(s), _) => format!("Scheduled “{}” asks: {headline}", s.title),
             (None, Detail::Plan { .. }) => "LLeMbas asks you to approve a plan".to_string(),
-            (None, _) => format!("LLeMbas asks: {}", self.title),
+            (None, _) => format!("LLeMbas asks: {headline}"),
         };
         let mut body = match &self.detail {
             Detail::Command { command } => format!("Run: {}", cut(command)),
@@ -102,8 +113,15 @@ impl CardView {
             Detail::Arguments { json } => cut(json),
             Detail::Plan { path, text } => format!("Plan in {path}\n{}", cut(text)),
         };
+        if !self.facts.risks.is_empty() {
+            let risks: Vec<&str> = self.facts.risks.iter().map(|r| r.words()).collect();
+            body.push_str(&format!("\nIt {}.", risks.join(", ")));
+        }
         if !self.reason.is_empty() {
             body.push_str(&format!("\n{}", self.reason));
+        }
+        if let Some(says) = &self.facts.agent_says {
+            body.push_str(&format!("\nThe agent says: {}", cut(says)));
         }
         if let Some(s) = &self.scheduled {
             body.push_str(&format!(
@@ -177,6 +195,7 @@ mod tests {
             params,
             asked_at_ms: 5,
             scheduled,
+            facts: Default::default(),
         }
     }
 
@@ -257,8 +276,10 @@ mod tests {
             params: json!({ "sessionId": "ses_1", "toolCallId": "call_plan", "path": ".agent/plans/p.md", "text": "1. Tidy" }),
             asked_at_ms: 5,
             scheduled: None,
+            facts: Default::default(),
         };
         let view = CardView::of(&plan);
+        assert_eq!(view.facts.headline, "Approve the plan");
         assert_eq!(
             view.detail,
             Detail::Plan {

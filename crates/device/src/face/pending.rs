@@ -5,7 +5,7 @@ use lembas_protocol::LinkMethod;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::Card;
+use crate::engine::{Card, CardFacts};
 
 /// How a person answers a card from here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,6 +53,10 @@ pub struct PendingApproval {
     /// changes a file (those are in `command` and `diff`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Value>,
+    /// What the device says of the call (its headline, folder, chat, deadline, risks), beside
+    /// the model's own words. Absent from an older runtime's list.
+    #[serde(default, flatten)]
+    pub facts: CardFacts,
 }
 
 /// A plan waiting for approval: its file in the project and the plan as markdown.
@@ -154,6 +158,7 @@ impl PendingApproval {
             scheduled,
             plan,
             arguments,
+            facts: card.facts.clone(),
         }
     }
 }
@@ -174,6 +179,7 @@ mod tests {
                 title: title.to_string(),
                 wait_s: 1800,
             }),
+            facts: Default::default(),
         }
     }
 

@@ -5,6 +5,7 @@
 pub mod bash_judge;
 pub mod mode;
 pub mod protected;
+pub mod risks;
 pub mod roots;
 pub mod tools;
 pub use mode::Mode;
