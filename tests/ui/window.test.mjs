@@ -189,7 +189,7 @@ test('approval cards say what the call is, and Allow and Deny answer them', asyn
   assert.equal(await edit.locator('pre.diff .add').textContent(), '+new line');
   assert.match(await edit.locator('.scheduled').textContent(), /^Scheduled “Nightly tidy”: waits 30 minutes from .*, then it is denied\.$/);
 
-  await page.locator('#card-call_rm').getByRole('button', { name: 'Allow' }).click();
+  await page.locator('#card-call_rm').getByRole('button', { name: 'Allow once' }).click();
   await page.waitForSelector('#card-call_rm', { state: 'detached' });
   await edit.getByRole('button', { name: 'Deny' }).click();
   await page.waitForSelector('section.approvals', { state: 'detached' });
@@ -219,10 +219,40 @@ test('a card is headed by what the device says the call does, the model\'s words
   // The model's words come after the command, never above it.
   const order = await card.evaluate((a) => [...a.children].map((c) => c.className || c.tagName));
   assert.ok(order.indexOf('agent-says') > order.indexOf('command'), order.join(','));
-  // Each button's name says which card it answers.
-  assert.equal(await card.getByRole('button', { name: 'Deny: Run a command in ~/work/proj', exact: true }).count(), 1);
-  await card.getByRole('button', { name: 'Deny: Run a command in ~/work/proj', exact: true }).click();
+  // Deny first, then Allow once and Allow for this chat; each name says which card it answers.
+  assert.deepEqual(await card.locator('.row button').evaluateAll((bs) => bs.map((b) => b.getAttribute('aria-label'))), [
+    'Deny: Run a command in ~/work/proj',
+    'Allow once: Run a command in ~/work/proj',
+    'Allow for this chat: Run a command in ~/work/proj',
+  ]);
+  await card.getByRole('button', { name: 'Allow for this chat: Run a command in ~/work/proj', exact: true }).click();
   await page.waitForSelector('#card-call_sh', { state: 'detached' });
+  assert.deepEqual((await controlCalls('approvals/answer')).at(-1), { id: 'call_sh', answer: 'allow_for_chat' });
+});
+
+test('keys answer the card in focus, and j and k move between cards; a key elsewhere answers nothing', async () => {
+  const before = (await controlCalls('approvals/answer')).length;
+  await showCards(cards);
+  await page.waitForSelector('#card-call_edit');
+  await page.keyboard.press('a');
+  await page.keyboard.press('Enter');
+  assert.equal((await controlCalls('approvals/answer')).length, before, 'nothing in focus: nothing answered');
+  await page.focus('#card-call_rm');
+  await page.keyboard.press('j');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'card-call_edit');
+  await page.keyboard.press('k');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'card-call_rm');
+  await page.keyboard.press('Enter');
+  assert.equal((await controlCalls('approvals/answer')).length, before, 'Enter is no answer');
+  await page.keyboard.press('d');
+  await page.waitForSelector('#card-call_rm', { state: 'detached' });
+  await page.focus('#card-call_edit');
+  await page.keyboard.press('Shift+A');
+  await page.waitForSelector('section.approvals', { state: 'detached' });
+  assert.deepEqual((await controlCalls('approvals/answer')).slice(before), [
+    { id: 'call_rm', answer: 'deny' },
+    { id: 'call_edit', answer: 'allow_for_chat' },
+  ]);
 });
 
 test('a card answered elsewhere first says so', async () => {

@@ -157,9 +157,10 @@ export const backend = {
     return backend.getState();
   },
   /** `once` or `deny`; false when the card had been answered elsewhere first. */
-  answerApproval: async (toolCallId: string, optionId: 'once' | 'deny'): Promise<boolean> => {
+  answerApproval: async (toolCallId: string, optionId: 'once' | 'session' | 'deny'): Promise<boolean> => {
+    const answer = { once: 'allow', session: 'allow_for_chat', deny: 'deny' }[optionId];
     try {
-      await call('approvals/answer', { id: toolCallId, answer: optionId === 'once' ? 'allow' : 'deny' });
+      await call('approvals/answer', { id: toolCallId, answer });
       return true;
     } catch (e) {
       if (asCommandError(e).code === 'not_open') return false;

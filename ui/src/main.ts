@@ -248,7 +248,7 @@ function detailOf(card: Card): HTMLElement {
   }
 }
 
-async function answer(card: Card, option: 'once' | 'deny') {
+async function answer(card: Card, option: 'once' | 'session' | 'deny') {
   await act(`card-${card.tool_call_id}`, async () => {
     const first = await backend.answerApproval(card.tool_call_id, option);
     if (local.focusCard === card.tool_call_id) local.focusCard = null;
@@ -263,12 +263,19 @@ function cardsSection(s: Snapshot): HTMLElement | null {
     const at = new Date(card.asked_at_ms).toLocaleTimeString();
     // The device's headline, never the model's title: a model cannot word its way past a person.
     const headline = card.headline || card.title || 'A tool call';
-    const allow = button('Allow', `allow-${card.tool_call_id}`, () => void answer(card, 'once'));
+    // No default button: Enter on the card answers nothing; d, a and shift+a do (keysOf).
     const deny = button('Deny', `deny-${card.tool_call_id}`, () => void answer(card, 'deny'));
-    allow.classList.add('allow');
+    const allow = button('Allow once', `allow-${card.tool_call_id}`, () => void answer(card, 'once'));
+    const always = button('Allow for this chat', `always-${card.tool_call_id}`, () => void answer(card, 'session'));
     deny.classList.add('deny');
-    allow.setAttribute('aria-label', `Allow: ${headline}`);
+    allow.classList.add('allow');
+    always.classList.add('allow');
     deny.setAttribute('aria-label', `Deny: ${headline}`);
+    allow.setAttribute('aria-label', `Allow once: ${headline}`);
+    always.setAttribute('aria-label', `Allow for this chat: ${headline}`);
+    deny.setAttribute('aria-keyshortcuts', 'D');
+    allow.setAttribute('aria-keyshortcuts', 'A');
+    always.setAttribute('aria-keyshortcuts', 'Shift+A');
     const risks = card.risks?.length
       ? el('ul', { class: 'risks', 'aria-label': 'What it may do' }, ...card.risks.map((r) => el('li', { 'data-risk': r, text: RISK_WORDS[r] ?? r })))
       : null;
@@ -285,7 +292,7 @@ function cardsSection(s: Snapshot): HTMLElement | null {
       card.reason ? el('p', { class: 'reason', text: card.reason }) : null,
       detailOf(card),
       says,
-      el('div', { class: 'row' }, allow, deny),
+      el('div', { class: 'row' }, deny, allow, always),
       errorFor(`card-${card.tool_call_id}`),
     ));
   }
@@ -293,6 +300,32 @@ function cardsSection(s: Snapshot): HTMLElement | null {
     el('h2', { text: s.cards.length === 1 ? 'An approval is waiting for you' : `${s.cards.length} approvals are waiting for you` }),
     list,
   );
+}
+
+/**
+ * Keys on the cards: j and k move between cards; on the card in focus, d denies, a allows once and
+ * shift+a allows for the chat. A key pressed anywhere else answers nothing.
+ */
+function onCardKey(event: KeyboardEvent) {
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const target = event.target as HTMLElement | null;
+  if (target?.closest('input, textarea, select, [contenteditable]')) return;
+  const cards = [...document.querySelectorAll<HTMLElement>('#cards article.card')];
+  if (!cards.length) return;
+  const current = target?.closest<HTMLElement>('article.card') ?? null;
+  const at = current ? cards.indexOf(current) : -1;
+  const key = event.key;
+  if (key === 'j' || key === 'k') {
+    const next = cards[Math.min(cards.length - 1, Math.max(0, at + (key === 'j' ? 1 : -1)))];
+    next?.focus();
+    event.preventDefault();
+    return;
+  }
+  const id = current?.dataset.toolCallId;
+  const chosen = { d: 'deny', a: 'allow', A: 'always' }[key];
+  if (!id || !chosen) return;
+  document.getElementById(`${chosen}-${id}`)?.click();
+  event.preventDefault();
 }
 
 async function readActivity() {
@@ -432,4 +465,5 @@ async function start() {
   }
 }
 
+document.addEventListener('keydown', onCardKey);
 void start();

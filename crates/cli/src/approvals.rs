@@ -55,6 +55,7 @@ pub fn answer(id: &str, verdict: Verdict, json: bool) -> ExitCode {
             } else {
                 let done = match verdict {
                     Verdict::Allow => "Allowed",
+                    Verdict::AllowForChat => "Allowed for the rest of its chat",
                     Verdict::Deny => "Denied",
                 };
                 println!("{done} {id}; the turn goes on, and your LLeMbas takes its card down.");

@@ -141,6 +141,9 @@ enum ApprovalsCommand {
     Allow {
         /// The card's id, as lembas approvals lists it.
         id: String,
+        /// Allow such calls for the rest of the chat too (what the card's "always" says).
+        #[arg(long)]
+        for_chat: bool,
         /// One JSON line instead of sentences.
         #[arg(long)]
         json: bool,
@@ -282,8 +285,17 @@ fn main() -> ExitCode {
         Command::Activity { json, n } => activity::show(json, usize::try_from(n).unwrap_or(usize::MAX)),
         Command::Approvals { command, json } => match command {
             None => approvals::list(json),
-            Some(ApprovalsCommand::Allow { id, json: j }) => {
-                approvals::answer(&id, Verdict::Allow, json || j)
+            Some(ApprovalsCommand::Allow {
+                id,
+                for_chat,
+                json: j,
+            }) => {
+                let verdict = if for_chat {
+                    Verdict::AllowForChat
+                } else {
+                    Verdict::Allow
+                };
+                approvals::answer(&id, verdict, json || j)
             }
             Some(ApprovalsCommand::Deny { id, json: j }) => approvals::answer(&id, Verdict::Deny, json || j),
         },

@@ -13,6 +13,8 @@ use crate::engine::{Card, CardFacts};
 pub enum Verdict {
     /// Allowed once.
     Allow,
+    /// Allowed, and what "always" covers on the card allowed for the rest of the chat.
+    AllowForChat,
     Deny,
 }
 
@@ -21,6 +23,7 @@ impl Verdict {
     pub fn option_id(self) -> &'static str {
         match self {
             Verdict::Allow => "once",
+            Verdict::AllowForChat => "session",
             Verdict::Deny => "deny",
         }
     }

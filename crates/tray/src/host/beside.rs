@@ -45,9 +45,9 @@ impl Calls {
 }
 
 /// The option a card's answer picks, as the control endpoint takes it; `None` for one it does not
-/// offer (the window and the notices answer only `once` and `deny`).
+/// offer.
 fn verdict(option_id: &str) -> Option<Verdict> {
-    [Verdict::Allow, Verdict::Deny]
+    [Verdict::Allow, Verdict::AllowForChat, Verdict::Deny]
         .into_iter()
         .find(|v| v.option_id() == option_id)
 }
@@ -148,6 +148,7 @@ mod tests {
     fn the_window_s_answers_map_to_the_endpoint_s() {
         assert_eq!(verdict("once"), Some(Verdict::Allow));
         assert_eq!(verdict("deny"), Some(Verdict::Deny));
+        assert_eq!(verdict("session"), Some(Verdict::AllowForChat));
         assert_eq!(verdict("session"), None);
     }
 }
