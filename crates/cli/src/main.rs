@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 mod activity;
 mod approvals;
+mod doctor;
 mod live;
 mod login;
 mod remote;
@@ -43,6 +44,13 @@ enum Command {
         /// Speak on stdin and stdout (the only way this command serves).
         #[arg(long, required = true)]
         stdio: bool,
+    },
+    /// Checks that this computer can link and work: the config, the login and the server, the
+    /// device running here, the sandbox, the desktop's D-Bus parts; each failure with what to do.
+    Doctor {
+        /// One JSON array of checks instead of lines.
+        #[arg(long)]
+        json: bool,
     },
     /// Whether this device is linked, to which server, with which limits.
     Status {
@@ -260,6 +268,7 @@ fn main() -> ExitCode {
         Command::Completions { shell } => completions(shell),
         Command::Serve { stdio: _ } => serve::stdio(),
         Command::Status { json } => service::status(json),
+        Command::Doctor { json } => doctor::run(json),
         Command::Login {
             token_stdin,
             server,

@@ -206,6 +206,17 @@ pub async fn login(server: &str, token: Token, storage: TokenStorage) -> Result<
     })
 }
 
+/// Proves `token` on `server` as a login does (discovery lists protocol 3, `/api/v1/instance`
+/// accepts the token), storing nothing: `lembas doctor`. The server's version is the answer.
+pub async fn prove(server: &str, token: &Token) -> Result<String, LoginError> {
+    let url = discovery::server_url(server).map_err(from_discovery)?;
+    let base_url = url.as_str().trim_end_matches('/').to_string();
+    let client = discovery::http_client();
+    let found = discovery::discover(&client, &url).await.map_err(from_discovery)?;
+    let instance = read_instance(&client, &url, &base_url, token).await?;
+    Ok(instance.version.unwrap_or(found.version))
+}
+
 /// Removes the login from the config and the token from wherever it is kept. Both are tried
 /// whatever happens to the other.
 pub async fn logout() -> Result<LogoutDone, LogoutError> {

@@ -462,3 +462,43 @@ fn with_no_runtime_the_commands_say_so() {
     assert!(status.status.success(), "{status:?}");
     assert_eq!(stdout_json(&status)["running"], false);
 }
+
+/// `lembas doctor` beside a linked service: every check passes or warns (no tray host on the test
+/// bus); with the instance gone, the server check fails with what to do, and the exit is 1.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_doctor_checks_the_login_the_server_and_the_device() {
+    let l = linked("").await;
+    socket_ready(&l.home).await;
+    let out = lembas(&l.home, &["doctor", "--json"]);
+    let checks = stdout_json(&out);
+    assert!(out.status.success(), "{checks:#}");
+    let level = |name: &str| {
+        checks
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == name)
+            .unwrap_or_else(|| panic!("no {name} check: {checks:#}"))
+            .clone()
+    };
+    for name in [
+        "config", "token", "server", "device", "control", "sandbox", "d-bus",
+    ] {
+        assert_eq!(level(name)["level"], "ok", "{name}: {checks:#}");
+    }
+    assert!(
+        level("server")["said"].as_str().unwrap().contains(&l.peer.url()),
+        "{checks:#}"
+    );
+    assert_eq!(level("tray")["level"], "warn", "the test bus has no tray host");
+
+    let home = l.home;
+    l.peer.stop().await;
+    let out = tokio::task::block_in_place(|| home.run(&["doctor"]));
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let failed: Vec<&str> = text.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert_eq!(failed.len(), 1, "{text}");
+    assert!(failed[0].contains("server"), "{text}");
+    assert!(text.contains("→ Check the address and the network"), "{text}");
+}

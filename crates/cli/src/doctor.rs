@@ -1,0 +1,256 @@
+//! `lembas doctor`: whether this computer can link and work, one check a line, each failing one
+//! with what to do. Checks: the config, the login (the token where it is kept, the server reachable
+//! on protocol 3 and accepting it), the device running here (the lock's holder, its control
+//! socket), whether commands run sandboxed, and on Linux the desktop's D-Bus parts (the session bus,
+//! a tray host, a notification server). A failed check makes the exit 1; a warning does not.
+
+use serde::Serialize;
+use std::process::ExitCode;
+
+use lembas_device::keychain::{self, TokenStorage};
+use lembas_device::{control, lock, login, paths, sandbox, settings};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Level {
+    Ok,
+    /// Works, with less than it could (no tray host, no sandbox).
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Serialize)]
+struct Check {
+    check: &'static str,
+    level: Level,
+    said: String,
+    /// What to do, for a warning or a failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<String>,
+}
+
+fn ok(check: &'static str, said: impl Into<String>) -> Check {
+    Check {
+        check,
+        level: Level::Ok,
+        said: said.into(),
+        fix: None,
+    }
+}
+
+fn not(check: &'static str, level: Level, said: impl Into<String>, fix: impl Into<String>) -> Check {
+    Check {
+        check,
+        level,
+        said: said.into(),
+        fix: Some(fix.into()),
+    }
+}
+
+pub fn run(json: bool) -> ExitCode {
+    let checks = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime.block_on(checks()),
+        Err(e) => vec![not(
+            "start",
+            Level::Fail,
+            format!("cannot start: {e}"),
+            "Try again.",
+        )],
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&checks).unwrap_or_default());
+    } else {
+        for c in &checks {
+            let mark = match c.level {
+                Level::Ok => "ok  ",
+                Level::Warn => "warn",
+                Level::Fail => "FAIL",
+            };
+            println!("{mark}  {:<10} {}", c.check, c.said);
+            if let Some(fix) = &c.fix {
+                println!("      {:<10} → {fix}", "");
+            }
+        }
+    }
+    if checks.iter().any(|c| c.level == Level::Fail) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+async fn checks() -> Vec<Check> {
+    let mut out = Vec::new();
+    let config = paths::config_file();
+    let settings = match settings::load() {
+        Ok(settings) => {
+            out.push(ok(
+                "config",
+                match config.exists() {
+                    true => format!("{} reads well", config.display()),
+                    false => format!("no {} yet: the defaults", config.display()),
+                },
+            ));
+            Some(settings)
+        }
+        Err(e) => {
+            out.push(not(
+                "config",
+                Level::Fail,
+                e.to_string(),
+                format!(
+                    "Fix {} (or move it away to start from the defaults).",
+                    config.display()
+                ),
+            ));
+            None
+        }
+    };
+    out.extend(login_checks(settings.as_ref()).await);
+    out.extend(device_checks().await);
+    let support = sandbox::support();
+    out.push(match support.strip_prefix("none: ") {
+        None => ok("sandbox", format!("commands run sandboxed ({support})")),
+        Some(why) => not(
+            "sandbox",
+            Level::Warn,
+            format!("commands run without a kernel sandbox: {why}"),
+            "Commands are still judged and asked; set remote.sandbox: required to refuse them instead.",
+        ),
+    });
+    out.extend(desktop_checks().await);
+    out
+}
+
+async fn login_checks(settings: Option<&settings::Settings>) -> Vec<Check> {
+    let Some(server) = settings.and_then(|s| s.server.as_ref()) else {
+        return vec![not(
+            "login",
+            Level::Fail,
+            "not logged in: the config names no server",
+            "lembas login --token-stdin --server <url> < file-holding-the-token",
+        )];
+    };
+    let token = match tokio::task::spawn_blocking(keychain::load_with_storage).await {
+        Ok(Ok((token, storage))) => {
+            let mut checks = vec![match storage {
+                TokenStorage::Keychain => ok("token", "the device token is in the OS keychain"),
+                TokenStorage::InsecureFile => not(
+                    "token",
+                    Level::Warn,
+                    format!(
+                        "the device token is in a plain file ({})",
+                        keychain::token_file().display()
+                    ),
+                    "Log in again without --insecure-storage once a keychain is unlocked.",
+                ),
+            }];
+            checks.push(match login::prove(&server.url, &token).await {
+                Ok(version) => ok(
+                    "server",
+                    format!("{} answers (LLeMbas {version}) and accepts the token", server.url),
+                ),
+                Err(e) => not(
+                    "server",
+                    Level::Fail,
+                    e.to_string(),
+                    "Check the address and the network; a refused token needs a new login.",
+                ),
+            });
+            return checks;
+        }
+        Ok(Err(e)) => e.to_string(),
+        Err(e) => format!("the keychain could not be read: {e}"),
+    };
+    vec![not(
+        "token",
+        Level::Fail,
+        token,
+        "Unlock the keychain, or log in again: lembas login --token-stdin --server <url>",
+    )]
+}
+
+async fn device_checks() -> Vec<Check> {
+    let holder = tokio::task::spawn_blocking(lock::holder).await.ok().flatten();
+    let Some(holder) = holder else {
+        return vec![not(
+            "device",
+            Level::Warn,
+            "no device runs for this user: nothing links this computer now",
+            "Start one: lembas service run (or LLeMbas Desktop).",
+        )];
+    };
+    let running = ok("device", format!("{holder} holds this computer's link"));
+    let socket = match control::Client::connect().await {
+        Ok(_) => ok("control", "its control socket answers"),
+        Err(e) => not(
+            "control",
+            Level::Fail,
+            format!("its control socket does not answer: {e}"),
+            "Restart it: the window, lembas approvals and lembas status need the socket.",
+        ),
+    };
+    vec![running, socket]
+}
+
+/// The session bus and who is on it, on Linux.
+#[cfg(target_os = "linux")]
+async fn desktop_checks() -> Vec<Check> {
+    let bus = match zbus::Connection::session().await {
+        Ok(bus) => bus,
+        Err(e) => {
+            return vec![not(
+                "d-bus",
+                Level::Warn,
+                format!("no D-Bus session bus: {e}"),
+                "Headless, that is fine; LLeMbas Desktop needs one for its tray icon, notifications and keychain.",
+            )];
+        }
+    };
+    let proxy = match zbus::fdo::DBusProxy::new(&bus).await {
+        Ok(proxy) => proxy,
+        Err(e) => {
+            return vec![not(
+                "d-bus",
+                Level::Warn,
+                format!("the session bus does not answer: {e}"),
+                "Restart the desktop session.",
+            )];
+        }
+    };
+    let has = |name: &'static str| {
+        let proxy = proxy.clone();
+        async move {
+            match zbus::names::BusName::try_from(name) {
+                Ok(name) => proxy.name_has_owner(name).await.unwrap_or(false),
+                Err(_) => false,
+            }
+        }
+    };
+    let tray = if has("org.kde.StatusNotifierWatcher").await {
+        ok("tray", "a tray host shows status icons (StatusNotifier)")
+    } else {
+        not(
+            "tray",
+            Level::Warn,
+            "no tray host: LLeMbas Desktop's icon will not show",
+            "On GNOME, turn on the AppIndicator extension; the window remains the place to control the device.",
+        )
+    };
+    let notices = if has("org.freedesktop.Notifications").await {
+        ok("notices", "a notification server shows approval cards")
+    } else {
+        not(
+            "notices",
+            Level::Warn,
+            "no notification server: approval cards show only in the window and LLeMbas",
+            "Start the desktop's notification daemon (dunst, mako, the desktop's own).",
+        )
+    };
+    vec![ok("d-bus", "the session bus answers"), tray, notices]
+}
+
+#[cfg(not(target_os = "linux"))]
+async fn desktop_checks() -> Vec<Check> {
+    Vec::new()
+}
