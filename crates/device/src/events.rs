@@ -90,6 +90,9 @@ pub enum DeviceEvent {
         turn_id: String,
         state: String,
         stop_reason: Option<String>,
+        /// The session's folder (absent from an older runtime's events).
+        #[serde(default)]
+        cwd: String,
     },
     /// An approval card is open: the desktop may answer it (`Engine::answer_card`).
     ApprovalAsked {

@@ -122,6 +122,7 @@ fn sentence(event: &DeviceEvent) -> String {
             turn_id,
             state,
             stop_reason,
+            ..
         } => match (state.as_str(), stop_reason) {
             ("start", _) => format!("Turn {turn_id} of {session_id} started"),
             (_, Some(why)) => format!("Turn {turn_id} of {session_id} ended ({why})"),

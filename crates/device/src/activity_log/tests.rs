@@ -12,6 +12,7 @@ fn turn_end() -> DeviceEvent {
         turn_id: "t1".into(),
         state: "end".into(),
         stop_reason: Some("end_turn".into()),
+        cwd: "/work".into(),
     }
 }
 

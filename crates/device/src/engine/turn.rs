@@ -83,6 +83,7 @@ pub async fn run(
         turn_id: turn_id.to_string(),
         state: "start".into(),
         stop_reason: None,
+        cwd: session.cwd.display().to_string(),
     });
     let first = session.state().messages.is_empty() && session.state().title.is_empty();
     if first {
@@ -168,6 +169,7 @@ pub async fn run(
         turn_id: turn_id.to_string(),
         state: "end".into(),
         stop_reason: stop.map(str::to_string),
+        cwd: session.cwd.display().to_string(),
     });
     result
 }

@@ -1,7 +1,7 @@
 //! What the instance did on this computer, folded from the device's events: a bounded list for the
 //! window's activity view, and what is going on right now for the tray's "Now:" line.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::events::{DeviceEvent, LinkState};
 use crate::status::now_ms;
@@ -25,6 +25,8 @@ pub struct Activity {
     entries: VecDeque<Entry>,
     open_terminals: BTreeSet<String>,
     running_watches: usize,
+    /// Agent turns running now: turn id → the session's folder.
+    running_turns: BTreeMap<String, String>,
     limits: Option<serde_json::Value>,
 }
 
@@ -33,11 +35,14 @@ pub struct Activity {
 pub struct Now {
     pub terminals: usize,
     pub watches: usize,
+    /// Agent turns running (a chat at work), on the link or not.
+    #[serde(default)]
+    pub turns: usize,
 }
 
 impl Now {
     pub fn is_idle(self) -> bool {
-        self.terminals == 0 && self.watches == 0
+        self.terminals == 0 && self.watches == 0 && self.turns == 0
     }
 }
 
@@ -72,15 +77,27 @@ impl Activity {
                 ("session", format!("Agent session opened in {cwd} on {model}"))
             }
             DeviceEvent::Turn {
-                state, stop_reason, ..
-            } if state == "end" => (
-                "turn",
-                match stop_reason {
-                    Some(why) => format!("Agent turn ended ({why})"),
-                    None => "Agent turn failed".to_string(),
-                },
-            ),
-            DeviceEvent::Turn { .. } => ("turn", "Agent turn started".to_string()),
+                state,
+                stop_reason,
+                turn_id,
+                ..
+            } if state == "end" => {
+                self.running_turns.remove(turn_id);
+                (
+                    "turn",
+                    match stop_reason {
+                        Some(why) => format!("Agent turn ended ({why})"),
+                        None => "Agent turn failed".to_string(),
+                    },
+                )
+            }
+            DeviceEvent::Turn { turn_id, cwd, .. } => {
+                self.running_turns.insert(turn_id.clone(), cwd.clone());
+                match cwd.as_str() {
+                    "" => ("turn", "Agent turn started".to_string()),
+                    cwd => ("turn", format!("Agent turn started in {cwd}")),
+                }
+            }
             DeviceEvent::ApprovalAsked { title, reason, .. } => {
                 ("approval", format!("Approval asked: {title} ({reason})"))
             }
@@ -100,8 +117,9 @@ impl Activity {
                 if *link == LinkState::Linked {
                     return;
                 }
-                // Everything a link started ends with it (shells hung up, watches cut short).
-                let cut = !self.now().is_idle();
+                // Everything a link started ends with it (shells hung up, watches cut short);
+                // agent turns are the runtime's and go on.
+                let cut = self.running_watches > 0 || !self.open_terminals.is_empty();
                 self.open_terminals.clear();
                 self.running_watches = 0;
                 if !cut {
@@ -132,7 +150,14 @@ impl Activity {
         Now {
             terminals: self.open_terminals.len(),
             watches: self.running_watches,
+            turns: self.running_turns.len(),
         }
+    }
+
+    /// The folders agent turns work in now, each once.
+    pub fn working_folders(&self) -> Vec<String> {
+        let folders: BTreeSet<&String> = self.running_turns.values().filter(|f| !f.is_empty()).collect();
+        folders.into_iter().cloned().collect()
     }
 
     /// Newest first, as the window shows them.
@@ -158,13 +183,20 @@ fn describe_outcome(outcome: &serde_json::Value) -> String {
     }
 }
 
-/// The tray's live line.
-pub fn now_line(now: Now) -> String {
+/// The tray's live line; `folders`: where agent turns work.
+pub fn now_line(now: Now, folders: &[String]) -> String {
     if now.is_idle() {
         return "Now: no remote work on this computer".into();
     }
     let mut parts = Vec::new();
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    if now.turns > 0 {
+        let mut working = plural(now.turns, "agent working", "agents working");
+        if !folders.is_empty() {
+            working.push_str(&format!(" in {}", folders.join(", ")));
+        }
+        parts.push(working);
+    }
     if now.terminals > 0 {
         parts.push(plural(now.terminals, "terminal open", "terminals open"));
     }
@@ -199,10 +231,11 @@ mod tests {
             a.now(),
             Now {
                 terminals: 2,
-                watches: 1
+                watches: 1,
+                turns: 0
             }
         );
-        assert_eq!(now_line(a.now()), "Now: 2 terminals open, 1 watch running");
+        assert_eq!(now_line(a.now(), &[]), "Now: 2 terminals open, 1 watch running");
         a.apply(&DeviceEvent::TerminalClosed {
             terminal_id: "t1".into(),
         });
@@ -211,7 +244,7 @@ mod tests {
             command: "make".into(),
             outcome: json!({ "exit": 2, "timed_out": false }),
         });
-        assert_eq!(now_line(a.now()), "Now: 1 terminal open");
+        assert_eq!(now_line(a.now(), &[]), "Now: 1 terminal open");
         let texts: Vec<_> = a.entries().into_iter().map(|e| e.text).collect();
         assert_eq!(texts[0], "Watched `make` in /work: failed (exit 2)");
         assert_eq!(texts.len(), 5);
@@ -226,8 +259,45 @@ mod tests {
             error: None,
         });
         assert!(a.now().is_idle());
-        assert_eq!(now_line(a.now()), "Now: no remote work on this computer");
+        assert_eq!(now_line(a.now(), &[]), "Now: no remote work on this computer");
         assert_eq!(a.entries()[0].kind, "link");
+    }
+
+    fn turn(id: &str, state: &str, cwd: &str) -> DeviceEvent {
+        DeviceEvent::Turn {
+            session_id: format!("ses_{id}"),
+            turn_id: id.into(),
+            state: state.into(),
+            stop_reason: (state == "end").then(|| "end_turn".into()),
+            cwd: cwd.into(),
+        }
+    }
+
+    /// An agent at work is remote work: the line says so and where, through a dropped link too.
+    #[test]
+    fn agent_turns_count_and_say_where() {
+        let mut a = Activity::default();
+        a.apply(&turn("t1", "start", "/home/p/work/a"));
+        a.apply(&turn("t2", "start", "/home/p/work/b"));
+        a.apply(&turn("t3", "start", "/home/p/work/a"));
+        assert_eq!(a.now().turns, 3);
+        assert!(!a.now().is_idle());
+        assert_eq!(
+            now_line(a.now(), &a.working_folders()),
+            "Now: 3 agents working in /home/p/work/a, /home/p/work/b"
+        );
+        a.apply(&DeviceEvent::Link {
+            link: LinkState::Offline { retry_in_ms: 500 },
+            error: None,
+        });
+        a.apply(&turn("t2", "end", "/home/p/work/b"));
+        a.apply(&turn("t3", "end", "/home/p/work/a"));
+        assert_eq!(
+            now_line(a.now(), &a.working_folders()),
+            "Now: 1 agent working in /home/p/work/a"
+        );
+        a.apply(&turn("t1", "end", "/home/p/work/a"));
+        assert!(a.now().is_idle());
     }
 
     #[test]

@@ -219,7 +219,7 @@ pub fn snapshot(
         },
         modes: Mode::ALL.iter().map(|m| m.as_str()).collect(),
         now,
-        now_line: activity::now_line(now),
+        now_line: activity::now_line(now, &activity.working_folders()),
         activity: activity.entries(),
         cards,
     }
@@ -271,6 +271,7 @@ mod tests {
         let busy = Now {
             terminals: 1,
             watches: 0,
+            turns: 0,
         };
         assert_eq!(
             icon_look(&host(LinkState::Linked), Now::default()),

@@ -318,6 +318,7 @@ async fn quiet(engine: &Engine, session: &Session, turn_id: &str, typed: &str, s
         turn_id: turn_id.to_string(),
         state: state.to_string(),
         stop_reason: (state == "end").then(|| "end_turn".to_string()),
+        cwd: session.cwd.display().to_string(),
     });
 }
 
