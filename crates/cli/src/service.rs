@@ -96,6 +96,14 @@ pub fn status(json: bool) -> ExitCode {
         LinkState::Stopped => "Stopped.".to_string(),
     };
     println!("{line}");
+    match s.agents_working {
+        0 => println!("No agent is working now."),
+        n => println!(
+            "{n} agent{} working now, in {}.",
+            if n == 1 { " is" } else { "s are" },
+            s.working_in.join(", ")
+        ),
+    }
     if let Some(limits) = &s.limits {
         println!("Limits the instance was told: {limits}");
     }

@@ -111,7 +111,7 @@ impl Runtime {
         let engine = Engine::new(settings_rx.clone(), events.clone());
         let deleted_watch = engine.spawn_deleted_watch();
         let activity = Arc::new(Mutex::new(Activity::default()));
-        let activity_fold = spawn_activity_fold(events.subscribe(), activity.clone());
+        let activity_fold = spawn_activity_fold(events.subscribe(), activity.clone(), status_tx.clone());
         let board = Board::default();
         let control = control::Server::start(control::Parts {
             status: status_rx.clone(),
@@ -194,14 +194,27 @@ impl Runtime {
 }
 
 /// Folds every event into the recent activity and what runs now, as the window shows them.
+/// Folds the events into the activity the control socket serves, and the agents at work into the
+/// status file (`lembas status`).
 fn spawn_activity_fold(
     mut events: broadcast::Receiver<DeviceEvent>,
     activity: Arc<Mutex<Activity>>,
+    status: watch::Sender<Status>,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         loop {
             match events.recv().await {
-                Ok(event) => activity.lock().recover().apply(&event),
+                Ok(event) => {
+                    let mut activity = activity.lock().recover();
+                    activity.apply(&event);
+                    if matches!(event, DeviceEvent::Turn { .. }) {
+                        let (agents, folders) = (activity.now().turns, activity.working_folders());
+                        status.send_modify(|s| {
+                            s.agents_working = agents;
+                            s.working_in = folders;
+                        });
+                    }
+                }
                 // A few lines missed from a bounded list: the log has them all.
                 Err(broadcast::error::RecvError::Lagged(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => return,

@@ -23,6 +23,11 @@ pub struct Status {
     /// (absent in a file an older device wrote).
     #[serde(default)]
     pub sandbox: Option<String>,
+    /// Agent turns running now, and the folders they work in (absent in an older file).
+    #[serde(default)]
+    pub agents_working: usize,
+    #[serde(default)]
+    pub working_in: Vec<String>,
     /// Unix milliseconds of the last change.
     pub updated_ms: u64,
 }
@@ -37,6 +42,8 @@ impl Status {
             limits: None,
             last_error: None,
             sandbox: Some(crate::sandbox::support()),
+            agents_working: 0,
+            working_in: Vec::new(),
             updated_ms: now_ms(),
         }
     }

@@ -502,3 +502,40 @@ async fn the_doctor_checks_the_login_the_server_and_the_device() {
     assert!(failed[0].contains("server"), "{text}");
     assert!(text.contains("→ Check the address and the network"), "{text}");
 }
+
+/// An agent at work is in `lembas status`: how many, and in which folders.
+#[tokio::test(flavor = "multi_thread")]
+async fn status_says_which_agents_work_and_where() {
+    let mut l = linked("").await;
+    let session = l.new_session("edit").await;
+    l.model().push(ModelReply::Stream {
+        parts: vec![lembas_peer::Part::Hang],
+        finish_reason: "stop".into(),
+    });
+    let id = l.send_prompt(&session, "think long", "t1").await;
+    let working = tokio::task::block_in_place(|| {
+        eventually(WAIT, || {
+            stdout_json(&l.home.run(&["status", "--json"]))["status"]["agents_working"] == 1
+        })
+    });
+    let status = stdout_json(&lembas(&l.home, &["status", "--json"]));
+    assert!(working, "{status}");
+    let work = std::fs::canonicalize(&l.work).unwrap();
+    assert_eq!(
+        status["status"]["working_in"],
+        json!([work.display().to_string()])
+    );
+    let text = String::from_utf8_lossy(&lembas(&l.home, &["status"]).stdout).to_string();
+    assert!(
+        text.contains(&format!("1 agent is working now, in {}.", work.display())),
+        "{text}"
+    );
+    l.model().release();
+    l.link.recv_answer(id, WAIT).await.unwrap();
+    let idle = tokio::task::block_in_place(|| {
+        eventually(WAIT, || {
+            stdout_json(&l.home.run(&["status", "--json"]))["status"]["agents_working"] == 0
+        })
+    });
+    assert!(idle);
+}
