@@ -149,6 +149,6 @@ mod tests {
         assert_eq!(verdict("once"), Some(Verdict::Allow));
         assert_eq!(verdict("deny"), Some(Verdict::Deny));
         assert_eq!(verdict("session"), Some(Verdict::AllowForChat));
-        assert_eq!(verdict("session"), None);
+        assert_eq!(verdict("always"), None);
     }
 }
