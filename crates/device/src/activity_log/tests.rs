@@ -36,7 +36,7 @@ fn a_line_is_at_ms_then_kind_then_the_events_fields() {
     let mut lines = Lines::default();
     assert_eq!(
         lines.line(&turn_end(), 1_700_000_000_123).unwrap(),
-        r#"{"at_ms":1700000000123,"kind":"turn","session_id":"ses_a","turn_id":"t1","state":"end","stop_reason":"end_turn"}"#
+        r#"{"at_ms":1700000000123,"kind":"turn","session_id":"ses_a","turn_id":"t1","state":"end","stop_reason":"end_turn","cwd":"/work"}"#
     );
     let call = DeviceEvent::ToolCall {
         session_id: "ses_a".into(),
