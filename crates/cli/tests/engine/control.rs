@@ -193,28 +193,18 @@ async fn a_card_is_listed_and_allowed_from_the_shell_and_the_client_is_told() {
 async fn allowed_for_the_chat_from_the_shell_the_next_write_does_not_ask() {
     let mut l = linked("").await;
     let session = l.new_session("manual").await;
-    l.model().push(ModelReply::tool_call(
-        "call_a",
-        "write",
-        json!({ "path": "a.txt", "content": "a\n" }),
-    ));
-    l.model().push(ModelReply::tool_call(
-        "call_b",
-        "write",
-        json!({ "path": "b.txt", "content": "b\n" }),
-    ));
-    l.model().push(reply_text("Both written."));
+    two_writes(&l);
     let id = l.send_prompt(&session, "write two", "t1").await;
     l.link
         .recv_request("session/request_permission", WAIT)
         .await
         .unwrap();
-    let allowed = lembas(&l.home, &["approvals", "allow", "call_a", "--for-chat", "--json"]);
+    let allowed = lembas(&l.home, &["approvals", "allow", "call_1", "--for-chat", "--json"]);
     assert!(allowed.status.success(), "{allowed:?}");
     assert_eq!(stdout_json(&allowed)["answer"], "allow_for_chat");
     let answer = l.link.recv_answer(id, WAIT).await.unwrap();
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    assert_eq!(std::fs::read_to_string(l.work.join("b.txt")).unwrap(), "b\n");
+    assert_eq!(std::fs::read_to_string(l.work.join("b.txt")).unwrap(), "b");
     let cards = l
         .link
         .received()

@@ -268,6 +268,19 @@ pub fn tool_text(l: &Linked, call_id: &str) -> String {
         .unwrap_or_else(|| panic!("the model never read a result for {call_id}"))
 }
 
+/// The model writes `a.txt`, then `b.txt` (calls `call_1`, `call_2`), then says it is done: for
+/// what "always in this session" covers.
+pub fn two_writes(l: &Linked) {
+    for (call, name, text) in [("call_1", "a.txt", "a"), ("call_2", "b.txt", "b")] {
+        l.model().push(ModelReply::tool_call(
+            call,
+            "write",
+            json!({ "path": name, "content": text }),
+        ));
+    }
+    l.model().push(reply_text("Both written."));
+}
+
 pub fn reply_text(text: &str) -> ModelReply {
     ModelReply::text(text)
 }

@@ -429,17 +429,7 @@ async fn a_corrected_command_runs_instead_but_never_past_the_hardline() {
 async fn always_in_this_session_covers_the_next_write_in_the_project() {
     let mut l = linked("").await;
     let session = l.new_session("manual").await;
-    l.model().push(ModelReply::tool_call(
-        "call_1",
-        "write",
-        json!({ "path": "a.txt", "content": "a" }),
-    ));
-    l.model().push(ModelReply::tool_call(
-        "call_2",
-        "write",
-        json!({ "path": "b.txt", "content": "b" }),
-    ));
-    l.model().push(reply_text("Both written."));
+    two_writes(&l);
     let id = l.send_prompt(&session, "write two", "t").await;
     let card = answer_card(
         &mut l,
