@@ -55,19 +55,36 @@ async fn answer_from_notice(
     card: CardView,
 ) {
     let id = card.tool_call_id.clone();
-    let open_this = {
-        let id = id.clone();
-        Box::new(move || open_card(&id))
-    };
-    tracing::debug!("showing a notice for {id}");
-    let response = match notifier.show(card.notice(), open_this).await {
-        Ok(response) => {
-            tracing::debug!("the notice for {id}: {response:?}");
-            response
-        }
-        Err(e) => {
-            tracing::warn!("no desktop notification for {id} (answer it in the window): {e}");
-            return;
+    let mut notice = card.notice();
+    let last_minute = card.last_minute_ms();
+    let response = loop {
+        let open_this: crate::notifier::OnOpen = {
+            let (open_card, id) = (open_card.clone(), id.clone());
+            Box::new(move || open_card(&id))
+        };
+        notice.urgent = last_minute.is_some_and(|at| lembas_device::status::now_ms() >= at);
+        tracing::debug!(urgent = notice.urgent, "showing a notice for {id}");
+        let shown = notifier.show(notice.clone(), open_this);
+        // In its last minute the notice is shown again as critical (the first one taken down).
+        let shown = match last_minute.filter(|_| !notice.urgent) {
+            Some(at) => {
+                let wait = at.saturating_sub(lembas_device::status::now_ms());
+                tokio::select! {
+                    shown = shown => shown,
+                    _ = tokio::time::sleep(std::time::Duration::from_millis(wait)) => continue,
+                }
+            }
+            None => shown.await,
+        };
+        match shown {
+            Ok(response) => {
+                tracing::debug!("the notice for {id}: {response:?}");
+                break response;
+            }
+            Err(e) => {
+                tracing::warn!("no desktop notification for {id} (answer it in the window): {e}");
+                return;
+            }
         }
     };
     let option = match response {

@@ -123,8 +123,13 @@ pub mod freedesktop {
                     // It stays until answered, even after a click on it (resident): the card
                     // waits, so the notice does too.
                     .timeout(Timeout::Never)
-                    // Normal: a card is not an emergency that breaks through Do Not Disturb.
-                    .urgency(Urgency::Normal)
+                    // Normal: a card is not an emergency that breaks through Do Not Disturb,
+                    // until its last minute.
+                    .urgency(if notice.urgent {
+                        Urgency::Critical
+                    } else {
+                        Urgency::Normal
+                    })
                     .hint(Hint::Resident(true));
                 // Shown on a task of its own: a card settled while the service is still showing
                 // its notice drops this future, and the notice must still be taken down. What the

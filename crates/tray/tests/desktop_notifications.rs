@@ -4,7 +4,8 @@
 //! buttons. The other side is the reference peer with a scripted model whose tool calls ask.
 //! Covered: Allow and Deny on a notice answer the turn and send settled; a click on the notice
 //! opens its card; the client's answer and a timeout take the notice down; a plan's Allow; a
-//! scheduled run's notice names its schedule and wait.
+//! scheduled run's notice names its schedule and wait; a card's notice turns critical in its last
+//! minute.
 //! Needs a session bus and a Secret Service: run it through scripts/with-keyring (a private
 //! `dbus-run-session`, as scripts/test does). One test in this binary: it sets HOME.
 
@@ -306,6 +307,37 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
     assert_eq!(told["params"]["toolCallId"], "call_late");
     link.recv_answer(prompt, WAIT).await.unwrap();
     assert!(!work.join("late.txt").exists());
+    assert!(host.cards().is_empty());
+
+    // A card waits normal until its last minute, then its notice is shown again as critical.
+    model.push(write("call_last", "last.txt", "last"));
+    model.push(ModelReply::text("Denied at the last minute."));
+    let prompt = link
+        .send_request(
+            "session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "tidy a last time" }],
+                    "_meta": { "lembas": { "turnId": "run3", "scheduled": scheduled(62) } } }),
+        )
+        .await
+        .unwrap();
+    let card = link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    let (id, body, urgency) = shown_urgency(&mut seen).await;
+    assert!(body.contains("last.txt"), "{body}");
+    assert_eq!(urgency, Some(1), "normal while more than a minute is left");
+    assert_eq!(closed(&mut seen).await, id, "taken down for the critical one");
+    let (id, again, urgency) = shown_urgency(&mut seen).await;
+    assert_eq!((again, urgency), (body, Some(2)), "critical in the last minute");
+    link.answer(
+        card["id"].clone(),
+        json!({ "outcome": { "outcome": "selected", "optionId": "deny" } }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(closed(&mut seen).await, id);
+    link.recv_answer(prompt, WAIT).await.unwrap();
     assert!(host.cards().is_empty());
     host.quit().await;
 }

@@ -52,7 +52,12 @@ pub struct CardView {
 pub struct Notice {
     pub summary: String,
     pub body: String,
+    /// In the card's last minute: shown as critical, to reach a person in Do Not Disturb.
+    pub urgent: bool,
 }
+
+/// How long before a card denies by itself its notice turns critical.
+pub const LAST_MINUTE_MS: u64 = 60_000;
 
 impl CardView {
     /// A card of the runtime this app runs, read as the control endpoint reads it for another
@@ -129,7 +134,20 @@ impl CardView {
                 wait_words(s.wait_s)
             ));
         }
-        Notice { summary, body }
+        Notice {
+            summary,
+            body,
+            urgent: false,
+        }
+    }
+
+    /// When the card's last minute begins (Unix ms), for a card that denies by itself.
+    pub fn last_minute_ms(&self) -> Option<u64> {
+        let deadline = self.facts.deadline_ms.or_else(|| {
+            let wait_ms = self.scheduled.as_ref()?.wait_s.saturating_mul(1000);
+            Some(self.asked_at_ms.saturating_add(wait_ms))
+        })?;
+        Some(deadline.saturating_sub(LAST_MINUTE_MS))
     }
 }
 
@@ -175,6 +193,36 @@ pub fn wait_words(seconds: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_last_minute_is_a_minute_before_the_card_denies_by_itself() {
+        let mut view = CardView::of(&Card {
+            session_id: "ses_1".into(),
+            method: LinkMethod::RequestPermission,
+            tool_call_id: "call_1".into(),
+            params: json!({}),
+            asked_at_ms: 1_000_000,
+            scheduled: None,
+            facts: Default::default(),
+        });
+        assert_eq!(view.last_minute_ms(), None, "no deadline: never urgent");
+        view.facts.deadline_ms = Some(1_300_000);
+        assert_eq!(view.last_minute_ms(), Some(1_240_000));
+        view.facts.deadline_ms = None;
+        view.scheduled = Some(ScheduledAsk {
+            title: "t".into(),
+            wait_s: 30,
+        });
+        assert_eq!(
+            view.last_minute_ms(),
+            Some(970_000),
+            "a short wait is all last minute"
+        );
+        assert!(
+            !view.notice().urgent,
+            "the notice says normal; the tray decides when"
+        );
+    }
     use lembas_protocol::LinkMethod;
     use serde_json::json;
 
