@@ -9,8 +9,11 @@ use std::collections::HashMap;
 
 use crate::events::ScheduledAsk;
 use crate::poison::Recover;
-use crate::policy::risks::Risk;
+use crate::policy::risks::{self, Risk};
+use crate::policy::tools::Access;
 use crate::status::now_ms;
+use crate::tools::{Planned, ToolContext};
+use std::path::Path;
 use std::sync::Mutex;
 use tokio::sync::oneshot;
 
@@ -145,6 +148,53 @@ pub struct CardFacts {
     pub risks: Vec<Risk>,
     /// The model's own description of the call, when it gave one: shown last, as its words.
     pub agent_says: Option<String>,
+}
+
+impl CardFacts {
+    /// A bash call's: where it runs, what its words may do, and the model's description.
+    pub fn of_command(command: &str, description: Option<&str>, background: bool, ctx: &ToolContext) -> Self {
+        let home = ctx.protected.home();
+        let folder = shown_path(&ctx.project, home);
+        CardFacts {
+            headline: match background {
+                true => format!("Start a background command in {folder}"),
+                false => format!("Run a command in {folder}"),
+            },
+            risks: risks::of_command(command, &ctx.project, home, &ctx.protected),
+            agent_says: description.filter(|d| !d.trim().is_empty()).map(str::to_string),
+            ..CardFacts::default()
+        }
+    }
+
+    /// A file tool's: its own title (the device's words: "Write src/main.rs") and where it writes.
+    pub fn of_change(planned: &Planned, ctx: &ToolContext) -> Self {
+        CardFacts {
+            headline: planned.title.clone(),
+            risks: match planned.access {
+                Access::Write => risks::of_change(&planned.path, &ctx.project, &ctx.protected),
+                _ => Vec::new(),
+            },
+            ..CardFacts::default()
+        }
+    }
+
+    /// With the chat that asks: its folder and title.
+    pub fn in_chat(self, cwd: &Path, session_title: String, home: &Path) -> Self {
+        CardFacts {
+            cwd: shown_path(cwd, home),
+            session_title,
+            ..self
+        }
+    }
+}
+
+/// A folder as a person reads it: under the home folder as `~/…`.
+fn shown_path(path: &Path, home: &Path) -> String {
+    match path.strip_prefix(home) {
+        Ok(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+        Ok(rest) => format!("~/{}", rest.display()),
+        Err(_) => path.display().to_string(),
+    }
 }
 
 /// A card as the desktop or a new link needs it: its session and the request's params.

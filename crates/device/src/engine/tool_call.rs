@@ -157,11 +157,11 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
             if let Some(run) = &run {
                 params["_meta"]["lembas"]["scheduled"] = run.card_meta();
             }
-            let facts = CardFacts {
-                cwd: shown_path(&session.cwd, ctx.protected.home()),
-                session_title: session.state().title.clone(),
-                ..prepared.facts.clone()
-            };
+            let title = session.state().title.clone();
+            let facts = prepared
+                .facts
+                .clone()
+                .in_chat(&session.cwd, title, ctx.protected.home());
             let (answer, by) = engine.ask(&sid, &call.id, facts, params, run.as_ref()).await;
             log.answered_by = by;
             log.answer = Some(answer.label());
@@ -413,21 +413,8 @@ fn prepare(
             .map(str::to_string)
             .unwrap_or_else(|| first_line(&command));
         let background = (args.get("background") == Some(&Value::Bool(true))).then(|| title.clone());
-        let home = ctx.protected.home();
-        let headline = match background {
-            Some(_) => format!("Start a background command in {}", shown_path(&ctx.project, home)),
-            None => format!("Run a command in {}", shown_path(&ctx.project, home)),
-        };
-        let facts = CardFacts {
-            headline,
-            risks: crate::policy::risks::of_command(&command, &ctx.project, home, &ctx.protected),
-            agent_says: args
-                .get("description")
-                .and_then(Value::as_str)
-                .filter(|d| !d.trim().is_empty())
-                .map(str::to_string),
-            ..CardFacts::default()
-        };
+        let description = args.get("description").and_then(Value::as_str);
+        let facts = CardFacts::of_command(&command, description, background.is_some(), ctx);
         return Ok(Prepared {
             title,
             kind: json!("execute"),
@@ -455,14 +442,7 @@ fn prepare(
             reason: "Allowed for this session.".into(),
         };
     }
-    let facts = CardFacts {
-        headline: planned.title.clone(),
-        risks: match planned.access {
-            Access::Write => crate::policy::risks::of_change(&planned.path, &ctx.project, &ctx.protected),
-            _ => Vec::new(),
-        },
-        ..CardFacts::default()
-    };
+    let facts = CardFacts::of_change(&planned, ctx);
     Ok(Prepared {
         title: planned.title.clone(),
         kind: serde_json::to_value(planned.kind).unwrap_or(Value::Null),
@@ -549,15 +529,6 @@ fn judge_bash(
 fn always_pattern(command: &str) -> String {
     let words: Vec<&str> = command.split_whitespace().take(2).collect();
     format!("{} *", words.join(" "))
-}
-
-/// A folder as a person reads it: under the home folder as `~/…`.
-fn shown_path(path: &Path, home: &Path) -> String {
-    match path.strip_prefix(home) {
-        Ok(rest) if rest.as_os_str().is_empty() => "~".to_string(),
-        Ok(rest) => format!("~/{}", rest.display()),
-        Err(_) => path.display().to_string(),
-    }
 }
 
 fn first_line(text: &str) -> String {
