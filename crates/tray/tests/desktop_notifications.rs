@@ -28,6 +28,32 @@ fn write(id: &str, path: &str, content: &str) -> ModelReply {
     ModelReply::tool_call(id, "write", json!({ "path": path, "content": content }))
 }
 
+/// A scheduled run's prompt in `session` (turn `run`, its cards waiting `wait_s`), the model having
+/// been told to write `file` first: the prompt's request id and the card it brings.
+async fn scheduled_write(
+    link: &mut lembas_peer::LinkHandle,
+    model: &lembas_peer::ScriptedModel,
+    session: &str,
+    (run, wait_s): (&str, u64),
+    (call, file): (&str, &str),
+) -> (u64, Value) {
+    model.push(write(call, file, "tidy"));
+    model.push(ModelReply::text("Done or not."));
+    let prompt = link
+        .send_request(
+            "session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": format!("tidy {file}") }],
+                    "_meta": { "lembas": { "turnId": run, "scheduled": scheduled(wait_s) } } }),
+        )
+        .await
+        .unwrap();
+    let card = link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    (prompt, card)
+}
+
 fn scheduled(wait_s: u64) -> Value {
     json!({ "schedule_id": "sched1", "run_id": "run1", "title": "Nightly tidy", "mode": "manual", "approval_wait_s": wait_s })
 }
@@ -242,20 +268,14 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
         .as_str()
         .unwrap_or_else(|| panic!("a scheduled session: {opened_session}"))
         .to_string();
-    model.push(write("call_sched", "tidy.txt", "tidy"));
-    model.push(ModelReply::text("Could not tidy."));
-    let prompt = link
-        .send_request(
-            "session/prompt",
-            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "tidy" }],
-                    "_meta": { "lembas": { "turnId": "run1", "scheduled": scheduled(60) } } }),
-        )
-        .await
-        .unwrap();
-    let card = link
-        .recv_request("session/request_permission", WAIT)
-        .await
-        .unwrap();
+    let (prompt, card) = scheduled_write(
+        &mut link,
+        &model,
+        &session,
+        ("run1", 60),
+        ("call_sched", "tidy.txt"),
+    )
+    .await;
     let (id, summary, body, _) = shown(&mut seen).await;
     assert!(
         summary.starts_with("Scheduled “Nightly tidy” asks: "),
@@ -281,19 +301,14 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
     assert!(host.cards().is_empty());
 
     // Nobody answers: when the wait runs out the notice is taken down and the client told.
-    model.push(write("call_late", "late.txt", "late"));
-    model.push(ModelReply::text("Nobody answered."));
-    let prompt = link
-        .send_request(
-            "session/prompt",
-            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "tidy again" }],
-                    "_meta": { "lembas": { "turnId": "run2", "scheduled": scheduled(1) } } }),
-        )
-        .await
-        .unwrap();
-    link.recv_request("session/request_permission", WAIT)
-        .await
-        .unwrap();
+    let (prompt, _) = scheduled_write(
+        &mut link,
+        &model,
+        &session,
+        ("run2", 1),
+        ("call_late", "late.txt"),
+    )
+    .await;
     let (id, _, body, _) = shown(&mut seen).await;
     assert!(
         body.ends_with("Waits 1 second for an answer, then it is denied."),
@@ -310,20 +325,14 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
     assert!(host.cards().is_empty());
 
     // A card waits normal until its last minute, then its notice is shown again as critical.
-    model.push(write("call_last", "last.txt", "last"));
-    model.push(ModelReply::text("Denied at the last minute."));
-    let prompt = link
-        .send_request(
-            "session/prompt",
-            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "tidy a last time" }],
-                    "_meta": { "lembas": { "turnId": "run3", "scheduled": scheduled(62) } } }),
-        )
-        .await
-        .unwrap();
-    let card = link
-        .recv_request("session/request_permission", WAIT)
-        .await
-        .unwrap();
+    let (prompt, card) = scheduled_write(
+        &mut link,
+        &model,
+        &session,
+        ("run3", 62),
+        ("call_last", "last.txt"),
+    )
+    .await;
     let (id, body, urgency) = shown_urgency(&mut seen).await;
     assert!(body.contains("last.txt"), "{body}");
     assert_eq!(urgency, Some(1), "normal while more than a minute is left");
