@@ -466,8 +466,7 @@ pub fn replay(records: Vec<Value>, log: SessionLog, turns: &[TurnEntry]) -> Resu
     );
     state.title = text(&header["title"]);
     let cwd = PathBuf::from(text(&header["cwd"]));
-    let jobs: Vec<&Value> = records.iter().filter(|r| r["type"] == "job").collect();
-    state.jobs = Board::replayed(&jobs);
+    let mut jobs: Vec<Value> = Vec::new();
     for mut record in records.into_iter().skip(1) {
         match record["type"].as_str() {
             Some("message") => {
@@ -493,6 +492,7 @@ pub fn replay(records: Vec<Value>, log: SessionLog, turns: &[TurnEntry]) -> Resu
                 state.messages = compacted_from_record(&record);
             }
             Some("plan") => state.plan = serde_json::from_value(record["plan"].take()).ok().flatten(),
+            Some("job") => jobs.push(record),
             Some("model") => {
                 state.model = text(&record["model"]);
                 state.effort = record["effort"].as_str().unwrap_or("default").to_string();
@@ -500,6 +500,7 @@ pub fn replay(records: Vec<Value>, log: SessionLog, turns: &[TurnEntry]) -> Resu
             _ => {}
         }
     }
+    state.jobs = Board::replayed(&jobs.iter().collect::<Vec<_>>());
     // Turns that finished keep their answers; one that was running when the process ended is not
     // done: a prompt sent again with its id runs it again.
     for entry in turns.iter().filter(|t| t.state == "done") {
