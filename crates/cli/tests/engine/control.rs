@@ -205,13 +205,7 @@ async fn allowed_for_the_chat_from_the_shell_the_next_write_does_not_ask() {
     let answer = l.link.recv_answer(id, WAIT).await.unwrap();
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert_eq!(std::fs::read_to_string(l.work.join("b.txt")).unwrap(), "b");
-    let cards = l
-        .link
-        .received()
-        .iter()
-        .filter(|m| m["method"] == "session/request_permission")
-        .count();
-    assert_eq!(cards, 1, "the second write did not ask");
+    assert_eq!(cards_asked(&l.link), 1, "the second write did not ask");
 }
 
 #[tokio::test(flavor = "multi_thread")]

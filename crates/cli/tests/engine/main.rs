@@ -281,6 +281,14 @@ pub fn two_writes(l: &Linked) {
     l.model().push(reply_text("Both written."));
 }
 
+/// How many approval cards the device sent on this link.
+pub fn cards_asked(link: &LinkHandle) -> usize {
+    link.received()
+        .iter()
+        .filter(|m| m["method"] == "session/request_permission")
+        .count()
+}
+
 pub fn reply_text(text: &str) -> ModelReply {
     ModelReply::text(text)
 }

@@ -446,13 +446,7 @@ async fn always_in_this_session_covers_the_next_write_in_the_project() {
     let answer = l.link.recv_answer(id, WAIT).await.unwrap();
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert!(l.work.join("a.txt").exists() && l.work.join("b.txt").exists());
-    let cards = l
-        .link
-        .received()
-        .iter()
-        .filter(|m| m["method"] == "session/request_permission")
-        .count();
-    assert_eq!(cards, 1, "the second write asked again");
+    assert_eq!(cards_asked(&l.link), 1, "the second write asked again");
     // Another session is not covered.
     let other = l.new_session("manual").await;
     l.model().push(ModelReply::tool_call(

@@ -202,15 +202,16 @@ impl Board {
     }
 
     /// A job ended: its state and exit set, and the oldest finished ones past
-    /// `jobs.finished_kept` forgotten.
-    pub fn finish(&mut self, id: &str, state: JobState, exit: Option<i32>, ended: u64) {
-        if let Some(job) = self.get_mut(id) {
+    /// `jobs.finished_kept` forgotten. Its `JobInfo` as it ended (`None` for an id not here).
+    pub fn finish(&mut self, id: &str, state: JobState, exit: Option<i32>, ended: u64) -> Option<JobInfo> {
+        let info = self.get_mut(id).map(|job| {
             job.info.state = state;
             job.info.exit = exit;
             job.info.ended = Some(ended);
             job.stop = None;
             job.ended.send_replace(state);
-        }
+            job.info()
+        });
         let kept = decisions().jobs.finished_kept;
         let mut finished = self
             .jobs
@@ -224,6 +225,7 @@ impl Board {
             }
             true
         });
+        info
     }
 
     /// The jobs a session file recorded (its `job` records, the last of each id winning): one that

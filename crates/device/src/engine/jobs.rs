@@ -158,15 +158,10 @@ async fn follow(
             job.output.push(format!("\n{said}\n").as_bytes(), keep);
         }
         job.output.close(keep);
-        let info = job.info();
-        let ended_at = crate::status::now_ms();
-        state_now.jobs.finish(&id, state, exit, ended_at);
-        JobInfo {
-            state,
-            exit,
-            ended: Some(ended_at),
-            ..info
-        }
+        let Some(info) = state_now.jobs.finish(&id, state, exit, crate::status::now_ms()) else {
+            return;
+        };
+        info
     };
     // A deleted session is not written to, told or woken.
     if !engine.sessions().contains_key(&session.id) {

@@ -111,6 +111,14 @@ impl SessionState {
         reverted
     }
 
+    /// The turns accepted and waiting for the gate, in order.
+    pub fn queued(&self) -> impl Iterator<Item = &str> {
+        self.turns
+            .iter()
+            .filter(|(_, tx)| *tx.borrow() == TurnPhase::Queued)
+            .map(|(id, _)| id.as_str())
+    }
+
     /// A session with no conversation yet, writing to `log`.
     pub fn new(model: String, mode: Mode, effort: String, log: SessionLog) -> Self {
         Self {
@@ -278,12 +286,7 @@ impl Session {
     /// `_lembas/session/status`'s fields for a session in memory.
     pub fn status(&self) -> Value {
         let state = self.state();
-        let queued: Vec<&str> = state
-            .turns
-            .iter()
-            .filter(|(_, tx)| *tx.borrow() == TurnPhase::Queued)
-            .map(|(id, _)| id.as_str())
-            .collect();
+        let queued: Vec<&str> = state.queued().collect();
         let mut status = json!({
             "sessionId": self.id,
             "exists": true,

@@ -94,10 +94,7 @@ pub fn spawn(
 pub fn wake(engine: &Engine, session: &Arc<Session>) {
     let notes = {
         let mut state = session.state();
-        let waiting = state
-            .turns
-            .iter()
-            .any(|(_, tx)| *tx.borrow() == TurnPhase::Queued);
+        let waiting = state.queued().next().is_some();
         if state.running.is_some() || waiting || state.job_notes.is_empty() {
             return;
         }
