@@ -15,6 +15,7 @@ pub struct Decisions {
     pub terminal: Terminal,
     pub turns: Turns,
     pub jobs: JobsNumbers,
+    pub mcp: McpNumbers,
     pub prompt: PromptLimits,
     pub engine: EngineNumbers,
     pub activity: ActivityLog,
@@ -252,6 +253,15 @@ pub struct JobsNumbers {
     pub running_max: usize,
     pub finished_kept: usize,
     pub output_kept_bytes: usize,
+}
+
+/// MCP servers (docs/protocol.md "The instance's memory", "An editor's MCP servers"): how long one
+/// may take to start and to answer a call, and how long a session's start waits for the memory.
+#[derive(Debug, Deserialize)]
+pub struct McpNumbers {
+    pub start_timeout_ms: u64,
+    pub call_timeout_ms: u64,
+    pub memory_read_timeout_ms: u64,
 }
 
 /// The decisions, parsed once. The file is part of the build, so a parse failure is a bug caught by

@@ -128,12 +128,13 @@ impl Announced {
     }
 
     /// ACP's agent capabilities: an editor reopens and lists its chats (`session/load`,
-    /// `session/list`); the link has the spec's own methods for that.
+    /// `session/list`) and has its MCP servers run (stdio and HTTP); the link has the spec's own
+    /// methods for the first, and runs no program the instance names.
     fn agent_capabilities(&self) -> Value {
         let mut capabilities = json!({
             "loadSession": self.editor,
             "promptCapabilities": { "image": true, "audio": false, "embeddedContext": true },
-            "mcpCapabilities": { "http": false, "sse": false }
+            "mcpCapabilities": { "http": self.editor, "sse": false }
         });
         if self.editor {
             capabilities["sessionCapabilities"] = json!({ "list": {}, "resume": {}, "close": {} });

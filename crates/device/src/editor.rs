@@ -100,6 +100,7 @@ where
     if !engine.cancel_all(CANCEL_WAIT).await {
         tracing::warn!("a turn did not stop within {CANCEL_WAIT:?} of the end of input");
     }
+    engine.stop_all_mcp_servers().await;
     let _ = tokio::time::timeout(ANSWERS_WAIT, async { while tasks.join_next().await.is_some() {} }).await;
     dispatcher.close_all();
     tasks.abort_all();

@@ -17,6 +17,7 @@ pub mod keychain;
 pub mod link;
 pub mod lock;
 pub mod login;
+pub mod mcp;
 pub mod monitor;
 pub mod paths;
 pub mod poison;

@@ -3,6 +3,8 @@
 
 use serde_json::{Value, json};
 
+use crate::mcp::McpFault;
+
 /// The close code a server gives a link whose hello names a protocol it does not speak (spec:
 /// "Versions and discovery").
 pub const REFUSAL_CLOSE_CODE: u16 = 4400;
@@ -37,6 +39,11 @@ pub struct PeerConfig {
     pub link_protocols: Vec<u64>,
     /// The reason sent with [`REFUSAL_CLOSE_CODE`] when a hello's protocol is refused.
     pub hello_refusal_reason: String,
+    /// The person's memory entries, served and changed through `/mcp` (`lembas://memory`, the tool
+    /// `memory`); a test presets them here and reads them back with `Peer::config`.
+    pub memory: Vec<String>,
+    /// `Some(fault)`: every POST to `/mcp` with the right token misbehaves so.
+    pub mcp_fault: Option<McpFault>,
 }
 
 impl Default for PeerConfig {
@@ -50,6 +57,8 @@ impl Default for PeerConfig {
             refuse_upgrade: None,
             link_protocols: vec![LINK_PROTOCOL],
             hello_refusal_reason: UPDATE_CLI_REASON.to_string(),
+            memory: Vec::new(),
+            mcp_fault: None,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The instance's HTTP side: discovery, `/api/v1/instance`, `/v1/models`, the scripted model at
-//! `/v1/chat/completions` and the link's upgrade at `/api/devices/link`, each request recorded.
+//! `/v1/chat/completions`, the link's upgrade at `/api/devices/link` and the memory's MCP endpoint at
+//! `/mcp` (`mcp.rs`), each request recorded.
 
 use std::sync::Arc;
 
@@ -17,6 +18,7 @@ use serde_json::{Value, json};
 use crate::PeerState;
 use crate::link::{self, HelloRules};
 use crate::lock;
+use crate::mcp;
 use crate::model;
 
 /// The path a device dials for its link.
@@ -44,6 +46,7 @@ pub(crate) fn router(state: Arc<PeerState>) -> Router {
             post(model::chat_completions).layer(DefaultBodyLimit::max(CHAT_BODY_LIMIT)),
         )
         .route(LINK_PATH, get(link_upgrade))
+        .merge(mcp::router(state.clone()))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(state.clone(), record_request))
         .with_state(state)
@@ -59,7 +62,7 @@ async fn record_request(State(state): State<Arc<PeerState>>, request: Request, n
     response
 }
 
-fn detail(status: StatusCode, detail: &str) -> Response {
+pub(crate) fn detail(status: StatusCode, detail: &str) -> Response {
     (status, Json(json!({ "detail": detail }))).into_response()
 }
 

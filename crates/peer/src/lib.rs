@@ -21,6 +21,7 @@
 mod config;
 mod http;
 mod link;
+mod mcp;
 mod model;
 
 use std::net::SocketAddr;
@@ -38,6 +39,7 @@ pub use config::{
 };
 pub use http::{CHAT_COMPLETIONS_PATH, DISCOVERY_PATH, INSTANCE_PATH, LINK_PATH, MODELS_PATH};
 pub use link::LinkHandle;
+pub use mcp::{GARBAGE_BODY, MCP_PATH, MEMORY_TOOL, MEMORY_URI, McpCall, McpFault, memory_text, memory_tool};
 pub use model::{ModelReply, Part, ScriptedModel};
 
 /// One HTTP request the peer answered: method, path (without the query) and status (101 for a
@@ -51,6 +53,7 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 pub(crate) struct PeerState {
     pub config: Mutex<PeerConfig>,
     pub http_log: Mutex<Vec<HttpRecord>>,
+    pub mcp_log: Mutex<Vec<McpCall>>,
     pub links_accepted: AtomicUsize,
     pub new_links: mpsc::UnboundedSender<LinkHandle>,
     pub model: ScriptedModel,
@@ -92,6 +95,7 @@ impl Peer {
         let state = Arc::new(PeerState {
             config: Mutex::new(config),
             http_log: Mutex::new(Vec::new()),
+            mcp_log: Mutex::new(Vec::new()),
             links_accepted: AtomicUsize::new(0),
             new_links,
             model: ScriptedModel::new(),
@@ -160,6 +164,12 @@ impl Peer {
     /// Every HTTP request answered so far, link upgrades included, in order.
     pub fn http_log(&self) -> Vec<HttpRecord> {
         lock(&self.state.http_log).clone()
+    }
+
+    /// Every `tools/call` and `resources/read` `/mcp` received so far, in order, with the scope
+    /// each carried.
+    pub fn mcp_log(&self) -> Vec<McpCall> {
+        lock(&self.state.mcp_log).clone()
     }
 
     /// The scripted model answering `POST /v1/chat/completions`: queue its replies, read the

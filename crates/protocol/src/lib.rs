@@ -16,6 +16,7 @@ mod control;
 pub mod generated;
 pub mod jobs;
 mod link;
+pub mod mcp;
 pub mod plan;
 mod reason;
 pub mod rpc;

@@ -12,6 +12,8 @@ mod faults;
 mod files;
 mod jobs;
 mod limits;
+mod mcp_servers;
+mod memory;
 mod naming;
 mod plan_state;
 mod project_instructions;

@@ -178,6 +178,14 @@ impl CardFacts {
         }
     }
 
+    /// A tool of an editor's MCP server: what it does is the server's, out of the device's sight.
+    pub fn of_mcp(server: &str, tool: &str) -> Self {
+        CardFacts {
+            headline: format!("Use the tool {tool} of the MCP server {server}"),
+            ..CardFacts::default()
+        }
+    }
+
     /// With the chat that asks: its folder and title.
     pub fn in_chat(self, cwd: &Path, session_title: String, home: &Path) -> Self {
         CardFacts {

@@ -55,5 +55,6 @@ impl Engine {
 
     pub(crate) async fn forget_token(&self) {
         *self.0.token.lock().await = None;
+        self.0.memory.forget().await;
     }
 }

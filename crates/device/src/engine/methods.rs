@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
+use std::sync::Arc;
 
 use super::Engine;
 use super::access::{
@@ -94,6 +95,7 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
         #[serde(rename = "_meta", default)]
         meta: Value,
     }
+    let servers = super::mcp_servers::named(LinkMethod::SessionNew.name(), &params)?;
     let params: Params = rpc::params(LinkMethod::SessionNew.name(), params)?;
     let settings = engine.settings();
     let rules = settings.folder_rules();
@@ -159,6 +161,15 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
         .map_err(|e| RpcError::internal(format!("The session could not be stored on this computer: {e}.")))?;
     let mut state = SessionState::new(model.clone(), mode, effort.clone(), log);
     state.context = context;
+    // Read as the session starts and kept for it: the prompt does not change under a session.
+    state.memory = engine.read_memory(engine.memory_scope(&id)).await;
+    let mut notice = None;
+    if engine.serves_editor() {
+        state.mcp = Some(Arc::new(engine.start_mcp_servers(&cwd, servers).await));
+    } else {
+        notice = super::mcp_servers::ignored_on_the_link(&servers);
+    }
+    let mcp_report = state.mcp.as_ref().map(|s| s.report());
     engine.sessions().insert(
         id.clone(),
         Session::new(id.clone(), cwd.clone(), state, Some(hold)),
@@ -173,6 +184,13 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
         "modes": modes(mode, settings.remote.max_mode),
         "_meta": { "lembas": { "model": model, "mode": mode.as_str(), "effort": effort, "instance": true } },
     });
+    if let Some(report) = mcp_report {
+        answer["_meta"]["lembas"]["mcpServers"] = report;
+    }
+    if let Some(notice) = notice {
+        tracing::warn!("{notice}");
+        answer["_meta"]["lembas"]["notice"] = json!(notice);
+    }
     // An editor's pickers (the link's client has _lembas/configure).
     let opened = engine.sessions().get(&id).cloned();
     if engine.serves_editor()
@@ -394,6 +412,7 @@ async fn delete(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     if let Some(session) = &in_memory {
         session.cancel();
         session.state().jobs.stop_all();
+        engine.stop_mcp_servers(session);
         engine.withdraw_cards_of(&id).await;
     }
     let deleted = engine

@@ -18,6 +18,8 @@ mod instructions;
 mod job_board;
 mod jobs;
 mod live;
+mod mcp_servers;
+mod memory;
 mod methods;
 pub mod model;
 mod plan_state;
@@ -68,6 +70,8 @@ struct Inner {
     token: tokio::sync::Mutex<Option<Token>>,
     /// The instance's name for itself (`/api/v1/instance` `name`), by server, read once.
     instance_name: tokio::sync::Mutex<Option<(url::Url, String)>>,
+    /// The way to the instance's `/mcp`, for its memory.
+    memory: memory::MemoryLink,
     /// Turns running or waiting, over all sessions: the link counts as working while any is.
     active_turns: std::sync::atomic::AtomicUsize,
     /// Serves an editor on `lembas serve --stdio` rather than the instance's link.
@@ -130,6 +134,7 @@ impl Engine {
             http,
             token: tokio::sync::Mutex::new(None),
             instance_name: tokio::sync::Mutex::new(None),
+            memory: Default::default(),
             active_turns: Default::default(),
             editor,
             card_requests: Mutex::default(),
@@ -323,6 +328,11 @@ impl Engine {
         let mut tools = crate::tools::definitions();
         if show::offered(self, session) {
             tools.push(crate::tools::show_definition());
+        }
+        let state = session.state();
+        tools.extend(memory::definition(&state.memory));
+        if let Some(servers) = &state.mcp {
+            tools.extend(servers.definitions());
         }
         tools
     }

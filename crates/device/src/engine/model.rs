@@ -207,6 +207,19 @@ impl Instance {
             .map(|n| n.chars().take(200).collect()))
     }
 
+    /// What the device's token may do (`scope` in `/api/v1/instance`, space-separated); empty
+    /// when the instance says none.
+    pub async fn scope(&self) -> Result<String, String> {
+        let body = self
+            .get_json("api/v1/instance", "the instance's /api/v1/instance")
+            .await?;
+        Ok(body
+            .get("scope")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string())
+    }
+
     /// The model the instance names as its default for this device (`default_model` in
     /// `/api/v1/instance`); `None` when it names none.
     pub async fn default_model(&self) -> Result<Option<String>, String> {

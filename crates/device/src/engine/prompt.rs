@@ -28,13 +28,7 @@ fn mode_text(mode: Mode) -> &'static str {
 }
 
 /// The system message for one step; `instance` is how the instance is named.
-pub fn system(
-    instance: &str,
-    folder: &Path,
-    mode: Mode,
-    context: &Context,
-    project_instructions: Option<&str>,
-) -> String {
+pub fn system(instance: &str, folder: &Path, mode: Mode, context: &Context, sections: &[String]) -> String {
     let date = today();
     let mut text = format!(
         "You are LLeMbas, an agent working on the person's own computer through LLeMbas CLI, linked to {instance}.\n\
@@ -72,7 +66,7 @@ pub fn system(
             text.push_str(&lines.join("\n"));
         }
     }
-    if let Some(section) = project_instructions {
+    for section in sections {
         text.push_str("\n\n");
         text.push_str(section);
     }
@@ -246,7 +240,7 @@ mod tests {
             system_prompt: "Be terse.".into(),
             personalization: Some(json!({"personality": "friendly", "instructions": "Call me Sam."})),
         };
-        let text = system("the instance", Path::new("/w/p"), Mode::Edit, &context, None);
+        let text = system("the instance", Path::new("/w/p"), Mode::Edit, &context, &[]);
         assert!(
             text.contains("## Instructions from the instance\n\nBe terse."),
             "{text}"

@@ -14,6 +14,7 @@ use super::prompt::utc;
 use super::session::Session;
 use crate::rpc::RpcError;
 use crate::store::ids;
+use lembas_protocol::mcp::McpServer;
 
 /// Sessions on one page of `session/list`.
 const PAGE: usize = 50;
@@ -73,18 +74,47 @@ fn resolved(folder: &str) -> std::path::PathBuf {
 /// `session/load { sessionId, cwd, mcpServers }`: the session opened from the store (or already
 /// open here), its history sent as `session/update`s, then the answer.
 pub async fn load(engine: &Engine, params: Value) -> Result<Value, RpcError> {
+    let servers = super::mcp_servers::named("session/load", &params)?;
     let session = open_in_its_folder(engine, "session/load", params)?;
+    let report = with_servers(engine, &session, servers).await;
     let history = session.history();
     for update in replayed(&history["turns"]) {
         engine.update(&session.id, update).await;
     }
-    Ok(answer(engine, &session).await)
+    Ok(with_report(answer(engine, &session).await, report))
 }
 
 /// `session/resume { sessionId, cwd }`: as `session/load`, without the history.
 pub async fn resume(engine: &Engine, params: Value) -> Result<Value, RpcError> {
+    let servers = super::mcp_servers::named("session/resume", &params)?;
     let session = open_in_its_folder(engine, "session/resume", params)?;
-    Ok(answer(engine, &session).await)
+    let report = with_servers(engine, &session, servers).await;
+    Ok(with_report(answer(engine, &session).await, report))
+}
+
+/// The editor's servers for a session it reopens: started unless the session runs some already
+/// (an editor reattaching); what the answer says of them.
+async fn with_servers(engine: &Engine, session: &Session, servers: Vec<McpServer>) -> Option<Value> {
+    if !engine.serves_editor() {
+        return None;
+    }
+    if session.state().mcp.is_none() {
+        let started = Arc::new(engine.start_mcp_servers(&session.cwd, servers).await);
+        let mut state = session.state();
+        match &state.mcp {
+            // Another request started them meanwhile: these go.
+            Some(_) => drop(started),
+            None => state.mcp = Some(started),
+        }
+    }
+    session.state().mcp.as_ref().map(|s| s.report())
+}
+
+fn with_report(mut answer: Value, report: Option<Value>) -> Value {
+    if let Some(report) = report {
+        answer["_meta"]["lembas"]["mcpServers"] = report;
+    }
+    answer
 }
 
 /// `session/close { sessionId }`: its running turn cancelled, its jobs stopped, and the session let
@@ -101,6 +131,7 @@ pub fn close(engine: &Engine, params: Value) -> Result<Value, RpcError> {
         Some(session) => {
             session.cancel();
             session.state().jobs.stop_all();
+            engine.stop_mcp_servers(&session);
             Ok(json!({}))
         }
         None => Err(RpcError::invalid_params(format!(

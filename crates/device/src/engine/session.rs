@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::watch;
 
 use super::job_board::Board;
+use super::mcp_servers::SessionServers;
+use super::memory::SessionMemory;
 use crate::decisions::decisions;
 use crate::poison::Recover;
 use crate::policy::Mode;
@@ -98,6 +100,12 @@ pub struct SessionState {
     pub jobs: Board,
     /// Notes of jobs that ended, not yet given to the model: `(job id, note)`.
     pub job_notes: Vec<(String, String)>,
+    /// The instance's memory, read as the session starts and kept for it.
+    pub memory: SessionMemory,
+    /// The MCP servers the editor named for the session (none on the link).
+    pub mcp: Option<Arc<SessionServers>>,
+    /// The MCP tools the person allowed always in this session (by their offered names).
+    pub always_mcp: Vec<String>,
 }
 
 impl SessionState {
@@ -144,6 +152,9 @@ impl SessionState {
             compact_first: false,
             jobs: Board::default(),
             job_notes: Vec::new(),
+            memory: SessionMemory::NotRead,
+            mcp: None,
+            always_mcp: Vec::new(),
             acting: false,
         }
     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::Engine;
 use super::approvals::{Answer, AnsweredBy, CardFacts};
+use super::mcp_servers::Offered;
 use super::model::ToolCall;
 use super::session::{Session, ToolResult};
 use super::show;
@@ -49,6 +50,11 @@ enum Work {
         /// Started as a background job (capability `jobs`) rather than waited for.
         background: Option<String>,
     },
+    /// A tool of an MCP server the editor named for the session.
+    Mcp {
+        offered: Offered,
+        args: Value,
+    },
 }
 
 pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &ToolCall) -> ToolResult {
@@ -64,6 +70,10 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     if super::jobs::is_job_tool(&call.name) {
         return super::jobs::run_tool(engine, session, turn_id, call).await;
     }
+    // The instance's memory changes nothing on this computer: every mode.
+    if super::memory::is_memory_call(session, &call.name) {
+        return super::memory::run_tool(engine, session, turn_id, call).await;
+    }
     let sid = session.id.clone();
     let settings = engine.settings();
     let mut ctx = engine.tool_context(session);
@@ -77,6 +87,9 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
         } else {
             Err(show::NOT_OFFERED.to_string())
         }
+    } else if let Some(offered) = super::mcp_servers::offered(session, &call.name) {
+        let allowed = session.state().always_mcp.contains(&offered.exposed);
+        prepare_mcp(call, offered, mode, allowed)
     } else {
         prepare(
             call,
@@ -193,6 +206,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
                             // Judged as a read, which never asks.
                             Work::Show { .. } => {}
                             Work::Bash { command, .. } => state.always_bash.push(always_pattern(command)),
+                            Work::Mcp { offered, .. } => state.always_mcp.push(offered.exposed.clone()),
                         }
                     }
                     if let (Work::Bash { command: line, .. }, Some(corrected)) = (&mut work, command) {
@@ -266,6 +280,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
             }
         }
         Work::Show { planned, line } => show::run(engine, session, &call.id, &planned, line, &ctx).await,
+        Work::Mcp { offered, args } => offered.call(&args).await,
     };
     let text = tools::cut_result(&output.text);
     let content = match &output.diff {
@@ -378,6 +393,29 @@ async fn refused(
     ToolResult { text, is_error: true }
 }
 
+/// A tool of an editor's MCP server: judged like a write anywhere (the mode table's MCP row).
+fn prepare_mcp(
+    call: &ToolCall,
+    offered: Offered,
+    mode: Mode,
+    allowed_always: bool,
+) -> Result<Prepared, String> {
+    let args: Value = serde_json::from_str(&call.arguments)
+        .map_err(|e| format!("The arguments of {} are not valid JSON: {e}.", call.name))?;
+    Ok(Prepared {
+        title: format!("{} (MCP server {})", offered.tool, offered.server),
+        kind: json!("other"),
+        raw_input: args.clone(),
+        judgement: tool_policy::decide_mcp(mode, allowed_always, &offered.exposed),
+        always: format!(
+            "{} of the MCP server {} in this session",
+            offered.tool, offered.server
+        ),
+        facts: CardFacts::of_mcp(&offered.server, &offered.tool),
+        work: Work::Mcp { offered, args },
+    })
+}
+
 fn prepare(
     call: &ToolCall,
     ctx: &ToolContext,
@@ -469,6 +507,7 @@ async fn limited(
         if own_mode {
             state.always_writes = false;
             state.always_bash.clear();
+            state.always_mcp.clear();
         }
         if let Some((_, run_mode)) = state.run.as_mut() {
             *run_mode = (*run_mode).lowered_to(max);

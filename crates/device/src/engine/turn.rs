@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::Engine;
 use super::attachments::{self, Attachment};
 use super::compaction;
+use super::memory::SessionMemory;
 use super::model::{self, StepOutput, Streamed, ToolCall};
 use super::prompt;
 use super::session::Session;
@@ -201,6 +202,24 @@ async fn steps(
     let trusted = engine.settings().folder_rules().trusted;
     let project_instructions = super::instructions::section(&session.cwd, &trusted);
     let window = compaction::window(session, &instance).await;
+    // A session opened from the store reads the instance's memory at its first turn.
+    if session.state().memory == SessionMemory::NotRead {
+        let memory = engine.read_memory(engine.memory_scope(&session.id)).await;
+        session.state().memory = memory;
+    }
+    // What the system text says after our own: the instance's memory, the editor's servers that
+    // did not start, the project's instructions.
+    let sections: Vec<String> = {
+        let state = session.state();
+        [
+            super::memory::section(&state.memory),
+            state.mcp.as_ref().and_then(|s| s.section()),
+            project_instructions,
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    };
     for _ in 0..max_requests {
         take_steers(engine, session, turn_id).await;
         take_job_notes(engine, session, turn_id).await;
@@ -222,7 +241,7 @@ async fn steps(
                     &session.cwd,
                     state.mode,
                     &state.context,
-                    project_instructions.as_deref(),
+                    &sections,
                 ),
             })];
             messages.extend(

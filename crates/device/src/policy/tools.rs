@@ -143,6 +143,33 @@ fn judgement(access: Access, mode: Mode, place: Place, subject: &Subject) -> Jud
     Judgement { decision, reason }
 }
 
+/// docs/protocol.md "An editor's MCP servers": a tool of a server the editor named does what its
+/// server does, out of the device's sight, so it is judged like a write anywhere: denied in plan,
+/// asked in manual and edit unless the session allowed that tool always, allowed in auto.
+pub fn decide_mcp(mode: Mode, allowed_always: bool, tool: &str) -> Judgement {
+    let (decision, reason) = match (mode, allowed_always) {
+        (Mode::Plan, _) => (
+            Decision::Deny,
+            format!(
+                "Plan mode only reads: {tool}, a tool of an MCP server, may change things, so it is not allowed."
+            ),
+        ),
+        (Mode::Auto, _) => (
+            Decision::Allow,
+            format!("{tool} is allowed: auto mode runs the MCP servers' tools."),
+        ),
+        (Mode::Manual | Mode::Edit, true) => (
+            Decision::Allow,
+            format!("{tool} is allowed: the person allowed it always in this session."),
+        ),
+        (Mode::Manual | Mode::Edit, false) => (
+            Decision::Ask,
+            format!("{tool} is a tool of an MCP server, which may change anything: {mode} mode asks first."),
+        ),
+    };
+    Judgement { decision, reason }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Access::{Read, Write};
@@ -159,6 +186,26 @@ mod tests {
     const IN_PROJECT: &str = "allows writes inside the session's project";
     const ELSEWHERE: &str = "outside the session's project";
     const AGENT: &str = "needs approval in every mode";
+
+    #[test]
+    fn an_mcp_tool_is_judged_like_a_write_anywhere() {
+        let table = [
+            (Plan, false, Deny, "Plan mode only reads"),
+            (Plan, true, Deny, "Plan mode only reads"),
+            (Manual, false, Ask, "manual mode asks first"),
+            (Manual, true, Allow, "allowed it always"),
+            (Edit, false, Ask, "edit mode asks first"),
+            (Edit, true, Allow, "allowed it always"),
+            (Auto, false, Allow, "auto mode runs"),
+            (Auto, true, Allow, "auto mode runs"),
+        ];
+        for (mode, always, decision, says) in table {
+            let judged = decide_mcp(mode, always, "files__write");
+            assert_eq!(judged.decision, decision, "{mode:?} always={always}");
+            assert!(judged.reason.contains(says), "{mode:?}: {}", judged.reason);
+            assert!(judged.reason.contains("files__write"), "{}", judged.reason);
+        }
+    }
 
     #[test]
     fn every_access_mode_and_place() {
