@@ -63,7 +63,9 @@ async fn a_turn_streams_text_and_thinking_and_ends() {
             "job_output",
             "job_stop",
             // The reference peer says show: true, as LLeMbas does.
-            "show"
+            "show",
+            // Its token has the `memory` scope: the instance's own tool.
+            "memory",
         ]
     );
     // History and status say the same.

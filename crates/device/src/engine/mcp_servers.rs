@@ -13,8 +13,6 @@ use std::time::Duration;
 use lembas_protocol::mcp::McpServer;
 use serde_json::{Map, Value, json};
 
-use super::Engine;
-use super::session::Session;
 use crate::decisions::decisions;
 use crate::mcp::{Connection, Endpoint, ToolInfo};
 use crate::rpc::RpcError;
@@ -69,12 +67,12 @@ pub fn ignored_on_the_link(servers: &[McpServer]) -> Option<String> {
     })
 }
 
-impl Engine {
+impl SessionServers {
     /// Starts the servers an editor named for a session in `cwd`, side by side.
-    pub(crate) async fn start_mcp_servers(&self, cwd: &Path, servers: Vec<McpServer>) -> SessionServers {
+    pub async fn start(http: &reqwest::Client, cwd: &Path, servers: Vec<McpServer>) -> SessionServers {
         let within = Duration::from_millis(decisions().mcp.start_timeout_ms);
         let starts = servers.into_iter().map(|server| {
-            let http = self.0.http.clone();
+            let http = http.clone();
             let cwd = cwd.to_path_buf();
             async move {
                 let name = server.name().to_string();
@@ -125,27 +123,6 @@ impl Engine {
         servers
     }
 
-    /// The session's servers stopped (it closed or was deleted), in the background.
-    pub(crate) fn stop_mcp_servers(&self, session: &Session) {
-        let taken = session.state().mcp.take();
-        if let Some(servers) = taken.and_then(Arc::into_inner) {
-            tokio::spawn(servers.stop());
-        }
-    }
-
-    /// Every session's servers stopped, waited for: the editor is gone.
-    pub async fn stop_all_mcp_servers(&self) {
-        let sessions: Vec<Arc<Session>> = self.sessions().values().cloned().collect();
-        for session in sessions {
-            let taken = session.state().mcp.take();
-            if let Some(servers) = taken.and_then(Arc::into_inner) {
-                servers.stop().await;
-            }
-        }
-    }
-}
-
-impl SessionServers {
     /// Every tool, as the model gets it.
     pub fn definitions(&self) -> Vec<Value> {
         self.offered()
@@ -265,15 +242,6 @@ fn exposed_name(server: &str, tool: &str) -> String {
     let mut name = format!("{}__{}", clean(server), clean(tool));
     name.truncate(NAME_MAX);
     name
-}
-
-/// The session's servers, when the model's call names one of their tools.
-pub fn offered(session: &Session, name: &str) -> Option<Offered> {
-    session
-        .state()
-        .mcp
-        .as_ref()
-        .and_then(|servers| servers.find(name))
 }
 
 #[cfg(test)]

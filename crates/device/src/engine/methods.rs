@@ -13,6 +13,7 @@ use super::access::{
 };
 use super::attachments;
 use super::conversation;
+use super::mcp_servers::SessionServers;
 use super::session::{Context, Session, SessionState, TurnPhase};
 use crate::policy::Mode;
 use crate::policy::roots;
@@ -165,7 +166,9 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
     state.memory = engine.read_memory(engine.memory_scope(&id)).await;
     let mut notice = None;
     if engine.serves_editor() {
-        state.mcp = Some(Arc::new(engine.start_mcp_servers(&cwd, servers).await));
+        state.mcp = Some(Arc::new(
+            SessionServers::start(&engine.0.http, &cwd, servers).await,
+        ));
     } else {
         notice = super::mcp_servers::ignored_on_the_link(&servers);
     }
@@ -412,7 +415,7 @@ async fn delete(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     if let Some(session) = &in_memory {
         session.cancel();
         session.state().jobs.stop_all();
-        engine.stop_mcp_servers(session);
+        session.stop_mcp_servers();
         engine.withdraw_cards_of(&id).await;
     }
     let deleted = engine

@@ -14,6 +14,7 @@ mod config_options;
 mod conversation;
 mod files;
 mod instance;
+mod instance_memory;
 mod instructions;
 mod job_board;
 mod jobs;
@@ -71,7 +72,7 @@ struct Inner {
     /// The instance's name for itself (`/api/v1/instance` `name`), by server, read once.
     instance_name: tokio::sync::Mutex<Option<(url::Url, String)>>,
     /// The way to the instance's `/mcp`, for its memory.
-    memory: memory::MemoryLink,
+    memory: instance_memory::MemoryLink,
     /// Turns running or waiting, over all sessions: the link counts as working while any is.
     active_turns: std::sync::atomic::AtomicUsize,
     /// Serves an editor on `lembas serve --stdio` rather than the instance's link.
@@ -165,6 +166,17 @@ impl Engine {
                 session.cancel();
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Every session's MCP servers stopped, waited for: the editor is gone.
+    pub async fn stop_all_mcp_servers(&self) {
+        let sessions: Vec<Arc<Session>> = self.sessions().values().cloned().collect();
+        for session in sessions {
+            let taken = session.state().mcp.take();
+            if let Some(servers) = taken.and_then(Arc::into_inner) {
+                servers.stop().await;
+            }
         }
     }
 

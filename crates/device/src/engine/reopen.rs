@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::access::{modes, opened};
+use super::mcp_servers::SessionServers;
 use super::prompt::utc;
 use super::session::Session;
 use crate::rpc::RpcError;
@@ -99,7 +100,7 @@ async fn with_servers(engine: &Engine, session: &Session, servers: Vec<McpServer
         return None;
     }
     if session.state().mcp.is_none() {
-        let started = Arc::new(engine.start_mcp_servers(&session.cwd, servers).await);
+        let started = Arc::new(SessionServers::start(&engine.0.http, &session.cwd, servers).await);
         let mut state = session.state();
         match &state.mcp {
             // Another request started them meanwhile: these go.
@@ -131,7 +132,7 @@ pub fn close(engine: &Engine, params: Value) -> Result<Value, RpcError> {
         Some(session) => {
             session.cancel();
             session.state().jobs.stop_all();
-            engine.stop_mcp_servers(&session);
+            session.stop_mcp_servers();
             Ok(json!({}))
         }
         None => Err(RpcError::invalid_params(format!(

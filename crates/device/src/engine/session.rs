@@ -174,6 +174,14 @@ pub struct Session {
 }
 
 impl Session {
+    /// The session's MCP servers stopped (it closed or was deleted), in the background.
+    pub fn stop_mcp_servers(&self) {
+        let taken = self.state().mcp.take();
+        if let Some(servers) = taken.and_then(Arc::into_inner) {
+            tokio::spawn(servers.stop());
+        }
+    }
+
     pub fn new(
         id: String,
         cwd: PathBuf,

@@ -71,8 +71,8 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
         return super::jobs::run_tool(engine, session, turn_id, call).await;
     }
     // The instance's memory changes nothing on this computer: every mode.
-    if super::memory::is_memory_call(session, &call.name) {
-        return super::memory::run_tool(engine, session, turn_id, call).await;
+    if super::instance_memory::is_memory_call(session, &call.name) {
+        return super::instance_memory::run_tool(engine, session, turn_id, call).await;
     }
     let sid = session.id.clone();
     let settings = engine.settings();
@@ -87,7 +87,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
         } else {
             Err(show::NOT_OFFERED.to_string())
         }
-    } else if let Some(offered) = super::mcp_servers::offered(session, &call.name) {
+    } else if let Some(offered) = mcp_tool(session, &call.name) {
         let allowed = session.state().always_mcp.contains(&offered.exposed);
         prepare_mcp(call, offered, mode, allowed)
     } else {
@@ -391,6 +391,16 @@ async fn refused(
         .await;
     log.tell(engine, sid, call, "denied");
     ToolResult { text, is_error: true }
+}
+
+/// The editor's MCP tool the model named, when the session's servers offer it (the session's state
+/// is let go before the call is prepared, which reads it again).
+fn mcp_tool(session: &Session, name: &str) -> Option<Offered> {
+    session
+        .state()
+        .mcp
+        .as_ref()
+        .and_then(|servers| servers.find(name))
 }
 
 /// A tool of an editor's MCP server: judged like a write anywhere (the mode table's MCP row).
