@@ -199,6 +199,25 @@ impl Drop for Editor {
     }
 }
 
+/// The example server's binary, beside this test's (built by `cargo test --workspace`; built here
+/// when a narrower run left it out).
+pub fn example_server() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let built = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .unwrap()
+        .join("example-mcp-server");
+    if !built.exists() {
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "-p", "lembas-peer", "--bin", "example-mcp-server"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    built
+}
+
 fn error_of(answer: &Value) -> (i64, String) {
     (
         answer["error"]["code"].as_i64().unwrap_or(0),

@@ -5,26 +5,6 @@
 //! the editor and the model, the session intact.
 
 use super::*;
-use std::path::PathBuf;
-
-/// The example server's binary, beside this test's (built by `cargo test --workspace`; built here
-/// when a narrower run left it out).
-fn example_server() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let built = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .unwrap()
-        .join("example-mcp-server");
-    if !built.exists() {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-p", "lembas-peer", "--bin", "example-mcp-server"])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-    built
-}
 
 /// A stdio server entry, tagged in its environment so the test can find its process.
 fn server(name: &str, args: &[&str], tag: &str) -> Value {

@@ -1,7 +1,8 @@
 //! The official ACP SDK (`@agentclientprotocol/sdk`, pinned in tests/acp-client/package.json and
 //! installed by scripts/setup) as the editor: it starts `lembas serve --stdio` itself and runs a
-//! whole prompt through it, a permission request included. The SDK checks every message it gets
-//! against its own schema.
+//! whole prompt through it, a permission request included (drive.mjs); and, over two runs of the
+//! agent, an editor's chats reopened, listed and switched to another model, with its MCP server and
+//! project instructions (chats.mjs). The SDK checks every message it gets against its own schema.
 
 use super::*;
 use std::path::PathBuf;
@@ -124,4 +125,173 @@ async fn the_official_acp_sdk_runs_a_whole_prompt_with_a_permission_request() {
     assert_eq!(seen["others"], json!([]), "an editor got more than plain ACP");
     assert_eq!(seen["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
     assert_eq!(peer.model().requests().len(), 2);
+}
+
+/// tests/acp-client/chats.mjs: two runs of the agent, as an editor restarting it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_acp_sdk_reopens_lists_switches_models_and_runs_mcp_servers() {
+    let dir = installed_sdk();
+    let (peer, home) = logged_in().await;
+    let (a, b) = (home.path().join("work"), home.path().join("other"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    // A is a trusted project, B is not: only A's AGENTS.md reaches the model.
+    home.config_for(&peer.url(), &format!("trusted:\n  - {}\n", a.display()));
+    std::fs::write(a.join("AGENTS.md"), "Indent with tabs.\n").unwrap();
+    std::fs::write(b.join("AGENTS.md"), "Never read me.\n").unwrap();
+    // Chat A: four echoes through the example server (asked, denied, allowed once, allowed always,
+    // then not asked), then an answer; chat B: an answer.
+    for (call, word) in [
+        ("call_1", "one"),
+        ("call_2", "two"),
+        ("call_3", "three"),
+        ("call_4", "four"),
+    ] {
+        peer.model().push(ModelReply::tool_call(
+            call,
+            "example__echo",
+            json!({ "text": word }),
+        ));
+    }
+    peer.model().push(ModelReply::text("Echoed three of four."));
+    peer.model().push(ModelReply::text("Hello, B."));
+    let output = Command::new("node")
+        .arg(dir.join("chats.mjs"))
+        .arg(env!("CARGO_BIN_EXE_lembas"))
+        .arg(&a)
+        .arg(&b)
+        .arg(example_server())
+        .arg(lembas_peer::VISION_MODEL)
+        .current_dir(&dir)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_STATE_HOME", home.path().join(".local/state"))
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the SDK client failed:\n{stderr}");
+    let seen: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("the SDK client printed no JSON ({e}):\n{stderr}"));
+    let (first, second) = (&seen["first"], &seen["second"]);
+
+    // Run 1: the server's tools, the model switched, three cards answered in turn.
+    assert_eq!(
+        first["initialize"]["agentCapabilities"]["mcpCapabilities"],
+        json!({ "http": true, "sse": false })
+    );
+    assert_eq!(
+        first["a"]["_meta"]["lembas"]["mcpServers"][0]["started"], true,
+        "{first}"
+    );
+    let model_option = first["switched"]["configOptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == "model")
+        .cloned()
+        .unwrap();
+    assert_eq!(model_option["currentValue"], lembas_peer::VISION_MODEL);
+    assert_eq!(first["promptA"]["stopReason"], "end_turn", "{first}");
+    assert_eq!(first["promptB"]["stopReason"], "end_turn", "{first}");
+    let permissions = first["permissions"].as_array().unwrap();
+    assert_eq!(
+        permissions.len(),
+        3,
+        "the fourth echo was allowed always: {permissions:?}"
+    );
+    for permission in permissions {
+        validate_acp("RequestPermissionRequest", permission).unwrap();
+        assert_eq!(permission["toolCall"]["title"], "echo (MCP server example)");
+    }
+    let requests = peer.model().requests();
+    assert_eq!(
+        requests[0]["model"],
+        lembas_peer::VISION_MODEL,
+        "the switched model answers"
+    );
+    let read_back = |call: &str| -> String {
+        requests
+            .iter()
+            .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
+            .rfind(|m| m["role"] == "tool" && m["tool_call_id"] == call)
+            .and_then(|m| m["content"].as_str().map(str::to_string))
+            .unwrap_or_default()
+    };
+    let system = |request: &Value| {
+        request["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(system(&requests[0]).contains("## Project instructions\n\n### AGENTS.md\n\nIndent with tabs."));
+    let last = requests.last().unwrap();
+    assert_eq!(last["messages"][1]["content"], "Hello from B.");
+    assert!(!system(last).contains("Never read me"), "{}", system(last));
+    assert!(
+        read_back("call_1").starts_with("Not done"),
+        "{}",
+        read_back("call_1")
+    );
+    for (call, word) in [("call_2", "two"), ("call_3", "three"), ("call_4", "four")] {
+        assert_eq!(read_back(call), word);
+    }
+    for update in first["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(second["updates"].as_array().unwrap())
+    {
+        validate_acp("SessionNotification", update).unwrap();
+    }
+    assert_eq!(first["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
+
+    // Run 2: listed by folder and in all, a cursor from nowhere refused, chat A replayed in order.
+    let ids = |list: &Value| -> Vec<String> {
+        list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["sessionId"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (id_a, id_b) = (
+        first["a"]["sessionId"].as_str().unwrap().to_string(),
+        first["b"]["sessionId"].as_str().unwrap().to_string(),
+    );
+    assert_eq!(ids(&second["listA"]), [id_a.clone()]);
+    let all = ids(&second["listAll"]);
+    assert!(all.contains(&id_a) && all.contains(&id_b), "{all:?}");
+    assert_eq!(second["badCursor"]["error"]["code"], -32602, "{second}");
+    assert_eq!(second["unknown"]["error"]["code"], -32602, "{second}");
+    let replayed: Vec<Value> = second["replayed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["update"].clone())
+        .collect();
+    let order: Vec<String> = replayed
+        .iter()
+        .filter_map(|u| match u["sessionUpdate"].as_str()? {
+            "user_message_chunk" => Some(format!("user: {}", u["content"]["text"].as_str()?)),
+            "tool_call" => Some(format!("tool: {}", u["toolCallId"].as_str()?)),
+            "agent_message_chunk" => Some(format!("agent: {}", u["content"]["text"].as_str()?)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "user: Echo four words.",
+            "tool: call_1",
+            "tool: call_2",
+            "tool: call_3",
+            "tool: call_4",
+            "agent: Echoed three of four.",
+        ],
+        "{replayed:?}"
+    );
+    assert_eq!(second["others"], json!([]), "an editor got more than plain ACP");
+    assert_eq!(second["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
 }
