@@ -187,6 +187,15 @@ test('approval cards say what the call is, and Allow and Deny answer them', asyn
   assert.equal(await edit.locator('.path').textContent(), '/home/me/work/notes.md');
   assert.equal(await edit.locator('pre.diff .del').textContent(), '-old line');
   assert.equal(await edit.locator('pre.diff .add').textContent(), '+new line');
+  // A device's unified diff: its header, hunk and context lines told apart from the change.
+  await showCards([{ ...cards[1], tool_call_id: 'call_unified', detail: { type: 'change', path: '/home/me/work/notes.md',
+    diff: '--- a/notes.md\n+++ b/notes.md\n@@ -1,3 +1,3 @@\n keep\n-old line\n+new line\n keep too' } }]);
+  const unified = page.locator('#card-call_unified');
+  await unified.waitFor();
+  assert.deepEqual(await unified.locator('pre.diff span').evaluateAll((spans) => spans.map((s) => s.className)),
+    ['file', 'file', 'hunk', 'ctx', 'del', 'add', 'ctx']);
+  await showCards(cards);
+  await page.waitForSelector('#card-call_unified', { state: 'detached' });
   assert.match(await edit.locator('.scheduled').textContent(), /^Scheduled “Nightly tidy”: waits 30 minutes from .*, then it is denied\.$/);
 
   await page.locator('#card-call_rm').getByRole('button', { name: 'Allow once' }).click();

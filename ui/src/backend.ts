@@ -41,6 +41,8 @@ export interface Card {
   risks?: Risk[];
   /** The model's own description of the call. */
   agent_says?: string | null;
+  /** A write's or edit's change as a unified diff against the file on disk (also in `detail`). */
+  unified_diff?: string | null;
 }
 
 /** The newest lines of the activity log, newest first. */

@@ -229,6 +229,15 @@ function whereOf(card: Card, at: string): HTMLElement {
   return el('p', { class: card.scheduled ? 'scheduled where' : 'hint where', text: text.charAt(0).toUpperCase() + text.slice(1) + '.' });
 }
 
+/** A line of a unified diff (or of the older `-`/`+` form): its file header, hunk, removal, addition or context. */
+function diffClass(line: string): string {
+  if (line.startsWith('--- ') || line.startsWith('+++ ')) return 'file';
+  if (line.startsWith('@@')) return 'hunk';
+  if (line.startsWith('-')) return 'del';
+  if (line.startsWith('+')) return 'add';
+  return 'ctx';
+}
+
 function detailOf(card: Card): HTMLElement {
   const d = card.detail;
   switch (d.type) {
@@ -237,7 +246,7 @@ function detailOf(card: Card): HTMLElement {
     case 'change': {
       const diff = el('pre', { class: 'diff' });
       for (const line of d.diff.split('\n')) {
-        diff.append(el('span', { class: line.startsWith('-') ? 'del' : 'add', text: line }), '\n');
+        diff.append(el('span', { class: diffClass(line), text: line }), '\n');
       }
       return el('div', {}, el('p', { class: 'path', text: d.path }), diff);
     }

@@ -5,14 +5,18 @@
 mod agent;
 mod bash_judge;
 mod device;
+mod editor;
 mod file_search;
 mod grep_tool;
 mod idle;
 mod instance;
+mod job_flood;
+mod memory_read;
 mod model_server;
 mod monitor;
 mod procfs;
 mod raw_pty;
+mod reference;
 mod report;
 mod round_trip;
 mod sandbox;
@@ -47,6 +51,14 @@ struct Plan {
     reopens: usize,
     /// `true` run by the bash tool's runner, each way.
     sandboxed_runs: usize,
+    /// Sessions opened each way for the memory read.
+    memory_sessions: usize,
+    /// How long the flooding job prints.
+    flood: Duration,
+    /// Echo calls through the agent and straight to the server.
+    mcp_calls: usize,
+    /// Sessions loaded by an editor, each size.
+    loads: usize,
 }
 
 impl Plan {
@@ -69,6 +81,10 @@ impl Plan {
             searches: 300,
             reopens: 5,
             sandboxed_runs: 1000,
+            memory_sessions: 20,
+            flood: Duration::from_secs(10),
+            mcp_calls: 100,
+            loads: 5,
         }
     }
 
@@ -91,6 +107,10 @@ impl Plan {
             searches: 30,
             reopens: 2,
             sandboxed_runs: 100,
+            memory_sessions: 5,
+            flood: Duration::from_secs(3),
+            mcp_calls: 20,
+            loads: 2,
         }
     }
 }
@@ -164,6 +184,17 @@ async fn measure(plan: &Plan) -> anyhow::Result<Vec<Row>> {
         &mut rows,
         &stored_sessions::ROWS,
         stored_sessions::run(&mut instance, plan.reopens, plan.idle_window).await,
+    );
+    collect(
+        &mut rows,
+        &memory_read::ROWS,
+        memory_read::run(plan.memory_sessions).await,
+    );
+    collect(&mut rows, &job_flood::ROWS, job_flood::run(plan.flood).await);
+    collect(
+        &mut rows,
+        &editor::ROWS,
+        editor::run(plan.mcp_calls, plan.loads).await,
     );
     collect(&mut rows, &grep_tool::ROWS, grep_tool::run(plan.grep_files).await);
     collect(

@@ -59,7 +59,7 @@ pub async fn run(
         .ratio(figure.as_secs_f64() / baseline.as_secs_f64().max(1e-9))
         .goal("<= 50 ms", figure <= GOAL_REOPEN)
         .note(format!(
-            "_lembas/session/history from the store, median of {reopens}, worst {}",
+            "_lembas/session/history from the store (a plan in it), median of {reopens}, worst {}",
             ms(max(&big_took))
         )),
         Row::new(
@@ -100,7 +100,7 @@ fn history_turns(messages: usize) -> usize {
 
 /// A session as the engine writes one: its header, then `messages` messages in exchanges of four
 /// (the person's prompt, a tool call, its result, the answer); its id.
-fn write_session(store: &Store, cwd: &Path, number: usize, messages: usize) -> anyhow::Result<String> {
+pub fn write_session(store: &Store, cwd: &Path, number: usize, messages: usize) -> anyhow::Result<String> {
     let id = new_session_id();
     let header = json!({
         "cwd": cwd.display().to_string(), "created_ms": 1_700_000_000_000u64 + number as u64,
@@ -109,12 +109,28 @@ fn write_session(store: &Store, cwd: &Path, number: usize, messages: usize) -> a
     let mut log = store
         .create(&id, header)
         .with_context(|| format!("cannot store session {number}"))?;
-    let records: Vec<Value> = (0..messages)
+    let mut records: Vec<Value> = (0..messages)
         .map(|n| json!({ "type": "message", "turnId": format!("turn_{:06}", n / 4), "message": message(n) }))
         .collect();
+    // Reopened with its plan, as a working session is.
+    records.push(json!({ "type": "plan", "plan": plan(number) }));
     log.append(&records)
         .with_context(|| format!("cannot write session {number}'s messages"))?;
     Ok(id)
+}
+
+/// A plan of three phases of four tasks, as `plan_write` leaves one.
+fn plan(number: usize) -> Value {
+    let phases: Vec<Value> = (1..=3)
+        .map(|p| {
+            let tasks: Vec<Value> = (1..=4)
+                .map(|t| json!({ "id": format!("t{p}{t}"), "content": format!("Task {t} of phase {p}"), "status": "pending", "steps": [] }))
+                .collect();
+            json!({ "id": format!("p{p}"), "title": format!("Phase {p}"), "tasks": tasks })
+        })
+        .collect();
+    json!({ "version": 1, "title": format!("Plan of session {number}"), "summary": "", "objectives": [],
+            "findings": [], "phases": phases })
 }
 
 /// Message `n` of a stored conversation, sized like a real one's (a short prompt, a file read back,

@@ -117,14 +117,20 @@ fn text(approval: &PendingApproval) -> String {
             if diff.old_text.is_some() { "edit" } else { "write" },
             diff.path
         );
-        let old = diff
-            .old_text
-            .as_deref()
-            .unwrap_or_default()
-            .lines()
-            .map(|l| format!("  - {l}\n"));
-        let new = diff.new_text.lines().map(|l| format!("  + {l}\n"));
-        let lines: Vec<String> = old.chain(new).collect();
+        let lines: Vec<String> = match &facts.unified_diff {
+            // The device's diff against the file on disk.
+            Some(unified) => unified.lines().map(|l| format!("  {l}\n")).collect(),
+            None => {
+                let old = diff
+                    .old_text
+                    .as_deref()
+                    .unwrap_or_default()
+                    .lines()
+                    .map(|l| format!("  - {l}\n"));
+                let new = diff.new_text.lines().map(|l| format!("  + {l}\n"));
+                old.chain(new).collect()
+            }
+        };
         for line in lines.iter().take(DIFF_LINES) {
             out += line;
         }
@@ -202,6 +208,7 @@ mod tests {
                 deadline_ms: Some(1),
                 risks: vec![Risk::Deletes, Risk::Network, Risk::PipeToShell],
                 agent_says: Some("Run the tests".into()),
+                unified_diff: None,
             },
             ..approval
         };

@@ -128,6 +128,11 @@ async fn a_card_is_listed_and_allowed_from_the_shell_and_the_client_is_told() {
         waiting["diff"],
         json!({ "path": "from-shell.txt", "old_text": null, "new_text": "yes\n" })
     );
+    // The device's own diff against the disk (the file is new: all of it added).
+    assert_eq!(
+        waiting["unified_diff"],
+        "--- a/from-shell.txt\n+++ b/from-shell.txt\n@@ -0,0 +1 @@\n+yes"
+    );
     assert!(waiting["waiting_s"].as_u64().unwrap() < 20, "{waiting}");
     assert!(waiting["scheduled"].is_null());
     // What the device says of it, beside the request: the chat, its folder, when it is denied.
@@ -140,7 +145,7 @@ async fn a_card_is_listed_and_allowed_from_the_shell_and_the_client_is_told() {
     assert!(deadline > asked, "{waiting}");
     let text = lembas(&l.home, &["approvals"]);
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("call_shell") && text.contains("+ yes"), "{text}");
+    assert!(text.contains("call_shell") && text.contains("  +yes\n"), "{text}");
 
     let allowed = lembas(&l.home, &["approvals", "allow", "call_shell"]);
     assert!(allowed.status.success(), "{allowed:?}");

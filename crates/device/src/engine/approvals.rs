@@ -148,6 +148,9 @@ pub struct CardFacts {
     pub risks: Vec<Risk>,
     /// The model's own description of the call, when it gave one: shown last, as its words.
     pub agent_says: Option<String>,
+    /// A write's or edit's change as a unified diff against the file on disk, when it could be
+    /// read (`tools::preview`).
+    pub unified_diff: Option<String>,
 }
 
 impl CardFacts {

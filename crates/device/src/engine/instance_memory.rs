@@ -100,7 +100,14 @@ impl Engine {
     ) -> Result<Option<Arc<Connection>>, String> {
         let mut held = self.0.memory.held.lock().await;
         if held.as_ref().is_none_or(|h| h.base != instance.base) {
-            let scope = instance.scope().await?;
+            // An instance that says no scope offers no memory (asked again for the next session).
+            let scope = match instance.scope().await {
+                Ok(scope) => scope,
+                Err(why) => {
+                    tracing::warn!("{why}: the session has no memory of the instance");
+                    return Ok(None);
+                }
+            };
             let has_memory = scope.split_whitespace().any(|s| MEMORY_SCOPES.contains(&s));
             *held = Some(Held {
                 base: instance.base.clone(),

@@ -490,7 +490,11 @@ fn prepare(
             reason: "Allowed for this session.".into(),
         };
     }
-    let facts = CardFacts::of_change(&planned, ctx);
+    let mut facts = CardFacts::of_change(&planned, ctx);
+    // Read only for a card: an allowed call is not made to read its file twice.
+    if judgement.decision == Decision::Ask {
+        facts.unified_diff = tools::preview(&planned, &args, ctx);
+    }
     Ok(Prepared {
         title: planned.title.clone(),
         kind: serde_json::to_value(planned.kind).unwrap_or(Value::Null),

@@ -18,8 +18,9 @@ const NOTICE_DETAIL_CHARS: usize = 300;
 pub enum Detail {
     /// A bash command line.
     Command { command: String },
-    /// A file written whole, or an edit: `diff` has `-` lines for the text replaced and `+` lines
-    /// for the new text.
+    /// A file written whole, or an edit: `diff` is a unified diff against the file on disk (or,
+    /// where the device could not read it, `-` lines for the text replaced and `+` lines for the
+    /// new text).
     Change { path: String, diff: String },
     /// Anything else: the call's arguments as JSON.
     Arguments { json: String },
@@ -79,6 +80,11 @@ impl CardView {
                 (Some(kind), Some(command), _) if kind == "execute" => Detail::Command {
                     command: command.clone(),
                 },
+                // The device's unified diff against the file on disk, when it made one.
+                (_, _, Some(diff)) if pending.facts.unified_diff.is_some() => Detail::Change {
+                    path: diff.path.clone(),
+                    diff: pending.facts.unified_diff.clone().unwrap_or_default(),
+                },
                 (_, _, Some(diff)) => change(&diff.path, diff.old_text.as_deref(), &diff.new_text)
                     .unwrap_or_else(|| arguments(pending.arguments.as_ref().unwrap_or(&Value::Null))),
                 _ => arguments(pending.arguments.as_ref().unwrap_or(&Value::Null)),
@@ -114,7 +120,7 @@ impl CardView {
         };
         let mut body = match &self.detail {
             Detail::Command { command } => format!("Run: {}", cut(command)),
-            Detail::Change { path, diff } => format!("Change {path}\n{}", cut(diff)),
+            Detail::Change { path, diff } => format!("Change {path}\n{}", cut(&without_file_lines(diff))),
             Detail::Arguments { json } => cut(json),
             Detail::Plan { path, text } => format!("Plan in {path}\n{}", cut(text)),
         };
@@ -168,6 +174,14 @@ fn arguments(raw: &Value) -> Detail {
     Detail::Arguments {
         json: serde_json::to_string_pretty(raw).unwrap_or_default(),
     }
+}
+
+/// A diff without its `---`/`+++` lines: a notice names the file already.
+fn without_file_lines(diff: &str) -> String {
+    diff.lines()
+        .filter(|l| !l.starts_with("--- ") && !l.starts_with("+++ "))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// At most [`NOTICE_DETAIL_CHARS`] characters, with an ellipsis where cut.
@@ -285,6 +299,32 @@ mod tests {
         );
         let other = CardView::of(&card("fetch", json!({ "url": 3 }), None));
         assert!(matches!(other.detail, Detail::Arguments { ref json } if json.contains("\"url\": 3")));
+    }
+
+    #[test]
+    fn the_devices_unified_diff_is_the_change_and_the_notice_keeps_its_hunks() {
+        let mut edit = card(
+            "edit",
+            json!({ "path": "a.txt", "old_string": "two", "new_string": "2" }),
+            None,
+        );
+        let unified = "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three";
+        edit.facts.unified_diff = Some(unified.into());
+        let view = CardView::of(&edit);
+        assert_eq!(
+            view.detail,
+            Detail::Change {
+                path: "a.txt".into(),
+                diff: unified.into()
+            }
+        );
+        assert!(
+            view.notice()
+                .body
+                .starts_with("Change a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"),
+            "{}",
+            view.notice().body
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod grep;
 pub mod identity;
 mod ls;
 pub mod opened;
+mod preview;
 mod read;
 mod resolve;
 mod walk;
@@ -35,6 +36,7 @@ use crate::policy::tools::decide_path;
 use arguments::Arguments;
 pub use cut::cut_result;
 pub use definitions::{definitions, show_definition, tool_names};
+pub use preview::preview;
 pub(crate) use walk::{relative_text, walker};
 
 /// What the tools need to know about the session.
