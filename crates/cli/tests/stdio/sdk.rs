@@ -260,7 +260,7 @@ async fn the_official_acp_sdk_reopens_lists_switches_models_and_runs_mcp_servers
         first["a"]["sessionId"].as_str().unwrap().to_string(),
         first["b"]["sessionId"].as_str().unwrap().to_string(),
     );
-    assert_eq!(ids(&second["listA"]), [id_a.clone()]);
+    assert_eq!(ids(&second["listA"]), [id_a.as_str()]);
     let all = ids(&second["listAll"]);
     assert!(all.contains(&id_a) && all.contains(&id_b), "{all:?}");
     assert_eq!(second["badCursor"]["error"]["code"], -32602, "{second}");
