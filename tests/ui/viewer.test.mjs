@@ -81,14 +81,22 @@ async function load() {
   await page.waitForSelector('#status-line');
 }
 
-/** Shows a file as the runtime would: kept for shown/read, then the `shown` event pushed. */
+/** Shows a file as the runtime would: kept for shown/read, then the `shown` event pushed; the
+ * person then opens the Shown view from its tab, which the file marked (it never takes the view). */
 async function show(id, path, kind, text, extra = {}) {
   if (kind === 'html') pages.set(id, text);
+  const onShown = await page.getAttribute('#nav-shown', 'aria-pressed') === 'true';
   await page.evaluate(({ id, path, kind, text, extra }) => {
     const file = { id, session_id: 'ses_1', path, kind, size: text.length, shown_ms: Date.now(), ...extra };
     window.__files.set(id, { file, text });
     window.__fake.emit('control-push', { method: 'event', params: { kind: 'shown', session_id: 'ses_1', id, path, file_kind: kind, size: text.length, ...extra } });
   }, { id, path, kind, text, extra });
+  if (onShown) return;
+  await page.waitForSelector('#nav-shown .badge');
+  assert.equal(await page.getAttribute('#nav-home', 'aria-pressed'), 'true', 'the view stays where it was');
+  assert.equal(await page.getAttribute('#nav-shown', 'aria-label'), 'Shown, something new');
+  await page.click('#nav-shown');
+  assert.equal(await page.locator('#nav-shown .badge').count(), 0, 'seen: the mark is gone');
 }
 
 const ipcCalls = () => page.evaluate(() => JSON.stringify(window.__fake.calls));
@@ -233,7 +241,7 @@ test('code is highlighted with its line marked, text stays text, and the list is
   const rust = 'fn main() {\n    let x = "<b>not bold</b>";\n}\n';
   await show('s-rs', 'src/main.rs', 'code', rust, { language: 'rust', line: 2 });
   await page.waitForSelector('#shown-code');
-  assert.equal(await page.getAttribute('#nav-shown', 'aria-pressed'), 'true', 'a shown file opens the Shown view');
+  assert.equal(await page.getAttribute('#nav-shown', 'aria-pressed'), 'true');
   assert.ok(await page.locator('#shown-code .hljs-keyword').count() > 0, 'highlighted');
   assert.equal(await page.locator('#shown-code b').count(), 0, 'the code\'s markup is text');
   assert.equal(await page.getAttribute('#shown-line-2', 'class'), 'marked');
@@ -253,6 +261,8 @@ test('code is highlighted with its line marked, text stays text, and the list is
 test('a file no longer kept says so', async () => {
   await load();
   await page.evaluate(() => window.__fake.emit('control-push', { method: 'event', params: { kind: 'shown', session_id: 'ses_1', id: 'gone', path: 'a.md', file_kind: 'markdown', size: 1 } }));
+  await page.waitForSelector('#nav-shown .badge');
+  await page.click('#nav-shown');
   await page.waitForSelector('#shown-error');
   assert.match(await page.textContent('#shown-error'), /No shown file gone is kept/);
 });

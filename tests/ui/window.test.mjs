@@ -24,6 +24,11 @@ beforeEach(async () => {
   await page.addInitScript(fakeBackend);
   await page.goto(base);
   await page.waitForSelector('#status-line');
+  // The window opens on Home (its own test below); the rest are tests of Settings, from the
+  // moment the window opened (the focus where it was put).
+  const focused = await page.evaluate(() => document.activeElement?.id);
+  await page.click('#nav-settings');
+  if (focused) await page.focus(`#${focused}`);
 });
 
 afterEach(async () => {
@@ -143,7 +148,33 @@ test('the device\'s events redraw the window', async () => {
   // Whether commands run sandboxed is said beside the limits.
   assert.match(await page.textContent('#sandbox-line'), /kernel sandbox \(landlock ABI 7\)/);
   assert.match(await page.textContent('#limits'), /"max_mode": "edit"/);
+  await page.click('#nav-home');
   assert.match(await page.textContent('#activity'), /Terminal opened in \/home\/me\/work/);
+});
+
+test('the window opens on Home: the limits in a sentence that leads into Settings, what runs now, the title counting cards', async () => {
+  await page.addInitScript(() => {
+    Object.assign(window.__fake.state, { server: 'https://home.example', connection: 'home',
+      link: { state: 'linked', line: 'Linked to home' }, now_line: 'Now: 1 agent working in ~/work' });
+    Object.assign(window.__fake.state.remote, { enabled: true, max_mode: 'edit', terminal: false, scheduled: false,
+      roots: [{ path: '/home/me/work', trusted: true }, { path: '/home/me/notes', trusted: false }] });
+  });
+  await page.goto(base);
+  await page.waitForSelector('#limits-line');
+  assert.equal(await page.getAttribute('#nav-home', 'aria-pressed'), 'true');
+  assert.equal(await page.textContent('#limits-line'), 'May use 2 folders · at most edit · terminals off · scheduled work off');
+  assert.equal(await page.textContent('#now-line'), 'Now: 1 agent working in ~/work');
+  assert.equal(await page.isVisible('#login-form'), false, 'logged in: no login on Home');
+  assert.equal(await page.title(), 'LLeMbas Desktop');
+  await page.evaluate(() => {
+    window.__fake.state.cards = [{ tool_call_id: 'call_t', session_id: 'ses_1', title: 'Run the tests', reason: 'Commands ask.',
+      detail: { type: 'command', command: 'make test' }, asked_at_ms: Date.now(), scheduled: null, headline: 'Run a command in ~/work' }];
+    window.__fake.emit('control-push', { method: 'event', params: { kind: 'approval_asked' } });
+  });
+  await page.waitForFunction(() => document.title === '(1) LLeMbas Desktop');
+  await page.locator('#limits-line button', { hasText: 'terminals off' }).click();
+  assert.equal(await page.getAttribute('#nav-settings', 'aria-pressed'), 'true');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'terminal', 'the setting it names has the focus');
 });
 
 test('a burst of pushes makes few reads of window/state, and the last state shows', async () => {

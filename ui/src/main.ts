@@ -1,5 +1,7 @@
-// The window: approval cards waiting for an answer, then either the settings (login, the folders,
-// the switches, what the instance sees, recent activity) or the Activity view (the activity log).
+// The window: approval cards waiting for an answer above every view; the Home view first (the
+// link, the limits in one sentence, what runs now, the last activity; the login when there is
+// none), then Settings (login, the switches, the folders, what the instance sees), Sessions,
+// Terminals, Shown and the Activity log.
 import './style.css';
 import { asCommandError, backend, type ActivityPage, type Card, type CommandError, type Risk, type Snapshot, type View } from './backend';
 import { el } from './dom';
@@ -20,7 +22,9 @@ const local = {
   busy: false,
   serverDraft: '',
   relogin: false,
-  view: 'settings' as 'settings' | 'activity' | 'sessions' | 'terminals' | 'shown',
+  view: 'home' as 'home' | 'settings' | 'activity' | 'sessions' | 'terminals' | 'shown',
+  /** A file was shown since the Shown view was last open: its tab says so (it never takes the view). */
+  shownUnseen: false,
   /** The card a clicked notification asked for, shown highlighted until it is gone. */
   focusCard: null as string | null,
   activity: null as ActivityPage | null,
@@ -146,10 +150,18 @@ function remoteSection(s: Snapshot): HTMLElement {
     toggle('require-trust', 'Only trusted folders', r.require_trust, change('require_trust')),
     el('div', { class: 'row' }, el('label', { for: 'max-mode', text: 'Max mode' }), mode),
     el('p', { class: 'hint', id: 'sandbox-line', text: r.sandbox }),
-    el('p', { id: 'now-line', text: s.now_line }),
-    button('Stop all remote work', 'stop-all', () => act('remote', () => backend.stopRemoteWork()), !r.enabled && s.now.terminals + s.now.watches === 0),
-    errorFor('remote'),
+    ...nowLines(s),
   );
+}
+
+/** What runs now and the one switch that stops it all (Home and Settings both show it). */
+function nowLines(s: Snapshot): (HTMLElement | null)[] {
+  return [
+    el('p', { id: 'now-line', text: s.now_line }),
+    button('Stop all remote work', 'stop-all', () => act('remote', () => backend.stopRemoteWork()),
+      !s.remote.enabled && s.now.terminals + s.now.watches === 0),
+    errorFor('remote'),
+  ];
 }
 
 function foldersSection(s: Snapshot): HTMLElement {
@@ -379,32 +391,80 @@ function activityView(): HTMLElement {
   );
 }
 
+/** The limits in one sentence, each part a way into the settings that change it. */
+function limitsLine(s: Snapshot): HTMLElement {
+  const r = s.remote;
+  const folders = r.roots.length === 1 ? '1 folder' : `${r.roots.length} folders`;
+  const parts: [string, string][] = r.enabled
+    ? [
+        [`May use ${folders}`, 'roots'],
+        [`at most ${r.max_mode}`, 'max-mode'],
+        [r.terminal ? 'terminals on' : 'terminals off', 'terminal'],
+        [r.scheduled ? 'scheduled work on' : 'scheduled work off', 'scheduled'],
+      ]
+    : [['Remote work is off', 'remote-enabled']];
+  const line = el('p', { id: 'limits-line' });
+  parts.forEach(([text, target], i) => {
+    if (i) line.append(' · ');
+    const link = el('button', { type: 'button', class: 'link', 'data-target': target, text });
+    link.addEventListener('click', () => {
+      local.view = 'settings';
+      draw();
+      document.getElementById(target)?.focus();
+    });
+    line.append(link);
+  });
+  return line;
+}
+
+/** The first view: the limits, what runs now (with Stop), the last activity; the login when none. */
+function homeView(s: Snapshot): HTMLElement[] {
+  const loggedIn = s.server !== null && s.link.state !== 'token_refused';
+  const now = el('section', { 'aria-label': 'Now' }, el('h2', { text: 'Now' }), ...nowLines(s));
+  return [
+    ...(loggedIn ? [] : [loginSection(s)]),
+    el('section', { 'aria-label': 'Limits' }, el('h2', { text: 'What remote work may do' }), limitsLine(s)),
+    now,
+    activitySection(s),
+  ];
+}
+
 function nav(): HTMLElement {
   const tab = (view: typeof local.view, text: string) => {
     const b = el('button', { type: 'button', id: `nav-${view}`, text, 'aria-pressed': String(local.view === view) });
+    if (view === 'shown' && local.shownUnseen) {
+      b.append(el('span', { class: 'badge', 'aria-hidden': 'true', text: '•' }));
+      b.setAttribute('aria-label', 'Shown, something new');
+    }
     b.addEventListener('click', () => {
       // Sessions, Terminals and Shown keep their own state (sessions.ts, terminals.ts, viewer.ts).
       if (view === 'sessions' || view === 'terminals' || view === 'shown') {
         local.view = view;
         if (view === 'sessions') openSessions();
         else if (view === 'terminals') openTerminals();
-        else void refreshShown();
+        else {
+          local.shownUnseen = false;
+          void refreshShown();
+        }
         draw();
-      } else go(view === 'activity' ? { view: 'activity' } : null);
+      } else if (view === 'settings' || view === 'home') {
+        local.view = view;
+        draw();
+      } else go({ view: 'activity' });
     });
     return b;
   };
-  return el('nav', { class: 'row' }, tab('settings', 'Settings'), tab('sessions', 'Sessions'), tab('terminals', 'Terminals'), tab('shown', 'Shown'), tab('activity', 'Activity'));
+  return el('nav', { class: 'row' }, tab('home', 'Home'), tab('settings', 'Settings'), tab('sessions', 'Sessions'), tab('terminals', 'Terminals'), tab('shown', 'Shown'), tab('activity', 'Activity'));
 }
 
-/** Moves to a view: the activity log, a card (on the settings view, where the cards are), or back. */
+/** Moves to a view: the activity log, a card (on the Home view; the cards head every view), or home. */
 function go(view: View | null) {
   if (view?.view === 'activity') {
     local.view = 'activity';
     local.activity = null;
     void readActivity();
   } else {
-    local.view = 'settings';
+    local.view = 'home';
     if (view?.view === 'card') local.focusCard = view.tool_call_id;
   }
   draw();
@@ -430,7 +490,10 @@ function draw() {
     : local.view === 'sessions' ? [sessionsView()]
     : local.view === 'terminals' ? [terminalsView()]
     : local.view === 'shown' ? []
-    : [loginSection(s), remoteSection(s), foldersSection(s), seenSection(s), activitySection(s)];
+    : local.view === 'settings' ? [loginSection(s), remoteSection(s), foldersSection(s), seenSection(s)]
+    : homeView(s);
+  // The title counts the cards waiting, for the taskbar and a window switcher.
+  document.title = s.cards.length ? `(${s.cards.length}) LLeMbas Desktop` : 'LLeMbas Desktop';
   app.replaceChildren(statusSection(s), nav(), notice ?? '', cardsSection(s) ?? '', ...body);
   const token = document.getElementById('token') as HTMLInputElement | null;
   if (token && typedToken && !local.busy) token.value = typedToken;
@@ -439,12 +502,11 @@ function draw() {
 }
 
 async function start() {
-  // A file a session just showed opens on the Shown view, unless the person is typing elsewhere.
+  // A file a session just showed marks the Shown tab; it never takes the view (the page is the
+  // agent's, and the person may be in the middle of something).
   mountViewer(viewerHost, () => {
-    const field = document.activeElement;
-    const typing = field instanceof HTMLInputElement && field.type !== 'checkbox' && field.value !== '';
-    if (typing || local.view === 'shown') return;
-    local.view = 'shown';
+    if (local.view === 'shown') return;
+    local.shownUnseen = true;
     draw();
   });
   // Both listeners at once (each an IPC round trip), and the state only after them: a change

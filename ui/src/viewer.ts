@@ -67,8 +67,9 @@ export function mountViewer(host: HTMLElement, onOpened: () => void): void {
 /** Reads the list again (the person went to this view). */
 export async function refresh(): Promise<void> {
   try {
+    // What the last file opened said (one no longer kept) stays: it was announced while the person
+    // was elsewhere, and this is where they come to see it.
     state.files = await backend.listShown();
-    state.error = null;
   } catch (e) {
     state.error = asCommandError(e).message;
   }

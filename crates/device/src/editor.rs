@@ -22,6 +22,8 @@ use crate::settings::Settings;
 
 /// The longest line read: a prompt may carry 25 MB of attachments, base64 makes that about 34.
 const MAX_LINE: u64 = 64 * 1024 * 1024;
+/// The most written at once when messages wait (a message bigger than it goes alone).
+const BATCH_BYTES: usize = 1 << 20;
 /// At the end of input, how long running turns get to stop and write their records.
 const CANCEL_WAIT: Duration = Duration::from_secs(10);
 /// Then how long the answers of the cancelled prompts get to go out.
@@ -164,7 +166,17 @@ async fn write_lines<W: AsyncWrite + Unpin>(
             }
             text = queue.next() => match text {
                 Some(text) => {
-                    if write_line(&mut output, text).await.is_err() {
+                    // Every message already waiting goes in the same write: a replayed history is
+                    // thousands of lines, and a write and a flush each would be most of its time.
+                    let mut lines = text.into_bytes();
+                    lines.push(b'\n');
+                    while lines.len() < BATCH_BYTES
+                        && let Some(more) = queue.try_next()
+                    {
+                        lines.extend_from_slice(more.as_bytes());
+                        lines.push(b'\n');
+                    }
+                    if write_lines_out(&mut output, &lines).await.is_err() {
                         tracing::warn!("the editor's end of stdout is closed");
                         return;
                     }
@@ -178,7 +190,11 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 async fn write_line<W: AsyncWrite + Unpin>(output: &mut W, text: String) -> std::io::Result<()> {
     let mut line = text.into_bytes();
     line.push(b'\n');
-    output.write_all(&line).await?;
+    write_lines_out(output, &line).await
+}
+
+async fn write_lines_out<W: AsyncWrite + Unpin>(output: &mut W, lines: &[u8]) -> std::io::Result<()> {
+    output.write_all(lines).await?;
     output.flush().await
 }
 

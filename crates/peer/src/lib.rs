@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
+use axum::serve::ListenerExt;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -104,6 +105,13 @@ impl Peer {
         let router = http::router(state.clone());
         let mut stopped = shutdown_rx;
         let server = tokio::spawn(async move {
+            // As a real server is set up: small answers (an MCP reply after its headers) are not held
+            // back by Nagle's algorithm waiting on the client's delayed ACK.
+            let listener = listener.tap_io(|stream| {
+                if let Err(error) = stream.set_nodelay(true) {
+                    tracing::debug!("TCP_NODELAY not set: {error}");
+                }
+            });
             let serving = axum::serve(listener, router).with_graceful_shutdown(async move {
                 let _ = stopped.wait_for(|stopped| *stopped).await;
             });

@@ -71,12 +71,13 @@ impl Engine {
             Ok(None) => return SessionMemory::Absent,
             Err(why) => return SessionMemory::Unreadable(why),
         };
+        // Side by side: the session's start waits for the slower of the two, not both.
         let reading = async {
-            let text = connection
-                .read_text(MEMORY_URI, scope.as_deref(), read_within)
-                .await?;
-            let tools = connection.tools(read_within).await?;
-            Ok::<_, crate::mcp::McpError>((text, tools))
+            let (text, tools) = tokio::join!(
+                connection.read_text(MEMORY_URI, scope.as_deref(), read_within),
+                connection.tools(read_within),
+            );
+            Ok::<_, crate::mcp::McpError>((text?, tools?))
         };
         match reading.await {
             Ok((text, tools)) => SessionMemory::Read {

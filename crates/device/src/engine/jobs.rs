@@ -29,6 +29,9 @@ pub const JOB_STOP: &str = "job_stop";
 
 /// How often a job's news may be told (the spec: at most four times a second).
 const NEWS_EVERY: Duration = Duration::from_millis(250);
+/// Chunks of output (64 KiB each) read ahead of what the job has kept: past them, the command
+/// waits on its pipe.
+const CHUNKS_IN_FLIGHT: usize = 16;
 /// How long `_lembas/job/stop` waits for the job to be gone before it answers.
 const STOP_WAIT: Duration = Duration::from_secs(10);
 
@@ -101,7 +104,7 @@ async fn follow(
     stop: oneshot::Receiver<()>,
 ) {
     let keep = decisions().jobs.output_kept_bytes;
-    let (output, mut read) = mpsc::unbounded_channel();
+    let (output, mut read) = mpsc::channel(CHUNKS_IN_FLIGHT);
     let run = monitor::run_job(&session.cwd, &command, &sandbox, output, stop);
     tokio::pin!(run);
     let mut news = tokio::time::interval(NEWS_EVERY);

@@ -145,7 +145,7 @@ pub async fn run_job(
     cwd: &Path,
     command: &str,
     sandbox: &Sandbox,
-    output: mpsc::UnboundedSender<Vec<u8>>,
+    output: mpsc::Sender<Vec<u8>>,
     stop: oneshot::Receiver<()>,
 ) -> io::Result<JobEnd> {
     let grace = Duration::from_millis(decisions().scheduled.monitor.kill_grace_ms);
@@ -253,7 +253,9 @@ struct Watch {
     /// Whether bash runs in a sandbox (`remote.sandbox: auto` runs without one where none is had).
     sandboxed: bool,
     /// A background job's: where each chunk read goes as well.
-    forward: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    /// A job's reader: bounded, so a command printing faster than the job's output is kept
+    /// waits on its pipe instead of the device holding what it printed.
+    forward: Option<mpsc::Sender<Vec<u8>>>,
 }
 
 impl Watch {
@@ -329,7 +331,7 @@ impl Watch {
                     Ok(n) => {
                         self.sink.take(&self.buffer[..n]);
                         if let Some(forward) = &self.forward {
-                            let _ = forward.send(self.buffer[..n].to_vec());
+                            let _ = forward.send(self.buffer[..n].to_vec()).await;
                         }
                     }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
