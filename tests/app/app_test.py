@@ -139,13 +139,22 @@ def screenshot(name):
     subprocess.run(["import", "-window", "root", str(OUT / name)], check=True, timeout=30)
 
 
+# Where each tab of the window's nav row is (x at y=87, the window as it opens under Xvfb).
+TABS = {"home": 55, "settings": 136, "sessions": 226, "terminals": 320, "shown": 408, "activity": 490}
+
+
+def click_tab(wid, view):
+    subprocess.run(["xdotool", "mousemove", "--window", str(wid), str(TABS[view]), "87", "click", "1"], check=True)
+
+
 def tray_items():
     name, path = tray_menu.find()
     return {item["label"]: item for item in tray_menu.items(name, path)}
 
 
 def tray_status():
-    items = tray_menu.items(*tray_menu.find())
+    # The status line, under "N approvals waiting…" while a card waits.
+    items = [i for i in tray_menu.items(*tray_menu.find()) if not re.match(r"^\d+ approvals? waiting", i["label"])]
     return items[0]["label"] if items else ""
 
 
@@ -269,8 +278,9 @@ def main():
         quit_app(app, "Quit ends the app cleanly")
         beside_a_headless_service(env, config)
         a_hostile_page_shown(env, config, token, work, figures)
+        a_card_waits(env, config, token, work, figures)
         check("the token is in no log", all(token not in (OUT / log).read_text()
-                                        for log in ["app.log", "service.log", "app-shown.log"]))
+                                        for log in ["app.log", "service.log", "app-shown.log", "app-card.log"]))
         # Every open's start to first paint: the first loads WebKit from disk, later ones find it cached.
         figures["each_window_started_to_drawn_ms"] = [
             d - s for s, d in zip(logged_at("window started"), logged_at("window drawn"))]
@@ -403,28 +413,7 @@ def a_hostile_page_shown(env, config, token, work, figures):
     lembas("remote", "roots", "add", str(work))
     lembas("trust", str(work))
     # A second demo instance (the same token) whose chat, 12 s after the link, asks for the page.
-    peer_out = open(OUT / "peer-shown.out", "w")
-    peer = subprocess.Popen([str(BIN / "lembas-peer"), "--token-stdin", "--chat", "show hostile.html",
-                             "--chat-after", "12"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=open(OUT / "peer-shown.log", "w"), text=True, env=env)
-    peer.stdin.write(token + "\n")
-    peer.stdin.close()
-    url = None
-    for line in peer.stdout:
-        peer_out.write(line)
-        m = re.search(r"http://127\.0\.0\.1:\d+", line)
-        if m:
-            url = m.group(0)
-            break
-    def copy_rest():
-        for rest in peer.stdout:
-            peer_out.write(rest)
-            peer_out.flush()
-
-    peer_out.flush()
-    threading.Thread(target=copy_rest, daemon=True).start()
-    text = config.read_text()
-    config.write_text(re.sub(r"http://127\.0\.0\.1:\d+", url, text))
+    peer = demo_peer(env, token, config, ["--chat", "show hostile.html", "--chat-after", "12"], "shown")
     app_env = dict(env, RUST_LOG="info,lembas_window::relay=debug")
     app_log = OUT / "app-shown.log"
     app = subprocess.Popen([str(BIN / "lembas-desktop")], env=app_env, stdout=open(app_log, "w"),
@@ -439,7 +428,9 @@ def a_hostile_page_shown(env, config, token, work, figures):
         relayed = lambda: re.findall(r"control_call relayed method=(\S+)", plain())
         wait_for("the session shows the page to the instance's viewer",
                  lambda: "chat: shown hostile.html (html" in (OUT / "peer-shown.out").read_text(), within=40)
-        wait_for("the window opens the shown page (shown/read)", lambda: "shown/read" in relayed(), within=20)
+        wait_for("the window reads the shown page (shown/read)", lambda: "shown/read" in relayed(), within=20)
+        # It marks the Shown tab and never takes the view: the person opens it.
+        click_tab([w for w in windows() if viewable(w)][0], "shown")
         time.sleep(8)  # the page's probes run (its own navigations at 3 s and 4 s); WebKit paints
         screenshot("window-shown.png")
         colors = subprocess.run(["convert", str(OUT / "window-shown.png"), "-format", "%c", "histogram:info:-"],
@@ -469,8 +460,8 @@ def a_hostile_page_shown(env, config, token, work, figures):
         check("the app still runs", app.poll() is None)
         # The other views, for the README: their tabs clicked as a person would.
         wid = [w for w in windows() if viewable(w)][0]
-        for view, x in (("sessions", 152), ("terminals", 246)):
-            subprocess.run(["xdotool", "mousemove", "--window", str(wid), str(x), "87", "click", "1"], check=True)
+        for view in ("sessions", "terminals"):
+            click_tab(wid, view)
             wait_for(f"the {view} view reads its list", lambda: f"{view}/list" in relayed(), within=10)
             time.sleep(1.5)
             screenshot(f"window-{view}.png")
@@ -482,6 +473,74 @@ def a_hostile_page_shown(env, config, token, work, figures):
         peer.terminate()
         peer.wait(timeout=10)
         recorder.shutdown()
+
+
+def demo_peer(env, token, config, args, name):
+    """Another demo instance (the same token) with `args`, its output in peer-<name>.out; the config
+    now points at it."""
+    import threading
+
+    peer_out = open(OUT / f"peer-{name}.out", "w")
+    peer = subprocess.Popen([str(BIN / "lembas-peer"), "--token-stdin", *args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=open(OUT / f"peer-{name}.log", "w"), text=True, env=env)
+    peer.stdin.write(token + "\n")
+    peer.stdin.close()
+    url = None
+    for line in peer.stdout:
+        peer_out.write(line)
+        m = re.search(r"http://127\.0\.0\.1:\d+", line)
+        if m:
+            url = m.group(0)
+            break
+
+    def copy_rest():
+        for rest in peer.stdout:
+            peer_out.write(rest)
+            peer_out.flush()
+
+    peer_out.flush()
+    threading.Thread(target=copy_rest, daemon=True).start()
+    config.write_text(re.sub(r"http://127\.0\.0\.1:\d+", url, config.read_text()))
+    return peer
+
+
+def a_card_waits(env, config, token, work, figures):
+    """A chat's command waits for the person: the tray's first item counts the card and its icon
+    changes; the item opens the window on the card; answered from a terminal, both go back."""
+    peer = demo_peer(env, token, config, ["--chat", "run touch card-ran.txt", "--person-answers"], "card")
+    app = subprocess.Popen([str(BIN / "lembas-desktop")], env=env, stdout=open(OUT / "app-card.log", "w"),
+                           stderr=subprocess.STDOUT)
+    lembas = lambda *args: subprocess.run([str(BIN / "lembas"), *args], env=env, capture_output=True, text=True)
+    try:
+        tray_menu.find(wait_s=30, pid=app.pid)
+        wait_for("the app links to the instance whose chat will ask",
+                 lambda: tray_status().startswith("Linked to"), within=30)
+        first = lambda: (tray_menu.items(*tray_menu.find()) or [{"label": ""}])[0]["label"]
+        said = wait_for("the tray's first item counts the card", lambda: first() == "1 approval waiting…", within=40)
+        check("the tray's first item is 1 approval waiting…", bool(said), first())
+        # The chat asks at once after the link: the icon is compared with the one after the answer.
+        asking = tray_menu.icon_name(*tray_menu.find())
+        figures["card_tray"] = {"first_item": first(), "status": tray_status()}
+        tray_menu.click(*tray_menu.find(), "1 approval waiting")
+        wids = wait_for("the item opens the window", lambda: [w for w in windows() if viewable(w)])
+        if wids:
+            time.sleep(3)  # WebKit paints in software under Xvfb
+            screenshot("window-card.png")
+        waiting = json.loads(lembas("approvals", "--json").stdout or "[]")
+        check("one card waits", len(waiting) == 1, str(waiting))
+        if waiting:
+            lembas("approvals", "allow", waiting[0]["id"])
+        wait_for("the first item goes once the card is answered", lambda: first() != "1 approval waiting…")
+        wait_for("the icon changes back once the card is answered",
+                 lambda: tray_menu.icon_name(*tray_menu.find()) != asking)
+        wait_for("the allowed command ran", lambda: (work / "card-ran.txt").exists(), within=20)
+        close_and_wait("the window on the card closes")
+        quit_app(app, "Quit after the card")
+    finally:
+        if app.poll() is None:
+            app.kill()
+        peer.terminate()
+        peer.wait(timeout=10)
 
 
 def log_in(wid, url, token, env, config, offline_icon):

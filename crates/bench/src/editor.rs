@@ -132,10 +132,17 @@ impl Drop for StdioAgent {
 pub async fn run(calls: usize, loads: usize) -> anyhow::Result<Vec<Row>> {
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await?;
     let home = DeviceHome::new(&peer.url(), |_| String::new())?;
-    let server = example_server()?;
-    let mut rows = vec![mcp_call(&peer, &home, &server, calls).await?];
-    rows.push(load(&home, loads).await?);
-    Ok(rows)
+    // Each row on its own: one that fails says why without taking the other.
+    let call = match example_server() {
+        Ok(server) => mcp_call(&peer, &home, &server, calls).await,
+        Err(e) => Err(e),
+    };
+    let load = load(&home, loads).await;
+    Ok([call, load]
+        .into_iter()
+        .zip(ROWS)
+        .map(|(row, name)| row.unwrap_or_else(|e| Row::failed(name, &e)))
+        .collect())
 }
 
 async fn mcp_call(peer: &Peer, home: &DeviceHome, server: &Path, calls: usize) -> anyhow::Result<Row> {

@@ -101,7 +101,7 @@ pub fn stop_remote_work(host: &Host) -> Result<Snapshot, CommandError> {
 async fn redraw(host: Host, tray: watch::Sender<Option<TrayView>>) {
     loop {
         let snapshot = snapshot(&host);
-        let look = state::icon_look(&host.state(), snapshot.now);
+        let look = state::icon_look(&host.state(), snapshot.now, snapshot.cards.len());
         tray.send_replace(Some(TrayView::of(&snapshot, autostart::is_enabled(), look)));
         host.changed.notified().await;
     }
@@ -121,6 +121,13 @@ async fn on_clicks(mut clicks: mpsc::UnboundedReceiver<MenuId>, host: Host, wind
             MenuId::StopAll => stop_remote_work(&host).map(|_| ()),
             MenuId::Autostart => autostart::toggle().map_err(|e| CommandError::new("autostart", e)),
             MenuId::Open => open(None),
+            // The oldest card first: it is the one that denies by itself soonest.
+            MenuId::Approvals => match host.cards().into_iter().min_by_key(|c| c.asked_at_ms) {
+                Some(card) => open(Some(View::Card {
+                    tool_call_id: card.tool_call_id,
+                })),
+                None => open(None),
+            },
             MenuId::ActivityLog => open(Some(View::Activity)),
             MenuId::Quit => {
                 host.quit().await;

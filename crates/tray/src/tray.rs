@@ -13,6 +13,8 @@ use crate::state::{IconLook, Snapshot};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MenuId {
+    /// "N approvals waiting…": first while a card waits, opening the oldest.
+    Approvals,
     Status,
     Scheduled,
     Remote,
@@ -25,10 +27,11 @@ pub enum MenuId {
 }
 
 impl MenuId {
-    pub const ALL: [MenuId; 9] = [
+    pub const ALL: [MenuId; 10] = [
+        MenuId::Approvals,
         MenuId::Status,
-        MenuId::Scheduled,
         MenuId::Remote,
+        MenuId::Scheduled,
         MenuId::Now,
         MenuId::StopAll,
         MenuId::Autostart,
@@ -39,6 +42,7 @@ impl MenuId {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            MenuId::Approvals => "approvals",
             MenuId::Status => "status",
             MenuId::Scheduled => "scheduled",
             MenuId::Remote => "remote",
@@ -59,6 +63,8 @@ impl MenuId {
 /// What the menu shows; pure, from the snapshot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrayView {
+    /// Approval cards waiting for the person.
+    pub waiting: usize,
     pub status: String,
     pub scheduled: bool,
     pub remote: bool,
@@ -71,6 +77,7 @@ pub struct TrayView {
 impl TrayView {
     pub fn of(snapshot: &Snapshot, autostart: bool, look: IconLook) -> TrayView {
         TrayView {
+            waiting: snapshot.cards.len(),
             status: snapshot.link.line.clone(),
             scheduled: snapshot.remote.scheduled,
             remote: snapshot.remote.enabled,
@@ -85,6 +92,10 @@ impl TrayView {
 
 pub struct Tray {
     icon: TrayIcon,
+    menu: Menu,
+    /// In the menu, first, only while a card waits.
+    approvals: MenuItem,
+    approvals_shown: Cell<bool>,
     status: MenuItem,
     scheduled: CheckMenuItem,
     remote: CheckMenuItem,
@@ -110,6 +121,7 @@ fn picture(look: IconLook) -> &'static [u8] {
         IconLook::Linked => include_bytes!("../../../icons/tray-linked.png"),
         IconLook::Active => include_bytes!("../../../icons/tray-active.png"),
         IconLook::Offline => include_bytes!("../../../icons/tray-offline.png"),
+        IconLook::NeedsYou => include_bytes!("../../../icons/tray-needs-you.png"),
     }
 }
 
@@ -141,6 +153,7 @@ impl Tray {
         on_click: impl Fn(MenuId) + Send + Sync + 'static,
     ) -> Result<Tray, TrayError> {
         let id = MenuId::as_str;
+        let approvals = MenuItem::with_id(id(MenuId::Approvals), "", true, None);
         let status = MenuItem::with_id(id(MenuId::Status), "Starting…", false, None);
         let scheduled = CheckMenuItem::with_id(id(MenuId::Scheduled), scheduled_label, true, false, None);
         let remote = CheckMenuItem::with_id(id(MenuId::Remote), "Remote work", true, false, None);
@@ -153,8 +166,9 @@ impl Tray {
         let menu = Menu::with_items(&[
             &status,
             &PredefinedMenuItem::separator(),
-            &scheduled,
+            // In dependency order: scheduled work is remote work.
             &remote,
+            &scheduled,
             &PredefinedMenuItem::separator(),
             &now,
             &stop_all,
@@ -178,10 +192,13 @@ impl Tray {
             .with_id("lembas")
             .with_icon(icon(IconLook::Offline)?)
             .with_tooltip("LLeMbas Desktop")
-            .with_menu(Box::new(menu))
+            .with_menu(Box::new(menu.clone()))
             .build()?;
         Ok(Tray {
             icon,
+            menu,
+            approvals,
+            approvals_shown: Cell::new(false),
             status,
             scheduled,
             remote,
@@ -194,6 +211,16 @@ impl Tray {
 
     /// Changes the items in place to show `view`.
     pub fn show(&self, view: &TrayView) -> Result<(), TrayError> {
+        if let Some(label) = waiting_label(view.waiting) {
+            self.approvals.set_text(label);
+            if !self.approvals_shown.get() {
+                self.menu.insert(&self.approvals, 0)?;
+                self.approvals_shown.set(true);
+            }
+        } else if self.approvals_shown.get() {
+            self.menu.remove(&self.approvals)?;
+            self.approvals_shown.set(false);
+        }
         self.status.set_text(&view.status);
         self.scheduled.set_checked(view.scheduled);
         self.remote.set_checked(view.remote);
@@ -208,9 +235,25 @@ impl Tray {
     }
 }
 
+/// The first item's words while cards wait; none when none does.
+fn waiting_label(waiting: usize) -> Option<String> {
+    match waiting {
+        0 => None,
+        1 => Some("1 approval waiting…".to_string()),
+        n => Some(format!("{n} approvals waiting…")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_item_counts_the_cards_waiting() {
+        assert_eq!(waiting_label(0), None);
+        assert_eq!(waiting_label(1).as_deref(), Some("1 approval waiting…"));
+        assert_eq!(waiting_label(3).as_deref(), Some("3 approvals waiting…"));
+    }
 
     #[test]
     fn menu_ids_round_trip_and_are_distinct() {

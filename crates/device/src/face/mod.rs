@@ -31,12 +31,14 @@ pub struct HostState {
     pub problem: Option<String>,
 }
 
-/// The tray icon's three looks.
+/// The tray icon's looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IconLook {
     Linked,
     Active,
     Offline,
+    /// An approval card waits for the person: it wins over every other look.
+    NeedsYou,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -146,8 +148,10 @@ pub fn link_view(host: &HostState) -> LinkView {
     LinkView { state, line }
 }
 
-pub fn icon_look(host: &HostState, now: Now) -> IconLook {
+/// `waiting`: the approval cards open now.
+pub fn icon_look(host: &HostState, now: Now, waiting: usize) -> IconLook {
     match host.status.as_ref().map(|s| &s.link) {
+        _ if waiting > 0 => IconLook::NeedsYou,
         Some(LinkState::Linked) if !now.is_idle() => IconLook::Active,
         Some(LinkState::Linked) => IconLook::Linked,
         _ => IconLook::Offline,
@@ -274,14 +278,23 @@ mod tests {
             turns: 0,
         };
         assert_eq!(
-            icon_look(&host(LinkState::Linked), Now::default()),
+            icon_look(&host(LinkState::Linked), Now::default(), 0),
             IconLook::Linked
         );
-        assert_eq!(icon_look(&host(LinkState::Linked), busy), IconLook::Active);
-        assert_eq!(icon_look(&host(LinkState::NotLoggedIn), busy), IconLook::Offline);
+        assert_eq!(icon_look(&host(LinkState::Linked), busy, 0), IconLook::Active);
         assert_eq!(
-            icon_look(&HostState::default(), Now::default()),
+            icon_look(&host(LinkState::NotLoggedIn), busy, 0),
             IconLook::Offline
+        );
+        assert_eq!(
+            icon_look(&HostState::default(), Now::default(), 0),
+            IconLook::Offline
+        );
+        // A card waiting wins: the person is needed, whatever else is going on.
+        assert_eq!(icon_look(&host(LinkState::Linked), busy, 1), IconLook::NeedsYou);
+        assert_eq!(
+            icon_look(&host(LinkState::Offline { retry_in_ms: 1000 }), Now::default(), 2),
+            IconLook::NeedsYou
         );
     }
 
