@@ -8,9 +8,8 @@
 //
 // usage: node chats.mjs <lembas binary> <folder A> <folder B> <MCP server binary> <model>
 
-import { spawn } from "node:child_process";
-import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import { deadline, run } from "./editor.mjs";
 
 const [lembas, folderA, folderB, mcpServer, model] = process.argv.slice(2);
 if (!model) {
@@ -18,50 +17,7 @@ if (!model) {
   process.exit(2);
 }
 
-const deadline = setTimeout(() => {
-  console.error("chats.mjs: no end within 90 s");
-  process.exit(1);
-}, 90_000);
-
-/** One run of the agent: `steps` gets the SDK's connection; what it returns and saw is kept. */
-async function run(steps, answers = []) {
-  const seen = { updates: [], permissions: [], others: [] };
-  const agent = spawn(lembas, ["serve", "--stdio"], { stdio: ["pipe", "pipe", "inherit"] });
-  const exited = new Promise((resolve) => agent.on("exit", (code, signal) => resolve({ code, signal })));
-  const editor = acp
-    .client({ name: "lembas-test-editor" })
-    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
-      seen.permissions.push(params);
-      const kind = answers.shift() ?? "reject_once";
-      const option = params.options.find((o) => o.kind === kind);
-      return { outcome: { outcome: "selected", optionId: option.optionId } };
-    })
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
-      seen.updates.push(params);
-    })
-    .onNotification("*", ({ method, params }) => {
-      seen.others.push({ method, params });
-    })
-    .onRequest("*", ({ method, params }) => {
-      seen.others.push({ method, params });
-      throw acp.RequestError.methodNotFound(method);
-    });
-  const stream = acp.ndJsonStream(Writable.toWeb(agent.stdin), Readable.toWeb(agent.stdout));
-  const result = await editor.connectWith(stream, async (ctx) => {
-    const initialize = await ctx.request(acp.methods.agent.initialize, {
-      protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
-      clientInfo: { name: "lembas-test-editor", version: "1.0.0" },
-    });
-    return { initialize, ...(await steps(ctx, seen)) };
-  });
-  try {
-    agent.stdin.end();
-  } catch {
-    // already closed with the connection
-  }
-  return { ...result, ...seen, exit: await exited };
-}
+const timer = deadline("chats.mjs", 90);
 
 /** A request whose error is an answer too: `{ error: { code, message } }`. */
 async function attempt(ctx, method, params) {
@@ -74,7 +30,10 @@ async function attempt(ctx, method, params) {
 
 const example = { name: "example", command: mcpServer, args: [], env: [] };
 
+// Each card is answered with the next of these kinds.
+const answers = ["reject_once", "allow_once", "allow_always"];
 const first = await run(
+  lembas,
   async (ctx) => {
     const a = await ctx.request(acp.methods.agent.session.new, { cwd: folderA, mcpServers: [example] });
     await ctx.request(acp.methods.agent.session.setMode, { sessionId: a.sessionId, modeId: "manual" });
@@ -94,10 +53,10 @@ const first = await run(
     });
     return { a, switched, promptA, b, promptB };
   },
-  ["reject_once", "allow_once", "allow_always"],
+  () => answers.shift() ?? "reject_once",
 );
 
-const second = await run(async (ctx, seen) => {
+const second = await run(lembas, async (ctx, seen) => {
   const listA = await ctx.request(acp.methods.agent.session.list, { cwd: folderA });
   const listAll = await ctx.request(acp.methods.agent.session.list, {});
   const badCursor = await attempt(ctx, acp.methods.agent.session.list, { cursor: "from-nowhere" });
@@ -114,7 +73,7 @@ const second = await run(async (ctx, seen) => {
     mcpServers: [],
   });
   return { listA, listAll, badCursor, load, replayed, unknown };
-});
+}, () => "reject_once");
 
-clearTimeout(deadline);
+clearTimeout(timer);
 process.stdout.write(JSON.stringify({ first, second }) + "\n");

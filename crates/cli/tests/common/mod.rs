@@ -21,6 +21,28 @@ pub fn store_token() {
 
 pub use lembas_testkit::{Home, eventually};
 
+/// The text the model read back for tool call `call_id` (the last time it did).
+pub fn read_by_model(model: &lembas_peer::ScriptedModel, call_id: &str) -> String {
+    model
+        .requests()
+        .iter()
+        .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
+        .rfind(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+        .and_then(|m| m["content"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("the model never read a result for {call_id}"))
+}
+
+/// The system text of the model's last request.
+pub fn last_system_text(model: &lembas_peer::ScriptedModel) -> String {
+    let requests = model.requests();
+    let last = requests.last().expect("a request");
+    assert_eq!(last["messages"][0]["role"], "system");
+    last["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// The real `lembas` binary, run in a test's home.
 pub trait Lembas {
     fn command(&self, args: &[&str]) -> Command;

@@ -260,14 +260,13 @@ pub fn error_of(answer: &Value) -> (i64, String) {
 }
 
 /// The text the model read back for `call_id`.
+/// The system text of the model's last request.
+pub fn system_text(l: &Linked) -> String {
+    last_system_text(&l.model())
+}
+
 pub fn tool_text(l: &Linked, call_id: &str) -> String {
-    l.model()
-        .requests()
-        .iter()
-        .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
-        .rfind(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-        .and_then(|m| m["content"].as_str().map(str::to_string))
-        .unwrap_or_else(|| panic!("the model never read a result for {call_id}"))
+    read_by_model(&l.model(), call_id)
 }
 
 /// The model writes `a.txt`, then `b.txt` (calls `call_1`, `call_2`), then says it is done: for

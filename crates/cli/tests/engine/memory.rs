@@ -7,15 +7,6 @@ use super::*;
 use lembas_peer::{McpCall, McpFault};
 use std::time::Instant;
 
-fn system_text(l: &Linked) -> String {
-    let requests = l.model().requests();
-    let last = requests.last().expect("a request");
-    last["messages"][0]["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
 fn offered_tools(l: &Linked) -> Vec<String> {
     let requests = l.model().requests();
     let last = requests.last().expect("a request");

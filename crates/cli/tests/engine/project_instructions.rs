@@ -35,13 +35,3 @@ async fn agents_md_reaches_the_model_after_the_system_text() {
         "{system}"
     );
 }
-
-fn system_text(l: &Linked) -> String {
-    let requests = l.model().requests();
-    let last = requests.last().expect("a request");
-    assert_eq!(last["messages"][0]["role"], "system");
-    last["messages"][0]["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}

@@ -49,13 +49,7 @@ fn opened_with(editor: &mut Editor, work: &std::path::Path, mode: &str, servers:
 
 /// What the model read back for `call_id`.
 fn tool_text(peer: &Peer, call_id: &str) -> String {
-    peer.model()
-        .requests()
-        .iter()
-        .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
-        .rfind(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-        .and_then(|m| m["content"].as_str().map(str::to_string))
-        .unwrap_or_else(|| panic!("the model never read a result for {call_id}"))
+    read_by_model(&peer.model(), call_id)
 }
 
 /// Sends a prompt, answering each card with the next of `answers`; the prompt's answer and how

@@ -45,6 +45,33 @@ fn installed_sdk() -> PathBuf {
     dir
 }
 
+/// Runs `script` of tests/acp-client with the `lembas` binary and `args`, in `home`: what it printed
+/// (one JSON object) and its standard error.
+fn run_script(
+    dir: &std::path::Path,
+    home: &Home,
+    script: &str,
+    args: &[&std::ffi::OsStr],
+) -> (Value, String) {
+    let output = Command::new("node")
+        .arg(dir.join(script))
+        .arg(env!("CARGO_BIN_EXE_lembas"))
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_STATE_HOME", home.path().join(".local/state"))
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(output.status.success(), "{script} failed:\n{stderr}");
+    let seen = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{script} printed no JSON ({e}):\n{stderr}"));
+    (seen, stderr)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_official_acp_sdk_runs_a_whole_prompt_with_a_permission_request() {
     let dir = installed_sdk();
@@ -62,24 +89,16 @@ async fn the_official_acp_sdk_runs_a_whole_prompt_with_a_permission_request() {
         finish_reason: "tool_calls".into(),
     });
     peer.model().push(ModelReply::text("I wrote sdk.txt."));
-    let output = Command::new("node")
-        .arg(dir.join("drive.mjs"))
-        .arg(env!("CARGO_BIN_EXE_lembas"))
-        .arg(&work)
-        .arg("manual")
-        .arg("Write sdk.txt, please.")
-        .current_dir(&dir)
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join(".config"))
-        .env("XDG_STATE_HOME", home.path().join(".local/state"))
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "the SDK client failed:\n{stderr}");
-    let seen: Value = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("the SDK client printed no JSON ({e}):\n{stderr}"));
+    let (seen, stderr) = run_script(
+        &dir,
+        &home,
+        "drive.mjs",
+        &[
+            work.as_os_str(),
+            "manual".as_ref(),
+            "Write sdk.txt, please.".as_ref(),
+        ],
+    );
 
     assert_eq!(seen["initialize"]["protocolVersion"], 1, "{seen}");
     assert_eq!(seen["initialize"]["_meta"]["lembas"]["limits"], Value::Null);
@@ -155,25 +174,14 @@ async fn the_official_acp_sdk_reopens_lists_switches_models_and_runs_mcp_servers
     }
     peer.model().push(ModelReply::text("Echoed three of four."));
     peer.model().push(ModelReply::text("Hello, B."));
-    let output = Command::new("node")
-        .arg(dir.join("chats.mjs"))
-        .arg(env!("CARGO_BIN_EXE_lembas"))
-        .arg(&a)
-        .arg(&b)
-        .arg(example_server())
-        .arg(lembas_peer::VISION_MODEL)
-        .current_dir(&dir)
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join(".config"))
-        .env("XDG_STATE_HOME", home.path().join(".local/state"))
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "the SDK client failed:\n{stderr}");
-    let seen: Value = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("the SDK client printed no JSON ({e}):\n{stderr}"));
+    let server = example_server();
+    let args = [
+        a.as_os_str(),
+        b.as_os_str(),
+        server.as_os_str(),
+        lembas_peer::VISION_MODEL.as_ref(),
+    ];
+    let (seen, stderr) = run_script(&dir, &home, "chats.mjs", &args);
     let (first, second) = (&seen["first"], &seen["second"]);
 
     // Run 1: the server's tools, the model switched, three cards answered in turn.
@@ -211,14 +219,7 @@ async fn the_official_acp_sdk_reopens_lists_switches_models_and_runs_mcp_servers
         lembas_peer::VISION_MODEL,
         "the switched model answers"
     );
-    let read_back = |call: &str| -> String {
-        requests
-            .iter()
-            .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
-            .rfind(|m| m["role"] == "tool" && m["tool_call_id"] == call)
-            .and_then(|m| m["content"].as_str().map(str::to_string))
-            .unwrap_or_default()
-    };
+    let read_back = |call: &str| read_by_model(&peer.model(), call);
     let system = |request: &Value| {
         request["messages"][0]["content"]
             .as_str()

@@ -31,7 +31,7 @@ pub const JOB_STOP: &str = "job_stop";
 const NEWS_EVERY: Duration = Duration::from_millis(250);
 /// Chunks of output (64 KiB each) read ahead of what the job has kept: past them, the command
 /// waits on its pipe.
-const CHUNKS_IN_FLIGHT: usize = 16;
+const CHUNKS_IN_FLIGHT: usize = 4;
 /// How long `_lembas/job/stop` waits for the job to be gone before it answers.
 const STOP_WAIT: Duration = Duration::from_secs(10);
 
