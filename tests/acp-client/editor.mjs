@@ -17,7 +17,8 @@ export async function run(lembas, steps, answer) {
     .client({ name: "lembas-test-editor" })
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
       seen.permissions.push(params);
-      const option = params.options.find((o) => o.kind === answer(params));
+      const kind = answer(params);
+      const option = params.options.find((o) => o.kind === kind);
       return { outcome: { outcome: "selected", optionId: option.optionId } };
     })
     .onNotification(acp.methods.client.session.update, ({ params }) => {

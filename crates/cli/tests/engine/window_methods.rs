@@ -127,7 +127,9 @@ async fn the_window_reads_its_state_and_changes_settings_through_the_socket() {
     assert_eq!(cards[0]["session_id"], session.as_str());
     assert_eq!(
         cards[0]["detail"],
-        json!({ "type": "change", "path": "from-window.txt", "diff": "+yes" })
+        // The device's unified diff against the disk (the file is new).
+        json!({ "type": "change", "path": "from-window.txt",
+                "diff": "--- a/from-window.txt\n+++ b/from-window.txt\n@@ -0,0 +1 @@\n+yes" })
     );
     // The activity the runtime folded is in it too.
     let texts: Vec<&str> = state["activity"]
