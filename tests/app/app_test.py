@@ -431,6 +431,7 @@ def a_hostile_page_shown(env, config, token, work, figures):
         wait_for("the window reads the shown page (shown/read)", lambda: "shown/read" in relayed(), within=20)
         # It marks the Shown tab and never takes the view: the person opens it.
         click_tab([w for w in windows() if viewable(w)][0], "shown")
+        wait_for("the Shown tab opens the viewer (shown/list)", lambda: "shown/list" in relayed(), within=10)
         time.sleep(8)  # the page's probes run (its own navigations at 3 s and 4 s); WebKit paints
         screenshot("window-shown.png")
         colors = subprocess.run(["convert", str(OUT / "window-shown.png"), "-format", "%c", "histogram:info:-"],

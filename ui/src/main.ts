@@ -10,6 +10,9 @@ import { openTerminals, terminalsView } from './terminals';
 import { mountViewer, refresh as refreshShown } from './viewer';
 
 const app = document.getElementById('app') as HTMLElement;
+// What is redrawn from the state, around the tabs that stay in place.
+const statusHost = el('div', { id: 'status-host' });
+const viewHost = el('div', { id: 'view-host' });
 // The Shown view lives beside the redrawn part, so a redraw never reloads a shown page.
 const viewerHost = el('div', { id: 'viewer-host', hidden: true });
 app.after(viewerHost);
@@ -429,32 +432,48 @@ function homeView(s: Snapshot): HTMLElement[] {
   ];
 }
 
-function nav(): HTMLElement {
-  const tab = (view: typeof local.view, text: string) => {
-    const b = el('button', { type: 'button', id: `nav-${view}`, text, 'aria-pressed': String(local.view === view) });
-    if (view === 'shown' && local.shownUnseen) {
-      b.append(el('span', { class: 'badge', 'aria-hidden': 'true', text: '•' }));
-      b.setAttribute('aria-label', 'Shown, something new');
-    }
-    b.addEventListener('click', () => {
-      // Sessions, Terminals and Shown keep their own state (sessions.ts, terminals.ts, viewer.ts).
-      if (view === 'sessions' || view === 'terminals' || view === 'shown') {
-        local.view = view;
-        if (view === 'sessions') openSessions();
-        else if (view === 'terminals') openTerminals();
-        else {
-          local.shownUnseen = false;
-          void refreshShown();
-        }
-        draw();
-      } else if (view === 'settings' || view === 'home') {
-        local.view = view;
-        draw();
-      } else go({ view: 'activity' });
-    });
-    return b;
-  };
-  return el('nav', { class: 'row' }, tab('home', 'Home'), tab('settings', 'Settings'), tab('sessions', 'Sessions'), tab('terminals', 'Terminals'), tab('shown', 'Shown'), tab('activity', 'Activity'));
+const VIEWS: [typeof local.view, string][] = [
+  ['home', 'Home'], ['settings', 'Settings'], ['sessions', 'Sessions'], ['terminals', 'Terminals'],
+  ['shown', 'Shown'], ['activity', 'Activity'],
+];
+
+/** The tabs, made once and kept in place: a redraw (a push from the device) never replaces a button
+ * under the person's click, it only marks which is pressed and whether Shown has something new. */
+const navBar = el('nav', { class: 'row' });
+for (const [view, text] of VIEWS) {
+  const b = el('button', { type: 'button', id: `nav-${view}`, text });
+  b.addEventListener('click', () => {
+    // Sessions, Terminals and Shown keep their own state (sessions.ts, terminals.ts, viewer.ts).
+    if (view === 'sessions' || view === 'terminals' || view === 'shown') {
+      local.view = view;
+      if (view === 'sessions') openSessions();
+      else if (view === 'terminals') openTerminals();
+      else {
+        local.shownUnseen = false;
+        void refreshShown();
+      }
+      draw();
+    } else if (view === 'settings' || view === 'home') {
+      local.view = view;
+      draw();
+    } else go({ view: 'activity' });
+  });
+  navBar.append(b);
+}
+const badge = el('span', { class: 'badge', 'aria-hidden': 'true', text: '•' });
+
+function markNav() {
+  for (const [view] of VIEWS) {
+    document.getElementById(`nav-${view}`)?.setAttribute('aria-pressed', String(local.view === view));
+  }
+  const shown = document.getElementById('nav-shown');
+  if (local.shownUnseen) {
+    shown?.append(badge);
+    shown?.setAttribute('aria-label', 'Shown, something new');
+  } else {
+    badge.remove();
+    shown?.removeAttribute('aria-label');
+  }
 }
 
 /** Moves to a view: the activity log, a card (on the Home view; the cards head every view), or home. */
@@ -494,7 +513,10 @@ function draw() {
     : homeView(s);
   // The title counts the cards waiting, for the taskbar and a window switcher.
   document.title = s.cards.length ? `(${s.cards.length}) LLeMbas Desktop` : 'LLeMbas Desktop';
-  app.replaceChildren(statusSection(s), nav(), notice ?? '', cardsSection(s) ?? '', ...body);
+  if (app.firstChild !== statusHost) app.replaceChildren(statusHost, navBar, viewHost);
+  statusHost.replaceChildren(statusSection(s));
+  markNav();
+  viewHost.replaceChildren(notice ?? '', cardsSection(s) ?? '', ...body);
   const token = document.getElementById('token') as HTMLInputElement | null;
   if (token && typedToken && !local.busy) token.value = typedToken;
   if (focused) document.getElementById(focused)?.focus();
