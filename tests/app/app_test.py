@@ -236,6 +236,9 @@ def main():
             figures["window_open"] = memory(app.pid)
             log_in(wids[0], url, token, env, config, offline_icon)
             screenshot("window.png")
+            click_tab(wids[0], "settings")
+            time.sleep(2)  # WebKit paints in software under Xvfb
+            screenshot("window-settings.png")
             figures.setdefault("close_requests_resent", []).append(close_and_wait("closing the window destroys it"))
             check("the app stays in the tray after the window closes", app.poll() is None)
             time.sleep(3)
