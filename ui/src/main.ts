@@ -397,10 +397,11 @@ function activityView(): HTMLElement {
 /** The limits in one sentence, each part a way into the settings that change it. */
 function limitsLine(s: Snapshot): HTMLElement {
   const r = s.remote;
-  const folders = r.roots.length === 1 ? '1 folder' : `${r.roots.length} folders`;
+  const folders = r.roots.length === 0 ? 'May use no folder yet'
+    : r.roots.length === 1 ? 'May use 1 folder' : `May use ${r.roots.length} folders`;
   const parts: [string, string][] = r.enabled
     ? [
-        [`May use ${folders}`, 'roots'],
+        [folders, 'roots'],
         [`at most ${r.max_mode}`, 'max-mode'],
         [r.terminal ? 'terminals on' : 'terminals off', 'terminal'],
         [r.scheduled ? 'scheduled work on' : 'scheduled work off', 'scheduled'],

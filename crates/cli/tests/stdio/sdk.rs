@@ -2,7 +2,8 @@
 //! installed by scripts/setup) as the editor: it starts `lembas serve --stdio` itself and runs a
 //! whole prompt through it, a permission request included (drive.mjs); and, over two runs of the
 //! agent, an editor's chats reopened, listed and switched to another model, with its MCP server and
-//! project instructions (chats.mjs). The SDK checks every message it gets against its own schema.
+//! project instructions and an automatic compaction (chats.mjs). The SDK checks every message it
+//! gets against its own schema.
 
 use super::*;
 use std::path::PathBuf;
@@ -173,6 +174,13 @@ async fn the_official_acp_sdk_reopens_lists_switches_models_and_runs_mcp_servers
         ));
     }
     peer.model().push(ModelReply::text("Echoed three of four."));
+    // Chat B runs on the default model, whose window is 100 tokens: its first step fills it, so the
+    // step after its tool call is compacted first (a summary asked, then the step).
+    peer.set_config(|c| c.models["data"][0]["context_length"] = json!(100));
+    peer.model()
+        .push(ModelReply::tool_call("call_ls", "ls", json!({})));
+    peer.model()
+        .push(ModelReply::text("We greeted and listed the folder."));
     peer.model().push(ModelReply::text("Hello, B."));
     let server = example_server();
     let args = [
@@ -228,7 +236,25 @@ async fn the_official_acp_sdk_reopens_lists_switches_models_and_runs_mcp_servers
     };
     assert!(system(&requests[0]).contains("## Project instructions\n\n### AGENTS.md\n\nIndent with tabs."));
     let last = requests.last().unwrap();
-    assert_eq!(last["messages"][1]["content"], "Hello from B.");
+    // Compacted: the summary, then the person's request verbatim.
+    let summary = last["messages"][1]["content"].as_str().unwrap_or_default();
+    assert!(
+        summary.starts_with("A summary of our conversation so far:\n\nWe greeted and listed the folder."),
+        "{summary}"
+    );
+    assert_eq!(last["messages"][2]["content"], "Hello from B.");
+    let windows: Vec<&Value> = first["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| {
+            u["sessionId"] == first["b"]["sessionId"] && u["update"]["sessionUpdate"] == "usage_update"
+        })
+        .collect();
+    assert!(
+        !windows.is_empty() && windows.iter().all(|u| u["update"]["size"] == 100),
+        "{windows:?}"
+    );
     assert!(!system(last).contains("Never read me"), "{}", system(last));
     assert!(
         read_back("call_1").starts_with("Not done"),
