@@ -91,7 +91,9 @@ def memory(root):
 
 
 def windows():
-    found = subprocess.run(["xdotool", "search", "--name", f"^{TITLE}$"], capture_output=True, text=True)
+    # The title counts the cards waiting: "(1) LLeMbas Desktop".
+    found = subprocess.run(["xdotool", "search", "--name", rf"^(\([0-9]+\) )?{TITLE}$"], capture_output=True,
+                           text=True)
     return [int(w) for w in found.stdout.split()]
 
 
@@ -528,6 +530,9 @@ def a_card_waits(env, config, token, work, figures):
         tray_menu.click(*tray_menu.find(), "1 approval waiting")
         wids = wait_for("the item opens the window", lambda: [w for w in windows() if viewable(w)])
         if wids:
+            titled = lambda: subprocess.run(["xdotool", "getwindowname", str(wids[0])], capture_output=True,
+                                            text=True).stdout.strip()
+            wait_for("the window's title counts the card", lambda: titled() == f"(1) {TITLE}")
             time.sleep(3)  # WebKit paints in software under Xvfb
             screenshot("window-card.png")
         waiting = json.loads(lembas("approvals", "--json").stdout or "[]")
@@ -535,6 +540,8 @@ def a_card_waits(env, config, token, work, figures):
         if waiting:
             lembas("approvals", "allow", waiting[0]["id"])
         wait_for("the first item goes once the card is answered", lambda: first() != "1 approval waiting…")
+        if wids:
+            wait_for("the window's title goes back once the card is answered", lambda: titled() == TITLE)
         wait_for("the icon changes back once the card is answered",
                  lambda: tray_menu.icon_name(*tray_menu.find()) != asking)
         wait_for("the allowed command ran", lambda: (work / "card-ran.txt").exists(), within=20)

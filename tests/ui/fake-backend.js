@@ -115,6 +115,7 @@
       return handler;
     },
     'plugin:event|unlisten': () => null,
+    'plugin:window|set_title': ({ value }) => { fake.windowTitle = value; return null; },
   };
   let nextId = 1;
   window.__TAURI_INTERNALS__ = {

@@ -172,6 +172,7 @@ test('the window opens on Home: the limits in a sentence that leads into Setting
     window.__fake.emit('control-push', { method: 'event', params: { kind: 'approval_asked' } });
   });
   await page.waitForFunction(() => document.title === '(1) LLeMbas Desktop');
+  assert.equal(await page.evaluate(() => window.__fake.windowTitle), '(1) LLeMbas Desktop', 'the native window\'s title too');
   await page.locator('#limits-line button', { hasText: 'terminals off' }).click();
   assert.equal(await page.getAttribute('#nav-settings', 'aria-pressed'), 'true');
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'terminal', 'the setting it names has the focus');

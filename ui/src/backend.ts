@@ -3,6 +3,7 @@
 // and its events. Tests replace the Tauri IPC underneath this file, never this file itself.
 import { invoke } from '@tauri-apps/api/core';
 import { listen, type UnlistenFn } from '@tauri-apps/api/event';
+import { getCurrentWindow } from '@tauri-apps/api/window';
 import type { ControlMethod, ControlPushMethod, Reason } from './protocol';
 
 export type LinkState =
@@ -175,6 +176,8 @@ export const backend = {
   /** Says the first paint with the device's state is done (`performance.now()` then): the app
    * test measures open → drawn from it. */
   drawn: (ms: number) => invoke<void>('drawn', { ms }),
+  /** The native window's title (the taskbar's, a window switcher's). */
+  setTitle: (title: string) => getCurrentWindow().setTitle(title),
   /** A fresh snapshot whenever the runtime says something changed (its status or an event). One
    * read at a time: pushes that come meanwhile make one more read, not one each. */
   onState: (show: (s: Snapshot) => void): Promise<UnlistenFn> => {

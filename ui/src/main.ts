@@ -513,7 +513,11 @@ function draw() {
     : local.view === 'settings' ? [loginSection(s), remoteSection(s), foldersSection(s), seenSection(s)]
     : homeView(s);
   // The title counts the cards waiting, for the taskbar and a window switcher.
-  document.title = s.cards.length ? `(${s.cards.length}) LLeMbas Desktop` : 'LLeMbas Desktop';
+  const title = s.cards.length ? `(${s.cards.length}) LLeMbas Desktop` : 'LLeMbas Desktop';
+  if (title !== document.title) {
+    document.title = title;
+    void backend.setTitle(title).catch((e) => fail('state', e));
+  }
   if (app.firstChild !== statusHost) app.replaceChildren(statusHost, navBar, viewHost);
   statusHost.replaceChildren(statusSection(s));
   markNav();

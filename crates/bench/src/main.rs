@@ -4,6 +4,7 @@
 
 mod agent;
 mod bash_judge;
+mod compaction;
 mod device;
 mod editor;
 mod file_search;
@@ -191,6 +192,7 @@ async fn measure(plan: &Plan) -> anyhow::Result<Vec<Row>> {
         memory_read::run(plan.memory_sessions).await,
     );
     collect(&mut rows, &job_flood::ROWS, job_flood::run(plan.flood).await);
+    collect(&mut rows, &compaction::ROWS, compaction::run(plan.turns).await);
     collect(
         &mut rows,
         &editor::ROWS,
