@@ -23,25 +23,19 @@ const MCP_PATH: &str = "mcp";
 /// The scopes that carry the instance's memory (`library` is the older name).
 const MEMORY_SCOPES: [&str; 2] = ["memory", "library"];
 
-/// The engine's way to the instance's `/mcp`: one connection, opened when first needed and
-/// dropped when it fails (the next session opens it again), and whether the token's scope has
-/// memory, read once per server.
+/// Whether the token's scope has memory, read once per server. Each use opens its own connection
+/// to `<server>/mcp` and closes it: nothing is held between sessions (a long-lived MCP session
+/// keeps an event stream open and outlives an instance that restarts).
 #[derive(Default)]
 pub struct MemoryLink {
-    held: tokio::sync::Mutex<Option<Held>>,
+    scope: tokio::sync::Mutex<Option<(url::Url, bool)>>,
 }
 
 impl MemoryLink {
-    /// A new login may have replaced the token (and its scope): read both again when next needed.
+    /// A new login may have replaced the token (and its scope): read it again when next needed.
     pub async fn forget(&self) {
-        *self.held.lock().await = None;
+        *self.scope.lock().await = None;
     }
-}
-
-struct Held {
-    base: url::Url,
-    has_memory: bool,
-    connection: Option<Arc<Connection>>,
 }
 
 fn timeouts() -> (Duration, Duration) {
@@ -65,97 +59,72 @@ impl Engine {
         let Ok(instance) = self.instance().await else {
             return SessionMemory::Absent;
         };
+        if !self.has_memory(&instance).await {
+            return SessionMemory::Absent;
+        }
         let (read_within, _) = timeouts();
-        let connection = match self.memory_connection(&instance, read_within).await {
-            Ok(Some(connection)) => connection,
-            Ok(None) => return SessionMemory::Absent,
+        let connection = match open(&instance, read_within).await {
+            Ok(connection) => connection,
             Err(why) => return SessionMemory::Unreadable(why),
         };
         // Side by side: the session's start waits for the slower of the two, not both.
-        let reading = async {
-            let (text, tools) = tokio::join!(
-                connection.read_text(MEMORY_URI, scope.as_deref(), read_within),
-                connection.tools(read_within),
-            );
-            Ok::<_, crate::mcp::McpError>((text?, tools?))
-        };
-        match reading.await {
-            Ok((text, tools)) => SessionMemory::Read {
+        let (text, tools) = tokio::join!(
+            connection.read_text(MEMORY_URI, scope.as_deref(), read_within),
+            connection.tools(read_within),
+        );
+        close(connection);
+        match (text, tools) {
+            (Ok(text), Ok(tools)) => SessionMemory::Read {
                 text,
                 tool: tools.into_iter().find(|t| t.name == MEMORY),
                 scope,
             },
-            Err(e) => {
-                self.drop_memory_connection().await;
-                SessionMemory::Unreadable(e.to_string())
+            (Err(e), _) | (_, Err(e)) => SessionMemory::Unreadable(e.to_string()),
+        }
+    }
+
+    /// Whether the token's scope has memory (or the older `library`). An instance that says no
+    /// scope, or cannot be asked, offers none (and is asked again next time).
+    async fn has_memory(&self, instance: &Instance) -> bool {
+        let mut known = self.0.memory.scope.lock().await;
+        if let Some((base, has)) = known.as_ref()
+            && *base == instance.base
+        {
+            return *has;
+        }
+        match instance.scope().await {
+            Ok(scope) => {
+                let has = scope.split_whitespace().any(|s| MEMORY_SCOPES.contains(&s));
+                *known = Some((instance.base.clone(), has));
+                has
+            }
+            Err(why) => {
+                tracing::warn!("{why}: the session has no memory of the instance");
+                false
             }
         }
     }
+}
 
-    /// The connection to `<server>/mcp`, opened when none is; `None` when the token's scope has
-    /// no memory.
-    async fn memory_connection(
-        &self,
-        instance: &Instance,
-        within: Duration,
-    ) -> Result<Option<Arc<Connection>>, String> {
-        let mut held = self.0.memory.held.lock().await;
-        if held.as_ref().is_none_or(|h| h.base != instance.base) {
-            // An instance that says no scope offers no memory (asked again for the next session).
-            let scope = match instance.scope().await {
-                Ok(scope) => scope,
-                Err(why) => {
-                    tracing::warn!("{why}: the session has no memory of the instance");
-                    return Ok(None);
-                }
-            };
-            let has_memory = scope.split_whitespace().any(|s| MEMORY_SCOPES.contains(&s));
-            *held = Some(Held {
-                base: instance.base.clone(),
-                has_memory,
-                connection: None,
-            });
-        }
-        let Some(held) = held.as_mut() else {
-            return Ok(None);
-        };
-        if !held.has_memory {
-            return Ok(None);
-        }
-        if let Some(connection) = &held.connection {
-            return Ok(Some(connection.clone()));
-        }
-        let url = instance
-            .base
-            .join(MCP_PATH)
-            .map_err(|e| format!("the server address cannot take /{MCP_PATH}: {e}"))?;
-        let endpoint = Endpoint::Http {
-            url: url.to_string(),
-            headers: Vec::new(),
-            bearer: Some(instance.token.clone()),
-        };
-        let connection = Connection::open("of the instance", endpoint, &instance.http, within)
-            .await
-            .map(Arc::new)
-            .map_err(|e| e.to_string())?;
-        held.connection = Some(connection.clone());
-        Ok(Some(connection))
-    }
+/// A connection to the instance's `<server>/mcp` with the device's token.
+async fn open(instance: &Instance, within: Duration) -> Result<Connection, String> {
+    let url = instance
+        .base
+        .join(MCP_PATH)
+        .map_err(|e| format!("the server address cannot take /{MCP_PATH}: {e}"))?;
+    let endpoint = Endpoint::Http {
+        url: url.to_string(),
+        headers: Vec::new(),
+        bearer: Some(instance.token.clone()),
+    };
+    Connection::open("of the instance", endpoint, &instance.http, within)
+        .await
+        .map_err(|e| e.to_string())
+}
 
-    async fn drop_memory_connection(&self) {
-        let taken = self
-            .0
-            .memory
-            .held
-            .lock()
-            .await
-            .as_mut()
-            .and_then(|h| h.connection.take());
-        // Closed aside: a server that hangs could hold the close as long as it held the request.
-        if let Some(connection) = taken.and_then(Arc::into_inner) {
-            tokio::spawn(connection.close());
-        }
-    }
+/// Closed aside: a server that hangs could hold the close as long as it held the request.
+fn close(connection: Connection) {
+    tokio::spawn(connection.close());
 }
 
 /// Whether the model's call is the instance's memory tool, offered to this session.
@@ -177,21 +146,21 @@ pub async fn run_tool(engine: &Engine, session: &Arc<Session>, turn_id: &str, ca
             _ => return Err("The arguments of memory must be an object.".to_string()),
         };
         let instance = engine.instance().await?;
+        if !engine.has_memory(&instance).await {
+            return Err("This device's login no longer has the instance's memory.".to_string());
+        }
         let (_, call_within) = timeouts();
-        let connection = engine
-            .memory_connection(&instance, call_within)
-            .await?
-            .ok_or("This device's login no longer has the instance's memory.")?;
-        match connection
-            .call(MEMORY, arguments, scope.as_deref(), call_within)
+        let connection = open(&instance, call_within)
             .await
-        {
+            .map_err(|why| format!("Not done: {why}."))?;
+        let called = connection
+            .call(MEMORY, arguments, scope.as_deref(), call_within)
+            .await;
+        close(connection);
+        match called {
             Ok(answer) if answer.is_error => Err(answer.text),
             Ok(answer) => Ok(answer.text),
-            Err(e) => {
-                engine.drop_memory_connection().await;
-                Err(format!("Not done: {e}."))
-            }
+            Err(e) => Err(format!("Not done: {e}.")),
         }
     };
     think::reported_as(
