@@ -260,6 +260,17 @@ pub fn error_of(answer: &Value) -> (i64, String) {
 }
 
 /// The text the model read back for `call_id`.
+/// The tool names the model was offered in its `n`th request.
+pub fn offered(model: &ScriptedModel, n: usize) -> Vec<String> {
+    model.requests()[n]["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
 /// The system text of the model's last request.
 pub fn system_text(l: &Linked) -> String {
     last_system_text(&l.model())

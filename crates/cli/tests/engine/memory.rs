@@ -7,16 +7,10 @@ use super::*;
 use lembas_peer::{McpCall, McpFault};
 use std::time::Instant;
 
+/// The tools of the model's last request.
 fn offered_tools(l: &Linked) -> Vec<String> {
-    let requests = l.model().requests();
-    let last = requests.last().expect("a request");
-    last["tools"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-        .collect()
+    let model = l.model();
+    offered(&model, model.requests().len() - 1)
 }
 
 fn mcp_paths(peer: &Peer) -> usize {

@@ -7,17 +7,6 @@
 use super::control::{Raw, socket_ready};
 use super::*;
 
-/// The tool names the model was offered in its `n`th request.
-fn offered(model: &ScriptedModel, n: usize) -> Vec<String> {
-    model.requests()[n]["tools"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-        .collect()
-}
-
 fn write(path: &Path, text: impl AsRef<[u8]>) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
