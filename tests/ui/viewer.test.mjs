@@ -150,6 +150,9 @@ async function showHostile(reaching = []) {
   await page.waitForSelector('#shown-frame');
   const frame = page.locator('#shown-frame');
   assert.equal(await frame.getAttribute('sandbox'), 'allow-scripts');
+  // Framed as the agent's, so it cannot pass for one of the app's own cards.
+  assert.match(await page.textContent('figure.agent-page > #shown-warning'), /^A page the agent showed, not part of LLeMbas Desktop: untrusted\./);
+  assert.equal(await page.locator('figure.agent-page > #shown-frame').count(), 1);
   const url = page.url();
   const calls = await ipcCalls();
   const dom = await outsideTheFrame();

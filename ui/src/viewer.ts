@@ -138,13 +138,19 @@ async function drawPane(): Promise<void> {
 }
 
 /** A shown HTML page in its sandboxed frame, from the window's `shown` protocol (which adds the
- * page's own CSP): not `srcdoc`, whose page would inherit the window's policy and run no script. */
+ * page's own CSP): not `srcdoc`, whose page would inherit the window's policy and run no script.
+ * Framed and captioned as the agent's, so a page drawn to look like one of this app's cards cannot
+ * pass for it. */
 function frame(file: ShownFile): HTMLElement {
   const iframe = el('iframe', {
     id: 'shown-frame', class: 'shown-frame', sandbox: FRAME_SANDBOX, referrerpolicy: 'no-referrer',
-    allow: '', title: 'Shown page (sandboxed)',
+    allow: '', title: 'A page the agent showed (untrusted, sandboxed)',
   });
   iframe.src = convertFileSrc(file.id, 'shown');
-  return iframe;
+  const caption = el('figcaption', {
+    id: 'shown-warning',
+    text: 'A page the agent showed, not part of LLeMbas Desktop: untrusted. It runs sandboxed and cannot reach this app, your files or the network; nothing in it answers an approval.',
+  });
+  return el('figure', { class: 'agent-page', 'aria-label': 'A page the agent showed' }, caption, iframe);
 }
 
