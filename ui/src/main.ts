@@ -77,8 +77,13 @@ function statusSection(s: Snapshot): HTMLElement {
   );
 }
 
+/** A login the instance still takes. */
+function hasLogin(s: Snapshot): boolean {
+  return s.server !== null && s.link.state !== 'token_refused';
+}
+
 function loginSection(s: Snapshot): HTMLElement {
-  const loggedIn = s.server !== null && s.link.state !== 'token_refused' && !local.relogin;
+  const loggedIn = hasLogin(s) && !local.relogin;
   if (loggedIn) {
     return el('section', { 'aria-label': 'Login' },
       el('h2', { text: 'Login' }),
@@ -423,7 +428,7 @@ function limitsLine(s: Snapshot): HTMLElement {
 
 /** The first view: the limits, what runs now (with Stop), the last activity; the login when none. */
 function homeView(s: Snapshot): HTMLElement[] {
-  const loggedIn = s.server !== null && s.link.state !== 'token_refused';
+  const loggedIn = hasLogin(s);
   const now = el('section', { 'aria-label': 'Now' }, el('h2', { text: 'Now' }), ...nowLines(s));
   return [
     ...(loggedIn ? [] : [loginSection(s)]),

@@ -17,12 +17,15 @@ pub const REQUEST_WAIT: Duration = Duration::from_secs(60);
 
 /// A throwaway home for `server` with remote work on in its work folder, which is also trusted.
 pub fn home(server: &str) -> anyhow::Result<DeviceHome> {
-    DeviceHome::new(server, |work| {
-        format!(
-            "remote:\n  enabled: true\n  roots:\n    - {work}\ntrusted:\n  - {work}\n",
-            work = work.display()
-        )
-    })
+    DeviceHome::new(server, remote)
+}
+
+/// The config's remote block: remote work on in `work`, which is also trusted.
+pub fn remote(work: &Path) -> String {
+    format!(
+        "remote:\n  enabled: true\n  roots:\n    - {work}\ntrusted:\n  - {work}\n",
+        work = work.display()
+    )
 }
 
 /// `session/new` in `cwd` on the bench's model; the session's id.

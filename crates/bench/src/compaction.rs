@@ -10,19 +10,12 @@ use anyhow::{Context, bail};
 use lembas_peer::{DEFAULT_MODEL, ModelReply, VISION_MODEL};
 use serde_json::json;
 
-use crate::agent::REQUEST_WAIT;
+use crate::agent::{REQUEST_WAIT, remote};
 use crate::reference::{self, PeerDevice};
 use crate::report::{Row, ms, ms_added};
 use crate::stats::percentile;
 
 pub const ROWS: [&str; 1] = ["Automatic compaction, per turn"];
-
-fn remote(work: &std::path::Path) -> String {
-    format!(
-        "remote:\n  enabled: true\n  roots:\n    - {w}\ntrusted:\n  - {w}\n",
-        w = work.display()
-    )
-}
 
 pub async fn run(turns: usize) -> anyhow::Result<Vec<Row>> {
     // The default model's window is 100 tokens: every step fills it.

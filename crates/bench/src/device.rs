@@ -23,13 +23,18 @@ pub fn lembas_binary() -> anyhow::Result<PathBuf> {
     if let Some(path) = std::env::var_os("LEMBAS_BIN") {
         return Ok(PathBuf::from(path));
     }
+    beside_the_bench("lembas").map_err(|e| anyhow!("{e}, or set LEMBAS_BIN"))
+}
+
+/// A binary `scripts/bench` builds beside the bench.
+pub fn beside_the_bench(name: &str) -> anyhow::Result<PathBuf> {
     let me = std::env::current_exe().context("cannot find the bench's own binary")?;
-    let beside = me.with_file_name("lembas");
+    let beside = me.with_file_name(name);
     if beside.is_file() {
         Ok(beside)
     } else {
         Err(anyhow!(
-            "no lembas binary at {}: build it with the bench (scripts/bench does), or set LEMBAS_BIN",
+            "no {name} at {}: build it with the bench (scripts/bench does)",
             beside.display()
         ))
     }

@@ -4,7 +4,7 @@
 //! 5,000-message session (its history replayed as updates before the answer) beside a 50-message
 //! one.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -20,7 +20,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::{Instant, timeout};
 
 use crate::agent::REQUEST_WAIT;
-use crate::device::{DeviceHome, lembas_binary};
+use crate::device::{DeviceHome, beside_the_bench, lembas_binary};
 use crate::model_server::TOKEN;
 use crate::report::{Row, ms, ms_added};
 use crate::stats::{max, percentile};
@@ -34,20 +34,6 @@ const GOAL_MCP_ADDED: Duration = Duration::from_millis(2);
 const GOAL_LOAD: Duration = Duration::from_millis(100);
 const BIG: usize = 5_000;
 const SMALL: usize = 50;
-
-/// The example MCP server built beside the bench (`scripts/bench` builds it).
-fn example_server() -> anyhow::Result<PathBuf> {
-    let me = std::env::current_exe().context("cannot find the bench's own binary")?;
-    let beside = me.with_file_name("example-mcp-server");
-    if beside.is_file() {
-        Ok(beside)
-    } else {
-        Err(anyhow!(
-            "no example-mcp-server at {}: scripts/bench builds it",
-            beside.display()
-        ))
-    }
-}
 
 /// The agent on a pipe, read line by line; every line read is kept with when it came.
 struct StdioAgent {
@@ -133,7 +119,7 @@ pub async fn run(calls: usize, loads: usize) -> anyhow::Result<Vec<Row>> {
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await?;
     let home = DeviceHome::new(&peer.url(), |_| String::new())?;
     // Each row on its own: one that fails says why without taking the other.
-    let call = match example_server() {
+    let call = match beside_the_bench("example-mcp-server") {
         Ok(server) => mcp_call(&peer, &home, &server, calls).await,
         Err(e) => Err(e),
     };

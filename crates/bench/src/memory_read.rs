@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::json;
 
-use crate::agent::REQUEST_WAIT;
+use crate::agent::{REQUEST_WAIT, remote};
 use crate::reference::{self, PeerDevice};
 use crate::report::{Row, ms, ms_added};
 use crate::stats::percentile;
@@ -16,13 +16,6 @@ pub const ROWS: [&str; 1] = ["Memory read on session/new"];
 const GOAL_ADDED: Duration = Duration::from_millis(50);
 /// The memory the instance keeps: twenty entries of a sentence each.
 const ENTRIES: usize = 20;
-
-fn remote(work: &std::path::Path) -> String {
-    format!(
-        "remote:\n  enabled: true\n  roots:\n    - {w}\ntrusted:\n  - {w}\n",
-        w = work.display()
-    )
-}
 
 pub async fn run(sessions: usize) -> anyhow::Result<Vec<Row>> {
     let entries: Vec<String> = (0..ENTRIES)

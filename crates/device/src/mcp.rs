@@ -73,6 +73,32 @@ pub struct ToolInfo {
     pub input_schema: Value,
 }
 
+impl ToolInfo {
+    /// The tool as a model API's function, named `name` and described by `description`; a schema
+    /// that is not an object is read as taking any object.
+    pub fn as_function(&self, name: &str, description: &str) -> Value {
+        let parameters = if self.input_schema.is_object() {
+            self.input_schema.clone()
+        } else {
+            json!({ "type": "object" })
+        };
+        json!({
+            "type": "function",
+            "function": { "name": name, "description": description, "parameters": parameters },
+        })
+    }
+}
+
+/// A call's arguments as MCP takes them: an object (none given: an empty one); anything else is
+/// the model's mistake, said in a sentence.
+pub fn object_arguments(tool: &str, arguments: &Value) -> Result<Map<String, Value>, String> {
+    match arguments {
+        Value::Object(map) => Ok(map.clone()),
+        Value::Null => Ok(Map::new()),
+        _ => Err(format!("The arguments of {tool} must be an object.")),
+    }
+}
+
 /// What a tool call gave back: its text contents joined, and whether the server said it failed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolAnswer {

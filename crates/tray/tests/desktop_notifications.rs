@@ -54,6 +54,16 @@ async fn scheduled_write(
     (prompt, card)
 }
 
+/// The client's Deny on a card.
+async fn deny(link: &mut lembas_peer::LinkHandle, card: &Value) {
+    link.answer(
+        card["id"].clone(),
+        json!({ "outcome": { "outcome": "selected", "optionId": "deny" } }),
+    )
+    .await
+    .unwrap();
+}
+
 fn scheduled(wait_s: u64) -> Value {
     json!({ "schedule_id": "sched1", "run_id": "run1", "title": "Nightly tidy", "mode": "manual", "approval_wait_s": wait_s })
 }
@@ -151,12 +161,7 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
         .unwrap();
     assert_eq!(told["params"], settled);
     // The client's late answer changes nothing: the first answer won.
-    link.answer(
-        card["id"].clone(),
-        json!({ "outcome": { "outcome": "selected", "optionId": "deny" } }),
-    )
-    .await
-    .unwrap();
+    deny(&mut link, &card).await;
 
     // Deny on the notice.
     let card = link
@@ -288,12 +293,7 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
     let cards = host.cards();
     assert_eq!(cards.len(), 1);
     assert_eq!(cards[0].scheduled.as_ref().map(|s| s.wait_s), Some(60));
-    link.answer(
-        card["id"].clone(),
-        json!({ "outcome": { "outcome": "selected", "optionId": "deny" } }),
-    )
-    .await
-    .unwrap();
+    deny(&mut link, &card).await;
     assert_eq!(closed(&mut seen).await, id);
     let answer = link.recv_answer(prompt, WAIT).await.unwrap();
     assert!(answer.get("result").is_some(), "{answer}");
@@ -339,12 +339,7 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
     assert_eq!(closed(&mut seen).await, id, "taken down for the critical one");
     let (id, again, urgency) = shown_urgency(&mut seen).await;
     assert_eq!((again, urgency), (body, Some(2)), "critical in the last minute");
-    link.answer(
-        card["id"].clone(),
-        json!({ "outcome": { "outcome": "selected", "optionId": "deny" } }),
-    )
-    .await
-    .unwrap();
+    deny(&mut link, &card).await;
     assert_eq!(closed(&mut seen).await, id);
     link.recv_answer(prompt, WAIT).await.unwrap();
     assert!(host.cards().is_empty());

@@ -8,15 +8,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
-
 use super::Engine;
 use super::memory::{MEMORY, MEMORY_URI, SessionMemory, definition};
 use super::model::{Instance, ToolCall};
 use super::session::{Session, ToolResult};
 use super::think;
 use crate::decisions::decisions;
-use crate::mcp::{Connection, Endpoint};
+use crate::mcp::{Connection, Endpoint, object_arguments};
 
 /// The path of the instance's MCP endpoint.
 const MCP_PATH: &str = "mcp";
@@ -140,11 +138,7 @@ pub async fn run_tool(engine: &Engine, session: &Arc<Session>, turn_id: &str, ca
         _ => None,
     };
     let work = async {
-        let arguments = match think::arguments(call)? {
-            Value::Object(map) => Some(map),
-            Value::Null => Some(Map::new()),
-            _ => return Err("The arguments of memory must be an object.".to_string()),
-        };
+        let arguments = Some(object_arguments(MEMORY, &think::arguments(call)?)?);
         let instance = engine.instance().await?;
         if !engine.has_memory(&instance).await {
             return Err("This device's login no longer has the instance's memory.".to_string());

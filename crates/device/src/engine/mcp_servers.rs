@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lembas_protocol::mcp::McpServer;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::decisions::decisions;
-use crate::mcp::{Connection, Endpoint, ToolInfo};
+use crate::mcp::{Connection, Endpoint, ToolInfo, object_arguments};
 use crate::rpc::RpcError;
 use crate::tools::ToolOutput;
 
@@ -127,20 +127,12 @@ impl SessionServers {
     pub fn definitions(&self) -> Vec<Value> {
         self.offered()
             .map(|(exposed, running, tool)| {
-                let parameters = if tool.input_schema.is_object() {
-                    tool.input_schema.clone()
-                } else {
-                    json!({ "type": "object" })
-                };
                 let description = format!(
                     "{} (a tool of the MCP server {})",
                     tool.description.trim(),
                     running.name
                 );
-                json!({
-                    "type": "function",
-                    "function": { "name": exposed, "description": description, "parameters": parameters },
-                })
+                tool.as_function(&exposed, &description)
             })
             .collect()
     }
@@ -198,19 +190,22 @@ impl SessionServers {
 impl Offered {
     /// Calls the tool; a failure of the server is a sentence for the model.
     pub async fn call(&self, arguments: &Value) -> ToolOutput {
-        let arguments = match arguments {
-            Value::Object(map) => Some(map.clone()),
-            Value::Null => Some(Map::new()),
-            _ => {
+        let arguments = match object_arguments(&self.exposed, arguments) {
+            Ok(map) => map,
+            Err(text) => {
                 return ToolOutput {
-                    text: format!("The arguments of {} must be an object.", self.exposed),
+                    text,
                     is_error: true,
                     diff: None,
                 };
             }
         };
         let within = Duration::from_millis(decisions().mcp.call_timeout_ms);
-        match self.connection.call(&self.tool, arguments, None, within).await {
+        match self
+            .connection
+            .call(&self.tool, Some(arguments), None, within)
+            .await
+        {
             Ok(answer) => ToolOutput {
                 text: answer.text,
                 is_error: answer.is_error,

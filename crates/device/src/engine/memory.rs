@@ -2,7 +2,7 @@
 //! as it starts and kept for its whole life, and how the model is shown it: the prompt's
 //! `## Memory` and the instance's `memory` tool. Reading and calling it: `instance_memory.rs`.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::mcp::ToolInfo;
 
@@ -49,20 +49,13 @@ pub fn definition(memory: &SessionMemory) -> Option<Value> {
     let SessionMemory::Read { tool: Some(tool), .. } = memory else {
         return None;
     };
-    let parameters = if tool.input_schema.is_object() {
-        tool.input_schema.clone()
-    } else {
-        json!({ "type": "object" })
-    };
-    Some(json!({
-        "type": "function",
-        "function": { "name": tool.name, "description": tool.description, "parameters": parameters },
-    }))
+    Some(tool.as_function(&tool.name, &tool.description))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn tool() -> ToolInfo {
         ToolInfo {

@@ -173,8 +173,7 @@ impl Engine {
     pub async fn stop_all_mcp_servers(&self) {
         let sessions: Vec<Arc<Session>> = self.sessions().values().cloned().collect();
         for session in sessions {
-            let taken = session.state().mcp.take();
-            if let Some(servers) = taken.and_then(Arc::into_inner) {
+            if let Some(servers) = session.take_mcp_servers() {
                 servers.stop().await;
             }
         }

@@ -174,10 +174,16 @@ pub struct Session {
 }
 
 impl Session {
+    /// The session's MCP servers taken out of it, to stop (`None` when it runs none, or a call
+    /// still holds them: they end with that call).
+    pub fn take_mcp_servers(&self) -> Option<SessionServers> {
+        let taken = self.state().mcp.take();
+        taken.and_then(Arc::into_inner)
+    }
+
     /// The session's MCP servers stopped (it closed or was deleted), in the background.
     pub fn stop_mcp_servers(&self) {
-        let taken = self.state().mcp.take();
-        if let Some(servers) = taken.and_then(Arc::into_inner) {
+        if let Some(servers) = self.take_mcp_servers() {
             tokio::spawn(servers.stop());
         }
     }
