@@ -1,7 +1,7 @@
 //! `lembas doctor`: whether this computer can link and work, one check a line, each failing one
 //! with what to do. Checks: the config, the login (the token where it is kept, the server reachable
 //! on protocol 3 and accepting it), the device running here (the lock's holder, its control
-//! socket), whether commands run sandboxed, and on Linux the desktop's D-Bus parts (the session bus,
+//! socket), the log folder, whether commands run sandboxed, and on Linux the desktop's D-Bus parts (the session bus,
 //! a tray host, a notification server). A failed check makes the exit 1; a warning does not.
 
 use serde::Serialize;
@@ -108,6 +108,7 @@ async fn checks() -> Vec<Check> {
     };
     out.extend(login_checks(settings.as_ref()).await);
     out.extend(device_checks().await);
+    out.push(log_check());
     let support = sandbox::support();
     out.push(match support.strip_prefix("none: ") {
         None => ok("sandbox", format!("commands run sandboxed ({support})")),
@@ -120,6 +121,34 @@ async fn checks() -> Vec<Check> {
     });
     out.extend(desktop_checks().await);
     out
+}
+
+/// The log folder takes today's lines (opened for appending, as the service's log does).
+fn log_check() -> Check {
+    let dir = paths::log_dir();
+    let file = lembas_device::log_file::today("service");
+    let writable = paths::ensure_private_dir(&dir).and_then(|()| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&file)
+            .map(drop)
+    });
+    match writable {
+        Ok(()) => ok(
+            "logs",
+            format!("kept in {} (a file a day, a week kept)", dir.display()),
+        ),
+        Err(e) => not(
+            "logs",
+            Level::Warn,
+            format!(
+                "the log cannot be written in {} ({e}): the device logs to standard error only",
+                dir.display()
+            ),
+            format!("Make {} a folder you can write.", dir.display()),
+        ),
+    }
 }
 
 async fn login_checks(settings: Option<&settings::Settings>) -> Vec<Check> {

@@ -13,6 +13,7 @@ mod remote;
 mod serve;
 mod service;
 mod sessions;
+mod user_service;
 
 use lembas_device::control::Verdict;
 use remote::{ModeArg, OnOff};
@@ -170,6 +171,25 @@ enum ApprovalsCommand {
 enum ServiceCommand {
     /// Run the device in the foreground (Ctrl-C or SIGTERM closes the link and exits).
     Run,
+    /// Start the device at login and now, with the OS's service manager (a systemd user unit on
+    /// Linux, a launchd agent on macOS), running this lembas executable.
+    Install {
+        /// One JSON line instead of sentences.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop the installed service and remove it: the device no longer starts at login.
+    Uninstall {
+        /// One JSON line instead of sentences.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Whether the service is installed, what it starts, and what the service manager says of it.
+    Status {
+        /// One JSON object ({ installed, file, starts, enabled, active, manager_error }).
+        #[arg(long)]
+        json: bool,
+    },
     /// Accept scheduled work on this computer, or not (the same as lembas remote scheduled).
     Scheduled {
         state: OnOff,
@@ -263,6 +283,9 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Service { command } => match command {
             ServiceCommand::Run => service::run(),
+            ServiceCommand::Install { json } => user_service::install(json),
+            ServiceCommand::Uninstall { json } => user_service::uninstall(json),
+            ServiceCommand::Status { json } => user_service::status(json),
             ServiceCommand::Scheduled { state, json } => remote::scheduled(state, json),
         },
         Command::Completions { shell } => completions(shell),
@@ -312,5 +335,48 @@ fn main() -> ExitCode {
             SessionsCommand::List { json } => sessions::list(json),
             SessionsCommand::Delete { id, json } => sessions::delete(&id, json),
         },
+    }
+}
+
+#[cfg(test)]
+mod man_pages {
+    use clap::CommandFactory;
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    fn pages(dir: &Path) -> BTreeMap<String, String> {
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| {
+                        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+                        (e.file_name().to_string_lossy().into_owned(), text)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// `man/` holds the pages the package installs (lembas.1, lembas-service.1, …), made from the
+    /// command's own definition; regenerate with `LEMBAS_GENERATE=1 cargo test -p lembas-cli man_pages`.
+    #[test]
+    fn the_man_pages_are_fresh() {
+        let made = tempfile::tempdir().unwrap();
+        clap_mangen::generate_to(super::Cli::command(), made.path()).unwrap();
+        let kept_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
+        if std::env::var_os("LEMBAS_GENERATE").is_some() {
+            let _ = std::fs::remove_dir_all(&kept_dir);
+            std::fs::create_dir_all(&kept_dir).unwrap();
+            for (name, text) in pages(made.path()) {
+                std::fs::write(kept_dir.join(name), text).unwrap();
+            }
+        }
+        let made = pages(made.path());
+        assert!(made.contains_key("lembas.1") && made.contains_key("lembas-service-install.1"));
+        assert!(
+            made == pages(&kept_dir),
+            "crates/cli/man/ is stale: run LEMBAS_GENERATE=1 cargo test -p lembas-cli man_pages"
+        );
     }
 }

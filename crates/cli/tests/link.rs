@@ -433,3 +433,45 @@ async fn the_token_is_nowhere_but_the_keychain() {
         assert!(!contains(&bytes), "the token is in {}", file.display());
     }
 }
+
+/// Today's log file of `lembas service run` in a home.
+fn log_file(home: &Home) -> std::path::PathBuf {
+    home.state()
+        .join("logs")
+        .join(format!("service.{}.log", lembas_device::utc::today()))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_service_keeps_a_log_file_and_runs_on_without_one() {
+    let peer = peer().await;
+    let home = Home::new();
+    home.config_for(&peer.url(), "");
+    let service = home.service();
+    let mut link = peer.next_link(WAIT).await.unwrap();
+    link.hello(WAIT).await.unwrap();
+    link.initialize(WAIT).await.unwrap();
+    // What it says on standard error is in the file too, without colour codes.
+    let first = service.log().lines().next().unwrap_or_default().to_string();
+    assert!(!first.is_empty(), "the service said nothing");
+    let file = std::fs::read_to_string(log_file(&home)).expect("today's log file");
+    assert!(
+        file.lines().next() == Some(first.as_str()),
+        "{first}\n---\n{file}"
+    );
+    assert!(!file.contains('\u{1b}') && !file.contains(TOKEN));
+    drop(service);
+
+    // A file where the log folder should be: one sentence, and the device links all the same.
+    let home = Home::new();
+    home.config_for(&peer.url(), "");
+    std::fs::create_dir_all(home.state()).unwrap();
+    std::fs::write(home.state().join("logs"), "").unwrap();
+    let service = home.service();
+    let mut link = peer.next_link(WAIT).await.unwrap();
+    link.hello(WAIT).await.unwrap();
+    let log = service.log();
+    assert!(
+        log.contains("the log cannot be written in") && log.contains("logging to standard error only"),
+        "{log}"
+    );
+}

@@ -16,6 +16,7 @@ pub mod files;
 pub mod keychain;
 pub mod link;
 pub mod lock;
+pub mod log_file;
 pub mod login;
 pub mod mcp;
 pub mod monitor;
@@ -30,6 +31,7 @@ pub mod status;
 pub mod store;
 pub mod terminal;
 pub mod tools;
+pub mod utc;
 
 /// The wire's JSON-RPC, from the protocol crate: the core's modules say `crate::rpc`.
 pub use lembas_protocol::rpc;

@@ -30,6 +30,11 @@ pub fn config_dir() -> PathBuf {
     xdg("XDG_CONFIG_HOME", &[".config"]).join("lembas")
 }
 
+/// `$XDG_CONFIG_HOME` (`~/.config`): where a systemd user unit goes.
+pub fn xdg_config_home() -> PathBuf {
+    xdg("XDG_CONFIG_HOME", &[".config"])
+}
+
 /// The global config file.
 pub fn config_file() -> PathBuf {
     config_dir().join("config.yaml")
@@ -38,6 +43,11 @@ pub fn config_file() -> PathBuf {
 /// `$XDG_STATE_HOME/lembas/`: the lock, the status file, turns, attachments.
 pub fn state_dir() -> PathBuf {
     xdg("XDG_STATE_HOME", &[".local", "state"]).join("lembas")
+}
+
+/// `<state>/logs/`: the rolling log files of the service and the tray.
+pub fn log_dir() -> PathBuf {
+    state_dir().join("logs")
 }
 
 /// The user's home folder, for `~` expansion and protected paths.

@@ -28,12 +28,7 @@ use crate::window::{View, WindowProcess};
 /// Runs the tray until Quit; the process's exit code.
 pub fn run() -> i32 {
     let started = std::time::Instant::now();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
+    lembas_device::log_file::init("desktop");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -129,6 +124,7 @@ async fn on_clicks(mut clicks: mpsc::UnboundedReceiver<MenuId>, host: Host, wind
                 None => open(None),
             },
             MenuId::ActivityLog => open(Some(View::Activity)),
+            MenuId::Logs => open_logs(),
             MenuId::Quit => {
                 host.quit().await;
                 return;
@@ -141,6 +137,33 @@ async fn on_clicks(mut clicks: mpsc::UnboundedReceiver<MenuId>, host: Host, wind
         // Always redraw: a check item the click flipped must show the config again if the change failed.
         host.changed.notify_one();
     }
+}
+
+/// Opens the log folder in the desktop's file manager (made first: a device that never wrote a
+/// line still opens a folder, not an error).
+fn open_logs() -> Result<(), CommandError> {
+    let dir = lembas_device::paths::log_dir();
+    let failed = |e: std::io::Error| {
+        CommandError::new(
+            "logs",
+            format!("The log folder {} cannot be opened: {e}", dir.display()),
+        )
+    };
+    lembas_device::paths::ensure_private_dir(&dir).map_err(failed)?;
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(windows) {
+        "explorer"
+    } else {
+        "xdg-open"
+    };
+    // tokio reaps the child when it ends; nothing waits for the file manager.
+    tokio::process::Command::new(opener)
+        .arg(&dir)
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .map(drop)
+        .map_err(failed)
 }
 
 /// Flips a tray check item's setting from what the config says now (the menu's own tick may lag).

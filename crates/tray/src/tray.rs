@@ -23,11 +23,12 @@ pub enum MenuId {
     Autostart,
     Open,
     ActivityLog,
+    Logs,
     Quit,
 }
 
 impl MenuId {
-    pub const ALL: [MenuId; 10] = [
+    pub const ALL: [MenuId; 11] = [
         MenuId::Approvals,
         MenuId::Status,
         MenuId::Remote,
@@ -37,6 +38,7 @@ impl MenuId {
         MenuId::Autostart,
         MenuId::Open,
         MenuId::ActivityLog,
+        MenuId::Logs,
         MenuId::Quit,
     ];
 
@@ -51,6 +53,7 @@ impl MenuId {
             MenuId::Autostart => "autostart",
             MenuId::Open => "open",
             MenuId::ActivityLog => "activity-log",
+            MenuId::Logs => "logs",
             MenuId::Quit => "quit",
         }
     }
@@ -162,6 +165,7 @@ impl Tray {
         let autostart = CheckMenuItem::with_id(id(MenuId::Autostart), "Start at login", true, false, None);
         let open = MenuItem::with_id(id(MenuId::Open), "Open LLeMbas Desktop…", true, None);
         let activity_log = MenuItem::with_id(id(MenuId::ActivityLog), "Open activity log", true, None);
+        let logs = MenuItem::with_id(id(MenuId::Logs), "Open logs", true, None);
         let quit = MenuItem::with_id(id(MenuId::Quit), "Quit", true, None);
         let menu = Menu::with_items(&[
             &status,
@@ -176,6 +180,7 @@ impl Tray {
             &autostart,
             &open,
             &activity_log,
+            &logs,
             &quit,
         ])?;
         MenuEvent::set_event_handler(Some(move |event: MenuEvent| {

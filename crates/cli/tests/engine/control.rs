@@ -471,7 +471,7 @@ async fn the_doctor_checks_the_login_the_server_and_the_device() {
             .clone()
     };
     for name in [
-        "config", "token", "server", "device", "control", "sandbox", "d-bus",
+        "config", "token", "server", "device", "control", "logs", "sandbox", "d-bus",
     ] {
         assert_eq!(level(name)["level"], "ok", "{name}: {checks:#}");
     }
@@ -480,6 +480,13 @@ async fn the_doctor_checks_the_login_the_server_and_the_device() {
         "{checks:#}"
     );
     assert_eq!(level("tray")["level"], "warn", "the test bus has no tray host");
+    assert!(
+        level("logs")["said"]
+            .as_str()
+            .unwrap()
+            .contains(&l.home.state().join("logs").display().to_string()),
+        "{checks:#}"
+    );
 
     let home = l.home;
     l.peer.stop().await;

@@ -73,41 +73,14 @@ pub fn system(instance: &str, folder: &Path, mode: Mode, context: &Context, sect
     text
 }
 
-/// The date in UTC as YYYY-MM-DD (civil from days, so no time crate is needed).
+/// The date in UTC as YYYY-MM-DD.
 pub(super) fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or_default() as i64;
-    let (y, m, d) = civil(secs.div_euclid(86_400));
-    format!("{y:04}-{m:02}-{d:02}")
+    crate::utc::today()
 }
 
 /// A moment (Unix ms) in UTC as RFC 3339, to the second.
 pub(super) fn utc(ms: u64) -> String {
-    let secs = (ms / 1000) as i64;
-    let (y, m, d) = civil(secs.div_euclid(86_400));
-    let s = secs.rem_euclid(86_400);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        s / 3600,
-        s % 3600 / 60,
-        s % 60
-    )
-}
-
-/// The civil date of a day counted from 1970-01-01.
-fn civil(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    crate::utc::rfc3339(ms)
 }
 
 /// What the model is asked for when a session is compacted.
