@@ -116,7 +116,14 @@ pub async fn discover(client: &reqwest::Client, server: &Url) -> Result<Discover
         server: shown.clone(),
         why,
     };
-    let response = client.get(url).send().await.map_err(|e| unreachable(cause(&e)))?;
+    let response = client.get(url).send().await.map_err(|e| match crate::proxy::named_for(server) {
+        // A proxy that is down says so by name, not as the instance being unreachable alone.
+        Some(proxy) => unreachable(format!(
+            "{}, through the proxy {proxy} (from HTTPS_PROXY or HTTP_PROXY; NO_PROXY lists what goes direct)",
+            cause(&e)
+        )),
+        None => unreachable(cause(&e)),
+    })?;
     let status = response.status();
     if status.is_server_error() {
         return Err(unreachable(format!("it answered {status}")));

@@ -13,6 +13,7 @@ use crate::decisions::decisions;
 use crate::discovery::{self, DiscoveryError};
 use crate::events::{DeviceEvent, LinkState};
 use crate::keychain::{self, KeychainError, Token};
+use crate::proxy;
 use crate::settings::Settings;
 use crate::status::Status;
 
@@ -136,18 +137,31 @@ async fn dial(url: &url::Url, token: &Token) -> Dial {
         .max_message_size(Some(MAX_MESSAGE_BYTES))
         .max_frame_size(Some(MAX_MESSAGE_BYTES));
     // Nagle off: a turn writes small frames back to back, and the last would wait for a delayed ACK.
-    let connect = tokio_tungstenite::connect_async_with_config(request, Some(config), true);
+    let via = match proxy::for_link(url) {
+        Ok(via) => via,
+        Err(e) => return Dial::Failed(e),
+    };
+    let connect = async {
+        let Some(via) = via else {
+            return Ok(tokio_tungstenite::connect_async_with_config(request, Some(config), true).await);
+        };
+        let host = url.host_str().unwrap_or_default();
+        let port = url.port_or_known_default().unwrap_or(443);
+        let stream = proxy::tunnel(&via, host, port).await?;
+        Ok(tokio_tungstenite::client_async_tls_with_config(request, stream, Some(config), None).await)
+    };
     match tokio::time::timeout(DIAL_TIMEOUT, connect).await {
-        Ok(Ok((ws, _))) => Dial::Linked(Box::new(ws)),
-        Ok(Err(tungstenite::Error::Http(response)))
+        Ok(Err(proxy_said)) => Dial::Failed(proxy_said),
+        Ok(Ok(Ok((ws, _)))) => Dial::Linked(Box::new(ws)),
+        Ok(Ok(Err(tungstenite::Error::Http(response))))
             if response.status() == http::StatusCode::UNAUTHORIZED =>
         {
             Dial::Unauthorized
         }
-        Ok(Err(tungstenite::Error::Http(response))) => {
+        Ok(Ok(Err(tungstenite::Error::Http(response)))) => {
             Dial::Failed(format!("the link was refused ({})", response.status()))
         }
-        Ok(Err(e)) => Dial::Failed(e.to_string()),
+        Ok(Ok(Err(e))) => Dial::Failed(e.to_string()),
         Err(_) => Dial::Failed("the dial timed out".into()),
     }
 }
