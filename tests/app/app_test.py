@@ -10,7 +10,10 @@ launch opens the window of the first; Quit ends it. The window is a process of i
 (lembas-window, started by the tray, gone when the window closes). It measures launch to tray, open to
 drawn (the click on Open to the page's first paint with the state), and the memory of all the app's
 processes with no window, with the window open and after it closed, and checks issue 12's goals on
-release builds; screenshots and figures go to the output folder. Usage: app_test.py <folder with the binaries> <output folder>
+release builds; screenshots and figures go to the output folder. A real tray host
+(status-notifier-watcher) runs on the bus, as on a desktop with a tray; without it (vanilla GNOME)
+the app opens its window by itself and says why. Usage: app_test.py <folder with the app's
+binaries> <output folder> [<folder with lembas-peer>, else the first]
 """
 import json
 import os
@@ -29,6 +32,9 @@ import tray_menu  # noqa: E402
 from Xlib import X, display as xdisplay, protocol  # noqa: E402
 
 BIN, OUT = Path(sys.argv[1]), Path(sys.argv[2])
+# The reference peer is a test tool: an installed package has the app's binaries, not it.
+TOOLS = Path(sys.argv[3]) if len(sys.argv) > 3 else BIN
+WATCHER = "org.kde.StatusNotifierWatcher"
 OUT.mkdir(parents=True, exist_ok=True)
 TITLE = "LLeMbas Desktop"
 checks = []
@@ -176,7 +182,7 @@ def main():
     token = "app-test-" + secrets.token_hex(12)
 
     peer_log = open(OUT / "peer.log", "w")
-    peer = subprocess.Popen([str(BIN / "lembas-peer"), "--token-stdin"], stdin=subprocess.PIPE,
+    peer = subprocess.Popen([str(TOOLS / "lembas-peer"), "--token-stdin"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=peer_log, text=True, env=env)
     peer.stdin.write(token + "\n")
     peer.stdin.close()
@@ -189,18 +195,25 @@ def main():
     if not check("the reference peer serves", url is not None):
         return
 
+    watcher = start_tray_host(env)
     app_log = open(OUT / "app.log", "w")
     started = time.monotonic()
-    app = subprocess.Popen([str(BIN / "lembas-desktop")], env=env, stdout=app_log, stderr=subprocess.STDOUT)
+    app = subprocess.Popen([str(BIN / "lembas-desktop")], env=opener_stub(env), stdout=app_log,
+                           stderr=subprocess.STDOUT)
     figures = {}
     try:
         tray_menu.find(wait_s=30, pid=app.pid)
         figures["launch_to_tray_ms"] = round((time.monotonic() - started) * 1000)
         check("the app starts into the tray", app.poll() is None)
-        check("no window at start", not windows())
+        wait_for("the tray icon is registered with the tray host", lambda: ":" in registered_items())
+        # A first run: not logged in, the window opens by itself on the login.
+        wids = wait_for("a first run opens the window by itself", lambda: [w for w in windows() if viewable(w)])
+        if wids:
+            time.sleep(2)  # let it finish loading, as a person would
+            figures.setdefault("close_requests_resent", []).append(close_and_wait("the first-run window closes"))
         items = wait_for("the tray says Not logged in", lambda: tray_status() == "Not logged in" and tray_items())
         for label in ["Accept scheduled work", "Remote work", "Stop all remote work", "Start at login",
-                      "Open LLeMbas Desktop…", "Open activity log", "Quit"]:
+                      "Open LLeMbas Desktop…", "Open activity log", "Open logs", "Quit"]:
             check(f"the tray has {label}", label in items)
         offline_icon = tray_menu.icon_name(*tray_menu.find())
         check("the tray icon is set", bool(offline_icon))
@@ -266,8 +279,16 @@ def main():
             time.sleep(2)  # let it finish loading, as a person would
             figures.setdefault("close_requests_resent", []).append(close_and_wait("the window closes again"))
 
+        logs = home / ".local/state/lembas/logs"
+        tray_menu.click(*tray_menu.find(), "Open logs")
+        opened = wait_for("Open logs opens the log folder",
+                          lambda: (OUT / "opened.txt").exists() and (OUT / "opened.txt").read_text().split())
+        check("the folder opened is the state folder's logs", opened == [str(logs)], str(opened))
+        check("the tray's log is kept there", any(logs.glob("desktop.*.log")))
+
         autostart = home / ".config/autostart"
-        entries = lambda: [e for e in autostart.glob("*.desktop") if "lembas-desktop" in e.read_text()]
+        # Pointing at this app's own executable (the installed one, when the package is tested).
+        entries = lambda: [e for e in autostart.glob("*.desktop") if str(BIN / "lembas-desktop") in e.read_text()]
         tray_menu.click(*tray_menu.find(), "Start at login")
         wait_for("Start at login writes an autostart entry", entries)
         wait_for("the tray ticks Start at login", lambda: tray_items()["Start at login"]["toggle"] == 1)
@@ -284,8 +305,12 @@ def main():
         beside_a_headless_service(env, config)
         a_hostile_page_shown(env, config, token, work, figures)
         a_card_waits(env, config, token, work, figures)
+        watcher.terminate()
+        watcher.wait(timeout=10)
+        no_tray_host(env)
         check("the token is in no log", all(token not in (OUT / log).read_text()
-                                        for log in ["app.log", "service.log", "app-shown.log", "app-card.log"]))
+                                        for log in ["app.log", "service.log", "app-shown.log", "app-card.log",
+                                                    "app-no-tray.log"]))
         # Every open's start to first paint: the first loads WebKit from disk, later ones find it cached.
         figures["each_window_started_to_drawn_ms"] = [
             d - s for s, d in zip(logged_at("window started"), logged_at("window drawn"))]
@@ -296,6 +321,8 @@ def main():
             app.wait(timeout=10)
         peer.terminate()
         peer.wait(timeout=10)
+        if watcher.poll() is None:
+            watcher.terminate()
         (OUT / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
         print(json.dumps(figures, indent=2))
 
@@ -481,13 +508,43 @@ def a_hostile_page_shown(env, config, token, work, figures):
         recorder.shutdown()
 
 
+def start_tray_host(env):
+    """A real StatusNotifier host (Debian's status-notifier-watcher) on the session bus."""
+    watcher = subprocess.Popen(["status-notifier-watcher"], env=env, stdout=subprocess.DEVNULL,
+                               stderr=open(OUT / "tray-host.log", "a"))
+    wait_for("a tray host is on the bus", lambda: WATCHER in tray_menu.gdbus(
+        "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+        "--method", "org.freedesktop.DBus.ListNames"))
+    return watcher
+
+
+def registered_items():
+    try:
+        return tray_menu.gdbus("call", "--session", "--dest", WATCHER, "--object-path", "/StatusNotifierWatcher",
+                               "--method", "org.freedesktop.DBus.Properties.Get", WATCHER,
+                               "RegisteredStatusNotifierItems")
+    except subprocess.SubprocessError:
+        return ""
+
+
+def opener_stub(env):
+    """An `xdg-open` first on PATH that writes down what it was asked to open: no desktop here has
+    a file manager to show the log folder in."""
+    stub_dir = OUT / "opener"
+    stub_dir.mkdir(exist_ok=True)
+    stub = stub_dir / "xdg-open"
+    stub.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> {OUT / "opened.txt"}\n')
+    stub.chmod(0o755)
+    return dict(env, PATH=f"{stub_dir}:{env['PATH']}")
+
+
 def demo_peer(env, token, config, args, name):
     """Another demo instance (the same token) with `args`, its output in peer-<name>.out; the config
     now points at it."""
     import threading
 
     peer_out = open(OUT / f"peer-{name}.out", "w")
-    peer = subprocess.Popen([str(BIN / "lembas-peer"), "--token-stdin", *args], stdin=subprocess.PIPE,
+    peer = subprocess.Popen([str(TOOLS / "lembas-peer"), "--token-stdin", *args], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=open(OUT / f"peer-{name}.log", "w"), text=True, env=env)
     peer.stdin.write(token + "\n")
     peer.stdin.close()
@@ -552,6 +609,26 @@ def a_card_waits(env, config, token, work, figures):
             app.kill()
         peer.terminate()
         peer.wait(timeout=10)
+
+
+def no_tray_host(env):
+    """No tray host on the bus (vanilla GNOME): the app opens its window by itself, logged in or
+    not, and says why; the window is then the place to control it."""
+    log = OUT / "app-no-tray.log"
+    app = subprocess.Popen([str(BIN / "lembas-desktop")], env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    try:
+        wids = wait_for("without a tray host the window opens by itself", lambda: [w for w in windows() if viewable(w)],
+                        within=30)
+        check("the app says there is no tray host", "no tray host on the session bus" in log.read_text())
+        if wids:
+            time.sleep(3)  # WebKit paints in software under Xvfb
+            screenshot("window-no-tray.png")
+            close_and_wait("the window without a tray closes")
+        check("the device keeps running with its window closed", app.poll() is None)
+        quit_app(app, "Quit without a tray host")
+    finally:
+        if app.poll() is None:
+            app.kill()
 
 
 def log_in(wid, url, token, env, config, offline_icon):

@@ -50,7 +50,7 @@ export interface Card {
 export interface ActivityPage { lines: Entry[]; unreadable: number; path: string }
 
 /** Where the app asks the window to go (the tray's activity log, a clicked notification). */
-export type View = { view: 'activity' } | { view: 'card'; tool_call_id: string };
+export type View = { view: 'activity' } | { view: 'card'; tool_call_id: string } | { view: 'home'; notice: string | null };
 
 export interface Snapshot {
   link: { state: LinkState; line: string };

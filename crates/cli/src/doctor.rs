@@ -225,38 +225,27 @@ async fn device_checks() -> Vec<Check> {
 /// The session bus and who is on it, on Linux.
 #[cfg(target_os = "linux")]
 async fn desktop_checks() -> Vec<Check> {
-    let bus = match zbus::Connection::session().await {
+    use lembas_device::desktop_bus::{self, BusError};
+    let bus = match desktop_bus::ask().await {
         Ok(bus) => bus,
-        Err(e) => {
+        Err(e @ BusError::NoBus(_)) => {
             return vec![not(
                 "d-bus",
                 Level::Warn,
-                format!("no D-Bus session bus: {e}"),
+                e.to_string(),
                 "Headless, that is fine; LLeMbas Desktop needs one for its tray icon, notifications and keychain.",
             )];
         }
-    };
-    let proxy = match zbus::fdo::DBusProxy::new(&bus).await {
-        Ok(proxy) => proxy,
-        Err(e) => {
+        Err(e @ BusError::NoAnswer(_)) => {
             return vec![not(
                 "d-bus",
                 Level::Warn,
-                format!("the session bus does not answer: {e}"),
+                e.to_string(),
                 "Restart the desktop session.",
             )];
         }
     };
-    let has = |name: &'static str| {
-        let proxy = proxy.clone();
-        async move {
-            match zbus::names::BusName::try_from(name) {
-                Ok(name) => proxy.name_has_owner(name).await.unwrap_or(false),
-                Err(_) => false,
-            }
-        }
-    };
-    let tray = if has("org.kde.StatusNotifierWatcher").await {
+    let tray = if bus.tray_host {
         ok("tray", "a tray host shows status icons (StatusNotifier)")
     } else {
         not(
@@ -266,7 +255,7 @@ async fn desktop_checks() -> Vec<Check> {
             "On GNOME, turn on the AppIndicator extension; the window remains the place to control the device.",
         )
     };
-    let notices = if has("org.freedesktop.Notifications").await {
+    let notices = if bus.notifications {
         ok("notices", "a notification server shows approval cards")
     } else {
         not(

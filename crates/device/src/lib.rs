@@ -5,6 +5,8 @@ pub mod activity_log;
 pub mod client;
 pub mod control;
 pub mod decisions;
+#[cfg(target_os = "linux")]
+pub mod desktop_bus;
 pub mod directories;
 pub mod discovery;
 pub mod dispatcher;
@@ -23,6 +25,7 @@ pub mod monitor;
 pub mod paths;
 pub mod poison;
 pub mod policy;
+pub mod proxy;
 pub mod runtime;
 pub mod sandbox;
 pub mod scheduled;

@@ -105,6 +105,11 @@ impl Host {
         host
     }
 
+    /// The state as it changes, for waiting on one.
+    pub fn watch_state(&self) -> watch::Receiver<HostState> {
+        self.state.clone()
+    }
+
     pub fn state(&self) -> HostState {
         self.state.borrow().clone()
     }

@@ -26,7 +26,13 @@ const BIN_NAME: &str = "lembas-window";
 #[serde(tag = "view", rename_all = "snake_case")]
 pub enum View {
     Activity,
-    Card { tool_call_id: String },
+    Card {
+        tool_call_id: String,
+    },
+    /// Home, with a notice above it (the desktop shows no tray icons).
+    Home {
+        notice: Option<String>,
+    },
 }
 
 /// One line to the window process.
