@@ -178,6 +178,102 @@ test('the window opens on Home: the limits in a sentence that leads into Setting
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'terminal', 'the setting it names has the focus');
 });
 
+/** The live regions of Chromium's accessibility tree: each node with a `live` property. */
+async function liveRegions() {
+  const cdp = await page.context().newCDPSession(page);
+  const { nodes } = await cdp.send('Accessibility.getFullAXTree');
+  await cdp.detach();
+  return nodes.filter((n) => (n.properties ?? []).some((p) => p.name === 'live' && p.value?.value !== 'off'))
+    .map((n) => ({ role: n.role?.value, live: n.properties.find((p) => p.name === 'live').value.value,
+      id: n.backendDOMNodeId }));
+}
+
+/** Pushes a state, and waits until the page has read and drawn it. */
+async function pushState(change) {
+  await page.evaluate((c) => {
+    const s = { ...window.__fake.state, ...c };
+    window.__fake.control['window/state'] = () => s;
+    window.__fake.emit('control-push', { method: 'event', params: { kind: 'status' } });
+  }, change);
+  await page.waitForFunction((line) => document.querySelector('#status-line')?.textContent === line,
+    change.link?.line ?? 'Not logged in');
+}
+
+test('only the status line and the notice are live regions, and a push that changes neither says nothing', async () => {
+  await page.click('#nav-home');
+  const regions = await liveRegions();
+  assert.deepEqual(regions.map((r) => [r.role, r.live]), [['status', 'polite']], 'the status line alone (no notice yet)');
+  assert.equal(await page.getAttribute('#app', 'aria-live'), null, 'the window as a whole is not live');
+  // What a screen reader hears: the changes inside the live regions.
+  await page.evaluate(() => {
+    window.__heard = [];
+    for (const id of ['status-region', 'notice']) {
+      new MutationObserver((m) => window.__heard.push(`${id}:${m.length}`))
+        .observe(document.getElementById(id), { childList: true, characterData: true, subtree: true });
+    }
+  });
+  const linked = { link: { state: 'linked', line: 'Linked to home' }, now_line: 'Now: 1 terminal open' };
+  await pushState(linked);
+  await pushState({ ...linked, now_line: 'Now: 2 terminals open' });
+  await page.waitForFunction(() => document.querySelector('#now-line')?.textContent === 'Now: 2 terminals open');
+  assert.deepEqual(await page.evaluate(() => window.__heard), ['status-region:1'], 'one change heard: the link line');
+  // A notice is the other live region, and it stays one element.
+  await page.evaluate(() => window.__fake.emit('show-view', { view: 'home', notice: 'Your desktop shows no tray icons.' }));
+  await page.waitForFunction(() => document.querySelector('#notice')?.textContent === 'Your desktop shows no tray icons.');
+  assert.deepEqual((await liveRegions()).map((r) => [r.role, r.live]), [['status', 'polite'], ['status', 'polite']]);
+  assert.ok(await page.isVisible('#notice'));
+});
+
+test('the focus stays on the control the person is on while pushes redraw the window', async () => {
+  await page.click('#nav-home');
+  await pushState({ link: { state: 'linked', line: 'Linked to home' }, now_line: 'Now: 1 terminal open' });
+  const target = page.locator('#limits-line button').first();
+  await target.focus();
+  const before = await page.evaluate(() => document.activeElement?.id);
+  assert.ok(before, 'the limits link has an id to be found again');
+  for (let n = 2; n < 5; n += 1) {
+    await pushState({ link: { state: 'linked', line: 'Linked to home' }, now_line: `Now: ${n} terminals open` });
+    await page.waitForFunction((t) => document.querySelector('#now-line')?.textContent === t, `Now: ${n} terminals open`);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), before, `after push ${n}`);
+  }
+  // So it is for every control a redraw makes again: each has an id to be found by (a card's too).
+  await page.evaluate(() => {
+    window.__fake.state.cards = [{ tool_call_id: 'call_f', session_id: 'ses_1', title: 'Run the tests', reason: 'Commands ask.',
+      detail: { type: 'command', command: 'make test' }, asked_at_ms: Date.now(), scheduled: null, headline: 'Run a command in ~/work' }];
+  });
+  for (const view of ['home', 'settings', 'activity']) {
+    await pushState({ link: { state: 'linked', line: 'Linked to home' } });
+    await page.click(`#nav-${view}`);
+    const anonymous = await page.evaluate(() => [...document.querySelectorAll('#app button, #app input, #app select, #app textarea, #app [tabindex]')]
+      .filter((e) => !e.id).map((e) => e.outerHTML.slice(0, 80)));
+    assert.deepEqual(anonymous, [], `controls without an id on ${view}`);
+  }
+});
+
+test('the window follows the desktop\'s dark theme, its text readable on it', async () => {
+  const contrast = () => page.evaluate(() => {
+    const rgb = (c) => c.match(/[\d.]+/g).slice(0, 3).map(Number);
+    const lum = (c) => {
+      const [r, g, b] = rgb(c).map((v) => { const x = v / 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const ratio = (a, b) => { const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x); return (hi + 0.05) / (lo + 0.05); };
+    const back = getComputedStyle(document.querySelector('#status-host')).backgroundColor;
+    const page = getComputedStyle(document.documentElement).backgroundColor;
+    const of = (sel) => getComputedStyle(document.querySelector(sel)).color;
+    return { pageLum: lum(page), line: ratio(of('#status-line'), back), hint: ratio(of('.hint'), back),
+      button: ratio(of('#nav-home'), getComputedStyle(document.querySelector('#nav-home')).backgroundColor) };
+  });
+  const light = await contrast();
+  await page.emulateMedia({ colorScheme: 'dark' });
+  const dark = await contrast();
+  assert.ok(light.pageLum > 0.8, `light page ${light.pageLum}`);
+  assert.ok(dark.pageLum < 0.05, `dark page ${dark.pageLum}`);
+  for (const [what, ratio] of Object.entries(dark)) {
+    if (what !== 'pageLum') assert.ok(ratio >= 4.5, `${what}: ${ratio.toFixed(2)}:1 in the dark theme`);
+  }
+});
+
 test('a burst of pushes makes few reads of window/state, and the last state shows', async () => {
   const before = (await controlCalls('window/state')).length;
   await page.evaluate(() => {

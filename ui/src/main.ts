@@ -10,8 +10,14 @@ import { openTerminals, terminalsView } from './terminals';
 import { mountViewer, refresh as refreshShown } from './viewer';
 
 const app = document.getElementById('app') as HTMLElement;
-// What is redrawn from the state, around the tabs that stay in place.
-const statusHost = el('div', { id: 'status-host' });
+// The only live regions: the link's status line and the notice, made once and changed only when
+// their words change, so a screen reader hears those and not the whole window on every push.
+const statusLine = el('h1', { id: 'status-line' });
+const statusRegion = el('div', { id: 'status-region', role: 'status' }, statusLine);
+const noticeLine = el('p', { class: 'notice', id: 'notice', role: 'status', hidden: true });
+// What is redrawn from the state, around the parts that stay in place.
+const statusExtras = el('div', { id: 'status-extras' });
+const statusHost = el('section', { id: 'status-host', 'aria-label': 'Link' }, statusRegion, statusExtras);
 const viewHost = el('div', { id: 'view-host' });
 // The Shown view lives beside the redrawn part, so a redraw never reloads a shown page.
 const viewerHost = el('div', { id: 'viewer-host', hidden: true });
@@ -69,11 +75,17 @@ function errorFor(where: string): HTMLElement | null {
   return el('p', { class: 'error', role: 'alert', 'data-error-code': e.code, text: e.message });
 }
 
-function statusSection(s: Snapshot): HTMLElement {
-  return el('section', { class: `status state-${s.link.state}`, 'aria-label': 'Link' },
-    el('h1', { id: 'status-line', text: s.link.line }),
-    s.held_by ? el('p', { class: 'note', id: 'held-by', text: `The device runs in ${s.held_by}: this window shows it and answers its approvals; settings reach it through the config file.` }) : null,
-    s.settings_error ? el('p', { class: 'error', id: 'settings-error', text: s.settings_error }) : null,
+/** Sets a persistent element's words only when they change (a live region then speaks once). */
+function say(node: HTMLElement, text: string) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+function drawStatus(s: Snapshot) {
+  statusHost.className = `status state-${s.link.state}`;
+  say(statusLine, s.link.line);
+  statusExtras.replaceChildren(
+    s.held_by ? el('p', { class: 'note', id: 'held-by', text: `The device runs in ${s.held_by}: this window shows it and answers its approvals; settings reach it through the config file.` }) : '',
+    s.settings_error ? el('p', { class: 'error', id: 'settings-error', text: s.settings_error }) : '',
   );
 }
 
@@ -415,7 +427,8 @@ function limitsLine(s: Snapshot): HTMLElement {
   const line = el('p', { id: 'limits-line' });
   parts.forEach(([text, target], i) => {
     if (i) line.append(' · ');
-    const link = el('button', { type: 'button', class: 'link', 'data-target': target, text });
+    // An id, so the focus is found again after a redraw.
+    const link = el('button', { type: 'button', class: 'link', id: `limit-${target}`, 'data-target': target, text });
     link.addEventListener('click', () => {
       local.view = 'settings';
       draw();
@@ -482,7 +495,7 @@ function markNav() {
   }
 }
 
-/** Moves to a view: the activity log, a card (on the Home view; the cards head every view), or home. */
+/** Moves to a view: the activity log, a card (on the Home view; the cards head every view), or home (with the tray's notice, if any). */
 function go(view: View | null) {
   if (view?.view === 'activity') {
     local.view = 'activity';
@@ -491,6 +504,8 @@ function go(view: View | null) {
   } else {
     local.view = 'home';
     if (view?.view === 'card') local.focusCard = view.tool_call_id;
+    // The tray's word at start (no tray host): what this window is for.
+    if (view?.view === 'home' && view.notice) local.notice = view.notice;
   }
   draw();
   if (view?.view === 'card') {
@@ -509,7 +524,6 @@ function draw() {
     app.replaceChildren(el('p', { text: 'Loading…' }), errorFor('state') ?? '');
     return;
   }
-  const notice = local.notice ? el('p', { class: 'notice', id: 'notice', role: 'status', text: local.notice }) : null;
   viewerHost.hidden = local.view !== 'shown';
   const body = local.view === 'activity' ? [activityView()]
     : local.view === 'sessions' ? [sessionsView()]
@@ -523,10 +537,12 @@ function draw() {
     document.title = title;
     void backend.setTitle(title).catch((e) => fail('state', e));
   }
-  if (app.firstChild !== statusHost) app.replaceChildren(statusHost, navBar, viewHost);
-  statusHost.replaceChildren(statusSection(s));
+  if (app.firstChild !== statusHost) app.replaceChildren(statusHost, navBar, noticeLine, viewHost);
+  drawStatus(s);
   markNav();
-  viewHost.replaceChildren(notice ?? '', cardsSection(s) ?? '', ...body);
+  say(noticeLine, local.notice ?? '');
+  noticeLine.hidden = !local.notice;
+  viewHost.replaceChildren(cardsSection(s) ?? '', ...body);
   const token = document.getElementById('token') as HTMLInputElement | null;
   if (token && typedToken && !local.busy) token.value = typedToken;
   if (focused) document.getElementById(focused)?.focus();
