@@ -580,7 +580,9 @@ async fn the_link_goes_through_the_proxy_the_environment_names() {
     ];
     let service = home.service_with_env(&gone);
     assert!(
-        eventually(WAIT, || service.log().contains("through the proxy http://127.0.0.1:1")),
+        eventually(WAIT, || service
+            .log()
+            .contains("through the proxy http://127.0.0.1:1")),
         "{}",
         service.log()
     );

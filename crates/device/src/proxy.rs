@@ -21,7 +21,11 @@ pub struct Via {
 }
 
 fn intercept(address: &url::Url) -> Option<hyper_util::client::proxy::matcher::Intercept> {
-    let scheme = if matches!(address.scheme(), "wss" | "https") { "https" } else { "http" };
+    let scheme = if matches!(address.scheme(), "wss" | "https") {
+        "https"
+    } else {
+        "http"
+    };
     let host = address.host_str()?;
     let port = address.port_or_known_default().unwrap_or(443);
     let dst: Uri = format!("{scheme}://{}:{port}/", bracketed(host)).parse().ok()?;
