@@ -19,7 +19,9 @@ pub enum LockError {
         "another LLeMbas device runtime is already running for this user: {holder}. Stop it first (one device per user)."
     )]
     Held { holder: String },
-    #[error("cannot use the lock file {path}: {source}")]
+    #[error(
+        "cannot use the lock file {path}: {source}. Its folder must be a folder you can write: fix it, or move it away to start afresh, then start again."
+    )]
     Io { path: PathBuf, source: std::io::Error },
 }
 
