@@ -274,6 +274,39 @@ test('the window follows the desktop\'s dark theme, its text readable on it', as
   }
 });
 
+test('Home lists what runs now, a row each with its own Stop, read when the counts change', async () => {
+  await page.evaluate(() => {
+    window.__fake.control['sessions/list'] = () => [
+      { id: 'ses_a', title: 'Fix the build', cwd: '/home/me/work', created_ms: 1, updated_ms: 2, messages: 3, running: true, open: true, model: null, mode: 'edit', scheduled: false },
+      { id: 'ses_b', title: 'Old chat', cwd: '/home/me/work', created_ms: 1, updated_ms: 2, messages: 3, running: false, open: false, model: null, mode: null, scheduled: false }];
+    window.__fake.control['terminals/list'] = () => [{ id: 'term_1', cwd: '/home/me/notes', shell: 'bash', opened_ms: 1, offset: 0, cols: 80, rows: 24 }];
+    window.__fake.control['sessions/stop'] = () => ({ stopped: true });
+    window.__fake.control['terminals/hang_up'] = () => ({ hung_up: true });
+  });
+  await page.click('#nav-home');
+  const busy = { link: { state: 'linked', line: 'Linked to home' }, now: { terminals: 1, watches: 0, turns: 1 },
+    now_line: 'Now: 1 agent working in ~/work, 1 terminal open' };
+  await pushState(busy);
+  await page.waitForSelector('#now-rows li');
+  assert.deepEqual(await page.$$eval('#now-rows li span', (s) => s.map((x) => x.textContent)),
+    ['Agent at work: Fix the build in /home/me/work', 'Terminal (bash) in /home/me/notes'], 'the chat not at work is not listed');
+  assert.equal(await page.getAttribute('#stop-session-ses_a', 'aria-label'), 'Stop: Agent at work: Fix the build in /home/me/work');
+  // Pushes that keep the counts read the lists no more.
+  const reads = async () => (await controlCalls('sessions/list')).length;
+  const before = await reads();
+  await pushState({ ...busy, now_line: 'Now: 1 agent working in ~/work, 1 terminal open.' });
+  assert.equal(await reads(), before);
+  await page.click('#stop-session-ses_a');
+  await page.waitForFunction(() => window.__fake.calls.some((c) => c.args?.method === 'sessions/stop'));
+  assert.deepEqual(await controlCalls('sessions/stop'), [{ session_id: 'ses_a' }]);
+  await page.click('#hang-up-term_1');
+  await page.waitForFunction(() => window.__fake.calls.some((c) => c.args?.method === 'terminals/hang_up'));
+  assert.deepEqual(await controlCalls('terminals/hang_up'), [{ id: 'term_1' }]);
+  // Nothing at work: no rows.
+  await pushState({ ...busy, now: { terminals: 0, watches: 0, turns: 0 }, now_line: 'Now: no remote work on this computer' });
+  await page.waitForFunction(() => !document.querySelector('#now-rows'));
+});
+
 test('a burst of pushes makes few reads of window/state, and the last state shows', async () => {
   const before = (await controlCalls('window/state')).length;
   await page.evaluate(() => {

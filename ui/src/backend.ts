@@ -66,7 +66,7 @@ export interface Snapshot {
   };
   scheduled_setting: { label: string; description: string };
   modes: string[];
-  now: { terminals: number; watches: number };
+  now: { terminals: number; watches: number; turns: number };
   now_line: string;
   activity: Entry[];
   cards: Card[];

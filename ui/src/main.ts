@@ -3,7 +3,7 @@
 // none), then Settings (login, the switches, the folders, what the instance sees), Sessions,
 // Terminals, Shown and the Activity log.
 import './style.css';
-import { asCommandError, backend, type ActivityPage, type Card, type CommandError, type Risk, type Snapshot, type View } from './backend';
+import { asCommandError, backend, type ActivityPage, type Card, type CommandError, type ListedSession, type ListedTerminal, type Risk, type Snapshot, type View } from './backend';
 import { el } from './dom';
 import { openSessions, sessionsView } from './sessions';
 import { openTerminals, terminalsView } from './terminals';
@@ -36,6 +36,9 @@ const local = {
   shownUnseen: false,
   /** The card a clicked notification asked for, shown highlighted until it is gone. */
   focusCard: null as string | null,
+  /** Home's rows of what runs now (chats at work, terminals), read when the counts change. */
+  nowRows: null as { key: string; sessions: ListedSession[]; terminals: ListedTerminal[] } | null,
+  nowRowsAsked: '',
   activity: null as ActivityPage | null,
   /** The Activity view's kind filter; '' is every kind. */
   kind: '',
@@ -175,9 +178,47 @@ function remoteSection(s: Snapshot): HTMLElement {
 }
 
 /** What runs now and the one switch that stops it all (Home and Settings both show it). */
+/** Reads the chats at work and the terminals open when the device's counts of them change (not on
+ * every push); Home redraws with them. A failed read keeps the last rows: the line and Stop all hold. */
+function readNowRows(s: Snapshot) {
+  const key = `${s.now.turns}/${s.now.terminals}`;
+  if (local.nowRows?.key === key || local.nowRowsAsked === key) return;
+  local.nowRowsAsked = key;
+  if (s.now.turns === 0 && s.now.terminals === 0) {
+    local.nowRows = { key, sessions: [], terminals: [] };
+    return;
+  }
+  void Promise.all([backend.listSessions(), backend.listTerminals()]).then(([sessions, terminals]) => {
+    local.nowRows = { key, sessions: sessions.filter((x) => x.running), terminals };
+    if (local.view === 'home') draw();
+  }).catch(() => { local.nowRowsAsked = ''; });
+}
+
+/** A row each for what runs now, with its own Stop. */
+function nowRows(): HTMLElement | null {
+  const rows = local.nowRows;
+  if (!rows || rows.sessions.length + rows.terminals.length === 0) return null;
+  const list = el('ul', { id: 'now-rows' });
+  // Each button named for its row, so a screen reader does not hear "Stop, Stop".
+  const row = (what: string, label: string, id: string, stop: () => Promise<unknown>) => {
+    const b = button(label, id, () => act('remote', async () => { await stop(); }));
+    b.setAttribute('aria-label', `${label}: ${what}`);
+    list.append(el('li', {}, el('span', { text: what }), ' ', b));
+  };
+  for (const x of rows.sessions) {
+    row(`Agent at work: ${x.title || 'a chat'} in ${x.cwd}`, 'Stop', `stop-session-${x.id}`, () => backend.stopSession(x.id));
+  }
+  for (const t of rows.terminals) {
+    row(`Terminal (${t.shell}) in ${t.cwd}`, 'Hang up', `hang-up-${t.id}`, () => backend.hangUpTerminal(t.id));
+  }
+  return list;
+}
+
 function nowLines(s: Snapshot): (HTMLElement | null)[] {
+  readNowRows(s);
   return [
     el('p', { id: 'now-line', text: s.now_line }),
+    nowRows(),
     button('Stop all remote work', 'stop-all', () => act('remote', () => backend.stopRemoteWork()),
       !s.remote.enabled && s.now.terminals + s.now.watches === 0),
     errorFor('remote'),
