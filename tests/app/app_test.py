@@ -485,10 +485,11 @@ def a_hostile_page_shown(env, config, token, work, figures):
         figures["shown_page"]["ipc_messages_refused_for_their_key"] = refused
         check("the frame's IPC message was refused for its key, no other reached the app",
               refused == ["a-guess"], str(refused))
-        # The window's own reads only (its state on each push, the viewer's): nothing the page
-        # could have made it do (an answer, a setting, a stop, a login).
+        # The window's own reads only (its state on each push, the viewer's, Home's rows of what
+        # runs now): nothing the page could have made it do (an answer, a setting, a stop, a login).
         check("the window called nothing but its own reads",
-              set(relayed()) <= {"window/state", "shown/read", "shown/list"}, str(relayed()))
+              set(relayed()) <= {"window/state", "shown/read", "shown/list", "sessions/list", "terminals/list"},
+              str(relayed()))
         check("remote work is still on (remote/stop never ran)", "enabled: true" in config.read_text())
         check("the app still runs", app.poll() is None)
         # The other views, for the README: their tabs clicked as a person would.

@@ -474,6 +474,21 @@ async fn the_service_keeps_a_log_file_and_runs_on_without_one() {
         log.contains("the log cannot be written in") && log.contains("logging to standard error only"),
         "{log}"
     );
+
+    // A file where the whole state folder should be: the device cannot hold its lock there, and
+    // says what to do instead of an error number alone.
+    let home = Home::new();
+    home.config_for(&peer.url(), "");
+    std::fs::create_dir_all(home.state().parent().unwrap()).unwrap();
+    std::fs::write(home.state(), "").unwrap();
+    let mut service = home.service();
+    let status = service.wait_exit(WAIT).expect("the service stops");
+    assert!(!status.success());
+    let log = service.log();
+    assert!(
+        log.contains("Its folder must be a folder you can write") && log.contains("then start again"),
+        "{log}"
+    );
 }
 
 /// Debian's tinyproxy on a loopback port, logging each request it carries.
