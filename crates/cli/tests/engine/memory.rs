@@ -13,6 +13,14 @@ fn offered_tools(l: &Linked) -> Vec<String> {
     offered(&model, model.requests().len() - 1)
 }
 
+/// How many times the device read `/api/v1/instance`.
+fn instance_reads(peer: &Peer) -> usize {
+    peer.http_log()
+        .iter()
+        .filter(|(_, path, _)| path == "/api/v1/instance")
+        .count()
+}
+
 fn mcp_paths(peer: &Peer) -> usize {
     peer.http_log()
         .iter()
@@ -25,6 +33,7 @@ async fn memory_reaches_the_prompt_and_the_tool_writes_it_with_the_chats_scope()
     let mut l = linked("").await;
     l.peer
         .set_config(|c| c.memory = vec!["Prefers tea to coffee.".to_string()]);
+    let reads_before = instance_reads(&l.peer);
     let session = l.new_session("edit").await;
     l.model().push(ModelReply::tool_call(
         "call_mem",
@@ -58,6 +67,15 @@ async fn memory_reaches_the_prompt_and_the_tool_writes_it_with_the_chats_scope()
         "{log:?}"
     );
     assert!(log.contains(&scoped("tools/call", "memory")), "{log:?}");
+    // The scope (at session/new) and the name (at the turn) came from one read of
+    // /api/v1/instance, and a second session reads it no more.
+    l.new_session("edit").await;
+    assert_eq!(
+        instance_reads(&l.peer) - reads_before,
+        1,
+        "{:?}",
+        l.peer.http_log()
+    );
     assert!(
         log.iter().all(|c| c.scope.as_deref() == Some(session.as_str())),
         "{log:?}"

@@ -1,25 +1,37 @@
 //! The instance as the engine reaches it over HTTP: its API with the device's token (read from the
-//! keychain once, forgotten when refused), and the name it gives itself.
+//! keychain once, forgotten when refused), and what it says of itself (`/api/v1/instance`: its
+//! name, the token's scope, the default model), read once for all three.
+
+use std::time::{Duration, Instant};
 
 use super::{Engine, model};
 use crate::keychain;
 
+/// How long what the instance said of itself is used before it is read again (a default model or
+/// a scope changed on the instance shows within this).
+const ABOUT_FRESH: Duration = Duration::from_secs(300);
+
 impl Engine {
-    /// How the system text names the instance: its own name (`/api/v1/instance`), read once per
-    /// server; else the login's connection; else "the instance".
-    pub(crate) async fn instance_name(&self, instance: &model::Instance) -> String {
-        let mut known = self.0.instance_name.lock().await;
-        if let Some((base, name)) = known.as_ref()
+    /// `/api/v1/instance`, read once per server and kept for [`ABOUT_FRESH`] (or until the token
+    /// is forgotten); a failed read is not kept. Sessions starting together wait for one read.
+    pub(crate) async fn about(&self, instance: &model::Instance) -> Result<model::About, String> {
+        let mut known = self.0.about.lock().await;
+        if let Some((base, at, about)) = known.as_ref()
             && *base == instance.base
+            && at.elapsed() < ABOUT_FRESH
         {
-            return name.clone();
+            return Ok(about.clone());
         }
-        match instance.name().await {
-            Ok(Some(name)) => {
-                *known = Some((instance.base.clone(), name.clone()));
-                name
-            }
-            // Not cached: the next turn asks again.
+        let about = instance.about().await?;
+        *known = Some((instance.base.clone(), Instant::now(), about.clone()));
+        Ok(about)
+    }
+
+    /// How the system text names the instance: its own name (`/api/v1/instance`); else the
+    /// login's connection; else "the instance".
+    pub(crate) async fn instance_name(&self, instance: &model::Instance) -> String {
+        match self.about(instance).await {
+            Ok(model::About { name: Some(name), .. }) => name,
             _ => self
                 .settings()
                 .server
@@ -55,6 +67,7 @@ impl Engine {
 
     pub(crate) async fn forget_token(&self) {
         *self.0.token.lock().await = None;
-        self.0.memory.forget().await;
+        // A new login may bring a token with another scope.
+        *self.0.about.lock().await = None;
     }
 }

@@ -21,21 +21,6 @@ const MCP_PATH: &str = "mcp";
 /// The scopes that carry the instance's memory (`library` is the older name).
 const MEMORY_SCOPES: [&str; 2] = ["memory", "library"];
 
-/// Whether the token's scope has memory, read once per server. Each use opens its own connection
-/// to `<server>/mcp` and closes it: nothing is held between sessions (a long-lived MCP session
-/// keeps an event stream open and outlives an instance that restarts).
-#[derive(Default)]
-pub struct MemoryLink {
-    scope: tokio::sync::Mutex<Option<(url::Url, bool)>>,
-}
-
-impl MemoryLink {
-    /// A new login may have replaced the token (and its scope): read it again when next needed.
-    pub async fn forget(&self) {
-        *self.scope.lock().await = None;
-    }
-}
-
 fn timeouts() -> (Duration, Duration) {
     let numbers = &decisions().mcp;
     (
@@ -82,20 +67,13 @@ impl Engine {
     }
 
     /// Whether the token's scope has memory (or the older `library`). An instance that says no
-    /// scope, or cannot be asked, offers none (and is asked again next time).
+    /// scope, or cannot be asked, offers none (and is asked again next time). Each use of the
+    /// memory opens its own connection to `<server>/mcp` and closes it: nothing is held between
+    /// sessions (a long-lived MCP session keeps an event stream open and outlives an instance that
+    /// restarts).
     async fn has_memory(&self, instance: &Instance) -> bool {
-        let mut known = self.0.memory.scope.lock().await;
-        if let Some((base, has)) = known.as_ref()
-            && *base == instance.base
-        {
-            return *has;
-        }
-        match instance.scope().await {
-            Ok(scope) => {
-                let has = scope.split_whitespace().any(|s| MEMORY_SCOPES.contains(&s));
-                *known = Some((instance.base.clone(), has));
-                has
-            }
+        match self.about(instance).await {
+            Ok(about) => about.scope.split_whitespace().any(|s| MEMORY_SCOPES.contains(&s)),
             Err(why) => {
                 tracing::warn!("{why}: the session has no memory of the instance");
                 false

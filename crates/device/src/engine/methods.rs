@@ -76,12 +76,13 @@ async fn default_model(engine: &Engine) -> Result<String, RpcError> {
         .instance()
         .await
         .map_err(|why| RpcError::invalid_params(format!("The instance's models cannot be used: {why}.")))?;
-    instance
-        .default_model()
+    engine
+        .about(&instance)
         .await
         .map_err(|why| {
             RpcError::invalid_params(format!("The instance's default model cannot be read: {why}."))
         })?
+        .default_model
         .ok_or_else(|| {
             RpcError::invalid_params(
                 "The instance names no default model: choose one with _meta.model (a model it serves).",

@@ -69,10 +69,8 @@ struct Inner {
     approvals: approvals::Approvals,
     http: reqwest::Client,
     token: tokio::sync::Mutex<Option<Token>>,
-    /// The instance's name for itself (`/api/v1/instance` `name`), by server, read once.
-    instance_name: tokio::sync::Mutex<Option<(url::Url, String)>>,
-    /// The way to the instance's `/mcp`, for its memory.
-    memory: instance_memory::MemoryLink,
+    /// What the instance said of itself and the token (`/api/v1/instance`), by server, and when.
+    about: tokio::sync::Mutex<Option<(url::Url, std::time::Instant, model::About)>>,
     /// Turns running or waiting, over all sessions: the link counts as working while any is.
     active_turns: std::sync::atomic::AtomicUsize,
     /// Serves an editor on `lembas serve --stdio` rather than the instance's link.
@@ -134,8 +132,7 @@ impl Engine {
             approvals: Default::default(),
             http,
             token: tokio::sync::Mutex::new(None),
-            instance_name: tokio::sync::Mutex::new(None),
-            memory: Default::default(),
+            about: tokio::sync::Mutex::new(None),
             active_turns: Default::default(),
             editor,
             card_requests: Mutex::default(),

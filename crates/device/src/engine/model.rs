@@ -101,6 +101,34 @@ pub enum Streamed {
     Done(StepOutput),
 }
 
+/// `/api/v1/instance` as the engine uses it; a field the instance leaves out (or sends empty) is
+/// absent here.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct About {
+    /// Its name for itself, trimmed, at most 200 characters.
+    pub name: Option<String>,
+    /// What the device's token may do (space-separated); empty when the instance says none.
+    pub scope: String,
+    /// The model it names as this device's default.
+    pub default_model: Option<String>,
+}
+
+impl About {
+    fn of(body: &Value) -> About {
+        let text = |key: &str| {
+            body.get(key)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+        };
+        About {
+            name: text("name").map(|n| n.chars().take(200).collect()),
+            scope: text("scope").unwrap_or_default().to_string(),
+            default_model: text("default_model").map(str::to_string),
+        }
+    }
+}
+
 /// Where the instance is and who the device is to it.
 #[derive(Clone)]
 pub struct Instance {
@@ -194,43 +222,12 @@ impl Instance {
             .map_err(|e| format!("{what} is not JSON: {e}"))
     }
 
-    /// The instance's name for itself (`name` in `/api/v1/instance`); `None` when it gives none.
-    pub async fn name(&self) -> Result<Option<String>, String> {
+    /// What the instance says of itself and of the device's token (`/api/v1/instance`), in one read.
+    pub async fn about(&self) -> Result<About, String> {
         let body = self
             .get_json("api/v1/instance", "the instance's /api/v1/instance")
             .await?;
-        Ok(body
-            .get("name")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-            .map(|n| n.chars().take(200).collect()))
-    }
-
-    /// What the device's token may do (`scope` in `/api/v1/instance`, space-separated); empty
-    /// when the instance says none.
-    pub async fn scope(&self) -> Result<String, String> {
-        let body = self
-            .get_json("api/v1/instance", "the instance's /api/v1/instance")
-            .await?;
-        Ok(body
-            .get("scope")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string())
-    }
-
-    /// The model the instance names as its default for this device (`default_model` in
-    /// `/api/v1/instance`); `None` when it names none.
-    pub async fn default_model(&self) -> Result<Option<String>, String> {
-        let body = self
-            .get_json("api/v1/instance", "the instance's /api/v1/instance")
-            .await?;
-        Ok(body
-            .get("default_model")
-            .and_then(Value::as_str)
-            .filter(|m| !m.is_empty())
-            .map(str::to_string))
+        Ok(About::of(&body))
     }
 
     /// Opens one step's stream, retrying a 429, a 5xx or a connection lost before the first byte
@@ -485,6 +482,30 @@ pub fn request_body(model: &str, messages: &[Value], tools: &[Value], effort: &s
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn about_reads_what_the_instance_says_and_leaves_out_the_empty() {
+        use super::About;
+        use serde_json::json;
+        let full = About::of(
+            &json!({ "name": "  Home  ", "scope": "models link memory", "default_model": "example/chat-fast" }),
+        );
+        assert_eq!(
+            full,
+            About {
+                name: Some("Home".into()),
+                scope: "models link memory".into(),
+                default_model: Some("example/chat-fast".into())
+            }
+        );
+        assert_eq!(
+            About::of(&json!({ "name": " ", "default_model": "" })),
+            About::default()
+        );
+        assert_eq!(About::of(&json!({ "name": 7, "scope": null })), About::default());
+        let long = About::of(&json!({ "name": "x".repeat(500) }));
+        assert_eq!(long.name.map(|n| n.chars().count()), Some(200));
+    }
+
     use super::*;
 
     /// A server that answers the first request of a kept-alive connection, then closes it when
