@@ -4,6 +4,7 @@
 
 mod agent;
 mod bash_judge;
+mod card_latency;
 mod compaction;
 mod device;
 mod editor;
@@ -60,6 +61,8 @@ struct Plan {
     mcp_calls: usize,
     /// Sessions loaded by an editor, each size.
     loads: usize,
+    /// Approval cards timed to the window and the notification.
+    cards: usize,
 }
 
 impl Plan {
@@ -86,6 +89,7 @@ impl Plan {
             flood: Duration::from_secs(10),
             mcp_calls: 100,
             loads: 5,
+            cards: 20,
         }
     }
 
@@ -112,6 +116,7 @@ impl Plan {
             flood: Duration::from_secs(3),
             mcp_calls: 20,
             loads: 2,
+            cards: 3,
         }
     }
 }
@@ -209,6 +214,12 @@ async fn measure(plan: &Plan) -> anyhow::Result<Vec<Row>> {
         &mut rows,
         &file_search::ROWS,
         file_search::run(&mut instance, plan.search_files, plan.searches).await,
+    );
+    // Last: it puts this process in a home of its own (the tray's host runs here).
+    collect(
+        &mut rows,
+        &card_latency::ROWS,
+        card_latency::run(plan.cards).await,
     );
     Ok(rows)
 }

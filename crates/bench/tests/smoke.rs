@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-const ROWS: [&str; 21] = [
+const ROWS: [&str; 23] = [
     "No-op round trip p50",
     "No-op round trip p99",
     "Idle linked RSS",
@@ -25,6 +25,8 @@ const ROWS: [&str; 21] = [
     "File search p99",
     "File index build",
     "@path expansion, 1 MB file",
+    "Card to the window",
+    "Card to the notification",
     "benchmark",
 ];
 
