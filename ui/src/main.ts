@@ -177,7 +177,6 @@ function remoteSection(s: Snapshot): HTMLElement {
   );
 }
 
-/** What runs now and the one switch that stops it all (Home and Settings both show it). */
 /** Reads the chats at work and the terminals open when the device's counts of them change (not on
  * every push); Home redraws with them. A failed read keeps the last rows: the line and Stop all hold. */
 function readNowRows(s: Snapshot) {
@@ -190,7 +189,7 @@ function readNowRows(s: Snapshot) {
   }
   void Promise.all([backend.listSessions(), backend.listTerminals()]).then(([sessions, terminals]) => {
     local.nowRows = { key, sessions: sessions.filter((x) => x.running), terminals };
-    if (local.view === 'home') draw();
+    draw();
   }).catch(() => { local.nowRowsAsked = ''; });
 }
 
@@ -214,6 +213,7 @@ function nowRows(): HTMLElement | null {
   return list;
 }
 
+/** What runs now, a row each, and the one switch that stops it all (Home and Settings both show it). */
 function nowLines(s: Snapshot): (HTMLElement | null)[] {
   readNowRows(s);
   return [

@@ -415,15 +415,21 @@ async fn not_logged_in_says_how_to_log_in() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_token_is_nowhere_but_the_keychain() {
-    let peer = peer().await;
+/// `lembas service run` in a new home configured for `peer`, linked past hello and initialize.
+async fn service_linked(peer: &Peer) -> (Home, Service, lembas_peer::LinkHandle) {
     let home = Home::new();
     home.config_for(&peer.url(), "");
     let service = home.service();
     let mut link = peer.next_link(WAIT).await.unwrap();
     link.hello(WAIT).await.unwrap();
     link.initialize(WAIT).await.unwrap();
+    (home, service, link)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_token_is_nowhere_but_the_keychain() {
+    let peer = peer().await;
+    let (home, service, _link) = service_linked(&peer).await;
     let needle = TOKEN.as_bytes();
     let contains = |hay: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
     assert!(!contains(&proc_file(service.pid(), "cmdline")));
@@ -444,12 +450,7 @@ fn log_file(home: &Home) -> std::path::PathBuf {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_service_keeps_a_log_file_and_runs_on_without_one() {
     let peer = peer().await;
-    let home = Home::new();
-    home.config_for(&peer.url(), "");
-    let service = home.service();
-    let mut link = peer.next_link(WAIT).await.unwrap();
-    link.hello(WAIT).await.unwrap();
-    link.initialize(WAIT).await.unwrap();
+    let (home, service, _link) = service_linked(&peer).await;
     // What it says on standard error is in the file too, without colour codes.
     let first = service.log().lines().next().unwrap_or_default().to_string();
     assert!(!first.is_empty(), "the service said nothing");
@@ -541,6 +542,15 @@ impl Drop for Tinyproxy {
     }
 }
 
+/// The environment naming `proxy` for http and https, and `no_proxy` as what goes direct.
+fn proxy_env<'a>(proxy: &'a str, no_proxy: &'a str) -> [(&'static str, &'a str); 3] {
+    [
+        ("HTTP_PROXY", proxy),
+        ("HTTPS_PROXY", proxy),
+        ("NO_PROXY", no_proxy),
+    ]
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_link_goes_through_the_proxy_the_environment_names() {
     let peer = peer().await;
@@ -548,12 +558,7 @@ async fn the_link_goes_through_the_proxy_the_environment_names() {
     let proxy = Tinyproxy::start(&home.path());
     let instance = peer.url().trim_start_matches("http://").to_string();
     home.config_for(&peer.url(), "");
-    let proxied = [
-        ("HTTP_PROXY", proxy.url.as_str()),
-        ("HTTPS_PROXY", proxy.url.as_str()),
-        ("NO_PROXY", ""),
-    ];
-    let service = home.service_with_env(&proxied);
+    let service = home.service_with_env(&proxy_env(&proxy.url, ""));
     let mut link = peer.next_link(WAIT).await.unwrap();
     link.hello(WAIT).await.unwrap();
     link.initialize(WAIT).await.unwrap();
@@ -575,12 +580,7 @@ async fn the_link_goes_through_the_proxy_the_environment_names() {
     let before = proxy.carried().len();
     let home = Home::new();
     home.config_for(&peer.url(), "");
-    let direct = [
-        ("HTTP_PROXY", proxy.url.as_str()),
-        ("HTTPS_PROXY", proxy.url.as_str()),
-        ("NO_PROXY", "127.0.0.1"),
-    ];
-    let _service = home.service_with_env(&direct);
+    let _service = home.service_with_env(&proxy_env(&proxy.url, "127.0.0.1"));
     let mut link = peer.next_link(WAIT).await.unwrap();
     link.hello(WAIT).await.unwrap();
     assert_eq!(proxy.carried().len(), before, "{}", proxy.carried());
@@ -588,12 +588,7 @@ async fn the_link_goes_through_the_proxy_the_environment_names() {
     // A proxy that is not there: the device says so by name, and retries.
     let home = Home::new();
     home.config_for(&peer.url(), "");
-    let gone = [
-        ("HTTP_PROXY", "http://127.0.0.1:1"),
-        ("HTTPS_PROXY", "http://127.0.0.1:1"),
-        ("NO_PROXY", ""),
-    ];
-    let service = home.service_with_env(&gone);
+    let service = home.service_with_env(&proxy_env("http://127.0.0.1:1", ""));
     assert!(
         eventually(WAIT, || service
             .log()

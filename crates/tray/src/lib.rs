@@ -6,6 +6,7 @@ pub mod activity;
 mod autostart;
 pub mod cards;
 pub mod controls;
+pub mod first_run;
 pub mod host;
 pub mod notices;
 pub mod notifier;
@@ -164,67 +165,6 @@ fn open_logs() -> Result<(), CommandError> {
         .spawn()
         .map(drop)
         .map_err(failed)
-}
-
-/// What the window says above Home when the desktop shows no tray icons.
-pub const NO_TRAY_HOST: &str = "Your desktop shows no tray icons (there is no StatusNotifier host on its session bus; on GNOME, the AppIndicator extension adds one), so LLeMbas Desktop's icon and menu do not show. This window is the place to control the device: closing it keeps the device running, and opening LLeMbas Desktop again from your applications brings it back.";
-
-/// How long the start waits for the runtime to say whether it is logged in.
-const SETTLE: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// A first run that works: the window opens by itself when no tray host will show the icon (it
-/// is then the only place to control the device, and says why) or when the device is not logged
-/// in (its login form is the first thing to do).
-pub async fn open_at_start(host: Host, window: WindowProcess) {
-    if !tray_host_present().await {
-        tracing::warn!("no tray host on the session bus: the tray icon will not show; opening the window");
-        host.activity().note("notice", NO_TRAY_HOST.to_string());
-        host.changed.notify_one();
-        let view = View::Home {
-            notice: Some(NO_TRAY_HOST.to_string()),
-        };
-        if let Err(e) = window.open(Some(view)) {
-            tracing::error!("cannot open the window: {e}");
-        }
-        return;
-    }
-    let mut state = host.watch_state();
-    let decided = |s: &state::HostState| {
-        s.held_by.is_some()
-            || s.problem.is_some()
-            || s.status.as_ref().is_some_and(|st| {
-                !matches!(
-                    st.link,
-                    lembas_device::events::LinkState::Starting | lembas_device::events::LinkState::Connecting
-                )
-            })
-    };
-    let not_logged_in = match tokio::time::timeout(SETTLE, state.wait_for(decided)).await {
-        Ok(Ok(s)) => s
-            .status
-            .as_ref()
-            .is_some_and(|st| st.link == lembas_device::events::LinkState::NotLoggedIn),
-        _ => false,
-    };
-    if not_logged_in {
-        tracing::info!("not logged in: opening the window on its login");
-        if let Err(e) = window.open(None) {
-            tracing::error!("cannot open the window: {e}");
-        }
-    }
-}
-
-/// Whether a tray host will show the icon. On Linux the session bus is asked (no bus: none);
-/// elsewhere the OS always has one.
-async fn tray_host_present() -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        matches!(lembas_device::desktop_bus::ask().await, Ok(bus) if bus.tray_host)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        true
-    }
 }
 
 /// Flips a tray check item's setting from what the config says now (the menu's own tick may lag).

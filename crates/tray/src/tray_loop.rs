@@ -86,7 +86,7 @@ pub fn run(started: Instant, listener: Listener) -> i32 {
         tokio::time::sleep(WARM_UP_AFTER).await;
         crate::window::warm_up().await;
     });
-    tokio::spawn(crate::open_at_start(host.clone(), window.clone()));
+    tokio::spawn(crate::first_run::open_at_start(host.clone(), window.clone()));
     let quit = tokio::spawn(crate::on_clicks(clicks, host, window));
     tokio::spawn(async move {
         let _ = quit.await;

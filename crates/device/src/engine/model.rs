@@ -482,10 +482,10 @@ pub fn request_body(model: &str, messages: &[Value], tools: &[Value], effort: &s
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn about_reads_what_the_instance_says_and_leaves_out_the_empty() {
-        use super::About;
-        use serde_json::json;
         let full = About::of(
             &json!({ "name": "  Home  ", "scope": "models link memory", "default_model": "example/chat-fast" }),
         );
@@ -505,8 +505,6 @@ mod tests {
         let long = About::of(&json!({ "name": "x".repeat(500) }));
         assert_eq!(long.name.map(|n| n.chars().count()), Some(200));
     }
-
-    use super::*;
 
     /// A server that answers the first request of a kept-alive connection, then closes it when
     /// the second comes without answering (the race of a server closing an idle connection just

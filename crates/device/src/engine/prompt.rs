@@ -29,7 +29,7 @@ fn mode_text(mode: Mode) -> &'static str {
 
 /// The system message for one step; `instance` is how the instance is named.
 pub fn system(instance: &str, folder: &Path, mode: Mode, context: &Context, sections: &[String]) -> String {
-    let date = today();
+    let date = crate::utc::today();
     let mut text = format!(
         "You are LLeMbas, an agent working on the person's own computer through LLeMbas CLI, linked to {instance}.\n\
          The session's folder is {folder}; paths are relative to it. The mode is {mode}.\n\
@@ -71,16 +71,6 @@ pub fn system(instance: &str, folder: &Path, mode: Mode, context: &Context, sect
         text.push_str(section);
     }
     text
-}
-
-/// The date in UTC as YYYY-MM-DD.
-pub(super) fn today() -> String {
-    crate::utc::today()
-}
-
-/// A moment (Unix ms) in UTC as RFC 3339, to the second.
-pub(super) fn utc(ms: u64) -> String {
-    crate::utc::rfc3339(ms)
 }
 
 /// What the model is asked for when a session is compacted.
@@ -220,6 +210,6 @@ mod tests {
         );
         assert!(text.contains("Call me Sam."));
         assert!(text.contains("/w/p"));
-        assert!(today().len() == 10);
+        assert!(text.contains(&crate::utc::today()));
     }
 }

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use super::Engine;
 use super::access::{modes, opened};
 use super::mcp_servers::SessionServers;
-use super::prompt::utc;
 use super::session::Session;
 use crate::rpc::RpcError;
 use crate::store::ids;
+use crate::utc::rfc3339 as utc;
 use lembas_protocol::mcp::McpServer;
 
 /// Sessions on one page of `session/list`.

@@ -136,12 +136,13 @@ async fn dial(url: &url::Url, token: &Token) -> Dial {
     let config = tungstenite::protocol::WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE_BYTES))
         .max_frame_size(Some(MAX_MESSAGE_BYTES));
-    // Nagle off: a turn writes small frames back to back, and the last would wait for a delayed ACK.
     let via = match proxy::for_link(url) {
         Ok(via) => via,
         Err(e) => return Dial::Failed(e),
     };
     let connect = async {
+        // Nagle off (here, and in the tunnel): a turn writes small frames back to back, and the
+        // last would wait for a delayed ACK.
         let Some(via) = via else {
             return Ok(tokio_tungstenite::connect_async_with_config(request, Some(config), true).await);
         };

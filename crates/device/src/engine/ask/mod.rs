@@ -194,7 +194,7 @@ fn stamp() -> String {
         % 86_400;
     format!(
         "{}-{:02}{:02}{:02}",
-        super::prompt::today(),
+        crate::utc::today(),
         secs / 3600,
         secs / 60 % 60,
         secs % 60
