@@ -8,7 +8,7 @@ use anyhow::{Context, anyhow};
 use tokio::time::Instant;
 
 use crate::instance::RawLink;
-use crate::procfs::{cpu_ticks, rss, ticks_per_second};
+use crate::procfs::{anonymous, cpu_ticks, rss, ticks_per_second};
 use crate::report::{Row, mb};
 
 pub const ROWS: [&str; 2] = ["Idle linked RSS", "Idle linked CPU"];
@@ -22,6 +22,8 @@ const SETTLE: Duration = Duration::from_secs(1);
 /// One process's use over the window.
 pub struct Usage {
     pub peak_rss: u64,
+    /// Of it, the anonymous memory at the window's end (the rest is file pages: code, libraries).
+    pub anonymous: u64,
     pub cpu_percent: f64,
 }
 
@@ -36,7 +38,10 @@ pub async fn run(device_pid: u32, link: &mut RawLink, window: Duration) -> anyho
         )
         .ratio(device.peak_rss as f64 / baseline.peak_rss.max(1) as f64)
         .goal("<= 15 MB", device.peak_rss <= GOAL_RSS)
-        .note(format!("peak of samples over {seconds:.0} s")),
+        .note(format!(
+            "peak of samples over {seconds:.0} s; anonymous {} at the end, the rest file pages (the binary's code, libraries)",
+            mb(device.anonymous)
+        )),
         Row::new(
             ROWS[1],
             format!("{:.2} %", device.cpu_percent),
@@ -106,10 +111,12 @@ async fn measure(
     Ok((
         Usage {
             peak_rss: device_rss,
+            anonymous: anonymous(device).unwrap_or_default(),
             cpu_percent: percent(ticks(device)?, device_start),
         },
         Usage {
             peak_rss: baseline_rss,
+            anonymous: anonymous(baseline).unwrap_or_default(),
             cpu_percent: percent(ticks(baseline)?, baseline_start),
         },
     ))

@@ -18,6 +18,19 @@ pub fn rss(pid: u32) -> Option<u64> {
     status_field(pid, "VmRSS")
 }
 
+/// Resident anonymous memory now (`Anonymous` of `/proc/<pid>/smaps_rollup`), in bytes: what the
+/// process holds itself, without the file pages of its code and libraries.
+pub fn anonymous(pid: u32) -> Option<u64> {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    let line = rollup.lines().find(|line| line.starts_with("Anonymous:"))?;
+    let kib: u64 = line["Anonymous:".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
 /// The most resident memory the process ever had.
 pub fn peak_rss(pid: u32) -> Option<u64> {
     status_field(pid, "VmHWM")
