@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{anyhow, bail};
 use lembas_desktop::host::Host;
 use lembas_desktop::notices;
 use lembas_desktop::notifier::freedesktop::Freedesktop;
@@ -21,6 +21,7 @@ use tokio::sync::mpsc;
 use crate::agent::REQUEST_WAIT;
 use crate::device::LINK_WAIT;
 use crate::model_server::TOKEN;
+use crate::reference;
 use crate::report::{Row, ms};
 use crate::stats::percentile;
 
@@ -80,18 +81,8 @@ pub async fn run(cards: usize) -> anyhow::Result<Vec<Row>> {
         }
     });
 
-    let session = link
-        .request(
-            "session/new",
-            json!({ "cwd": kit.work(), "mcpServers": [],
-                    "_meta": { "mode": "manual", "lembas_model": lembas_peer::DEFAULT_MODEL } }),
-            REQUEST_WAIT,
-        )
-        .await?;
-    let session = session["result"]["sessionId"]
-        .as_str()
-        .context(format!("session/new failed: {session}"))?
-        .to_string();
+    let session =
+        reference::new_session(&mut link, &kit.work(), Some("manual"), lembas_peer::DEFAULT_MODEL).await?;
     let model = peer.model();
     let (mut to_window, mut to_notice, mut round_trips) = (Vec::new(), Vec::new(), Vec::new());
     let mut probe = Client::connect().await?;

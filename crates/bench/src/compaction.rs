@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use lembas_peer::{DEFAULT_MODEL, ModelReply, VISION_MODEL};
 use serde_json::json;
 
@@ -20,8 +20,9 @@ pub const ROWS: [&str; 1] = ["Automatic compaction, per turn"];
 pub async fn run(turns: usize) -> anyhow::Result<Vec<Row>> {
     // The default model's window is 100 tokens: every step fills it.
     let mut d = reference::linked(|c| c.models["data"][0]["context_length"] = json!(100), remote).await?;
-    let compacting = new_session(&mut d, DEFAULT_MODEL).await?;
-    let plain = new_session(&mut d, VISION_MODEL).await?;
+    let work = d.home.work();
+    let compacting = reference::new_session(&mut d.link, &work, Some("edit"), DEFAULT_MODEL).await?;
+    let plain = reference::new_session(&mut d.link, &work, Some("edit"), VISION_MODEL).await?;
     // A first turn each, untimed: it fills the small window, so every later turn compacts first.
     turn(&mut d, &compacting, 0, false).await?;
     turn(&mut d, &plain, 0, false).await?;
@@ -51,21 +52,6 @@ pub async fn run(turns: usize) -> anyhow::Result<Vec<Row>> {
             "a one-step turn, median of {turns}; the summary's own request to the instant model included"
         )),
     ])
-}
-
-async fn new_session(d: &mut PeerDevice, model: &str) -> anyhow::Result<String> {
-    let answer = d
-        .link
-        .request(
-            "session/new",
-            json!({ "cwd": d.home.work(), "mcpServers": [], "_meta": { "mode": "edit", "lembas_model": model } }),
-            REQUEST_WAIT,
-        )
-        .await?;
-    Ok(answer["result"]["sessionId"]
-        .as_str()
-        .context(format!("session/new failed: {answer}"))?
-        .to_string())
 }
 
 /// One turn of one step (and, when it compacts, the summary before it).

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use lembas_peer::ModelReply;
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -31,19 +31,8 @@ pub async fn run(flood: Duration) -> anyhow::Result<Vec<Row>> {
     let mut d = reference::linked(|_| {}, remote).await?;
     let pid = d.device.pid();
     let work = d.home.work();
-    let opened = d
-        .link
-        .request(
-            "session/new",
-            json!({ "cwd": work, "mcpServers": [],
-                    "_meta": { "mode": "auto", "lembas_model": lembas_peer::DEFAULT_MODEL } }),
-            REQUEST_WAIT,
-        )
-        .await?;
-    let session = opened["result"]["sessionId"]
-        .as_str()
-        .context(format!("session/new failed: {opened}"))?
-        .to_string();
+    let session =
+        reference::new_session(&mut d.link, &work, Some("auto"), lembas_peer::DEFAULT_MODEL).await?;
     let before = peak_over(pid, BEFORE).await;
 
     let seconds = flood.as_secs().max(1);

@@ -4,10 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use serde_json::json;
 
-use crate::agent::{REQUEST_WAIT, remote};
+use crate::agent::remote;
 use crate::reference::{self, PeerDevice};
 use crate::report::{Row, ms, ms_added};
 use crate::stats::percentile;
@@ -66,17 +66,6 @@ pub async fn run(sessions: usize) -> anyhow::Result<Vec<Row>> {
 async fn new_session(device: &mut PeerDevice) -> anyhow::Result<Duration> {
     let work = device.home.work();
     let started = Instant::now();
-    let answer = device
-        .link
-        .request(
-            "session/new",
-            json!({ "cwd": work, "mcpServers": [], "_meta": { "lembas_model": lembas_peer::DEFAULT_MODEL } }),
-            REQUEST_WAIT,
-        )
-        .await?;
-    let took = started.elapsed();
-    answer["result"]["sessionId"]
-        .as_str()
-        .context(format!("session/new failed: {answer}"))?;
-    Ok(took)
+    reference::new_session(&mut device.link, &work, None, lembas_peer::DEFAULT_MODEL).await?;
+    Ok(started.elapsed())
 }

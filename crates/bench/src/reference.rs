@@ -3,7 +3,11 @@
 
 use std::path::Path;
 
+use anyhow::Context;
 use lembas_peer::{LinkHandle, Peer, PeerConfig};
+use serde_json::json;
+
+use crate::agent::REQUEST_WAIT;
 
 use crate::device::{DeviceHome, DeviceProcess, LINK_WAIT};
 use crate::model_server::TOKEN;
@@ -35,4 +39,28 @@ pub async fn linked(
         device,
         link,
     })
+}
+
+/// `session/new` in `cwd` on `model`, in `mode` (the device's default when `None`); the session's id.
+pub async fn new_session(
+    link: &mut LinkHandle,
+    cwd: &Path,
+    mode: Option<&str>,
+    model: &str,
+) -> anyhow::Result<String> {
+    let mut meta = json!({ "lembas_model": model });
+    if let Some(mode) = mode {
+        meta["mode"] = json!(mode);
+    }
+    let answer = link
+        .request(
+            "session/new",
+            json!({ "cwd": cwd, "mcpServers": [], "_meta": meta }),
+            REQUEST_WAIT,
+        )
+        .await?;
+    Ok(answer["result"]["sessionId"]
+        .as_str()
+        .context(format!("session/new failed: {answer}"))?
+        .to_string())
 }
