@@ -344,6 +344,16 @@ def goals(figures):
             check("goal: " + what, ok)
 
 
+def leave(app, *others):
+    """What a scenario started goes: the app, killed if Quit did not end it, then each other
+    process (a peer, a service), asked to stop."""
+    if app is not None and app.poll() is None:
+        app.kill()
+    for process in others:
+        process.terminate()
+        process.wait(timeout=10)
+
+
 def quit_app(app, what):
     tray_menu.click(*tray_menu.find(), "Quit")
     try:
@@ -373,10 +383,7 @@ def beside_a_headless_service(env, config):
         quit_app(app, "Quit beside the service leaves the service running")
         check("the service still runs", service.poll() is None)
     finally:
-        if app and app.poll() is None:
-            app.kill()
-        service.send_signal(signal.SIGTERM)
-        service.wait(timeout=10)
+        leave(app, service)
 
 
 HOSTILE = """<!doctype html><html><head>
@@ -502,10 +509,7 @@ def a_hostile_page_shown(env, config, token, work, figures):
         close_and_wait("the window with the page closes")
         quit_app(app, "Quit after the shown page")
     finally:
-        if app.poll() is None:
-            app.kill()
-        peer.terminate()
-        peer.wait(timeout=10)
+        leave(app, peer)
         recorder.shutdown()
 
 
@@ -606,10 +610,7 @@ def a_card_waits(env, config, token, work, figures):
         close_and_wait("the window on the card closes")
         quit_app(app, "Quit after the card")
     finally:
-        if app.poll() is None:
-            app.kill()
-        peer.terminate()
-        peer.wait(timeout=10)
+        leave(app, peer)
 
 
 def no_tray_host(env):
@@ -628,8 +629,7 @@ def no_tray_host(env):
         check("the device keeps running with its window closed", app.poll() is None)
         quit_app(app, "Quit without a tray host")
     finally:
-        if app.poll() is None:
-            app.kill()
+        leave(app)
 
 
 def log_in(wid, url, token, env, config, offline_icon):

@@ -5,42 +5,25 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-struct Home {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
+use lembas_testkit::Home;
+
+fn unit_file(home: &Home) -> PathBuf {
+    home.path().join(".config/systemd/user/lembas.service")
 }
 
-impl Home {
-    fn new() -> Home {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        for sub in ["config", "state", "run"] {
-            std::fs::create_dir_all(root.join(sub)).unwrap();
-        }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(root.join("run"), std::fs::Permissions::from_mode(0o700)).unwrap();
-        }
-        Home { _dir: dir, root }
-    }
+/// `exe` (the built lembas, or a copy of it) run in `home`, with no session bus: no user manager
+/// answers, whatever the machine has.
+fn run(exe: &Path, home: &Home, args: &[&str]) -> Output {
+    Command::new(exe)
+        .args(args)
+        .envs(home.env())
+        .env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .output()
+        .unwrap()
+}
 
-    fn unit(&self) -> PathBuf {
-        self.root.join("config/systemd/user/lembas.service")
-    }
-
-    fn lembas(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_lembas"))
-            .args(args)
-            .env("HOME", &self.root)
-            .env("XDG_CONFIG_HOME", self.root.join("config"))
-            .env("XDG_STATE_HOME", self.root.join("state"))
-            .env("XDG_RUNTIME_DIR", self.root.join("run"))
-            // No session bus: no user manager answers, whatever the machine has.
-            .env_remove("DBUS_SESSION_BUS_ADDRESS")
-            .output()
-            .unwrap()
-    }
+fn lembas(home: &Home, args: &[&str]) -> Output {
+    run(Path::new(env!("CARGO_BIN_EXE_lembas")), home, args)
 }
 
 fn text(out: &Output) -> String {
@@ -52,7 +35,7 @@ fn text(out: &Output) -> String {
 }
 
 fn status(home: &Home) -> serde_json::Value {
-    let out = home.lembas(&["service", "status", "--json"]);
+    let out = lembas(home, &["service", "status", "--json"]);
     assert!(out.status.success(), "{}", text(&out));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -63,8 +46,8 @@ fn verify(home: &Home, unit: &Path) {
     let out = Command::new("systemd-analyze")
         .args(["--user", "verify"])
         .arg(unit)
-        .env("XDG_RUNTIME_DIR", home.root.join("run"))
-        .env("HOME", &home.root)
+        .env("XDG_RUNTIME_DIR", home.runtime_dir())
+        .env("HOME", home.path())
         .output()
         .expect("systemd-analyze (Debian's systemd package) runs");
     assert!(
@@ -80,18 +63,18 @@ fn install_writes_a_unit_systemd_accepts_and_uninstall_removes_it() {
     let bin = env!("CARGO_BIN_EXE_lembas");
     let before = status(&home);
     assert_eq!(before["installed"], false);
-    let said = text(&home.lembas(&["service", "status"]));
+    let said = text(&lembas(&home, &["service", "status"]));
     assert!(
         said.contains("Not installed") && said.contains("lembas service install"),
         "{said}"
     );
 
-    let out = home.lembas(&["service", "install"]);
+    let out = lembas(&home, &["service", "install"]);
     let said = text(&out);
-    let unit = std::fs::read_to_string(home.unit()).expect("the unit is written");
+    let unit = std::fs::read_to_string(unit_file(&home)).expect("the unit is written");
     assert!(unit.contains(&format!("ExecStart={bin} service run\n")), "{unit}");
     assert!(unit.contains("WantedBy=default.target"));
-    verify(&home, &home.unit());
+    verify(&home, &unit_file(&home));
     // Without a session bus no manager answers: the file stays, and the sentence says what to run.
     assert!(!out.status.success(), "{said}");
     assert!(
@@ -104,22 +87,22 @@ fn install_writes_a_unit_systemd_accepts_and_uninstall_removes_it() {
     assert_eq!(after["installed"], true);
     assert_eq!(after["starts"], bin);
     assert!(after["manager_error"].is_string(), "{after}");
-    let said = text(&home.lembas(&["service", "status"]));
+    let said = text(&lembas(&home, &["service", "status"]));
     assert!(
         said.contains(&format!("starts {bin} service run at login")),
         "{said}"
     );
 
     // The same install again is no error of its own (the manager is asked again).
-    let again = text(&home.lembas(&["service", "install"]));
+    let again = text(&lembas(&home, &["service", "install"]));
     assert!(!again.contains("already installed"), "{again}");
 
-    let out = home.lembas(&["service", "uninstall", "--json"]);
+    let out = lembas(&home, &["service", "uninstall", "--json"]);
     assert!(out.status.success(), "{}", text(&out));
     let done: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(done["event"], "uninstalled");
-    assert!(!home.unit().exists());
-    let said = text(&home.lembas(&["service", "uninstall"]));
+    assert!(!unit_file(&home).exists());
+    let said = text(&lembas(&home, &["service", "uninstall"]));
     assert!(said.contains("No service is installed"), "{said}");
 }
 
@@ -127,9 +110,9 @@ fn install_writes_a_unit_systemd_accepts_and_uninstall_removes_it() {
 fn a_unit_for_another_lembas_is_kept_and_named() {
     let home = Home::new();
     let other = "# Written by `lembas service install`\n[Service]\nExecStart=/opt/other/lembas service run\n";
-    std::fs::create_dir_all(home.unit().parent().unwrap()).unwrap();
-    std::fs::write(home.unit(), other).unwrap();
-    let out = home.lembas(&["service", "install", "--json"]);
+    std::fs::create_dir_all(unit_file(&home).parent().unwrap()).unwrap();
+    std::fs::write(unit_file(&home), other).unwrap();
+    let out = lembas(&home, &["service", "install", "--json"]);
     assert!(!out.status.success());
     let said: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let message = said["message"].as_str().unwrap();
@@ -138,7 +121,7 @@ fn a_unit_for_another_lembas_is_kept_and_named() {
         "{message}"
     );
     assert_eq!(
-        std::fs::read_to_string(home.unit()).unwrap(),
+        std::fs::read_to_string(unit_file(&home)).unwrap(),
         other,
         "nothing lost"
     );
@@ -149,8 +132,8 @@ fn a_unit_for_another_lembas_is_kept_and_named() {
 fn a_folder_that_cannot_hold_the_unit_is_a_sentence() {
     let home = Home::new();
     // A file where the folder must be (root ignores permissions; this it cannot write through).
-    std::fs::write(home.root.join("config/systemd"), "").unwrap();
-    let out = home.lembas(&["service", "install"]);
+    std::fs::write(home.path().join(".config/systemd"), "").unwrap();
+    let out = lembas(&home, &["service", "install"]);
     assert!(!out.status.success());
     let said = text(&out);
     assert!(
@@ -162,23 +145,16 @@ fn a_folder_that_cannot_hold_the_unit_is_a_sentence() {
 #[test]
 fn a_unit_with_a_space_in_its_path_is_still_one_word_to_systemd() {
     let home = Home::new();
-    let dir = home.root.join("my apps");
+    let dir = home.path().join("my apps");
     std::fs::create_dir_all(&dir).unwrap();
     let exe = dir.join("lembas");
     std::fs::copy(env!("CARGO_BIN_EXE_lembas"), &exe).unwrap();
-    let out = Command::new(&exe)
-        .args(["service", "install"])
-        .env("HOME", &home.root)
-        .env("XDG_CONFIG_HOME", home.root.join("config"))
-        .env("XDG_RUNTIME_DIR", home.root.join("run"))
-        .env_remove("DBUS_SESSION_BUS_ADDRESS")
-        .output()
-        .unwrap();
-    let unit = std::fs::read_to_string(home.unit()).unwrap_or_else(|_| panic!("{}", text(&out)));
+    let out = run(&exe, &home, &["service", "install"]);
+    let written = std::fs::read_to_string(unit_file(&home)).unwrap_or_else(|_| panic!("{}", text(&out)));
     assert!(
-        unit.contains(&format!("ExecStart=\"{}\" service run", exe.display())),
-        "{unit}"
+        written.contains(&format!("ExecStart=\"{}\" service run", exe.display())),
+        "{written}"
     );
-    verify(&home, &home.unit());
+    verify(&home, &unit_file(&home));
     assert_eq!(status(&home)["starts"], exe.to_str().unwrap());
 }
