@@ -1,0 +1,66 @@
+// An approval card's parts as the window draws them, from the card alone: where and when it was
+// asked and when it denies by itself, what the call may do, and the command, diff or plan.
+import type { Card, Risk } from './backend';
+import { el } from './dom';
+
+/** `30 minutes`, `1 hour`, `90 seconds`: a schedule's wait as a person says it. */
+function waitWords(seconds: number): string {
+  const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+  if (seconds > 0 && seconds % 3600 === 0) return plural(seconds / 3600, 'hour');
+  if (seconds > 0 && seconds % 60 === 0) return plural(seconds / 60, 'minute');
+  return plural(seconds, 'second');
+}
+
+export const RISK_WORDS: Record<Risk, string> = {
+  deletes: 'Deletes files',
+  outside_folder: 'Outside the chat’s folder',
+  network: 'Uses the network',
+  pipe_to_shell: 'Pipes into a shell',
+  sudo: 'Runs as another user',
+  protected: 'Touches a protected file',
+  writes: 'Writes files',
+};
+
+/** Which chat asks, in which folder, and when the card denies by itself. */
+export function whereOf(card: Card, at: string): HTMLElement {
+  const parts: string[] = [];
+  if (card.session_title) parts.push(`Chat “${card.session_title}”`);
+  if (card.cwd) parts.push(`in ${card.cwd}`);
+  if (card.scheduled) {
+    parts.push(`scheduled “${card.scheduled.title}”: waits ${waitWords(card.scheduled.wait_s)} from ${at}, then it is denied`);
+  } else if (card.deadline_ms) {
+    parts.push(`asked at ${at}, denied by itself at ${new Date(card.deadline_ms).toLocaleTimeString()}`);
+  } else {
+    parts.push(`asked at ${at}`);
+  }
+  const text = parts.join(' · ');
+  return el('p', { class: card.scheduled ? 'scheduled where' : 'hint where', text: text.charAt(0).toUpperCase() + text.slice(1) + '.' });
+}
+
+/** A line of a unified diff (or of the older `-`/`+` form): its file header, hunk, removal, addition or context. */
+function diffClass(line: string): string {
+  if (line.startsWith('--- ') || line.startsWith('+++ ')) return 'file';
+  if (line.startsWith('@@')) return 'hunk';
+  if (line.startsWith('-')) return 'del';
+  if (line.startsWith('+')) return 'add';
+  return 'ctx';
+}
+
+export function detailOf(card: Card): HTMLElement {
+  const d = card.detail;
+  switch (d.type) {
+    case 'command':
+      return el('pre', { class: 'command', text: d.command });
+    case 'change': {
+      const diff = el('pre', { class: 'diff' });
+      for (const line of d.diff.split('\n')) {
+        diff.append(el('span', { class: diffClass(line), text: line }), '\n');
+      }
+      return el('div', {}, el('p', { class: 'path', text: d.path }), diff);
+    }
+    case 'plan':
+      return el('div', {}, el('p', { class: 'path', text: d.path }), el('pre', { class: 'plan', text: d.text }));
+    default:
+      return el('pre', { class: 'arguments', text: d.json });
+  }
+}
