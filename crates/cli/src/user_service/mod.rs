@@ -5,7 +5,6 @@
 
 mod unit;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -187,25 +186,11 @@ fn fail(json: bool, message: String) -> ExitCode {
     crate::login::fail(json, message)
 }
 
-/// Writes a new file through a temporary one beside it, so a half-written unit is never read.
+/// Writes a new file, its folder made first, through the device's atomic replace: a half-written
+/// unit is never read.
 fn write_new(file: &Path, text: &str) -> std::io::Result<()> {
-    let dir = file.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut temp = tempfile_in(dir)?;
-    temp.1.write_all(text.as_bytes())?;
-    temp.1.sync_all()?;
-    std::fs::rename(&temp.0, file).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp.0);
-    })
-}
-
-fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
-    let path = dir.join(format!(".lembas-service-{}.tmp", std::process::id()));
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)?;
-    Ok((path, file))
+    std::fs::create_dir_all(file.parent().unwrap_or(Path::new(".")))?;
+    lembas_device::tools::replace_file(file, text.as_bytes())
 }
 
 /// The service manager of this OS.

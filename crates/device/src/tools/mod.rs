@@ -20,6 +20,10 @@ mod resolve;
 mod walk;
 mod write;
 
+/// Replacing a file so a reader sees the old content or the new, never half of it (the tools'
+/// writes, and files the device's commands write, such as the service's unit).
+pub use atomic::replace_file;
+
 #[cfg(test)]
 mod test_support;
 
