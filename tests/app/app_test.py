@@ -20,6 +20,7 @@ import os
 import re
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -543,6 +544,18 @@ def opener_stub(env):
     return dict(env, PATH=f"{stub_dir}:{env['PATH']}")
 
 
+def open_window_on(env, view):
+    """Asks the running tray, over its own socket (as a second launch does), to open the window on
+    `view`; the tray's answer."""
+    run = env.get("XDG_RUNTIME_DIR", "")
+    folder = Path(run) / "lembas" if run.startswith("/") else Path(env["XDG_STATE_HOME"]) / "lembas/run"
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(10)
+        s.connect(str(folder / "desktop.sock"))
+        s.sendall((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "window/open", "params": {"view": view}}) + "\n").encode())
+        return json.loads(s.makefile().readline())
+
+
 def demo_peer(env, token, config, args, name):
     """Another demo instance (the same token) with `args`, its output in peer-<name>.out; the config
     now points at it."""
@@ -576,8 +589,10 @@ def a_card_waits(env, config, token, work, figures):
     """A chat's command waits for the person: the tray's first item counts the card and its icon
     changes; the item opens the window on the card; answered from a terminal, both go back."""
     peer = demo_peer(env, token, config, ["--chat", "run touch card-ran.txt", "--person-answers"], "card")
-    app = subprocess.Popen([str(BIN / "lembas-desktop")], env=env, stdout=open(OUT / "app-card.log", "w"),
-                           stderr=subprocess.STDOUT)
+    app_log = OUT / "app-card.log"
+    app = subprocess.Popen([str(BIN / "lembas-desktop")], env=dict(env, RUST_LOG="info,lembas_window::relay=debug"),
+                           stdout=open(app_log, "w"), stderr=subprocess.STDOUT)
+    relayed = lambda: re.findall(r"control_call relayed method=(\S+)", re.sub(r"\x1b\[[0-9;]*m", "", app_log.read_text()))
     lembas = lambda *args: subprocess.run([str(BIN / "lembas"), *args], env=env, capture_output=True, text=True)
     try:
         tray_menu.find(wait_s=30, pid=app.pid)
@@ -588,7 +603,10 @@ def a_card_waits(env, config, token, work, figures):
         check("the tray's first item is 1 approval waiting…", bool(said), first())
         # The chat asks at once after the link: the icon is compared with the one after the answer.
         asking = tray_menu.icon_name(*tray_menu.find())
-        figures["card_tray"] = {"first_item": first(), "status": tray_status()}
+        attention = lambda: tray_menu.status(*tray_menu.find())
+        check("the tray item's status is NeedsAttention while the card waits", attention() == "NeedsAttention",
+              attention())
+        figures["card_tray"] = {"first_item": first(), "status": tray_status(), "item_status": attention()}
         tray_menu.click(*tray_menu.find(), "1 approval waiting")
         wids = wait_for("the item opens the window", lambda: [w for w in windows() if viewable(w)])
         if wids:
@@ -606,7 +624,15 @@ def a_card_waits(env, config, token, work, figures):
             wait_for("the window's title goes back once the card is answered", lambda: titled() == TITLE)
         wait_for("the icon changes back once the card is answered",
                  lambda: tray_menu.icon_name(*tray_menu.find()) != asking)
+        wait_for("the item's status is Active again", lambda: attention() == "Active")
         wait_for("the allowed command ran", lambda: (work / "card-ran.txt").exists(), within=20)
+        if waiting and wids:
+            # The chat's timeline (the step, who allowed it, when, its result), opened by its id.
+            said = open_window_on(env, {"view": "session", "session_id": waiting[0]["session_id"]})
+            check("the tray opens the window on the chat's timeline", "result" in said, str(said))
+            wait_for("the window reads the chat's timeline", lambda: "sessions/timeline" in relayed(), within=10)
+            time.sleep(2)  # WebKit paints in software under Xvfb
+            screenshot("window-timeline.png")
         close_and_wait("the window on the card closes")
         quit_app(app, "Quit after the card")
     finally:

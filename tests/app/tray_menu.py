@@ -120,6 +120,13 @@ def icon_name(name, path):
     return parse_gvariant(said)[0]
 
 
+def status(name, path):
+    """The StatusNotifierItem's Status: Passive, Active or NeedsAttention."""
+    said = gdbus("call", "--session", "--dest", name, "--object-path", path.rsplit("/", 1)[0], "--method",
+                 "org.freedesktop.DBus.Properties.Get", "org.kde.StatusNotifierItem", "Status")
+    return parse_gvariant(said)[0]
+
+
 def items(name, path):
     layout = parse_gvariant(gdbus("call", "--session", "--dest", name, "--object-path", path, "--method",
                                   "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "[]"))

@@ -50,7 +50,9 @@ export interface Card {
 export interface ActivityPage { lines: Entry[]; unreadable: number; path: string }
 
 /** Where the app asks the window to go (the tray's activity log, a clicked notification). */
-export type View = { view: 'activity' } | { view: 'card'; tool_call_id: string } | { view: 'home'; notice: string | null };
+export type View =
+  | { view: 'activity' } | { view: 'card'; tool_call_id: string } | { view: 'session'; session_id: string }
+  | { view: 'home'; notice: string | null };
 
 export interface Snapshot {
   link: { state: LinkState; line: string };
@@ -85,22 +87,41 @@ export interface ListedSession {
   running: boolean; open: boolean; model: string | null; mode: string | null; scheduled: boolean;
 }
 
-export interface Decision {
-  decision: 'allow' | 'ask' | 'deny'; answeredBy: 'client' | 'desktop' | 'timeout' | null;
-  answer: string | null; outcome: string;
+/** What let a step run or stopped it (the device's record of the call). */
+export interface Decided {
+  decision: 'allow' | 'ask' | 'deny'; mode: string | null; reason: string | null; granted: boolean;
+  answered_by: 'client' | 'desktop' | 'timeout' | null; answer: string | null;
+  answered_ms: number | null; at_ms: number | null;
 }
 
-export interface Tool { id: string; name?: string; title?: string; status?: string; args?: unknown; output?: unknown; isError?: boolean }
-export interface Turn { role: 'user' | 'assistant'; text: string; tools?: Tool[] }
-export interface Transcript { session_id: string; title: string; root: string; turns: Turn[]; decisions: Record<string, Decision>; running: boolean }
+/** What a step ran or changed, as the device saw it. */
+export type Did =
+  | { kind: 'command'; command: string }
+  | { kind: 'change'; path: string; diff: string | null }
+  | { kind: 'call'; arguments: string };
 
-/** An approval card as the control endpoint lists it (`approvals/list`). */
-export interface Pending {
-  id: string; session_id: string; title: string; kind: string | null; reason: string;
-  command: string | null; diff: { path: string; old_text: string | null; new_text: string } | null;
-  asked_ms: number; scheduled: { title: string | null; wait_s: number } | null;
-  plan?: { path: string; text: string }; arguments?: unknown;
+export interface Step {
+  tool_call_id: string; tool: string; headline: string; agent_says: string | null; did: Did;
+  decided: Decided | null;
+  result: { status: 'pending' | 'completed' | 'failed' | 'denied'; output: string; cut: boolean };
 }
+
+export interface TimelineTurn {
+  turn_id: string | null; prompt: string; steps: Step[]; reply: string; rewound: boolean;
+  /** The files Put back would restore (copies kept before the turn's first write of each). */
+  kept: string[];
+  put_back: { at_ms: number; files: string[]; left: string[] } | null;
+}
+
+/** An "Allow for this chat" answer in force. */
+export type Grant = { kind: 'writes' } | { kind: 'command'; pattern: string } | { kind: 'tool'; name: string };
+
+/** A chat's timeline (`sessions/timeline`). */
+export interface Timeline {
+  session_id: string; title: string; root: string; running: boolean; grants: Grant[]; turns: TimelineTurn[];
+}
+
+export interface PutBackAnswer { session_id: string; turn_id: string; files: string[]; left: string[] }
 
 // The Terminals view's.
 export interface ListedTerminal {
@@ -204,10 +225,11 @@ export const backend = {
   onView: (go: (v: View) => void): Promise<UnlistenFn> =>
     listen<View>('show-view', (event) => go(event.payload)),
   listSessions: () => call<ListedSession[]>('sessions/list'),
-  listApprovals: () => call<Pending[]>('approvals/list'),
-  transcript: (sessionId: string) => call<Transcript>('sessions/transcript', { session_id: sessionId }),
-  /** Answers a card from the Sessions view (its error, `not_open` included, is the caller's). */
-  answer: (id: string, verdict: 'allow' | 'deny') => call<unknown>('approvals/answer', { id, answer: verdict }),
+  timeline: (sessionId: string) => call<Timeline>('sessions/timeline', { session_id: sessionId }),
+  /** The files `turnId` and later turns changed, put back as they were before it. */
+  putBack: (sessionId: string, turnId: string) => call<PutBackAnswer>('sessions/undo', { session_id: sessionId, turn_id: turnId }),
+  /** Takes back an "Allow for this chat"; the grants left. */
+  revokeGrant: (sessionId: string, grant: Grant) => call<Grant[]>('sessions/revoke', { session_id: sessionId, grant }),
   stopSession: (sessionId: string) => call<unknown>('sessions/stop', { session_id: sessionId }),
   listTerminals: () => call<ListedTerminal[]>('terminals/list'),
   writeTerminal: (id: string, data: string) => call<unknown>('terminals/write', { id, data }),

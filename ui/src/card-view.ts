@@ -1,6 +1,6 @@
 // An approval card's parts as the window draws them, from the card alone: where and when it was
 // asked and when it denies by itself, what the call may do, and the command, diff or plan.
-import type { Card, Risk } from './backend';
+import type { Card, Detail, Risk } from './backend';
 import { el } from './dom';
 
 /** `30 minutes`, `1 hour`, `90 seconds`: a schedule's wait as a person says it. */
@@ -46,8 +46,8 @@ function diffClass(line: string): string {
   return 'ctx';
 }
 
-export function detailOf(card: Card): HTMLElement {
-  const d = card.detail;
+/** What a call would do or did: the command, the diff, the plan or the arguments. */
+export function detailOf(d: Detail): HTMLElement {
   switch (d.type) {
     case 'command':
       return el('pre', { class: 'command', text: d.command });

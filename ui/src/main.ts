@@ -6,7 +6,7 @@ import './style.css';
 import { asCommandError, backend, type ActivityPage, type Card, type CommandError, type ListedSession, type ListedTerminal, type Snapshot, type View } from './backend';
 import { RISK_WORDS, detailOf, whereOf } from './card-view';
 import { el } from './dom';
-import { openSessions, sessionsView } from './sessions';
+import { openSessions, sessionsView, showSession } from './sessions';
 import { openTerminals, terminalsView } from './terminals';
 import { mountViewer, refresh as refreshShown } from './viewer';
 
@@ -311,7 +311,7 @@ function cardsSection(s: Snapshot): HTMLElement | null {
       whereOf(card, at),
       risks,
       card.reason ? el('p', { class: 'reason', text: card.reason }) : null,
-      detailOf(card),
+      detailOf(card.detail),
       says,
       el('div', { class: 'row' }, deny, allow, always),
       errorFor(`card-${card.tool_call_id}`),
@@ -475,12 +475,16 @@ function markNav() {
   }
 }
 
-/** Moves to a view: the activity log, a card (on the Home view; the cards head every view), or home (with the tray's notice, if any). */
+/** Moves to a view: the activity log, a chat's timeline, a card (on the Home view; the cards head
+ * every view), or home (with the tray's notice, if any). */
 function go(view: View | null) {
   if (view?.view === 'activity') {
     local.view = 'activity';
     local.activity = null;
     void readActivity();
+  } else if (view?.view === 'session') {
+    local.view = 'sessions';
+    showSession(view.session_id);
   } else {
     local.view = 'home';
     if (view?.view === 'card') local.focusCard = view.tool_call_id;

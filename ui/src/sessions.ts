@@ -1,35 +1,66 @@
 // The Sessions view: the agent sessions on this computer (those working first, then the latest),
-// and one session's transcript followed live: the person's and the agent's messages, each tool call
-// with its decision and who gave it, the approvals waiting as cards, and Stop for a running turn.
-import { asCommandError, backend, type ControlPush, type Decision, type ListedSession, type Pending, type Tool, type Transcript, type Turn } from './backend';
+// and one chat's timeline followed live: each turn's prompt, every tool call as a step (what the
+// agent said it would do, what it ran or changed, what allowed it, its result), the agent's words,
+// Put back for the files a turn changed, the "Allow for this chat" answers in force with Take back,
+// and Stop for a running turn. Its approval cards are the window's own, above every view.
+import { asCommandError, backend, type ControlPush, type Decided, type Grant, type ListedSession, type Step, type Timeline, type TimelineTurn } from './backend';
+import { detailOf } from './card-view';
 import { el } from './dom';
 
 const state = {
   list: [] as ListedSession[],
-  open: null as Transcript | null,
-  pending: [] as Pending[],
+  open: null as Timeline | null,
+  /** The agent's words streamed since the timeline was last read (they are written at a step's end). */
+  live: '',
   error: null as string | null,
+  notice: null as string | null,
 };
 
 const root = el('section', { id: 'sessions', 'aria-label': 'Sessions' });
 let listening = false;
+// One timeline read at a time; pushes meanwhile make one more read, not one each.
+let reading = false;
+let readAgain = false;
 
-const who = (by: Decision['answeredBy']) =>
-  by === 'client' ? 'in LLeMbas' : by === 'desktop' ? 'on this computer' : by === 'timeout' ? 'by the timeout' : '';
+const time = (ms: number | null | undefined) => (ms ? new Date(ms).toLocaleTimeString() : '');
+const where = (by: Decided['answered_by']) => (by === 'client' ? 'in LLeMbas' : by === 'desktop' ? 'on this computer' : '');
 
-/** The decision as a person reads it: by rule, or who answered and how. */
-export function decisionText(d: Decision): string {
-  if (d.decision === 'allow') return 'Allowed by rule';
-  if (d.decision === 'deny') return 'Denied by rule';
-  if (d.answeredBy === 'timeout') return 'Denied: nobody answered in time';
-  if (d.answer === 'allowed once') return `Allowed once ${who(d.answeredBy)}`;
-  if (d.answer === 'allowed in this session') return `Allowed for the session ${who(d.answeredBy)}`;
-  if (d.answer === 'denied' || d.outcome === 'denied') return `Denied ${who(d.answeredBy)}`.trim();
-  return 'Asked';
+/** What let a step run or stopped it, as a person reads it: the mode, an earlier "Allow for this
+ * chat", or whose answer, when and where. */
+export function decidedText(d: Decided | null): string {
+  if (!d) return 'Waiting for a decision, or running';
+  const mode = d.mode ? ` in ${d.mode} mode` : '';
+  const reason = d.reason ? `: ${d.reason}` : '';
+  if (d.decision === 'allow') return d.granted ? `Allowed for this chat by an earlier answer${reason}` : `Allowed${mode}${reason}`;
+  if (d.decision === 'deny') return `Refused${mode}${reason}`;
+  if (d.answered_by === 'timeout') return 'Denied: nobody answered in time';
+  const at = d.answered_ms ? ` at ${time(d.answered_ms)}` : '';
+  const said = d.answer === 'allowed once' ? 'Allowed once'
+    : d.answer === 'allowed in this session' ? 'Allowed for this chat'
+      : 'Denied';
+  return `${said} ${where(d.answered_by)}${at}`.replace(/\s+/g, ' ').trim();
 }
+
+const RESULT_WORDS: Record<Step['result']['status'], string> = {
+  pending: 'Not finished',
+  completed: 'Done',
+  failed: 'Failed',
+  denied: 'Not run',
+};
+
+export function grantText(g: Grant): string {
+  switch (g.kind) {
+    case 'writes': return 'Writing files in the chat’s folder';
+    case 'command': return `Commands like ${g.pattern}`;
+    default: return `The tool ${g.name}`;
+  }
+}
+
+const grantKey = (g: Grant) => (g.kind === 'writes' ? 'writes' : g.kind === 'command' ? `command-${g.pattern}` : `tool-${g.name}`);
 
 function fail(e: unknown) {
   state.error = asCommandError(e).message;
+  state.notice = null;
   draw();
 }
 
@@ -43,148 +74,171 @@ async function refreshList() {
   draw();
 }
 
-async function refreshPending() {
+async function readTimeline(id: string) {
+  if (reading) { readAgain = true; return; }
+  reading = true;
   try {
-    state.pending = await backend.listApprovals();
+    do {
+      readAgain = false;
+      const timeline = await backend.timeline(id);
+      // The person may have gone back to the list or to another chat meanwhile.
+      if (state.open === null || state.open.session_id === id) state.open = timeline;
+      state.error = null;
+    } while (readAgain);
   } catch (e) {
     state.error = asCommandError(e).message;
+  } finally {
+    reading = false;
   }
   draw();
 }
 
 async function openSession(id: string) {
-  try {
-    state.open = await backend.transcript(id);
-    state.error = null;
-  } catch (e) {
-    state.error = asCommandError(e).message;
-  }
-  await refreshPending();
-}
-
-function lastAssistant(t: Transcript): Turn {
-  const last = t.turns[t.turns.length - 1];
-  if (last?.role === 'assistant') return last;
-  const turn: Turn = { role: 'assistant', text: '', tools: [] };
-  t.turns.push(turn);
-  return turn;
-}
-
-function findTool(t: Transcript, id: string): Tool | undefined {
-  for (const turn of t.turns) for (const tool of turn.tools ?? []) if (tool.id === id) return tool;
-  return undefined;
-}
-
-/** One ACP update (or the window's own `_lembas_*` ones) applied to the open transcript. */
-function apply(t: Transcript, u: Record<string, unknown>) {
-  const content = u.content as { type?: string; text?: string } | undefined;
-  switch (u.sessionUpdate) {
-    case 'user_message_chunk':
-      t.turns.push({ role: 'user', text: content?.text ?? '' });
-      break;
-    case 'agent_message_chunk':
-      lastAssistant(t).text += content?.text ?? '';
-      break;
-    case 'tool_call': {
-      const turn = lastAssistant(t);
-      turn.tools = turn.tools ?? [];
-      turn.tools.push({ id: String(u.toolCallId), title: String(u.title ?? ''), status: String(u.status ?? '') });
-      break;
-    }
-    case 'tool_call_update': {
-      const tool = findTool(t, String(u.toolCallId));
-      if (tool && u.status) tool.status = String(u.status);
-      break;
-    }
-    case '_lembas_decision': {
-      const d = u.decision as Decision & { toolCallId: string };
-      t.decisions[d.toolCallId] = d;
-      break;
-    }
-    case '_lembas_turn':
-      t.running = Boolean(u.running);
-      void refreshList();
-      break;
-  }
+  state.open = null;
+  state.live = '';
+  state.notice = null;
+  reading = false;
+  await readTimeline(id);
 }
 
 function onPush(push: ControlPush) {
   const p = push.params as Record<string, unknown>;
   switch (push.method) {
     case 'session/update': {
+      const update = p.update as Record<string, unknown> | undefined;
+      const kind = update?.sessionUpdate;
       const open = state.open;
       if (open && p.session_id === open.session_id) {
-        apply(open, p.update as Record<string, unknown>);
-        draw();
-      } else if ((p.update as Record<string, unknown>)?.sessionUpdate === '_lembas_turn') {
-        void refreshList();
+        if (kind === 'agent_message_chunk') {
+          state.live += String((update?.content as { text?: string } | undefined)?.text ?? '');
+          drawLive();
+          return;
+        }
+        // A step or a turn began or ended: the words so far are in the file from here on.
+        if (kind === 'tool_call' || kind === '_lembas_turn') state.live = '';
+        void readTimeline(open.session_id);
       }
+      if (kind === '_lembas_turn') void refreshList();
       break;
     }
     case 'session/missed':
-      // Skipped some: the transcript is read again.
-      if (state.open) void openSession(state.open.session_id);
+      if (state.open) void readTimeline(state.open.session_id);
       void refreshList();
       break;
     case 'event':
-      if (p.kind === 'approval_asked' || p.kind === 'approval_settled') void refreshPending();
       if (p.kind === 'session_deleted') void refreshList();
       break;
   }
 }
 
-function card(p: Pending): HTMLElement {
-  const answer = (verdict: 'allow' | 'deny') => {
-    backend.answer(p.id, verdict)
-      .then(() => refreshPending())
-      .catch(fail);
-  };
-  const allow = el('button', { type: 'button', class: 'allow', id: `session-allow-${p.id}`, text: 'Allow' });
-  const deny = el('button', { type: 'button', class: 'deny', id: `session-deny-${p.id}`, text: 'Deny' });
-  allow.addEventListener('click', () => answer('allow'));
-  deny.addEventListener('click', () => answer('deny'));
-  const detail = p.command !== null ? el('pre', { class: 'command', text: p.command })
-    : p.diff ? el('div', {}, el('p', { class: 'path', text: p.diff.path }), el('pre', { class: 'diff', text: p.diff.new_text }))
-      : p.plan ? el('div', {}, el('p', { class: 'path', text: p.plan.path }), el('pre', { class: 'plan', text: p.plan.text }))
-        : el('pre', { class: 'arguments', text: JSON.stringify(p.arguments ?? {}, null, 2) });
-  return el('article', { class: 'card', 'data-tool-call-id': p.id },
-    el('h3', { text: p.title || 'A tool call' }),
-    p.reason ? el('p', { class: 'reason', text: p.reason }) : null,
-    detail,
-    el('div', { class: 'row' }, allow, deny),
+function stepView(step: Step): HTMLElement {
+  const did = step.did.kind === 'command'
+    ? detailOf({ type: 'command', command: step.did.command })
+    : step.did.kind === 'change'
+      ? step.did.diff !== null
+        ? detailOf({ type: 'change', path: step.did.path, diff: step.did.diff })
+        : el('p', { class: 'path', text: step.did.path })
+      : detailOf({ type: 'arguments', json: step.did.arguments });
+  const result = step.result;
+  const output = result.output
+    ? el('details', { class: 'output' },
+      el('summary', { text: result.cut ? 'Output (the start of it)' : 'Output' }),
+      el('pre', { text: result.output }))
+    : null;
+  return el('li', { class: `step step-${result.status}`, 'data-tool-call-id': step.tool_call_id },
+    el('h4', { class: 'headline', text: step.headline }),
+    step.agent_says ? el('p', { class: 'agent-says', text: `The agent said: ${step.agent_says}` }) : null,
+    did,
+    el('p', { class: `decided decision-${step.decided?.decision ?? 'pending'}`, text: decidedText(step.decided) }),
+    el('p', { class: 'result', text: RESULT_WORDS[result.status] ?? result.status }),
+    output,
   );
 }
 
-function transcriptView(t: Transcript): HTMLElement {
-  const listed = state.list.find((s) => s.id === t.session_id);
-  const turns = el('ol', { id: 'transcript' });
-  for (const turn of t.turns) {
-    const item = el('li', { class: `turn ${turn.role}` },
-      el('span', { class: 'who', text: turn.role === 'user' ? 'You' : 'Agent' }), ' ',
-      el('span', { class: 'text', text: turn.text }));
-    for (const tool of turn.tools ?? []) {
-      const d = t.decisions[tool.id];
-      item.append(el('div', { class: 'tool', 'data-tool-call-id': tool.id },
-        el('span', { class: 'tool-title', text: tool.title || tool.name || tool.id }), ' ',
-        tool.status ? el('span', { class: 'hint', text: tool.status }) : null, ' ',
-        d ? el('span', { class: `decision decision-${d.decision}`, text: decisionText(d) }) : null));
-    }
-    turns.append(item);
+async function putBack(sessionId: string, turnId: string) {
+  try {
+    const done = await backend.putBack(sessionId, turnId);
+    const files = done.files.length === 1 ? '1 file' : `${done.files.length} files`;
+    state.notice = done.left.length
+      ? `Put back ${files}. Left as they are (the limits or a moved folder): ${done.left.join(', ')}.`
+      : `Put back ${files}.`;
+    state.error = null;
+  } catch (e) {
+    fail(e);
   }
+  await readTimeline(sessionId);
+}
+
+async function takeBack(sessionId: string, grant: Grant) {
+  try {
+    await backend.revokeGrant(sessionId, grant);
+    state.notice = `Taken back: ${grantText(grant)}. It asks again.`;
+    state.error = null;
+  } catch (e) {
+    fail(e);
+  }
+  await readTimeline(sessionId);
+}
+
+function turnView(t: Timeline, turn: TimelineTurn, n: number): HTMLElement {
+  const item = el('li', { class: turn.rewound ? 'turn rewound' : 'turn', 'data-turn-id': turn.turn_id ?? '' },
+    el('p', { class: 'prompt' }, el('span', { class: 'who', text: 'You' }), ' ', el('span', { class: 'text', text: turn.prompt })),
+    turn.rewound ? el('p', { class: 'hint', text: 'Taken out of the conversation (undone or rewound); this is what it did.' }) : null,
+  );
+  if (turn.steps.length) item.append(el('ol', { class: 'steps' }, ...turn.steps.map(stepView)));
+  if (turn.reply) item.append(el('p', { class: 'reply' }, el('span', { class: 'who', text: 'Agent' }), ' ', el('span', { class: 'text', text: turn.reply })));
+  if (turn.put_back) {
+    const files = turn.put_back.files.length ? turn.put_back.files.join(', ') : 'no file';
+    item.append(el('p', { class: 'put-back hint', text: `Put back at ${time(turn.put_back.at_ms)}: ${files}.` }));
+  }
+  if (turn.kept.length && turn.turn_id && !t.running) {
+    const id = turn.turn_id;
+    const b = el('button', { type: 'button', class: 'put-back', id: `put-back-${n}`, text: 'Put back files' });
+    b.setAttribute('aria-label', `Put back the files turn ${n + 1} and later turns changed`);
+    b.title = `As they were before this turn: ${turn.kept.join(', ')} (and what later turns changed)`;
+    b.addEventListener('click', () => void putBack(t.session_id, id));
+    item.append(el('div', { class: 'row' }, b));
+  }
+  return item;
+}
+
+function grantsView(t: Timeline): HTMLElement | null {
+  if (!t.grants.length) return null;
+  const list = el('ul', { id: 'grants' });
+  for (const g of t.grants) {
+    const b = el('button', { type: 'button', id: `revoke-${grantKey(g)}`, text: 'Take back' });
+    b.setAttribute('aria-label', `Take back: ${grantText(g)}`);
+    b.addEventListener('click', () => void takeBack(t.session_id, g));
+    list.append(el('li', { 'data-grant': g.kind }, el('span', { text: grantText(g) }), ' ', b));
+  }
+  return el('section', { 'aria-label': 'Allowed for this chat', class: 'grants' },
+    el('h4', { text: 'Allowed for this chat without asking' }), list);
+}
+
+const liveLine = el('p', { id: 'session-live', class: 'reply live' });
+
+function drawLive() {
+  liveLine.textContent = state.live;
+  liveLine.hidden = !state.live;
+}
+
+function timelineView(t: Timeline): HTMLElement {
+  const listed = state.list.find((s) => s.id === t.session_id);
   const stop = el('button', { type: 'button', id: 'session-stop', text: 'Stop' });
   stop.addEventListener('click', () => {
     backend.stopSession(t.session_id).catch(fail);
   });
   const back = el('button', { type: 'button', id: 'session-back', text: 'All sessions' });
-  back.addEventListener('click', () => { state.open = null; draw(); void refreshList(); });
-  const cards = state.pending.filter((p) => p.session_id === t.session_id);
+  back.addEventListener('click', () => { state.open = null; state.notice = null; draw(); void refreshList(); });
+  drawLive();
   return el('div', { id: 'session-open', 'data-session-id': t.session_id },
     el('div', { class: 'row' }, back, t.running ? stop : null),
     el('h3', { id: 'session-title', text: t.title || t.session_id }),
     el('p', { class: 'hint', text: [t.root, listed?.model, listed?.mode].filter(Boolean).join(' · ') }),
     t.running ? el('p', { id: 'session-running', class: 'running', text: 'Working…' }) : null,
-    cards.length ? el('div', { id: 'session-cards' }, ...cards.map(card)) : null,
-    turns,
+    grantsView(t),
+    el('ol', { id: 'timeline', 'aria-label': 'Timeline' }, ...t.turns.map((turn, n) => turnView(t, turn, n))),
+    t.running ? liveLine : null,
   );
 }
 
@@ -210,7 +264,8 @@ function draw() {
   root.replaceChildren(
     el('h2', { text: 'Sessions' }),
     state.error ? el('p', { class: 'error', role: 'alert', id: 'sessions-error', text: state.error }) : '',
-    state.open ? transcriptView(state.open) : listView(),
+    state.notice ? el('p', { class: 'notice', id: 'sessions-notice', text: state.notice }) : '',
+    state.open ? timelineView(state.open) : listView(),
   );
 }
 
@@ -224,9 +279,16 @@ export function sessionsView(): HTMLElement {
   return root;
 }
 
+/** Opens one chat's timeline (the tray or a test asked for it by id). */
+export function showSession(id: string) {
+  sessionsView();
+  void refreshList();
+  void openSession(id);
+}
+
 /** Called when the person moves to this view: the list is read again. */
 export function openSessions() {
   sessionsView();
   void refreshList();
-  if (state.open) void openSession(state.open.session_id);
+  if (state.open) void readTimeline(state.open.session_id);
 }

@@ -19,8 +19,12 @@ named! {
         Login = "login",
         Logout = "logout",
         SessionsList = "sessions/list",
-        SessionsTranscript = "sessions/transcript",
+        SessionsTimeline = "sessions/timeline",
         SessionsStop = "sessions/stop",
+        /// Puts back the files a turn and the later ones changed.
+        SessionsUndo = "sessions/undo",
+        /// Takes back an "Allow for this chat".
+        SessionsRevoke = "sessions/revoke",
         TerminalsList = "terminals/list",
         TerminalsReplay = "terminals/replay",
         TerminalsHangUp = "terminals/hang_up",

@@ -234,10 +234,30 @@ impl Tray {
         self.autostart.set_checked(view.autostart);
         if self.look.get() != Some(view.look) {
             self.icon.set_icon(Some(icon(view.look)?))?;
+            #[cfg(all(unix, not(target_os = "macos")))]
+            needs_attention(&self.icon, view.look == IconLook::NeedsYou);
             self.look.set(Some(view.look));
         }
         Ok(())
     }
+}
+
+/// StatusNotifierItem's `Status`: `NeedsAttention` while a card waits (a tray host may draw the
+/// item apart, or bring it out of an overflow), `Active` otherwise.
+#[cfg(all(unix, not(target_os = "macos")))]
+fn needs_attention(icon: &TrayIcon, attention: bool) {
+    use libappindicator::{AppIndicator, AppIndicatorStatus};
+    use std::mem::ManuallyDrop;
+    // SAFETY: tray-icon gives out only a pointer to its AppIndicator, valid while the TrayIcon
+    // lives (borrowed here, on the thread that owns it). An AppIndicator is a single pointer to a
+    // GObject and has no Drop: the bitwise copy is a second handle to the same object, through
+    // which `set_status` (a `&mut self` method that only passes the pointer to C) is called
+    // without a `&mut` to tray-icon's own value; the copy is never dropped.
+    let mut handle: ManuallyDrop<AppIndicator> = ManuallyDrop::new(unsafe { std::ptr::read(icon.app_indicator()) });
+    handle.set_status(match attention {
+        true => AppIndicatorStatus::Attention,
+        false => AppIndicatorStatus::Active,
+    });
 }
 
 /// The first item's words while cards wait; none when none does.

@@ -4,7 +4,8 @@
 //! may hold the device) nor always running (it stops at "not logged in"), while a second launch
 //! and the window must reach the tray all the same. Methods:
 //! - `window/open` `{ view? }` → `{}`: opens the window (or brings the open one forward) on `view`
-//!   (`{ view: "activity" }`, `{ view: "card", tool_call_id }`). A second launch calls it.
+//!   (`{ view: "activity" }`, `{ view: "card", tool_call_id }`, `{ view: "session", session_id }`).
+//!   A second launch calls it.
 //!
 //! The window itself asks the runtime, over the control socket, for everything it shows.
 //!

@@ -29,6 +29,10 @@ pub enum View {
     Card {
         tool_call_id: String,
     },
+    /// One chat's timeline in the Sessions view.
+    Session {
+        session_id: String,
+    },
     /// Home, with a notice above it (the desktop shows no tray icons).
     Home {
         notice: Option<String>,

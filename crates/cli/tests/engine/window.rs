@@ -1,6 +1,7 @@
 //! The window's view of the sessions, through the control socket of the real service: the list with
-//! what is live, the transcript with each tool call's decision and who gave it, the updates pushed
-//! live, and Stop (the window's, and Stop all remote work) ending the client's turn as cancelled.
+//! what is live, a chat's timeline (each step's command or diff, what allowed it, its result), the
+//! updates pushed live, Stop (the window's, and Stop all remote work) ending the client's turn as
+//! cancelled, "Allow for this chat" taken back, and Put back.
 
 use super::*;
 use lembas_device::control::{Client, Subscription};
@@ -119,41 +120,52 @@ async fn the_window_follows_a_session_live_and_reads_its_transcript_with_decisio
     })
     .await;
 
-    let transcript = call(
-        &mut window,
-        "sessions/transcript",
-        json!({ "session_id": session }),
-    )
-    .await;
-    assert_eq!(transcript["session_id"], session.as_str());
-    assert_eq!(transcript["running"], false);
-    let turns = transcript["turns"].as_array().unwrap();
-    assert_eq!(turns[0]["text"], "write seen.txt", "{transcript}");
-    assert_eq!(turns[1]["tools"][0]["id"], "call_w", "{transcript}");
+    let timeline = call(&mut window, "sessions/timeline", json!({ "session_id": session })).await;
+    assert_eq!(timeline["session_id"], session.as_str());
+    assert_eq!(timeline["running"], false);
+    let turn = &timeline["turns"][0];
+    assert_eq!(turn["prompt"], "write seen.txt", "{timeline}");
     assert!(
-        turns[1]["text"].as_str().unwrap().contains("Written it."),
-        "{transcript}"
+        turn["reply"].as_str().unwrap().contains("Written it."),
+        "{timeline}"
     );
-    let decision = &transcript["decisions"]["call_w"];
+    let step = &turn["steps"][0];
+    assert_eq!(step["tool_call_id"], "call_w", "{timeline}");
     assert_eq!(
         (
-            decision["decision"].as_str(),
-            decision["answeredBy"].as_str(),
-            decision["outcome"].as_str()
+            step["decided"]["decision"].as_str(),
+            step["decided"]["answered_by"].as_str(),
+            step["decided"]["answer"].as_str(),
+            step["result"]["status"].as_str(),
         ),
-        (Some("ask"), Some("desktop"), Some("completed")),
-        "{transcript}"
+        (
+            Some("ask"),
+            Some("desktop"),
+            Some("allowed once"),
+            Some("completed")
+        ),
+        "{timeline}"
+    );
+    // The change as the device made it, and the copy Put back would restore.
+    assert_eq!(step["did"]["kind"], "change", "{timeline}");
+    assert!(
+        step["did"]["diff"].as_str().unwrap().contains("+seen"),
+        "{timeline}"
+    );
+    assert!(
+        turn["kept"][0].as_str().unwrap().ends_with("seen.txt"),
+        "{timeline}"
     );
 
     // Bad or unknown sessions are refused with a sentence.
     let unknown = window
-        .call("sessions/transcript", json!({ "session_id": "ses_nope" }))
+        .call("sessions/timeline", json!({ "session_id": "ses_nope" }))
         .await;
     assert!(
         format!("{unknown:?}").contains("There is no session ses_nope"),
         "{unknown:?}"
     );
-    let bad = window.call("sessions/transcript", json!({ "id": "x" })).await;
+    let bad = window.call("sessions/timeline", json!({ "id": "x" })).await;
     assert!(format!("{bad:?}").contains("-32602"), "{bad:?}");
 }
 
@@ -197,4 +209,186 @@ async fn stop_all_remote_work_cancels_the_running_turn() {
     let answer = l.link.recv_answer(id, WAIT).await.unwrap();
     assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
     l.model().release();
+}
+
+fn reason(error: Result<Value, lembas_device::control::CallError>) -> String {
+    match error {
+        Err(lembas_device::control::CallError::Rpc(e)) => {
+            format!(
+                "{} {}",
+                e.data
+                    .as_ref()
+                    .map(|d| d["reason"].to_string())
+                    .unwrap_or_default(),
+                e.message
+            )
+        }
+        other => panic!("refused, not {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn grants_are_listed_and_taken_back_and_put_back_restores_the_files_turns_changed() {
+    let mut l = linked("").await;
+    let mut window = control(&l.home).await;
+    let session = l.new_session("manual").await;
+    std::fs::write(l.work.join("a.txt"), "one\n").unwrap();
+
+    // Turn 1: a command allowed for this chat in LLeMbas, then one its answer allows without a card.
+    let mkdir = |id: &str, path: &str| {
+        ModelReply::tool_call(
+            id,
+            "bash",
+            json!({ "command": format!("mkdir -p {path}"), "description": "Make a folder" }),
+        )
+    };
+    l.model().push(mkdir("c1", "made"));
+    l.model().push(mkdir("c2", "made/deeper"));
+    l.model().push(reply_text("Made."));
+    let (answer, cards) = l
+        .prompt_answering(&session, "make folders", "t1", "session")
+        .await;
+    assert_eq!(
+        (answer["result"]["stopReason"].as_str(), cards),
+        (Some("end_turn"), 1),
+        "{answer}"
+    );
+    // Turns 2 and 3 change a.txt, each allowed once.
+    for (turn, text) in [("t2", "two"), ("t3", "three")] {
+        l.model().push(ModelReply::tool_call(
+            &format!("w{turn}"),
+            "write",
+            json!({ "path": "a.txt", "content": format!("{text}\n") }),
+        ));
+        l.model().push(reply_text("Written."));
+        let (_, cards) = l
+            .prompt_answering(&session, &format!("write {text}"), turn, "once")
+            .await;
+        assert_eq!(cards, 1);
+    }
+    assert_eq!(std::fs::read_to_string(l.work.join("a.txt")).unwrap(), "three\n");
+
+    let timeline = call(&mut window, "sessions/timeline", json!({ "session_id": session })).await;
+    let steps = &timeline["turns"][0]["steps"];
+    let first = &steps[0];
+    assert_eq!(
+        first["did"],
+        json!({ "kind": "command", "command": "mkdir -p made" }),
+        "{timeline}"
+    );
+    assert_eq!(first["agent_says"], "Make a folder");
+    assert!(
+        first["headline"]
+            .as_str()
+            .unwrap()
+            .starts_with("Run a command in"),
+        "{timeline}"
+    );
+    let decided = &first["decided"];
+    assert_eq!(
+        (
+            decided["decision"].as_str(),
+            decided["answered_by"].as_str(),
+            decided["answer"].as_str(),
+            decided["mode"].as_str()
+        ),
+        (
+            Some("ask"),
+            Some("client"),
+            Some("allowed in this session"),
+            Some("manual")
+        ),
+        "{timeline}"
+    );
+    assert!(
+        decided["answered_ms"]
+            .as_u64()
+            .is_some_and(|ms| ms > 1_600_000_000_000),
+        "{timeline}"
+    );
+    let second = &steps[1]["decided"];
+    assert_eq!(
+        (second["decision"].as_str(), second["granted"].as_bool()),
+        (Some("allow"), Some(true)),
+        "{timeline}"
+    );
+    assert!(
+        second["reason"]
+            .as_str()
+            .unwrap()
+            .contains("Allowed for this chat"),
+        "{timeline}"
+    );
+    assert_eq!(steps[1]["result"]["status"], "completed");
+    assert_eq!(
+        timeline["grants"],
+        json!([{ "kind": "command", "pattern": "mkdir -p *" }])
+    );
+    let write = &timeline["turns"][2]["steps"][0];
+    let diff = write["did"]["diff"].as_str().unwrap();
+    assert!(diff.contains("-two") && diff.contains("+three"), "{diff}");
+    let kept = |t: &Value, n: usize| t["turns"][n]["kept"].as_array().map_or(0, Vec::len);
+    assert_eq!(
+        (kept(&timeline, 0), kept(&timeline, 1), kept(&timeline, 2)),
+        (0, 1, 1),
+        "{timeline}"
+    );
+
+    // Put back from turn 2: turn 3's copy, then turn 2's: a.txt as it was before both.
+    let done = call(
+        &mut window,
+        "sessions/undo",
+        json!({ "session_id": session, "turn_id": "t2" }),
+    )
+    .await;
+    assert_eq!(done["files"].as_array().map(Vec::len), Some(1), "{done}");
+    assert_eq!(std::fs::read_to_string(l.work.join("a.txt")).unwrap(), "one\n");
+    let after = call(&mut window, "sessions/timeline", json!({ "session_id": session })).await;
+    assert_eq!((kept(&after, 1), kept(&after, 2)), (0, 0), "{after}");
+    assert!(after["turns"][1]["put_back"]["at_ms"].is_u64(), "{after}");
+    assert!(
+        after["turns"][2]["put_back"]["files"][0]
+            .as_str()
+            .unwrap()
+            .ends_with("a.txt"),
+        "{after}"
+    );
+    // The conversation stays: nothing was rewound.
+    assert_eq!(after["turns"][2]["rewound"], false);
+    let again = window
+        .call("sessions/undo", json!({ "session_id": session, "turn_id": "t2" }))
+        .await;
+    assert!(reason(again).contains("\"undo\""));
+    let unknown = window
+        .call("sessions/undo", json!({ "session_id": session, "turn_id": "t9" }))
+        .await;
+    assert!(reason(unknown).contains("There is no turn t9"));
+
+    // Taken back: the next such command asks again.
+    let left = call(
+        &mut window,
+        "sessions/revoke",
+        json!({ "session_id": session, "grant": { "kind": "command", "pattern": "mkdir -p *" } }),
+    )
+    .await;
+    assert_eq!(left, json!([]));
+    let twice = window
+        .call(
+            "sessions/revoke",
+            json!({ "session_id": session, "grant": { "kind": "command", "pattern": "mkdir -p *" } }),
+        )
+        .await;
+    assert!(reason(twice).contains("\"not_open\""));
+    let odd = window
+        .call(
+            "sessions/revoke",
+            json!({ "session_id": session, "grant": { "kind": "everything" } }),
+        )
+        .await;
+    assert!(format!("{odd:?}").contains("-32602"), "{odd:?}");
+    l.model().push(mkdir("c4", "made/again"));
+    l.model().push(reply_text("Asked."));
+    let (_, cards) = l.prompt_answering(&session, "once more", "t4", "deny").await;
+    assert_eq!(cards, 1, "the grant was taken back, so it asks");
+    assert!(!l.work.join("made/again").exists());
 }

@@ -46,11 +46,22 @@
 //! - `logout` → `{ message }`: the login gone from the config and the keychain, the link ended.
 //! - `sessions/list` → `[SessionSummary + { running, open, model, mode, scheduled }]`: those
 //!   running in this runtime first, then the latest.
-//! - `sessions/transcript` `{ session_id }` → `{ session_id, title, root, turns, decisions,
-//!   running }`: turns as `_lembas/session/history` gives them, decisions by tool call id
-//!   (`{ decision, answeredBy, answer, outcome }`). -32602 `unknown` for no such session.
+//! - `sessions/timeline` `{ session_id }` → [`crate::engine::timeline::Timeline`]: every turn of
+//!   the chat (those taken out of the conversation too, marked), each tool call a step: the
+//!   device's headline, what the agent said it would do, the command or diff, what decided it (the
+//!   mode and the judge's reason, an earlier "Allow for this chat", or who answered, when and where),
+//!   its result; the files each turn's copies can put back; the grants in force. -32602 `unknown`
+//!   for no such session.
 //! - `sessions/stop` `{ session_id }` → `{ session_id, stopped: true }`: the running turn is
 //!   cancelled as by session/cancel. -32602 `not_running` when nothing runs there.
+//! - `sessions/undo` `{ session_id, turn_id }` → `{ session_id, turn_id, files, left }`: the files
+//!   that turn and every later one changed with `write` and `edit` put back as they were before
+//!   it, from the copies kept (judged as writes under the limits now; `left` names those that
+//!   stayed). The conversation stays. -32602 `refused` while a turn runs, `unknown` for no such
+//!   turn, `undo` when no copies are kept from that turn on.
+//! - `sessions/revoke` `{ session_id, grant }` → `[Grant]`, those left: one "Allow for this chat"
+//!   taken back (`{ kind: "writes" }`, `{ kind: "command", pattern }`, `{ kind: "tool", name }`);
+//!   the next such call asks again. -32602 `not_open` when it is not in force.
 //! - `terminals/list` → `[{ id, cwd, shell, opened_ms, offset }]`, the remote terminals open here.
 //! - `terminals/replay` `{ id }` → `{ id, data, offset }`: the last 256 KiB of its output (base64)
 //!   and the offset they end at.

@@ -472,9 +472,11 @@ async fn request(parts: &Parts, method: ControlMethod, params: Value) -> Result<
             let _ = parts.wake.send(());
             Ok(json!({ "remote_enabled": false, "stopped_turns": stopped }))
         }
-        ControlMethod::SessionsList | ControlMethod::SessionsTranscript | ControlMethod::SessionsStop => {
-            super::sessions::request(&parts.engine, method, params).await
-        }
+        ControlMethod::SessionsList
+        | ControlMethod::SessionsTimeline
+        | ControlMethod::SessionsStop
+        | ControlMethod::SessionsUndo
+        | ControlMethod::SessionsRevoke => super::sessions::request(&parts.engine, method, params).await,
         ControlMethod::TerminalsList
         | ControlMethod::TerminalsReplay
         | ControlMethod::TerminalsHangUp

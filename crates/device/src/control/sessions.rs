@@ -1,11 +1,13 @@
 //! `sessions/*`: the sessions on this computer for its window, with what is live in this runtime
-//! (working or not, model, mode, a scheduled run), a session's transcript, and Stop.
+//! (working or not, model, mode, a scheduled run), a chat's timeline, Stop, Put back (`undo`) and
+//! Take back (`revoke`).
 
 use lembas_protocol::{ControlMethod, ControlPush, Reason};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
+use crate::engine::grants::Grant;
 use crate::engine::{Engine, LiveSession, SessionUpdate};
 use crate::rpc::{self, RpcError};
 use crate::store::SessionSummary;
@@ -36,6 +38,20 @@ struct SessionParams {
     session_id: String,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UndoParams {
+    session_id: String,
+    turn_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RevokeParams {
+    session_id: String,
+    grant: Grant,
+}
+
 /// A `sessions/*` request other than `sessions/list`'s store read; `None` when not one of them.
 pub(super) async fn request(
     engine: &Engine,
@@ -45,8 +61,17 @@ pub(super) async fn request(
     let name = method.name();
     match method {
         ControlMethod::SessionsList => list(engine).await,
-        ControlMethod::SessionsTranscript => transcript(engine, name, params).await,
+        ControlMethod::SessionsTimeline => timeline(engine, name, params).await,
         ControlMethod::SessionsStop => stop(engine, name, params),
+        ControlMethod::SessionsUndo => {
+            let asked: UndoParams = rpc::params(name, params)?;
+            let done = engine.put_back_from(&asked.session_id, &asked.turn_id).await?;
+            Ok(json!(done))
+        }
+        ControlMethod::SessionsRevoke => {
+            let asked: RevokeParams = rpc::params(name, params)?;
+            Ok(json!(engine.revoke(&asked.session_id, &asked.grant)?))
+        }
         other => Err(RpcError::method_not_found(other.name())),
     }
 }
@@ -82,12 +107,13 @@ pub fn merged(stored: Vec<SessionSummary>, live: Vec<LiveSession>) -> Vec<Listed
     listed
 }
 
-async fn transcript(engine: &Engine, method: &str, params: Value) -> Result<Value, RpcError> {
+async fn timeline(engine: &Engine, method: &str, params: Value) -> Result<Value, RpcError> {
     let asked: SessionParams = rpc::params(method, params)?;
     let engine = engine.clone();
-    tokio::task::spawn_blocking(move || engine.transcript(&asked.session_id))
+    let timeline = tokio::task::spawn_blocking(move || engine.timeline(&asked.session_id))
         .await
-        .map_err(|e| RpcError::internal(e.to_string()))?
+        .map_err(|e| RpcError::internal(e.to_string()))??;
+    Ok(json!(timeline))
 }
 
 fn stop(engine: &Engine, method: &str, params: Value) -> Result<Value, RpcError> {

@@ -1,6 +1,7 @@
-//! What this computer's own window sees of the sessions: which are open here and working, their
-//! transcripts, every `session/update` the client gets (on a bounded stream a slow window lags on,
-//! never one that waits), and the window's Stop, which is session/cancel's path.
+//! What this computer's own window sees of the sessions and does to them: which are open here and
+//! working, their timelines, every `session/update` the client gets (on a bounded stream a slow
+//! window lags on, never one that waits), the window's Stop (session/cancel's path), Put back and
+//! Take back.
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -8,15 +9,17 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 
 use super::Engine;
-use super::session::{Message, Session, compacted_from_record, history_turns, rewind_messages, user_text};
+use super::grants::{self, Grant};
+use super::put_back::put_back;
+use super::session::{Session, user_text};
+use super::timeline::{DecisionRecord, Timeline, timeline_of};
 use crate::rpc::RpcError;
-use crate::store::ids;
+use crate::store::{copies_of_turn, ids};
+use crate::tools::copies;
 use lembas_protocol::Reason;
 
 /// Updates the stream holds for its slowest reader (a window that lags re-reads the transcript).
 pub(super) const STREAM: usize = 512;
-/// Tool-call decisions kept per session in its file's order, for the transcript (the newest).
-const DECISIONS_KEPT: usize = 500;
 
 /// One update as the window hears it.
 #[derive(Debug, Clone, Serialize)]
@@ -69,16 +72,18 @@ impl Engine {
         );
     }
 
-    /// A tool call's decision (see [`transcript_of`]): written with the session's step and shown
+    /// A tool call's decision: written with the session's step (the timeline reads it) and shown
     /// to the window at once.
-    pub(super) fn record_decision(&self, session_id: &str, decision: Value) {
+    pub(super) fn record_decision(&self, session_id: &str, decision: DecisionRecord) {
         let session = self.sessions().get(session_id).cloned();
         if let Some(session) = session {
+            let mut record = json!(decision);
+            record["type"] = json!("decision");
             self.show(
                 session_id,
-                &json!({ "sessionUpdate": "_lembas_decision", "decision": decision }),
+                &json!({ "sessionUpdate": "_lembas_decision", "decision": record }),
             );
-            session.record(decision);
+            session.record(record);
         }
     }
 
@@ -127,10 +132,10 @@ impl Engine {
         stopped
     }
 
-    /// A session's transcript so far: its history turns (as `_lembas/session/history` gives them)
-    /// with each tool call's decision, read from the store plus what the running step has not
-    /// written yet. Blocking (reads the file).
-    pub fn transcript(&self, session_id: &str) -> Result<Value, RpcError> {
+    /// A session's timeline ([`timeline_of`]), read from the store plus what the running step has
+    /// not written yet, with the files each turn's copies keep and the grants in force. Blocking
+    /// (reads the file and the copies' lists).
+    pub fn timeline(&self, session_id: &str) -> Result<Timeline, RpcError> {
         if !ids::is_session_id(session_id) || !self.store().exists(session_id) {
             return Err(RpcError::refused(
                 format!("There is no session {session_id} on this computer (sessions/list says which are)."),
@@ -145,88 +150,118 @@ impl Engine {
         if let Some(session) = &held {
             records.extend(session.state().unflushed.iter().cloned());
         }
-        let mut transcript = transcript_of(&records);
-        transcript["session_id"] = json!(session_id);
-        transcript["running"] = json!(held.is_some_and(|s| s.status()["busy"] == json!(true)));
-        Ok(transcript)
+        let folders = self.store().turn_folders(session_id).unwrap_or_default();
+        let kept = |turn: &str| -> Vec<String> {
+            copies_of_turn(&folders, turn)
+                .and_then(|dir| copies::kept_in(dir).ok())
+                .into_iter()
+                .flatten()
+                .map(|file| file.path.display().to_string())
+                .collect()
+        };
+        let mut timeline = timeline_of(&records, kept);
+        timeline.session_id = session_id.to_string();
+        if let Some(session) = held {
+            timeline.running = session.status()["busy"] == json!(true);
+            timeline.grants = grants::in_force(&session.state());
+        }
+        Ok(timeline)
     }
-}
 
-/// `{ title, root, turns, decisions }` of a session file's records (header first), read as the
-/// engine replays them: rewinds and compactions applied, unknown records passed over.
-pub fn transcript_of(records: &[Value]) -> Value {
-    let header = records.first().cloned().unwrap_or(Value::Null);
-    let mut title = header["title"].as_str().unwrap_or_default().to_string();
-    let mut messages: Vec<Message> = Vec::new();
-    let mut decisions: Vec<Value> = Vec::new();
-    for record in records.iter().skip(1) {
-        match record["type"].as_str() {
-            Some("message") => messages.push(Message {
-                turn_id: record["turnId"].as_str().map(str::to_string),
-                body: record["message"].clone(),
-            }),
-            Some("title") => title = record["title"].as_str().unwrap_or_default().to_string(),
-            Some("rewind") => {
-                if let Some(turn) = record["turnId"].as_str() {
-                    rewind_messages(&mut messages, turn);
+    /// The window's "Put back": the files `turn_id` and every later turn changed with `write` and
+    /// `edit` put back as they were before it, the latest turn first, from the copies kept (see
+    /// [`put_back`]). The conversation stays as it is (a rewind is the client's to ask). Refused
+    /// while a turn runs: the session's gate is held meanwhile, so none starts.
+    pub async fn put_back_from(&self, session_id: &str, turn_id: &str) -> Result<PutBackAnswer, RpcError> {
+        let session = super::access::opened(self, session_id)?;
+        let busy = || {
+            RpcError::refused(
+                format!("A turn is running in {session_id}: stop it or let it end, then put the files back."),
+                Reason::Refused,
+            )
+        };
+        if session.status()["busy"] == json!(true) {
+            return Err(busy());
+        }
+        let Ok(_gate) = session.gate.try_lock() else {
+            return Err(busy());
+        };
+        let engine = self.clone();
+        let id = session_id.to_string();
+        let timeline = tokio::task::spawn_blocking(move || engine.timeline(&id))
+            .await
+            .map_err(|e| RpcError::internal(e.to_string()))??;
+        let Some(from) = timeline
+            .turns
+            .iter()
+            .position(|t| t.turn_id.as_deref() == Some(turn_id))
+        else {
+            return Err(RpcError::refused(
+                format!("There is no turn {turn_id} in {session_id} (sessions/timeline lists its turns)."),
+                Reason::Unknown,
+            ));
+        };
+        let mut answer = PutBackAnswer {
+            session_id: session_id.to_string(),
+            turn_id: turn_id.to_string(),
+            files: Vec::new(),
+            left: Vec::new(),
+        };
+        let mut any = false;
+        for turn in timeline.turns[from..].iter().rev().filter(|t| !t.kept.is_empty()) {
+            let Some(id) = &turn.turn_id else { continue };
+            let done = put_back(self, &session, id).await?;
+            any |= !done.none_kept;
+            // A file two turns changed is named once.
+            for file in done.restored {
+                if !answer.files.contains(&file) {
+                    answer.files.push(file);
                 }
             }
-            Some("compact") => {
-                messages = compacted_from_record(record);
-            }
-            Some("decision") => decisions.push(record.clone()),
-            _ => {}
+            answer.left.extend(done.left);
         }
+        session.flush();
+        if !any {
+            let kept = crate::decisions::decisions().commands.undo_turns_kept;
+            return Err(RpcError::refused(
+                format!(
+                    "Nothing to put back from this turn on: no copies are kept for it or later turns \
+                     (the last {kept} turns that wrote keep theirs)."
+                ),
+                Reason::Undo,
+            ));
+        }
+        Ok(answer)
     }
-    let skip = decisions.len().saturating_sub(DECISIONS_KEPT);
-    let decisions: serde_json::Map<String, Value> = decisions
-        .into_iter()
-        .skip(skip)
-        .filter_map(|mut d| {
-            let id = d["toolCallId"].as_str()?.to_string();
-            if let Some(fields) = d.as_object_mut() {
-                fields.remove("type");
-                fields.remove("toolCallId");
-            }
-            Some((id, d))
-        })
-        .collect();
-    json!({
-        "title": title,
-        "root": header["cwd"],
-        "turns": history_turns(&messages),
-        "decisions": decisions,
-    })
+
+    /// Takes back one "Allow for this chat": the next such call asks again. The grants left.
+    pub fn revoke(&self, session_id: &str, grant: &Grant) -> Result<Vec<Grant>, RpcError> {
+        let session = self.sessions().get(session_id).cloned();
+        let mut state = match &session {
+            Some(session) => session.state(),
+            None => return Err(not_granted(session_id)),
+        };
+        if !grants::revoke(&mut state, grant) {
+            return Err(not_granted(session_id));
+        }
+        Ok(grants::in_force(&state))
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// What the window's "Put back" did: every file put back, and those left as they are.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PutBackAnswer {
+    pub session_id: String,
+    pub turn_id: String,
+    pub files: Vec<String>,
+    pub left: Vec<String>,
+}
 
-    #[test]
-    fn a_transcript_reads_messages_and_decisions_as_replay_does() {
-        let records = vec![
-            json!({ "type": "session", "cwd": "/p", "title": "" }),
-            json!({ "type": "message", "turnId": "t1", "message": { "role": "user", "content": "hello" } }),
-            json!({ "type": "message", "turnId": "t1", "message": { "role": "assistant", "content": "",
-                "tool_calls": [{ "id": "c1", "function": { "name": "bash", "arguments": "{\"command\":\"ls\"}" } }] } }),
-            json!({ "type": "decision", "toolCallId": "c1", "decision": "ask", "answeredBy": "desktop", "answer": "allowed once", "outcome": "completed" }),
-            json!({ "type": "message", "turnId": "t1", "message": { "role": "tool", "tool_call_id": "c1", "content": "a.txt" } }),
-            json!({ "type": "title", "title": "Greeting" }),
-            json!({ "type": "something_new" }),
-            json!({ "type": "message", "turnId": "t2", "message": { "role": "user", "content": "undone" } }),
-            json!({ "type": "rewind", "turnId": "t2" }),
-        ];
-        let t = transcript_of(&records);
-        assert_eq!(t["title"], "Greeting");
-        assert_eq!(t["root"], "/p");
-        let turns = t["turns"].as_array().cloned().unwrap_or_default();
-        assert_eq!(turns.len(), 2, "the rewound turn is gone: {turns:?}");
-        assert_eq!(turns[0]["text"], "hello");
-        assert_eq!(turns[1]["tools"][0]["output"], "a.txt");
-        assert_eq!(t["decisions"]["c1"]["answeredBy"], "desktop");
-        assert_eq!(t["decisions"]["c1"]["answer"], "allowed once");
-        // Nothing but a header, or nothing at all, is an empty transcript.
-        assert_eq!(transcript_of(&[]).get("turns"), Some(&json!([])));
-    }
+fn not_granted(session_id: &str) -> RpcError {
+    RpcError::refused(
+        format!(
+            "That is not allowed for the chat {session_id} now: it was taken back, or the chat is not open here."
+        ),
+        Reason::NotOpen,
+    )
 }

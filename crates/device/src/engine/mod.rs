@@ -13,6 +13,7 @@ mod compaction;
 mod config_options;
 mod conversation;
 mod files;
+pub mod grants;
 mod instance;
 mod instance_memory;
 mod instructions;
@@ -25,16 +26,18 @@ mod methods;
 pub mod model;
 mod plan_state;
 mod prompt;
+mod put_back;
 mod reopen;
 mod session;
 pub mod show;
 mod start;
 mod think;
+pub mod timeline;
 mod tool_call;
 mod turn;
 
 pub use approvals::{Answer, AnsweredBy, Card, CardFacts};
-pub use live::{LiveSession, SessionUpdate, transcript_of};
+pub use live::{LiveSession, PutBackAnswer, SessionUpdate};
 
 use serde_json::{Value, json};
 use std::collections::HashMap;

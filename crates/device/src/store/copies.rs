@@ -5,9 +5,22 @@
 
 use sha2::{Digest, Sha256};
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{Store, check_id};
+
+/// The folder of `turn_id` among a session's turn folders ([`Store::turn_folders`]), if it has one.
+pub fn copies_of_turn<'a>(folders: &'a [PathBuf], turn_id: &str) -> Option<&'a Path> {
+    let suffix = format!("-{}", hex::encode(&Sha256::digest(turn_id.as_bytes())[..8]));
+    folders
+        .iter()
+        .find(|dir| {
+            dir.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(&suffix))
+        })
+        .map(PathBuf::as_path)
+}
 
 impl Store {
     fn copies_root(&self, id: &str) -> io::Result<PathBuf> {
@@ -18,14 +31,10 @@ impl Store {
     /// The turn's folder: the one named for it before, or a new name (created by the first write).
     pub fn turn_copies_dir(&self, id: &str, turn_id: &str) -> io::Result<PathBuf> {
         let root = self.copies_root(id)?;
-        let hash = hex::encode(&Sha256::digest(turn_id.as_bytes())[..8]);
-        if let Some(found) = self.turn_folders(id)?.into_iter().find(|dir| {
-            dir.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with(&format!("-{hash}")))
-        }) {
-            return Ok(found);
+        if let Some(found) = copies_of_turn(&self.turn_folders(id)?, turn_id) {
+            return Ok(found.to_path_buf());
         }
+        let hash = hex::encode(&Sha256::digest(turn_id.as_bytes())[..8]);
         Ok(root.join(format!("{:013}-{hash}", crate::status::now_ms())))
     }
 

@@ -26,6 +26,7 @@ use std::path::PathBuf;
 
 use crate::paths;
 
+pub use copies::copies_of_turn;
 pub use held::SessionHold;
 pub use ids::{is_session_id, new_session_id};
 pub use sessions::{Opened, SessionLog, SessionSummary};

@@ -40,7 +40,7 @@ use crate::policy::tools::decide_path;
 use arguments::Arguments;
 pub use cut::cut_result;
 pub use definitions::{definitions, show_definition, tool_names};
-pub use preview::preview;
+pub use preview::{preview, unified_change};
 pub(crate) use walk::{relative_text, walker};
 
 /// What the tools need to know about the session.

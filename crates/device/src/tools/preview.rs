@@ -1,13 +1,15 @@
 //! What a `write` or `edit` would change, as a unified diff against the file on disk (three lines
-//! of context), for the approval card: a person sees the lines that change, not the whole new file.
+//! of context), for the approval card: a person sees the lines that change, not the whole new file;
+//! and what one did change, in the same form, for the timeline.
 //! Read with the tools' own reader (regular files only, no FIFO waited on); nothing when the file
 //! is protected, not text, too large, or the edit would not apply (the call then fails as it would
 //! have, with its own sentence).
 
 use serde_json::Value;
 use similar::TextDiff;
+use std::path::Path;
 
-use super::{Planned, ToolContext, opened, shown};
+use super::{Diff, Planned, ToolContext, opened, shown};
 
 /// The largest file previewed; a bigger one's card shows the call's text alone.
 const FILE_MAX: u64 = 1 << 20;
@@ -39,13 +41,22 @@ pub fn preview(planned: &Planned, args: &Value, ctx: &ToolContext) -> Option<Str
         }
         _ => return None,
     };
-    let name = shown(&planned.path, ctx);
-    let diff = TextDiff::from_lines(&old, &new)
+    Some(unified(&old, &new, &shown(&planned.path, ctx)))
+}
+
+/// A change a tool made, as the diff its card would have shown (the timeline keeps it).
+pub fn unified_change(diff: &Diff, ctx: &ToolContext) -> String {
+    let old = diff.old_text.as_deref().unwrap_or_default();
+    unified(old, &diff.new_text, &shown(Path::new(&diff.path), ctx))
+}
+
+fn unified(old: &str, new: &str, name: &str) -> String {
+    let diff = TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)
         .header(&format!("a/{name}"), &format!("b/{name}"))
         .to_string();
-    Some(bounded(diff))
+    bounded(diff)
 }
 
 /// At most [`DIFF_MAX_LINES`] lines, the rest counted in a last line.

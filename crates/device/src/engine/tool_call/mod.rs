@@ -12,6 +12,7 @@ use super::approvals::{Answer, AnsweredBy};
 use super::model::ToolCall;
 use super::session::{Session, ToolResult};
 use super::show;
+use super::timeline::DecisionRecord;
 use crate::decisions::decisions;
 use crate::events::DeviceEvent;
 use crate::policy::Mode;
@@ -108,9 +109,15 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     let mut work = prepared.work;
     let mut log = Logged {
         title: prepared.title.clone(),
+        headline: prepared.facts.headline.clone(),
         decision: prepared.judgement.decision,
+        reason: prepared.judgement.reason.clone(),
+        granted: prepared.granted,
+        mode,
         answered_by: None,
         answer: None,
+        answered_ms: None,
+        diff: None,
     };
     match prepared.judgement.decision {
         Decision::Allow => {}
@@ -143,6 +150,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
             let (answer, by) = engine.ask(&sid, &call.id, facts, params, run.as_ref()).await;
             log.answered_by = by;
             log.answer = Some(answer.label());
+            log.answered_ms = Some(crate::status::now_ms());
             match answer {
                 // Nobody answered: the model reads what the wait's end says (a scheduled run's
                 // `texts.denied`), not words of a person.
@@ -259,6 +267,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     engine
         .event(&sid, json!({ "type": "tool_end", "id": call.id, "name": call.name, "isError": output.is_error, "turnId": turn_id }))
         .await;
+    log.diff = output.diff.as_ref().map(|d| tools::unified_change(d, &ctx));
     log.tell(engine, &sid, call, status);
     ToolResult {
         text,
@@ -266,24 +275,42 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     }
 }
 
-/// What the activity log says of a call that was judged: its card's title, the mode's decision and
-/// who answered when it asked.
+/// What the activity log says of a call that was judged, and what the session keeps of it for
+/// the timeline: its card's title and headline, the mode's decision and why, who answered and when.
 struct Logged {
     title: String,
+    headline: String,
     decision: Decision,
+    reason: String,
+    /// Allowed by an earlier "Allow for this chat".
+    granted: bool,
+    mode: Mode,
     answered_by: Option<AnsweredBy>,
     /// The person's answer when it asked (`allowed once`, `allowed in this session`, `denied`).
     answer: Option<&'static str>,
+    answered_ms: Option<u64>,
+    /// The change a write or edit made, as a unified diff.
+    diff: Option<String>,
 }
 
 impl Logged {
-    /// To the activity log, and kept with the session for its transcript in the window.
+    /// To the activity log, and kept with the session for its timeline in the window.
     fn tell(&self, engine: &Engine, session_id: &str, call: &ToolCall, outcome: &str) {
-        let decision = json!({
-            "type": "decision", "toolCallId": call.id, "decision": self.decision.as_str(),
-            "answeredBy": self.answered_by.map(AnsweredBy::as_str), "answer": self.answer, "outcome": outcome,
-        });
-        engine.record_decision(session_id, decision);
+        let record = DecisionRecord {
+            tool_call_id: call.id.clone(),
+            decision: self.decision.as_str().to_string(),
+            answered_by: self.answered_by.map(|by| by.as_str().to_string()),
+            answer: self.answer.map(str::to_string),
+            outcome: outcome.to_string(),
+            at_ms: Some(crate::status::now_ms()),
+            answered_ms: self.answered_ms,
+            mode: Some(self.mode.as_str().to_string()),
+            reason: Some(self.reason.clone()),
+            granted: self.granted,
+            headline: Some(self.headline.clone()),
+            diff: self.diff.clone(),
+        };
+        engine.record_decision(session_id, record);
         engine.device_event(self.event(session_id, call, outcome));
     }
 

@@ -27,6 +27,8 @@ pub(super) struct Prepared {
     pub(super) always: String,
     /// What the device says of the call on the card (the session's part is added when it asks).
     pub(super) facts: CardFacts,
+    /// Allowed only by an earlier "Allow for this chat" (the timeline says so).
+    pub(super) granted: bool,
     pub(super) work: Work,
 }
 
@@ -72,16 +74,20 @@ pub(super) fn prepare_mcp(
 ) -> Result<Prepared, String> {
     let args: Value = serde_json::from_str(&call.arguments)
         .map_err(|e| format!("The arguments of {} are not valid JSON: {e}.", call.name))?;
+    let judgement = tool_policy::decide_mcp(mode, allowed_always, &offered.exposed);
+    let granted = judgement.decision == Decision::Allow
+        && tool_policy::decide_mcp(mode, false, &offered.exposed).decision != Decision::Allow;
     Ok(Prepared {
         title: format!("{} (MCP server {})", offered.tool, offered.server),
         kind: json!("other"),
         raw_input: args.clone(),
-        judgement: tool_policy::decide_mcp(mode, allowed_always, &offered.exposed),
+        judgement,
         always: format!(
             "{} of the MCP server {} in this session",
             offered.tool, offered.server
         ),
         facts: CardFacts::of_mcp(&offered.server, &offered.tool),
+        granted,
         work: Work::Mcp { offered, args },
     })
 }
@@ -111,9 +117,7 @@ pub(super) fn prepare(
             .filter(|s| *s > 0.0)
             .unwrap_or(numbers.default as f64)
             .min(numbers.max as f64);
-        let mut rules = global.clone();
-        rules.allow.extend(always_bash.iter().cloned());
-        let judgement = judge_bash(&command, ctx, mode, &rules, project_rules);
+        let (judgement, granted) = judge_with_grants(&command, ctx, mode, global, always_bash, project_rules);
         let title = args
             .get("description")
             .and_then(Value::as_str)
@@ -130,6 +134,7 @@ pub(super) fn prepare(
             judgement,
             always: always_pattern(&command),
             facts,
+            granted,
             work: Work::Bash {
                 command,
                 timeout: Duration::from_secs_f64(seconds),
@@ -140,14 +145,14 @@ pub(super) fn prepare(
     let (planned, args) = tools::plan(&call.name, &call.arguments, ctx).map_err(|e| e.to_string())?;
     let place = tool_policy::place_of(&planned.path, &ctx.project, &ctx.roots, &ctx.protected);
     let mut judgement = tools::judge(&planned, mode, ctx);
-    if judgement.decision == Decision::Ask
+    let granted = judgement.decision == Decision::Ask
         && always_writes
         && planned.access == Access::Write
-        && place == Place::Project
-    {
+        && place == Place::Project;
+    if granted {
         judgement = Judgement {
             decision: Decision::Allow,
-            reason: "Allowed for this session.".into(),
+            reason: "Allowed for this chat: every write in its folder.".into(),
         };
     }
     let mut facts = CardFacts::of_change(&planned, ctx);
@@ -162,6 +167,7 @@ pub(super) fn prepare(
         judgement,
         always: format!("every write in {}", ctx.project.display()),
         facts,
+        granted,
         work: Work::File { planned, args },
     })
 }
@@ -177,6 +183,7 @@ pub(super) fn prepare_show(call: &ToolCall, ctx: &ToolContext, mode: Mode) -> Re
         judgement: tools::judge(&planned, mode, ctx),
         always: String::new(),
         facts: CardFacts::default(),
+        granted: false,
         work: Work::Show { planned, line },
     })
 }
@@ -203,6 +210,41 @@ pub(super) fn judge_bash(
 }
 
 /// docs/protocol.md: "always" for bash covers the command's first two words followed by `*`.
+/// A command judged by the rules and, when they would ask, by the chat's "Allow for this chat"
+/// answers as further allow rules (an ask or deny rule still wins over them): the judgement, and
+/// whether those answers are what allowed it.
+fn judge_with_grants(
+    command: &str,
+    ctx: &ToolContext,
+    mode: Mode,
+    global: &BashRules,
+    grants: &[String],
+    project_rules: Option<&BashRules>,
+) -> (Judgement, bool) {
+    let judged = judge_bash(command, ctx, mode, global, project_rules);
+    if judged.decision != Decision::Ask || grants.is_empty() {
+        return (judged, false);
+    }
+    let mut rules = global.clone();
+    rules.allow.extend(grants.iter().cloned());
+    let granted = judge_bash(command, ctx, mode, &rules, project_rules);
+    if granted.decision != Decision::Allow {
+        return (granted, false);
+    }
+    let named: Vec<String> = grants.iter().map(|g| format!("\"{g}\"")).collect();
+    let reason = format!(
+        "Allowed for this chat by an earlier answer (commands like {}).",
+        named.join(", ")
+    );
+    (
+        Judgement {
+            decision: Decision::Allow,
+            reason,
+        },
+        true,
+    )
+}
+
 pub(super) fn always_pattern(command: &str) -> String {
     let words: Vec<&str> = command.split_whitespace().take(2).collect();
     format!("{} *", words.join(" "))

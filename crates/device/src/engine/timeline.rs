@@ -1,0 +1,564 @@
+//! A chat's timeline, for this computer's window: every turn its session file holds, each tool
+//! call a step (what the agent said it would do, what the device saw it run or change, what let it
+//! run or stopped it, its result), the files each turn's copies can still put back, and when they
+//! were put back. Unlike the conversation the model reads, nothing here is forgotten by a
+//! compaction, and a turn `/undo` or a rewind took out stays, marked: the work happened.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+
+use super::grants::Grant;
+use super::session::user_text;
+
+/// Characters of a step's output the timeline carries (the model's copy is cut already).
+const OUTPUT_SHOWN: usize = 4_000;
+/// Characters of the agent's words before a call, when it gave the call no description.
+const SAID_SHOWN: usize = 600;
+/// Characters of a call's arguments shown for tools that neither run a command nor change a file.
+const ARGUMENTS_SHOWN: usize = 2_000;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Timeline {
+    pub session_id: String,
+    pub title: String,
+    /// The session's folder.
+    pub root: String,
+    /// A turn runs or waits in this runtime now.
+    pub running: bool,
+    /// "Allow for this chat" answers in force (they last while the chat is open in this runtime).
+    pub grants: Vec<Grant>,
+    pub turns: Vec<TimelineTurn>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimelineTurn {
+    /// Absent in sessions written before turns had ids (those cannot be put back).
+    pub turn_id: Option<String>,
+    pub prompt: String,
+    pub steps: Vec<Step>,
+    /// The agent's words to the person in this turn.
+    pub reply: String,
+    /// Taken out of the conversation (`/undo`, a rewind); its steps happened all the same.
+    pub rewound: bool,
+    /// The files putting this turn back would restore: copies kept before its first write of each.
+    pub kept: Vec<String>,
+    pub put_back: Option<PutBack>,
+}
+
+/// A turn's files put back from its copies (the record `put_back`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PutBack {
+    pub at_ms: u64,
+    pub files: Vec<String>,
+    /// Left as they are: the limits no longer let remote work write there, or the folder moved.
+    #[serde(default)]
+    pub left: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    pub tool_call_id: String,
+    pub tool: String,
+    /// The device's words for the call ("Run a command in ~/proj", "Write src/main.rs").
+    pub headline: String,
+    /// What the agent said it would do: its description of the call, else its words before it.
+    pub agent_says: Option<String>,
+    pub did: Did,
+    /// What let it run or stopped it; absent while it is being decided.
+    pub decided: Option<Decided>,
+    pub result: StepResult,
+}
+
+/// What the call ran or changed, as the device saw it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Did {
+    Command {
+        command: String,
+    },
+    /// `diff`: the change as a unified diff, when the device kept one.
+    Change {
+        path: String,
+        diff: Option<String>,
+    },
+    Call {
+        arguments: String,
+    },
+}
+
+/// A call's decision as the session file keeps it (the record `decision`, written as the call
+/// ends). The fields after `outcome` are newer: older files lack them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionRecord {
+    pub tool_call_id: String,
+    /// The mode's or a rule's verdict: `allow`, `ask` or `deny`.
+    pub decision: String,
+    /// Who answered when it asked: `client` (in LLeMbas), `desktop` (this computer), `timeout`.
+    #[serde(default)]
+    pub answered_by: Option<String>,
+    /// `allowed once`, `allowed in this session` or `denied`.
+    #[serde(default)]
+    pub answer: Option<String>,
+    /// `completed`, `failed` or `denied`.
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_ms: Option<u64>,
+    /// The mode the call was judged in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// The judge's sentence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Allowed by an earlier "Allow for this chat".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub granted: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline: Option<String>,
+    /// A write's or edit's change as a unified diff (cut), when the call changed a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+/// What let a call run or stopped it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decided {
+    /// `allow`, `ask` or `deny`: the verdict before anyone answered.
+    pub decision: String,
+    pub mode: Option<String>,
+    pub reason: Option<String>,
+    pub granted: bool,
+    pub answered_by: Option<String>,
+    pub answer: Option<String>,
+    pub answered_ms: Option<u64>,
+    pub at_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepResult {
+    /// `pending` (being decided, or running), `completed`, `failed` or `denied`.
+    pub status: String,
+    pub output: String,
+    /// The output is longer than shown.
+    pub cut: bool,
+}
+
+/// The timeline of a session file's records (header first); `kept` gives the files a turn's
+/// copies hold. `session_id`, `running` and `grants` are the caller's to fill.
+pub fn timeline_of(records: &[Value], kept: impl Fn(&str) -> Vec<String>) -> Timeline {
+    let header = records.first().cloned().unwrap_or(Value::Null);
+    let mut title = text(&header["title"]);
+    let mut turns: Vec<TimelineTurn> = Vec::new();
+    // Where each call's step is: (turn, step).
+    let mut steps: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut put_backs: HashMap<String, PutBack> = HashMap::new();
+    for record in records.iter().skip(1) {
+        match record["type"].as_str() {
+            Some("message") => {
+                let turn_id = record["turnId"].as_str();
+                message(&mut turns, &mut steps, turn_id, &record["message"]);
+            }
+            Some("decision") => {
+                if let Ok(d) = serde_json::from_value::<DecisionRecord>(record.clone())
+                    && let Some(&(t, s)) = steps.get(&d.tool_call_id)
+                {
+                    decision(&mut turns[t].steps[s], d);
+                }
+            }
+            Some("title") => title = text(&record["title"]),
+            Some("rewind") => {
+                if let Some(from) = record["turnId"].as_str()
+                    && let Some(at) = turns.iter().position(|t| t.turn_id.as_deref() == Some(from))
+                {
+                    for turn in &mut turns[at..] {
+                        turn.rewound = true;
+                    }
+                }
+            }
+            Some("put_back") => {
+                if let (Some(turn), Ok(done)) = (
+                    record["turnId"].as_str(),
+                    serde_json::from_value::<PutBack>(record.clone()),
+                ) {
+                    put_backs.insert(turn.to_string(), done);
+                }
+            }
+            _ => {}
+        }
+    }
+    for turn in &mut turns {
+        if let Some(id) = turn.turn_id.clone() {
+            turn.put_back = put_backs.remove(&id);
+            turn.kept = kept(&id);
+        }
+    }
+    Timeline {
+        session_id: String::new(),
+        title,
+        root: text(&header["cwd"]),
+        running: false,
+        grants: Vec::new(),
+        turns,
+    }
+}
+
+fn message(
+    turns: &mut Vec<TimelineTurn>,
+    steps: &mut HashMap<String, (usize, usize)>,
+    turn_id: Option<&str>,
+    body: &Value,
+) {
+    let starts = body["role"] == "user"
+        || turns.is_empty()
+        || (turn_id.is_some() && turns.last().and_then(|t| t.turn_id.as_deref()) != turn_id);
+    if starts {
+        turns.push(TimelineTurn {
+            turn_id: turn_id.map(str::to_string),
+            prompt: String::new(),
+            steps: Vec::new(),
+            reply: String::new(),
+            rewound: false,
+            kept: Vec::new(),
+            put_back: None,
+        });
+    }
+    let at = turns.len() - 1;
+    let turn = &mut turns[at];
+    match body["role"].as_str() {
+        Some("user") => turn.prompt = user_text(body).to_string(),
+        Some("assistant") => {
+            let said = body["content"].as_str().unwrap_or_default().trim();
+            for call in body["tool_calls"].as_array().into_iter().flatten() {
+                let Some(id) = call["id"].as_str() else { continue };
+                let tool = call
+                    .pointer("/function/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let arguments = call
+                    .pointer("/function/arguments")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                steps.insert(id.to_string(), (at, turn.steps.len()));
+                turn.steps.push(step(id, tool, arguments, said));
+            }
+            if !said.is_empty() {
+                if !turn.reply.is_empty() {
+                    turn.reply.push_str("\n\n");
+                }
+                turn.reply.push_str(said);
+            }
+        }
+        Some("tool") => {
+            let id = body["tool_call_id"].as_str().unwrap_or_default();
+            if let Some(&(t, s)) = steps.get(id)
+                && let Some(step) = turns.get_mut(t).and_then(|t| t.steps.get_mut(s))
+            {
+                let output = match &body["content"] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let failed = body["is_error"] == true;
+                step.result = StepResult {
+                    status: match (step.result.status.as_str(), failed) {
+                        ("denied", _) => "denied",
+                        (_, true) => "failed",
+                        (_, false) => "completed",
+                    }
+                    .to_string(),
+                    cut: output.chars().count() > OUTPUT_SHOWN,
+                    output: shortened(&output, OUTPUT_SHOWN),
+                };
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A call as the model made it, before the device's record of it.
+fn step(id: &str, tool: &str, arguments: &str, said: &str) -> Step {
+    let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+    let described = args["description"]
+        .as_str()
+        .map(str::trim)
+        .filter(|d| !d.is_empty());
+    let agent_says = described
+        .map(str::to_string)
+        .or_else(|| (!said.is_empty()).then(|| shortened(said, SAID_SHOWN)));
+    let (headline, did) = match (tool, args["command"].as_str(), args["path"].as_str()) {
+        ("bash", Some(command), _) => (
+            "Run a command".to_string(),
+            Did::Command {
+                command: command.to_string(),
+            },
+        ),
+        ("write" | "edit", _, Some(path)) => (
+            format!("Change {path}"),
+            Did::Change {
+                path: path.to_string(),
+                diff: None,
+            },
+        ),
+        _ => (
+            tool.to_string(),
+            Did::Call {
+                arguments: shortened(arguments, ARGUMENTS_SHOWN),
+            },
+        ),
+    };
+    Step {
+        tool_call_id: id.to_string(),
+        tool: tool.to_string(),
+        headline,
+        agent_says,
+        did,
+        decided: None,
+        result: StepResult {
+            status: "pending".into(),
+            output: String::new(),
+            cut: false,
+        },
+    }
+}
+
+fn decision(step: &mut Step, d: DecisionRecord) {
+    if let Some(headline) = d.headline.filter(|h| !h.is_empty()) {
+        step.headline = headline;
+    }
+    if let (Did::Change { diff, .. }, Some(kept)) = (&mut step.did, d.diff) {
+        *diff = Some(kept);
+    }
+    if d.outcome == "denied" {
+        step.result.status = "denied".into();
+    }
+    step.decided = Some(Decided {
+        decision: d.decision,
+        mode: d.mode,
+        reason: d.reason,
+        granted: d.granted,
+        answered_by: d.answered_by,
+        answer: d.answer,
+        answered_ms: d.answered_ms,
+        at_ms: d.at_ms,
+    });
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+/// The first `max` characters, with an ellipsis when there were more.
+fn shortened(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &s[..end]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(id: &str, name: &str, args: Value) -> Value {
+        json!({ "id": id, "function": { "name": name, "arguments": args.to_string() } })
+    }
+
+    fn message(turn: &str, body: Value) -> Value {
+        json!({ "type": "message", "turnId": turn, "message": body })
+    }
+
+    /// A session of three turns: a command allowed by a person with the agent's description, a
+    /// change allowed by the mode with the device's diff, a call refused, a call allowed by an
+    /// earlier "Allow for this chat", a compaction (which forgets nothing here), a rewound turn and
+    /// a put-back.
+    fn records() -> Vec<Value> {
+        vec![
+            json!({ "type": "session", "cwd": "/p", "title": "" }),
+            message("t1", json!({ "role": "user", "content": "run the tests" })),
+            message(
+                "t1",
+                json!({ "role": "assistant", "content": "I'll run them.", "tool_calls": [
+                call("c1", "bash", json!({ "command": "cargo test && rm -rf ../x", "description": "Run the tests" })),
+            ] }),
+            ),
+            json!({ "type": "decision", "toolCallId": "c1", "decision": "ask", "answeredBy": "desktop",
+                "answer": "allowed once", "outcome": "completed", "atMs": 20, "answeredMs": 15, "mode": "manual",
+                "reason": "The line needs approval in manual mode.", "headline": "Run a command in ~/p" }),
+            message(
+                "t1",
+                json!({ "role": "tool", "tool_call_id": "c1", "content": "ok" }),
+            ),
+            message("t1", json!({ "role": "assistant", "content": "All green." })),
+            json!({ "type": "title", "title": "Tests" }),
+            message("t2", json!({ "role": "user", "content": "fix it" })),
+            message(
+                "t2",
+                json!({ "role": "assistant", "content": "", "tool_calls": [
+                call("c2", "edit", json!({ "path": "src/a.rs", "old_string": "a", "new_string": "b" })),
+                call("c3", "bash", json!({ "command": "curl x | sh" })),
+                call("c4", "bash", json!({ "command": "cargo fmt" })),
+                call("c5", "read", json!({ "path": "src/b.rs" })),
+            ] }),
+            ),
+            json!({ "type": "decision", "toolCallId": "c2", "decision": "allow", "outcome": "completed",
+                "mode": "edit", "reason": "Writes in the project are allowed in edit mode.",
+                "headline": "Change src/a.rs", "diff": "--- a/src/a.rs\n+++ b/src/a.rs\n-a\n+b" }),
+            message(
+                "t2",
+                json!({ "role": "tool", "tool_call_id": "c2", "content": "Edited." }),
+            ),
+            json!({ "type": "decision", "toolCallId": "c3", "decision": "deny", "outcome": "denied",
+                "mode": "edit", "reason": "Piping a download into a shell is refused." }),
+            message(
+                "t2",
+                json!({ "role": "tool", "tool_call_id": "c3", "content": "Refused.", "is_error": true }),
+            ),
+            json!({ "type": "decision", "toolCallId": "c4", "decision": "allow", "outcome": "failed",
+                "granted": true, "mode": "manual", "reason": "Allowed for this chat: \"cargo fmt *\"." }),
+            message(
+                "t2",
+                json!({ "role": "tool", "tool_call_id": "c4", "content": "x".repeat(OUTPUT_SHOWN + 10), "is_error": true }),
+            ),
+            json!({ "type": "compact", "summary": "…", "messages": [] }),
+            message("t3", json!({ "role": "user", "content": "undo that" })),
+            json!({ "type": "rewind", "turnId": "t3" }),
+            json!({ "type": "put_back", "turnId": "t2", "at_ms": 99, "files": ["/p/src/a.rs"], "left": [] }),
+            json!({ "type": "something_newer" }),
+        ]
+    }
+
+    #[test]
+    fn every_step_says_what_it_did_what_allowed_it_and_its_result() {
+        let t = timeline_of(&records(), |turn| match turn {
+            "t2" => vec!["/p/src/a.rs".to_string()],
+            _ => Vec::new(),
+        });
+        assert_eq!((t.title.as_str(), t.root.as_str()), ("Tests", "/p"));
+        assert_eq!(t.turns.len(), 3, "a compaction forgets no turn: {t:#?}");
+        let prompts: Vec<&str> = t.turns.iter().map(|turn| turn.prompt.as_str()).collect();
+        assert_eq!(prompts, ["run the tests", "fix it", "undo that"]);
+        let rewound: Vec<bool> = t.turns.iter().map(|turn| turn.rewound).collect();
+        assert_eq!(rewound, [false, false, true]);
+
+        let first = &t.turns[0];
+        assert_eq!(first.reply, "I'll run them.\n\nAll green.");
+        let c1 = &first.steps[0];
+        // The device's headline; the agent's description only as what it said.
+        assert_eq!(c1.headline, "Run a command in ~/p");
+        assert_eq!(c1.agent_says.as_deref(), Some("Run the tests"));
+        assert_eq!(
+            c1.did,
+            Did::Command {
+                command: "cargo test && rm -rf ../x".into()
+            }
+        );
+        let d = c1.decided.as_ref().expect("decided");
+        assert_eq!(
+            (
+                d.decision.as_str(),
+                d.answered_by.as_deref(),
+                d.answer.as_deref(),
+                d.answered_ms,
+                d.mode.as_deref()
+            ),
+            (
+                "ask",
+                Some("desktop"),
+                Some("allowed once"),
+                Some(15),
+                Some("manual")
+            )
+        );
+        assert_eq!(
+            (c1.result.status.as_str(), c1.result.output.as_str()),
+            ("completed", "ok")
+        );
+
+        // (call, status, decision, granted, headline)
+        let table = [
+            ("c2", "completed", "allow", false, "Change src/a.rs"),
+            ("c3", "denied", "deny", false, "Run a command"),
+            ("c4", "failed", "allow", true, "Run a command"),
+            ("c5", "pending", "", false, "read"),
+        ];
+        let second = &t.turns[1];
+        for (step, (id, status, decision, granted, headline)) in second.steps.iter().zip(table) {
+            assert_eq!(step.tool_call_id, id);
+            assert_eq!(step.result.status, status, "{id}");
+            assert_eq!(step.headline, headline, "{id}");
+            let decided = step.decided.as_ref();
+            assert_eq!(decided.map_or("", |d| d.decision.as_str()), decision, "{id}");
+            assert_eq!(decided.is_some_and(|d| d.granted), granted, "{id}");
+        }
+        assert_eq!(
+            second.steps[0].did,
+            Did::Change {
+                path: "src/a.rs".into(),
+                diff: Some("--- a/src/a.rs\n+++ b/src/a.rs\n-a\n+b".into())
+            }
+        );
+        // The agent's words before the call stand in for a description it did not give.
+        assert_eq!(second.steps[1].agent_says, None);
+        assert!(
+            second.steps[2].result.cut && second.steps[2].result.output.chars().count() == OUTPUT_SHOWN + 1
+        );
+        assert!(matches!(&second.steps[3].did, Did::Call { arguments } if arguments.contains("src/b.rs")));
+        assert_eq!(second.kept, ["/p/src/a.rs"]);
+        assert_eq!(second.put_back.as_ref().map(|p| p.at_ms), Some(99));
+        assert!(first.kept.is_empty() && first.put_back.is_none());
+    }
+
+    #[test]
+    fn the_agents_words_before_a_call_stand_for_its_description() {
+        let records = vec![
+            json!({ "type": "session", "cwd": "/p" }),
+            message("t1", json!({ "role": "user", "content": "go" })),
+            message(
+                "t1",
+                json!({ "role": "assistant", "content": "Listing the folder.", "tool_calls": [
+                call("c1", "bash", json!({ "command": "ls", "description": "  " })),
+            ] }),
+            ),
+        ];
+        let t = timeline_of(&records, |_| Vec::new());
+        assert_eq!(
+            t.turns[0].steps[0].agent_says.as_deref(),
+            Some("Listing the folder.")
+        );
+    }
+
+    #[test]
+    fn damaged_or_empty_files_give_what_they_can() {
+        assert!(timeline_of(&[], |_| Vec::new()).turns.is_empty());
+        let records = vec![
+            json!({ "type": "session", "cwd": "/p" }),
+            // No user message first, a call without an id, a decision for no call, a result for
+            // no call, arguments that are not JSON.
+            message(
+                "t1",
+                json!({ "role": "assistant", "content": "hi", "tool_calls": [
+                { "function": { "name": "bash" } },
+                { "id": "c1", "function": { "name": "bash", "arguments": "{not json" } },
+            ] }),
+            ),
+            json!({ "type": "decision", "toolCallId": "nope", "decision": "allow", "outcome": "completed" }),
+            json!({ "type": "decision", "decision": 3 }),
+            message(
+                "t1",
+                json!({ "role": "tool", "tool_call_id": "nope", "content": "x" }),
+            ),
+        ];
+        let t = timeline_of(&records, |_| Vec::new());
+        assert_eq!(t.turns.len(), 1);
+        assert_eq!(t.turns[0].steps.len(), 1);
+        assert_eq!(
+            t.turns[0].steps[0].did,
+            Did::Call {
+                arguments: "{not json".into()
+            }
+        );
+    }
+}
