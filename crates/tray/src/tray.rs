@@ -253,7 +253,8 @@ fn needs_attention(icon: &TrayIcon, attention: bool) {
     // GObject and has no Drop: the bitwise copy is a second handle to the same object, through
     // which `set_status` (a `&mut self` method that only passes the pointer to C) is called
     // without a `&mut` to tray-icon's own value; the copy is never dropped.
-    let mut handle: ManuallyDrop<AppIndicator> = ManuallyDrop::new(unsafe { std::ptr::read(icon.app_indicator()) });
+    let mut handle: ManuallyDrop<AppIndicator> =
+        ManuallyDrop::new(unsafe { std::ptr::read(icon.app_indicator()) });
     handle.set_status(match attention {
         true => AppIndicatorStatus::Attention,
         false => AppIndicatorStatus::Active,
