@@ -34,7 +34,7 @@ const current = withPage(() => {
     })),
   }));
   window.__fake.control['sessions/timeline'] = ({ session_id }) => ({ session_id, title: 'A long chat', root: '/home/me/work',
-    running: false, grants: [{ kind: 'writes' }], turns });
+    running: false, grants: [{ kind: 'writes' }], earlier_turns: 0, turns });
 });
 
 test('open → drawn with 20 cards, and a 500-step timeline, stay within the goal', async () => {

@@ -18,6 +18,7 @@ const current = withPage(() => {
   window.__timeline = {
     session_id: 'ses_run', title: 'Tidy the docs', root: '/home/me/work', running: true,
     grants: [{ kind: 'command', pattern: 'make docs *' }, { kind: 'writes' }],
+    earlier_turns: 3,
     turns: [
       { turn_id: 't1', prompt: 'tidy README', reply: 'Done tidying.', rewound: false, put_back: null,
         kept: ['/home/me/work/README.md'],
@@ -89,6 +90,7 @@ test('each step says what the device saw it do, what allowed it and its result',
   assert.equal(await page.textContent('.turn[data-turn-id=t1] .reply .text'), 'Done tidying.');
   assert.match(await page.textContent('.turn[data-turn-id=t2]'), /Taken out of the conversation/);
   assert.match(await page.textContent('.turn[data-turn-id=t2] .put-back'), /CHANGELOG\.md/);
+  assert.equal(await page.textContent('#earlier-turns'), '3 earlier turns are not shown.');
   // Every button has its own accessible name.
   const names = await page.$$eval('#session-open button', (bs) => bs.map((b) => b.getAttribute('aria-label') ?? b.textContent));
   assert.equal(new Set(names).size, names.length, names.join(' | '));

@@ -118,7 +118,9 @@ export type Grant = { kind: 'writes' } | { kind: 'command'; pattern: string } | 
 
 /** A chat's timeline (`sessions/timeline`). */
 export interface Timeline {
-  session_id: string; title: string; root: string; running: boolean; grants: Grant[]; turns: TimelineTurn[];
+  session_id: string; title: string; root: string; running: boolean; grants: Grant[];
+  /** Older turns the device left out (it carries the newest 200). */
+  earlier_turns: number; turns: TimelineTurn[];
 }
 
 export interface PutBackAnswer { session_id: string; turn_id: string; files: string[]; left: string[] }

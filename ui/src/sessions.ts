@@ -194,7 +194,7 @@ function turnView(t: Timeline, turn: TimelineTurn, n: number): HTMLElement {
   if (turn.kept.length && turn.turn_id && !t.running) {
     const id = turn.turn_id;
     const b = el('button', { type: 'button', class: 'put-back', id: `put-back-${n}`, text: 'Put back files' });
-    b.setAttribute('aria-label', `Put back the files turn ${n + 1} and later turns changed`);
+    b.setAttribute('aria-label', `Put back the files turn ${t.earlier_turns + n + 1} and later turns changed`);
     b.title = `As they were before this turn: ${turn.kept.join(', ')} (and what later turns changed)`;
     b.addEventListener('click', () => void putBack(t.session_id, id));
     item.append(el('div', { class: 'row' }, b));
@@ -237,6 +237,7 @@ function timelineView(t: Timeline): HTMLElement {
     el('p', { class: 'hint', text: [t.root, listed?.model, listed?.mode].filter(Boolean).join(' · ') }),
     t.running ? el('p', { id: 'session-running', class: 'running', text: 'Working…' }) : null,
     grantsView(t),
+    t.earlier_turns ? el('p', { class: 'hint', id: 'earlier-turns', text: `${t.earlier_turns} earlier turns are not shown.` }) : null,
     el('ol', { id: 'timeline', 'aria-label': 'Timeline' }, ...t.turns.map((turn, n) => turnView(t, turn, n))),
     t.running ? liveLine : null,
   );

@@ -17,6 +17,9 @@ const OUTPUT_SHOWN: usize = 4_000;
 const SAID_SHOWN: usize = 600;
 /// Characters of a call's arguments shown for tools that neither run a command nor change a file.
 const ARGUMENTS_SHOWN: usize = 2_000;
+/// The newest turns a timeline carries: a window reads it again at every step, and an agent left
+/// working for days must not make that read megabytes.
+pub const TURNS_SHOWN: usize = 200;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Timeline {
@@ -28,6 +31,8 @@ pub struct Timeline {
     pub running: bool,
     /// "Allow for this chat" answers in force (they last while the chat is open in this runtime).
     pub grants: Vec<Grant>,
+    /// Older turns left out ([`TURNS_SHOWN`]).
+    pub earlier_turns: usize,
     pub turns: Vec<TimelineTurn>,
 }
 
@@ -189,6 +194,8 @@ pub fn timeline_of(records: &[Value], kept: impl Fn(&str) -> Vec<String>) -> Tim
             _ => {}
         }
     }
+    let earlier_turns = turns.len().saturating_sub(TURNS_SHOWN);
+    turns.drain(..earlier_turns);
     for turn in &mut turns {
         if let Some(id) = turn.turn_id.clone() {
             turn.put_back = put_backs.remove(&id);
@@ -201,6 +208,7 @@ pub fn timeline_of(records: &[Value], kept: impl Fn(&str) -> Vec<String>) -> Tim
         root: text(&header["cwd"]),
         running: false,
         grants: Vec::new(),
+        earlier_turns,
         turns,
     }
 }
@@ -509,6 +517,20 @@ mod tests {
         assert_eq!(second.kept, ["/p/src/a.rs"]);
         assert_eq!(second.put_back.as_ref().map(|p| p.at_ms), Some(99));
         assert!(first.kept.is_empty() && first.put_back.is_none());
+    }
+
+    #[test]
+    fn only_the_newest_turns_are_carried() {
+        let mut records = vec![json!({ "type": "session", "cwd": "/p" })];
+        for n in 0..TURNS_SHOWN + 5 {
+            records.push(message(
+                &format!("t{n}"),
+                json!({ "role": "user", "content": format!("turn {n}") }),
+            ));
+        }
+        let t = timeline_of(&records, |_| Vec::new());
+        assert_eq!((t.earlier_turns, t.turns.len()), (5, TURNS_SHOWN));
+        assert_eq!(t.turns[0].prompt, "turn 5");
     }
 
     #[test]

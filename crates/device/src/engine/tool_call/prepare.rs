@@ -209,7 +209,6 @@ pub(super) fn judge_bash(
     )
 }
 
-/// docs/protocol.md: "always" for bash covers the command's first two words followed by `*`.
 /// A command judged by the rules and, when they would ask, by the chat's "Allow for this chat"
 /// answers as further allow rules (an ask or deny rule still wins over them): the judgement, and
 /// whether those answers are what allowed it.
@@ -245,6 +244,7 @@ fn judge_with_grants(
     )
 }
 
+/// docs/protocol.md: "always" for bash covers the command's first two words followed by `*`.
 pub(super) fn always_pattern(command: &str) -> String {
     let words: Vec<&str> = command.split_whitespace().take(2).collect();
     format!("{} *", words.join(" "))
