@@ -13,6 +13,7 @@ use crate::policy::Mode;
 use crate::policy::roots;
 use crate::rpc::RpcError;
 use crate::store::ids;
+use crate::store::{Record, SessionFile};
 
 /// The effort levels a session may have.
 pub(crate) const EFFORTS: [&str; 5] = ["off", "default", "low", "medium", "high"];
@@ -107,7 +108,7 @@ pub(crate) fn opened(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError
         tracing::warn!(session = id, "{notice}");
     }
     let turns = engine.store().load_turns(id).unwrap_or_default();
-    let replayed = replay(opened.records, opened.log, &turns)
+    let replayed = replay(SessionFile::read(opened.records), opened.log, &turns)
         .map_err(|e| RpcError::internal(format!("The session {id} could not be read back: {e}.")))?;
     let (session, opened) = {
         let mut sessions = engine.sessions();
@@ -122,7 +123,7 @@ pub(crate) fn opened(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError
     };
     if opened && !engine.serves_editor() && !summary.is_some_and(|s| s.given) {
         // Given to the link's client now: the mark that lets it delete the session later.
-        session.record(json!({ "type": "given" }));
+        session.record(Record::Given);
         session.flush();
     }
     if opened {
@@ -175,7 +176,7 @@ pub(crate) fn judge_again(engine: &Engine, session: &Session) -> Result<(), RpcE
 /// The session's mode becomes `mode` (already lowered): recorded, and the client told.
 pub(crate) async fn switch_mode(engine: &Engine, session: &Session, mode: Mode) {
     session.state().mode = mode;
-    session.record(json!({ "type": "mode", "mode": mode.as_str() }));
+    session.record(Record::Mode { mode });
     session.flush();
     engine
         .update(
@@ -211,7 +212,10 @@ pub(crate) async fn choose_model(
         (now, changed)
     };
     if changed {
-        session.record(json!({ "type": "model", "model": now.0, "effort": now.1 }));
+        session.record(Record::Model {
+            model: now.0.clone(),
+            effort: Some(now.1.clone()),
+        });
         session.flush();
         tell_model(engine, session).await;
     }

@@ -13,6 +13,8 @@ use super::model::{self, Streamed};
 use super::prompt;
 use super::session::{self, Message, Session};
 use crate::decisions::decisions;
+use crate::store::Record;
+use crate::store::record::{Compact, KeptMessage};
 
 /// The model's context window: its `/v1/models` entry's `context_length` (or `context_window`),
 /// else `engine.context_window_default`. Kept with the session for its model, read once.
@@ -61,9 +63,13 @@ pub async fn compact(
         };
         (state.plan.clone(), kept)
     };
-    let record = json!({
-        "type": "compact", "summary": summary, "plan": plan,
-        "kept": kept.as_ref().map(|m| json!({ "turnId": m.turn_id, "message": m.body })),
+    let record = Record::Compact(Compact {
+        summary: summary.clone(),
+        plan: plan.clone(),
+        kept: kept.as_ref().map(|m| KeptMessage {
+            turn_id: m.turn_id.clone(),
+            message: m.body.clone(),
+        }),
     });
     {
         let mut state = session.state();

@@ -8,6 +8,7 @@ use super::Engine;
 use super::access::{held, session_id};
 use super::session::Session;
 use crate::rpc::{self, RpcError};
+use crate::store::Record;
 use lembas_protocol::Reason;
 
 /// `_lembas/steer`: a message for the running turn, taken in at its next step.
@@ -74,7 +75,7 @@ pub(super) async fn rewind(engine: &Engine, params: Value) -> Result<Value, RpcE
             "{id} has no turn {turn_id} to rewind to (a turn folded into a compaction stays in its summary)."
         )));
     }
-    session.record(json!({ "type": "rewind", "turnId": turn_id }));
+    session.record(Record::Rewind { turn_id });
     session.flush();
     Ok(json!({ "reverted": reverted }))
 }

@@ -4,7 +4,6 @@
 //! `engine::jobs`'s.
 
 use lembas_protocol::jobs::{JobInfo, JobOutput, JobState};
-use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 
 use crate::decisions::decisions;
@@ -230,12 +229,9 @@ impl Board {
 
     /// The jobs a session file recorded (its `job` records, the last of each id winning): one that
     /// was running when the device's process ended is `lost`, its output gone with the process.
-    pub fn replayed(records: &[&Value]) -> Board {
+    pub fn replayed(records: Vec<JobInfo>) -> Board {
         let mut board = Board::default();
-        for record in records {
-            let Ok(mut info) = serde_json::from_value::<JobInfo>(record["job"].clone()) else {
-                continue;
-            };
+        for mut info in records {
             if info.state == JobState::Running {
                 info.state = JobState::Lost;
             }
@@ -263,7 +259,6 @@ impl Board {
 mod tests {
     use super::*;
     use lembas_protocol::jobs::JobKind;
-    use serde_json::json;
 
     fn info(id: &str, state: JobState) -> JobInfo {
         JobInfo {
@@ -337,13 +332,14 @@ mod tests {
 
     #[test]
     fn a_job_running_when_the_process_ended_is_lost() {
-        let records = [
-            json!({ "type": "job", "job": info("job_a", JobState::Running) }),
-            json!({ "type": "job", "job": info("job_b", JobState::Running) }),
-            json!({ "type": "job", "job": { "id": "job_b", "kind": "command", "state": "done", "description": "d", "started": 1, "ended": 2, "exit": 3, "unread": 7 } }),
-            json!({ "type": "job", "job": "not a job" }),
+        let mut done = info("job_b", JobState::Done);
+        (done.ended, done.exit, done.unread) = (Some(2), Some(3), 7);
+        let records = vec![
+            info("job_a", JobState::Running),
+            info("job_b", JobState::Running),
+            done,
         ];
-        let board = Board::replayed(&records.iter().collect::<Vec<_>>());
+        let board = Board::replayed(records);
         let states: Vec<_> = board
             .list()
             .iter()

@@ -21,6 +21,7 @@ use crate::decisions::decisions;
 use crate::monitor::{self, JobEnd};
 use crate::rpc::RpcError;
 use crate::sandbox::Sandbox;
+use crate::store::Record;
 use crate::store::ids;
 
 pub const JOB_LIST: &str = "job_list";
@@ -75,7 +76,7 @@ pub async fn start(
     };
     let (stop, stop_rx) = oneshot::channel();
     session.state().jobs.add(info.clone(), stop);
-    session.record(json!({ "type": "job", "job": info }));
+    session.record(Record::Job { job: info.clone() });
     session.flush();
     tell(engine, &session.id, "start", &info).await;
     tokio::spawn(follow(
@@ -170,7 +171,7 @@ async fn follow(
     if !engine.sessions().contains_key(&session.id) {
         return;
     }
-    session.record(json!({ "type": "job", "job": info }));
+    session.record(Record::Job { job: info.clone() });
     session.flush();
     tell(&engine, &session.id, "end", &info).await;
     let note = note(&info);

@@ -12,9 +12,10 @@ use super::Engine;
 use super::grants::{self, Grant};
 use super::put_back::put_back;
 use super::session::{Session, user_text};
-use super::timeline::{DecisionRecord, Timeline, timeline_of};
+use super::timeline::{Timeline, timeline_of};
 use crate::rpc::RpcError;
-use crate::store::{copies_of_turn, ids};
+use crate::store::record::DecisionRecord;
+use crate::store::{Record, SessionFile, copies_of_turn, ids};
 use crate::tools::copies;
 use lembas_protocol::Reason;
 
@@ -77,8 +78,7 @@ impl Engine {
     pub(super) fn record_decision(&self, session_id: &str, decision: DecisionRecord) {
         let session = self.sessions().get(session_id).cloned();
         if let Some(session) = session {
-            let mut record = json!(decision);
-            record["type"] = json!("decision");
+            let record = Record::Decision(decision);
             self.show(
                 session_id,
                 &json!({ "sessionUpdate": "_lembas_decision", "decision": record }),
@@ -142,13 +142,14 @@ impl Engine {
                 Reason::Unknown,
             ));
         }
-        let mut records = self
+        let lines = self
             .store()
             .records(session_id)
             .map_err(|e| RpcError::internal(format!("The session {session_id} could not be read: {e}.")))?;
+        let mut file = SessionFile::read(lines);
         let held = self.sessions().get(session_id).cloned();
         if let Some(session) = &held {
-            records.extend(session.state().unflushed.iter().cloned());
+            file.records.extend(session.state().unflushed.iter().cloned());
         }
         let folders = self.store().turn_folders(session_id).unwrap_or_default();
         let kept = |turn: &str| -> Vec<String> {
@@ -159,7 +160,7 @@ impl Engine {
                 .map(|file| file.path.display().to_string())
                 .collect()
         };
-        let mut timeline = timeline_of(&records, kept);
+        let mut timeline = timeline_of(&file, kept);
         timeline.session_id = session_id.to_string();
         if let Some(session) = held {
             timeline.running = session.status()["busy"] == json!(true);

@@ -19,7 +19,7 @@ use crate::policy::Mode;
 use crate::policy::roots;
 use crate::rpc::{self, RpcError};
 use crate::scheduled::Run;
-use crate::store::ids;
+use crate::store::{Record, SessionFile, ids};
 use lembas_protocol::{LinkMethod, Reason};
 
 /// The engine's methods of the link; any other is -32601.
@@ -339,18 +339,21 @@ fn status(engine: &Engine, params: Value) -> Result<Value, RpcError> {
             .max_by_key(|t| t.updated_ms)
     });
     // The plan and the jobs as the session file last recorded them.
-    let records = engine
+    let file = engine
         .store()
         .open(&id)
-        .map(|opened| opened.records)
+        .map(|opened| SessionFile::read(opened.records))
         .unwrap_or_default();
-    let plan = records
-        .iter()
-        .rev()
-        .find(|r| r["type"] == "plan")
-        .map_or(Value::Null, |record| record["plan"].clone());
-    let jobs: Vec<&Value> = records.iter().filter(|r| r["type"] == "job").collect();
-    let jobs = super::job_board::Board::replayed(&jobs).list();
+    let mut plan = None;
+    let mut jobs = Vec::new();
+    for record in file.records {
+        match record {
+            Record::Plan { plan: recorded } => plan = recorded,
+            Record::Job { job } => jobs.push(job),
+            _ => {}
+        }
+    }
+    let jobs = super::job_board::Board::replayed(jobs).list();
     let mut answer = json!({
         "sessionId": id, "exists": true, "held": "none", "busy": false,
         "title": summary.map(|s| s.title).unwrap_or_default(), "queued": [], "plan": plan, "jobs": jobs,
@@ -382,7 +385,7 @@ async fn title(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     }
     let session = held(engine, &id)?;
     session.state().title = title.clone();
-    session.record(json!({ "type": "title", "title": title }));
+    session.record(Record::Title { title: title.clone() });
     session.flush();
     engine
         .event(&id, json!({ "type": "title", "id": id, "title": title }))

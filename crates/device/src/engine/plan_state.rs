@@ -15,6 +15,7 @@ use super::model::ToolCall;
 use super::session::{Session, ToolResult};
 use super::think;
 use crate::decisions::decisions;
+use crate::store::Record;
 
 pub const PLAN_WRITE: &str = "plan_write";
 pub const PLAN_UPDATE: &str = "plan_update";
@@ -57,7 +58,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
 /// The session's plan becomes `plan`: recorded, and the client told.
 async fn keep(engine: &Engine, session: &Session, plan: Option<Plan>) {
     session.state().plan = plan.clone();
-    session.record(json!({ "type": "plan", "plan": plan }));
+    session.record(Record::Plan { plan: plan.clone() });
     session.flush();
     tell(engine, &session.id, plan.as_ref()).await;
 }

@@ -4,14 +4,14 @@
 //! left as it is, and so is one whose folder moved since. Changes made through `bash` have no
 //! copies and stay.
 
-use serde_json::json;
-
 use super::Engine;
 use super::session::Session;
 use crate::policy::bash_judge::Decision;
 use crate::policy::tools::{Access, decide_path};
 use crate::rpc::RpcError;
 use crate::status::now_ms;
+use crate::store::Record;
+use crate::store::record::PutBackRecord;
 use crate::tools::copies::{self, Kept};
 
 /// What one turn's put-back did.
@@ -61,9 +61,11 @@ pub async fn put_back(engine: &Engine, session: &Session, turn_id: &str) -> Resu
     .map_err(|e| RpcError::internal(format!("Putting the files back stopped: {e}.")))?
     .map_err(|e| RpcError::internal(format!("The copies of the turn cannot be read: {e}.")))?;
     if !done.none_kept {
-        session.record(json!({
-            "type": "put_back", "turnId": turn_id, "at_ms": now_ms(),
-            "files": done.restored, "left": done.left,
+        session.record(Record::PutBack(PutBackRecord {
+            turn_id: turn_id.to_string(),
+            at_ms: now_ms(),
+            files: done.restored.clone(),
+            left: done.left.clone(),
         }));
     }
     if let Err(e) = engine.store().remove_turn_copies(&session.id, turn_id) {

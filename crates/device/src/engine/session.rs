@@ -16,7 +16,8 @@ use crate::decisions::decisions;
 use crate::poison::Recover;
 use crate::policy::Mode;
 use crate::rpc::RpcError;
-use crate::store::{SessionLog, TurnEntry};
+use crate::store::record::Compact;
+use crate::store::{Record, SessionFile, SessionLog, TurnEntry};
 
 /// What the model reads back from a tool call.
 pub struct ToolResult {
@@ -72,7 +73,7 @@ pub struct SessionState {
     /// `/undo` take turns out of both.
     pub record: Vec<Message>,
     /// Records written since the last step's end; flushed together.
-    pub unflushed: Vec<Value>,
+    pub unflushed: Vec<Record>,
     pub log: SessionLog,
     /// Turn ids in the order they were accepted, with their phase (the last 200).
     pub turns: VecDeque<(String, watch::Sender<TurnPhase>)>,
@@ -213,7 +214,7 @@ impl Session {
     }
 
     /// Adds a record to the next flush.
-    pub fn record(&self, record: Value) {
+    pub fn record(&self, record: Record) {
         self.state().unflushed.push(record);
     }
 
@@ -248,13 +249,14 @@ impl Session {
     /// Adds a message to the conversation and to the next flush.
     pub fn push_message(&self, turn_id: Option<&str>, body: Value) {
         let mut state = self.state();
-        state
-            .unflushed
-            .push(json!({ "type": "message", "turnId": turn_id, "message": body }));
         let message = Message {
             turn_id: turn_id.map(str::to_string),
             body,
         };
+        state.unflushed.push(Record::Message {
+            turn_id: message.turn_id.clone(),
+            message: message.body.clone(),
+        });
         state.record.push(message.clone());
         state.messages.push(message);
     }
@@ -376,17 +378,12 @@ pub fn compacted(summary: &str, plan: Option<&Plan>, kept: Option<Message>) -> V
 }
 
 /// The conversation a `compact` record of the session file leaves.
-pub fn compacted_from_record(record: &Value) -> Vec<Message> {
-    let plan: Option<Plan> = serde_json::from_value(record["plan"].clone()).ok().flatten();
-    let kept = record["kept"].as_object().map(|kept| Message {
-        turn_id: kept.get("turnId").and_then(Value::as_str).map(str::to_string),
-        body: kept.get("message").cloned().unwrap_or_default(),
+pub fn compacted_from_record(record: Compact) -> Vec<Message> {
+    let kept = record.kept.map(|kept| Message {
+        turn_id: kept.turn_id,
+        body: kept.message,
     });
-    compacted(
-        record["summary"].as_str().unwrap_or_default(),
-        plan.as_ref(),
-        kept,
-    )
+    compacted(&record.summary, record.plan.as_ref(), kept)
 }
 
 /// The conversation as history turns: each user message, then what the assistant said and did
@@ -474,14 +471,14 @@ pub struct Replayed {
     pub state: SessionState,
 }
 
-/// Rebuilds a session from its records: the header first, then messages, titles, modes, models.
-/// Records are taken by value so messages move into the conversation (a long session is mostly
-/// messages: copying them doubled the time to open one).
-pub fn replay(records: Vec<Value>, log: SessionLog, turns: &[TurnEntry]) -> Result<Replayed, String> {
-    let header = records
-        .first()
-        .filter(|r| r["type"] == "session")
-        .ok_or("the session file has no header")?;
+/// Rebuilds a session from its file: the header, then messages, titles, modes, models. The file is
+/// taken by value so messages move into the conversation (a long session is mostly messages:
+/// copying them doubled the time to open one).
+pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result<Replayed, String> {
+    let header = &file.header;
+    if header["type"] != "session" {
+        return Err("the session file has no header".into());
+    }
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let mut state = SessionState::new(
         text(&header["model"]),
@@ -494,41 +491,33 @@ pub fn replay(records: Vec<Value>, log: SessionLog, turns: &[TurnEntry]) -> Resu
     );
     state.title = text(&header["title"]);
     let cwd = PathBuf::from(text(&header["cwd"]));
-    let mut jobs: Vec<Value> = Vec::new();
-    for mut record in records.into_iter().skip(1) {
-        match record["type"].as_str() {
-            Some("message") => {
+    let mut jobs = Vec::new();
+    for record in file.records {
+        match record {
+            Record::Message { turn_id, message } => {
                 let message = Message {
-                    turn_id: record["turnId"].as_str().map(str::to_string),
-                    body: record["message"].take(),
+                    turn_id,
+                    body: message,
                 };
                 state.record.push(message.clone());
                 state.messages.push(message);
             }
-            Some("title") => state.title = text(&record["title"]),
-            Some("mode") => {
-                if let Some(mode) = record["mode"].as_str().and_then(|m| m.parse().ok()) {
-                    state.mode = mode;
-                }
+            Record::Title { title } => state.title = title,
+            Record::Mode { mode } => state.mode = mode,
+            Record::Rewind { turn_id } => {
+                state.rewind(&turn_id);
             }
-            Some("rewind") => {
-                if let Some(turn) = record["turnId"].as_str() {
-                    state.rewind(turn);
-                }
+            Record::Compact(compact) => state.messages = compacted_from_record(compact),
+            Record::Plan { plan } => state.plan = plan,
+            Record::Job { job } => jobs.push(job),
+            Record::Model { model, effort } => {
+                state.model = model;
+                state.effort = effort.unwrap_or_else(|| "default".to_string());
             }
-            Some("compact") => {
-                state.messages = compacted_from_record(&record);
-            }
-            Some("plan") => state.plan = serde_json::from_value(record["plan"].take()).ok().flatten(),
-            Some("job") => jobs.push(record),
-            Some("model") => {
-                state.model = text(&record["model"]);
-                state.effort = record["effort"].as_str().unwrap_or("default").to_string();
-            }
-            _ => {}
+            Record::Given | Record::Decision(_) | Record::PutBack(_) | Record::Unknown => {}
         }
     }
-    state.jobs = Board::replayed(&jobs.iter().collect::<Vec<_>>());
+    state.jobs = Board::replayed(jobs);
     // Turns that finished keep their answers; one that was running when the process ended is not
     // done: a prompt sent again with its id runs it again.
     for entry in turns.iter().filter(|t| t.state == "done") {

@@ -4,12 +4,14 @@
 //! were put back. Unlike the conversation the model reads, nothing here is forgotten by a
 //! compaction, and a turn `/undo` or a rewind took out stays, marked: the work happened.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
 
 use super::grants::Grant;
 use super::session::user_text;
+use crate::store::record::{DecisionRecord, PutBackRecord};
+use crate::store::{Record, SessionFile};
 
 /// Characters of a step's output the timeline carries (the model's copy is cut already).
 const OUTPUT_SHOWN: usize = 4_000;
@@ -51,13 +53,12 @@ pub struct TimelineTurn {
     pub put_back: Option<PutBack>,
 }
 
-/// A turn's files put back from its copies (the record `put_back`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A turn's files put back from its copies.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PutBack {
     pub at_ms: u64,
     pub files: Vec<String>,
     /// Left as they are: the limits no longer let remote work write there, or the folder moved.
-    #[serde(default)]
     pub left: Vec<String>,
 }
 
@@ -92,42 +93,6 @@ pub enum Did {
     },
 }
 
-/// A call's decision as the session file keeps it (the record `decision`, written as the call
-/// ends). The fields after `outcome` are newer: older files lack them.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DecisionRecord {
-    pub tool_call_id: String,
-    /// The mode's or a rule's verdict: `allow`, `ask` or `deny`.
-    pub decision: String,
-    /// Who answered when it asked: `client` (in LLeMbas), `desktop` (this computer), `timeout`.
-    #[serde(default)]
-    pub answered_by: Option<String>,
-    /// `allowed once`, `allowed in this session` or `denied`.
-    #[serde(default)]
-    pub answer: Option<String>,
-    /// `completed`, `failed` or `denied`.
-    pub outcome: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answered_ms: Option<u64>,
-    /// The mode the call was judged in.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<String>,
-    /// The judge's sentence.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// Allowed by an earlier "Allow for this chat".
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub granted: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub headline: Option<String>,
-    /// A write's or edit's change as a unified diff (cut), when the call changed a file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub diff: Option<String>,
-}
-
 /// What let a call run or stopped it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Decided {
@@ -151,45 +116,48 @@ pub struct StepResult {
     pub cut: bool,
 }
 
-/// The timeline of a session file's records (header first); `kept` gives the files a turn's
-/// copies hold. `session_id`, `running` and `grants` are the caller's to fill.
-pub fn timeline_of(records: &[Value], kept: impl Fn(&str) -> Vec<String>) -> Timeline {
-    let header = records.first().cloned().unwrap_or(Value::Null);
+/// The timeline of a session file; `kept` gives the files a turn's copies hold. `session_id`,
+/// `running` and `grants` are the caller's to fill.
+pub fn timeline_of(file: &SessionFile, kept: impl Fn(&str) -> Vec<String>) -> Timeline {
+    let header = &file.header;
     let mut title = text(&header["title"]);
     let mut turns: Vec<TimelineTurn> = Vec::new();
     // Where each call's step is: (turn, step).
     let mut steps: HashMap<String, (usize, usize)> = HashMap::new();
     let mut put_backs: HashMap<String, PutBack> = HashMap::new();
-    for record in records.iter().skip(1) {
-        match record["type"].as_str() {
-            Some("message") => {
-                let turn_id = record["turnId"].as_str();
-                message(&mut turns, &mut steps, turn_id, &record["message"]);
+    for record in &file.records {
+        match record {
+            Record::Message {
+                turn_id,
+                message: body,
+            } => {
+                message(&mut turns, &mut steps, turn_id.as_deref(), body);
             }
-            Some("decision") => {
-                if let Ok(d) = serde_json::from_value::<DecisionRecord>(record.clone())
-                    && let Some(&(t, s)) = steps.get(&d.tool_call_id)
-                {
+            Record::Decision(d) => {
+                if let Some(&(t, s)) = steps.get(&d.tool_call_id) {
                     decision(&mut turns[t].steps[s], d);
                 }
             }
-            Some("title") => title = text(&record["title"]),
-            Some("rewind") => {
-                if let Some(from) = record["turnId"].as_str()
-                    && let Some(at) = turns.iter().position(|t| t.turn_id.as_deref() == Some(from))
-                {
+            Record::Title { title: new } => title = new.clone(),
+            Record::Rewind { turn_id } => {
+                if let Some(at) = turns.iter().position(|t| t.turn_id.as_ref() == Some(turn_id)) {
                     for turn in &mut turns[at..] {
                         turn.rewound = true;
                     }
                 }
             }
-            Some("put_back") => {
-                if let (Some(turn), Ok(done)) = (
-                    record["turnId"].as_str(),
-                    serde_json::from_value::<PutBack>(record.clone()),
-                ) {
-                    put_backs.insert(turn.to_string(), done);
-                }
+            Record::PutBack(PutBackRecord {
+                turn_id,
+                at_ms,
+                files,
+                left,
+            }) => {
+                let done = PutBack {
+                    at_ms: *at_ms,
+                    files: files.clone(),
+                    left: left.clone(),
+                };
+                put_backs.insert(turn_id.clone(), done);
             }
             _ => {}
         }
@@ -331,23 +299,23 @@ fn step(id: &str, tool: &str, arguments: &str, said: &str) -> Step {
     }
 }
 
-fn decision(step: &mut Step, d: DecisionRecord) {
-    if let Some(headline) = d.headline.filter(|h| !h.is_empty()) {
-        step.headline = headline;
+fn decision(step: &mut Step, d: &DecisionRecord) {
+    if let Some(headline) = d.headline.as_ref().filter(|h| !h.is_empty()) {
+        step.headline = headline.clone();
     }
-    if let (Did::Change { diff, .. }, Some(kept)) = (&mut step.did, d.diff) {
-        *diff = Some(kept);
+    if let (Did::Change { diff, .. }, Some(kept)) = (&mut step.did, &d.diff) {
+        *diff = Some(kept.clone());
     }
     if d.outcome == "denied" {
         step.result.status = "denied".into();
     }
     step.decided = Some(Decided {
-        decision: d.decision,
-        mode: d.mode,
-        reason: d.reason,
+        decision: d.decision.clone(),
+        mode: d.mode.clone(),
+        reason: d.reason.clone(),
         granted: d.granted,
-        answered_by: d.answered_by,
-        answer: d.answer,
+        answered_by: d.answered_by.clone(),
+        answer: d.answer.clone(),
         answered_ms: d.answered_ms,
         at_ms: d.at_ms,
     });
@@ -433,14 +401,14 @@ mod tests {
             json!({ "type": "compact", "summary": "…", "messages": [] }),
             message("t3", json!({ "role": "user", "content": "undo that" })),
             json!({ "type": "rewind", "turnId": "t3" }),
-            json!({ "type": "put_back", "turnId": "t2", "at_ms": 99, "files": ["/p/src/a.rs"], "left": [] }),
+            json!({ "type": "put_back", "turnId": "t2", "atMs": 99, "files": ["/p/src/a.rs"], "left": [] }),
             json!({ "type": "something_newer" }),
         ]
     }
 
     #[test]
     fn every_step_says_what_it_did_what_allowed_it_and_its_result() {
-        let t = timeline_of(&records(), |turn| match turn {
+        let t = timeline_of(&SessionFile::read(records()), |turn| match turn {
             "t2" => vec!["/p/src/a.rs".to_string()],
             _ => Vec::new(),
         });
@@ -528,7 +496,7 @@ mod tests {
                 json!({ "role": "user", "content": format!("turn {n}") }),
             ));
         }
-        let t = timeline_of(&records, |_| Vec::new());
+        let t = timeline_of(&SessionFile::read(records), |_| Vec::new());
         assert_eq!((t.earlier_turns, t.turns.len()), (5, TURNS_SHOWN));
         assert_eq!(t.turns[0].prompt, "turn 5");
     }
@@ -545,7 +513,7 @@ mod tests {
             ] }),
             ),
         ];
-        let t = timeline_of(&records, |_| Vec::new());
+        let t = timeline_of(&SessionFile::read(records), |_| Vec::new());
         assert_eq!(
             t.turns[0].steps[0].agent_says.as_deref(),
             Some("Listing the folder.")
@@ -554,7 +522,11 @@ mod tests {
 
     #[test]
     fn damaged_or_empty_files_give_what_they_can() {
-        assert!(timeline_of(&[], |_| Vec::new()).turns.is_empty());
+        assert!(
+            timeline_of(&SessionFile::default(), |_| Vec::new())
+                .turns
+                .is_empty()
+        );
         let records = vec![
             json!({ "type": "session", "cwd": "/p" }),
             // No user message first, a call without an id, a decision for no call, a result for
@@ -573,7 +545,7 @@ mod tests {
                 json!({ "role": "tool", "tool_call_id": "nope", "content": "x" }),
             ),
         ];
-        let t = timeline_of(&records, |_| Vec::new());
+        let t = timeline_of(&SessionFile::read(records), |_| Vec::new());
         assert_eq!(t.turns.len(), 1);
         assert_eq!(t.turns[0].steps.len(), 1);
         assert_eq!(

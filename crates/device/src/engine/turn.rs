@@ -15,6 +15,7 @@ use super::session::Session;
 use super::tool_call;
 use crate::decisions::decisions;
 use crate::rpc::{self, RpcError};
+use crate::store::Record;
 use lembas_protocol::Reason;
 
 /// How a turn ended, as ACP's stopReason says it.
@@ -94,7 +95,7 @@ pub async fn run(
             _ => prompt::title_of(shown.unwrap_or(&text)),
         };
         session.state().title = title.clone();
-        session.record(json!({ "type": "title", "title": title }));
+        session.record(Record::Title { title: title.clone() });
         engine
             .event(&sid, json!({ "type": "title", "id": sid, "title": title }))
             .await;

@@ -2,7 +2,7 @@
 //! (`$XDG_STATE_HOME/lembas/`), shared by the service and every terminal.
 //!
 //! - `sessions/<id>.jsonl`: one append-only file per session, one JSON record per line, the first
-//!   the header `{"type":"session", …}` ([`sessions`]).
+//!   the header `{"type":"session", …}` ([`sessions`]); what the lines say is [`record`].
 //! - `turns/<id>.json`: the session's turn ids and their answers, merged and replaced atomically
 //!   ([`turns`]).
 //! - `attachments/<id>/`: files the session's prompts brought.
@@ -18,6 +18,7 @@ pub mod deleted;
 mod files;
 mod held;
 pub mod ids;
+pub mod record;
 pub mod sessions;
 pub mod turns;
 
@@ -29,6 +30,7 @@ use crate::paths;
 pub use copies::copies_of_turn;
 pub use held::SessionHold;
 pub use ids::{is_session_id, new_session_id};
+pub use record::{Record, SessionFile};
 pub use sessions::{Opened, SessionLog, SessionSummary};
 pub use turns::TurnEntry;
 

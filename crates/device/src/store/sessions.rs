@@ -52,31 +52,32 @@ impl SessionLog {
     /// Appends records as lines and makes them durable: all lines in one write, then `sync_data`.
     /// Each record must be a JSON object. When the write fails, whatever part of it reached the
     /// file is cut off again, so the file still ends on a whole line.
-    pub fn append(&mut self, records: &[Value]) -> io::Result<()> {
+    pub fn append<R: Serialize>(&mut self, records: &[R]) -> io::Result<()> {
         self.write_lines(records, true)
     }
 
     /// As [`SessionLog::append`], but left to the system to write out: it survives the process
     /// being killed, not the machine losing power until the next `append`. For records whose loss
     /// would only lose the step in flight (the person's message at a turn's start).
-    pub fn append_unsynced(&mut self, records: &[Value]) -> io::Result<()> {
+    pub fn append_unsynced<R: Serialize>(&mut self, records: &[R]) -> io::Result<()> {
         self.write_lines(records, false)
     }
 
-    fn write_lines(&mut self, records: &[Value], sync: bool) -> io::Result<()> {
+    fn write_lines<R: Serialize>(&mut self, records: &[R], sync: bool) -> io::Result<()> {
         if records.is_empty() {
             return Ok(());
         }
         let mut lines = Vec::with_capacity(records.len() * 256);
         for record in records {
-            if !record.is_object() {
+            let start = lines.len();
+            // Compact JSON never contains a raw newline (strings escape it): one record, one line.
+            serde_json::to_writer(&mut lines, record)?;
+            if lines.get(start) != Some(&b'{') {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
                     "a session record must be a JSON object",
                 ));
             }
-            // Compact JSON never contains a raw newline (strings escape it): one record, one line.
-            serde_json::to_writer(&mut lines, record)?;
             lines.push(b'\n');
         }
         if let Some(end) = self.cut_back_to {

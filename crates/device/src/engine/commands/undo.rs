@@ -10,6 +10,7 @@ use super::super::put_back::put_back;
 use super::super::session::{Message, Session, user_text};
 use crate::decisions::decisions;
 use crate::rpc::RpcError;
+use crate::store::Record;
 
 /// What was undone: `undone` (`{ prompt, files }`, or null when no turn was left), and a sentence
 /// naming the files that stayed as they were, if any.
@@ -30,7 +31,9 @@ pub async fn undo(engine: &Engine, session: &Session) -> Result<(Value, Option<S
     };
     let done = put_back(engine, session, &turn_id).await?;
     session.state().rewind(&turn_id);
-    session.record(json!({ "type": "rewind", "turnId": turn_id }));
+    session.record(Record::Rewind {
+        turn_id: turn_id.clone(),
+    });
     session.flush();
     let texts = &decisions().commands.texts;
     let message = if !done.left.is_empty() {

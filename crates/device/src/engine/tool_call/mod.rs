@@ -12,11 +12,11 @@ use super::approvals::{Answer, AnsweredBy};
 use super::model::ToolCall;
 use super::session::{Session, ToolResult};
 use super::show;
-use super::timeline::DecisionRecord;
 use crate::decisions::decisions;
 use crate::events::DeviceEvent;
 use crate::policy::Mode;
 use crate::policy::bash_judge::Decision;
+use crate::store::record::DecisionRecord;
 use crate::tools::{self, ToolOutput};
 
 mod prepare;

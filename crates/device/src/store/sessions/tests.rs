@@ -24,7 +24,7 @@ fn create_writes_the_header_and_open_reads_every_record_back() {
         )
         .unwrap();
     log.append(&[message(1), message(2)]).unwrap();
-    log.append(&[]).unwrap();
+    log.append::<Value>(&[]).unwrap();
     log.append(&[json!({ "type": "title", "title": "Fix it" })])
         .unwrap();
     drop(log);

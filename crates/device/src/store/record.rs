@@ -1,0 +1,235 @@
+//! What a session file says, line by line: its header (`"type":"session"`, written by
+//! [`super::Store::create`]) and then [`Record`]s, each a JSON object tagged by `type`. Old files
+//! still open: fields added later are optional, and a line of a type this version does not know (a
+//! newer version's) or cannot read is [`Record::Unknown`] and passed over, never an error.
+
+use lembas_protocol::jobs::JobInfo;
+use lembas_protocol::plan::Plan;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::policy::Mode;
+
+/// One line of a session file after its header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    /// A message of the conversation as the model API has it (passed through, never read here).
+    Message {
+        #[serde(rename = "turnId", default)]
+        turn_id: Option<String>,
+        message: Value,
+    },
+    Title {
+        title: String,
+    },
+    Mode {
+        mode: Mode,
+    },
+    Model {
+        model: String,
+        #[serde(default)]
+        effort: Option<String>,
+    },
+    /// Made for (or opened by) the link's client: it may delete the session wherever its folder is.
+    Given,
+    /// The turn and every later one left the conversation.
+    Rewind {
+        #[serde(rename = "turnId")]
+        turn_id: String,
+    },
+    /// The conversation replaced by a summary (and the message kept after it).
+    Compact(Compact),
+    /// A tool call's decision, written as the call ends.
+    Decision(DecisionRecord),
+    /// A turn's files put back from its copies.
+    PutBack(PutBackRecord),
+    /// The structured plan as the last plan tool left it.
+    Plan {
+        #[serde(default)]
+        plan: Option<Plan>,
+    },
+    /// A background job's state, each time it changes.
+    Job {
+        job: JobInfo,
+    },
+    /// A newer version's record, or one this version cannot read.
+    #[serde(other)]
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Compact {
+    pub summary: String,
+    #[serde(default)]
+    pub plan: Option<Plan>,
+    /// The message kept after the summary (the one being answered when it compacted mid-turn).
+    #[serde(default)]
+    pub kept: Option<KeptMessage>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeptMessage {
+    #[serde(rename = "turnId", default)]
+    pub turn_id: Option<String>,
+    pub message: Value,
+}
+
+/// A call's decision. The fields after `outcome` are newer: older files lack them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionRecord {
+    pub tool_call_id: String,
+    /// The mode's or a rule's verdict: `allow`, `ask` or `deny`.
+    pub decision: String,
+    /// Who answered when it asked: `client` (in LLeMbas), `desktop` (this computer), `timeout`.
+    #[serde(default)]
+    pub answered_by: Option<String>,
+    /// `allowed once`, `allowed in this session` or `denied`.
+    #[serde(default)]
+    pub answer: Option<String>,
+    /// `completed`, `failed` or `denied`.
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_ms: Option<u64>,
+    /// The mode the call was judged in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// The judge's sentence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Allowed by an earlier "Allow for this chat".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub granted: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline: Option<String>,
+    /// A write's or edit's change as a unified diff, when the call changed a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PutBackRecord {
+    pub turn_id: String,
+    pub at_ms: u64,
+    pub files: Vec<String>,
+    /// Left as they were: the limits no longer let remote work write there, or the folder moved.
+    #[serde(default)]
+    pub left: Vec<String>,
+}
+
+impl Record {
+    /// A line read back. Messages, most of a long session, are taken apart by hand: their body
+    /// moves as it is instead of being rebuilt (which made reopening a long session slower).
+    pub fn read(mut line: Value) -> Record {
+        if line["type"] == "message" {
+            return Record::Message {
+                turn_id: line["turnId"].as_str().map(str::to_string),
+                message: line["message"].take(),
+            };
+        }
+        serde_json::from_value(line).unwrap_or(Record::Unknown)
+    }
+}
+
+/// A session file read back: the header's fields as written, and the records after it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SessionFile {
+    /// `Null` when the file has no header (its first line is not `"type":"session"`).
+    pub header: Value,
+    pub records: Vec<Record>,
+}
+
+impl SessionFile {
+    /// The store's lines (header first) as a session file.
+    pub fn read(lines: Vec<Value>) -> SessionFile {
+        let mut lines = lines.into_iter();
+        let Some(first) = lines.next() else {
+            return SessionFile::default();
+        };
+        if first["type"] != "session" {
+            return SessionFile {
+                header: Value::Null,
+                records: std::iter::once(first).chain(lines).map(Record::read).collect(),
+            };
+        }
+        SessionFile {
+            header: first,
+            records: lines.map(Record::read).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Every record as the lines earlier versions wrote, read and written back the same.
+    #[test]
+    fn lines_of_every_kind_read_back_and_are_written_as_before() {
+        let lines = [
+            json!({ "type": "message", "turnId": "t1", "message": { "role": "user", "content": "hi" } }),
+            json!({ "type": "title", "title": "Fix it" }),
+            json!({ "type": "mode", "mode": "edit" }),
+            json!({ "type": "model", "model": "m", "effort": "high" }),
+            json!({ "type": "given" }),
+            json!({ "type": "rewind", "turnId": "t1" }),
+            json!({ "type": "compact", "summary": "s", "plan": null, "kept": { "turnId": "t2", "message": { "role": "user" } } }),
+            json!({ "type": "decision", "toolCallId": "c1", "decision": "ask", "answeredBy": "desktop",
+                "answer": "allowed once", "outcome": "completed" }),
+            json!({ "type": "put_back", "turnId": "t1", "atMs": 5, "files": ["/p/a"], "left": [] }),
+            json!({ "type": "plan", "plan": null }),
+        ];
+        for line in lines {
+            let record = Record::read(line.clone());
+            assert_ne!(record, Record::Unknown, "{line}");
+            assert_eq!(serde_json::to_value(&record).unwrap(), line, "{record:?}");
+        }
+    }
+
+    #[test]
+    fn what_cannot_be_read_is_passed_over_and_old_lines_still_read() {
+        // A newer version's type, a known type with a field of the wrong shape, not an object.
+        for line in [
+            json!({ "type": "something_newer", "x": 1 }),
+            json!({ "type": "mode", "mode": "turbo" }),
+            json!({ "type": "rewind" }),
+            json!({ "type": "decision", "decision": 3 }),
+            json!("text"),
+        ] {
+            assert_eq!(Record::read(line.clone()), Record::Unknown, "{line}");
+        }
+        // A message written with a null turn id; a model record from before efforts.
+        assert_eq!(
+            Record::read(json!({ "type": "message", "turnId": null, "message": {} })),
+            Record::Message {
+                turn_id: None,
+                message: json!({})
+            }
+        );
+        assert_eq!(
+            Record::read(json!({ "type": "model", "model": "m" })),
+            Record::Model {
+                model: "m".into(),
+                effort: None
+            }
+        );
+    }
+
+    #[test]
+    fn a_file_is_its_header_then_its_records() {
+        let file = SessionFile::read(vec![
+            json!({ "type": "session", "cwd": "/p" }),
+            json!({ "type": "title", "title": "T" }),
+        ]);
+        assert_eq!(file.header["cwd"], "/p");
+        assert_eq!(file.records, [Record::Title { title: "T".into() }]);
+        let headless = SessionFile::read(vec![json!({ "type": "title", "title": "T" })]);
+        assert_eq!((headless.header, headless.records.len()), (Value::Null, 1));
+        assert_eq!(SessionFile::read(Vec::new()), SessionFile::default());
+    }
+}
