@@ -73,8 +73,8 @@
     'remote/stop': () => { state.remote.enabled = false; return { remote_enabled: false }; },
     'approvals/answer': ({ id, answer }) => {
       if (!['allow', 'allow_for_chat', 'deny'].includes(answer)) return refuse('refused', `unknown answer ${answer}`);
-      const open = state.cards.some((c) => c.tool_call_id === id) && !fake.answeredElsewhere.has(id);
-      state.cards = state.cards.filter((c) => c.tool_call_id !== id);
+      const open = state.cards.some((c) => c.id === id) && !fake.answeredElsewhere.has(id);
+      state.cards = state.cards.filter((c) => c.id !== id);
       if (!open) return refuse('not_open', `No approval ${id} waits for an answer: it was already answered, timed out or withdrawn (lembas approvals lists those that wait).`);
       return { id, session_id: 'ses_1', answer };
     },

@@ -14,9 +14,9 @@ const current = withPage(() => {
   window.__fake.state.link = { state: 'linked', line: 'Linked to example' };
   window.__fake.state.server = 'https://example';
   window.__fake.state.cards = Array.from({ length: 20 }, (_, i) => ({
-    tool_call_id: `call_${i}`, session_id: 'ses_big', title: `Step ${i}`, reason: 'Needs approval in manual mode.',
+    id: `call_${i}`, session_id: 'ses_big', title: `Step ${i}`, reason: 'Needs approval in manual mode.',
     detail: i % 2 ? { type: 'command', command: `cargo test --package p${i} && rm -rf target/p${i}` } : { type: 'change', path: 'src/main.rs', diff },
-    asked_at_ms: Date.now(), scheduled: null, headline: i % 2 ? 'Run a command in ~/work' : 'Change src/main.rs',
+    asked_ms: Date.now(), scheduled: null, headline: i % 2 ? 'Run a command in ~/work' : 'Change src/main.rs',
     cwd: '~/work', session_title: 'A long chat', deadline_ms: Date.now() + 600_000, risks: ['deletes', 'writes'],
     agent_says: 'The agent’s words', unified_diff: i % 2 ? null : diff,
   }));

@@ -20,21 +20,25 @@ export type Detail =
   | { type: 'arguments'; json: string }
   | { type: 'plan'; path: string; text: string };
 
-/** An approval card waiting for an answer. */
 /** What a call may do, as the device reads it (never the model's words). */
 export type Risk = 'deletes' | 'outside_folder' | 'network' | 'pipe_to_shell' | 'sudo' | 'protected' | 'writes';
 
+/** An approval card waiting for an answer: the one card the device makes, for the window, the
+ * notifications and `lembas approvals` alike. */
 export interface Card {
-  tool_call_id: string;
+  /** The tool call's id: what an answer names. */
+  id: string;
   session_id: string;
   /** The model's own title of the call; shown only as `agent_says`. */
   title: string;
   reason: string;
   detail: Detail;
-  asked_at_ms: number;
-  scheduled: { title: string; wait_s: number } | null;
-  /** What the call does, in the device's words (absent from an older runtime). */
-  headline?: string;
+  /** When it was asked (Unix ms). */
+  asked_ms: number;
+  /** A scheduled run's: nobody is at the chat, and it is denied after `wait_s`. */
+  scheduled: { schedule_id: string; run_id: string; title: string | null; wait_s: number } | null;
+  /** What the call does, in the device's words. */
+  headline: string;
   cwd?: string;
   session_title?: string;
   /** When the wait ends and the card counts as denied. */

@@ -27,7 +27,8 @@ export function whereOf(card: Card, at: string): HTMLElement {
   if (card.session_title) parts.push(`Chat “${card.session_title}”`);
   if (card.cwd) parts.push(`in ${card.cwd}`);
   if (card.scheduled) {
-    parts.push(`scheduled “${card.scheduled.title}”: waits ${waitWords(card.scheduled.wait_s)} from ${at}, then it is denied`);
+    const run = card.scheduled.title ? `scheduled “${card.scheduled.title}”` : 'a scheduled run';
+    parts.push(`${run}: waits ${waitWords(card.scheduled.wait_s)} from ${at}, then it is denied`);
   } else if (card.deadline_ms) {
     parts.push(`asked at ${at}, denied by itself at ${new Date(card.deadline_ms).toLocaleTimeString()}`);
   } else {

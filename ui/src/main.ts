@@ -270,9 +270,9 @@ function activitySection(s: Snapshot): HTMLElement {
 }
 
 async function answer(card: Card, option: 'once' | 'session' | 'deny') {
-  await act(`card-${card.tool_call_id}`, async () => {
-    const first = await backend.answerApproval(card.tool_call_id, option);
-    if (local.focusCard === card.tool_call_id) local.focusCard = null;
+  await act(`card-${card.id}`, async () => {
+    const first = await backend.answerApproval(card.id, option);
+    if (local.focusCard === card.id) local.focusCard = null;
     return first ? undefined : 'It had been answered elsewhere first.';
   });
 }
@@ -281,13 +281,13 @@ function cardsSection(s: Snapshot): HTMLElement | null {
   if (!s.cards.length) return null;
   const list = el('div', { id: 'cards' });
   for (const card of s.cards) {
-    const at = new Date(card.asked_at_ms).toLocaleTimeString();
+    const at = new Date(card.asked_ms).toLocaleTimeString();
     // The device's headline, never the model's title: a model cannot word its way past a person.
     const headline = card.headline || card.title || 'A tool call';
     // No default button: Enter on the card answers nothing; d, a and shift+a do (keysOf).
-    const deny = button('Deny', `deny-${card.tool_call_id}`, () => void answer(card, 'deny'));
-    const allow = button('Allow once', `allow-${card.tool_call_id}`, () => void answer(card, 'once'));
-    const always = button('Allow for this chat', `always-${card.tool_call_id}`, () => void answer(card, 'session'));
+    const deny = button('Deny', `deny-${card.id}`, () => void answer(card, 'deny'));
+    const allow = button('Allow once', `allow-${card.id}`, () => void answer(card, 'once'));
+    const always = button('Allow for this chat', `always-${card.id}`, () => void answer(card, 'session'));
     deny.classList.add('deny');
     allow.classList.add('allow');
     always.classList.add('allow');
@@ -304,8 +304,8 @@ function cardsSection(s: Snapshot): HTMLElement | null {
       ? el('p', { class: 'agent-says', text: `The agent says: ${card.agent_says}` })
       : null;
     list.append(el('article', {
-      class: card.tool_call_id === local.focusCard ? 'card focused' : 'card',
-      id: `card-${card.tool_call_id}`, 'data-tool-call-id': card.tool_call_id, tabindex: '-1',
+      class: card.id === local.focusCard ? 'card focused' : 'card',
+      id: `card-${card.id}`, 'data-tool-call-id': card.id, tabindex: '-1',
     },
       el('h3', { text: headline }),
       whereOf(card, at),
@@ -314,7 +314,7 @@ function cardsSection(s: Snapshot): HTMLElement | null {
       detailOf(card.detail),
       says,
       el('div', { class: 'row' }, deny, allow, always),
-      errorFor(`card-${card.tool_call_id}`),
+      errorFor(`card-${card.id}`),
     ));
   }
   return el('section', { 'aria-label': 'Waiting for you', class: 'approvals' },

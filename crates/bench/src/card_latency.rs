@@ -63,7 +63,7 @@ pub async fn run(cards: usize) -> anyhow::Result<Vec<Row>> {
             };
             let at = Instant::now();
             for card in state["cards"].as_array().into_iter().flatten() {
-                if let Some(id) = card["tool_call_id"].as_str()
+                if let Some(id) = card["id"].as_str()
                     && known.insert(id.to_string())
                 {
                     let _ = window_tx.send((id.to_string(), at));

@@ -25,7 +25,7 @@ use lembas_device::status;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 
 use crate::activity::Activity;
-use crate::cards::CardView;
+use crate::cards::ApprovalCard;
 use crate::state::HostState;
 
 /// How this app names itself in the device lock (`lembas status` shows it).
@@ -58,7 +58,7 @@ pub struct Host {
     state: watch::Receiver<HostState>,
     activity: Arc<Mutex<Activity>>,
     /// The approval cards open on the runtime this app runs, or on the one it mirrors.
-    cards: watch::Receiver<Vec<CardView>>,
+    cards: watch::Receiver<Vec<ApprovalCard>>,
     control: mpsc::UnboundedSender<Control>,
     /// Rung on every change of state, activity or config: the tray and window redraw.
     pub changed: Arc<Notify>,
@@ -115,12 +115,12 @@ impl Host {
     }
 
     /// The approval cards open now, oldest first.
-    pub fn cards(&self) -> Vec<CardView> {
+    pub fn cards(&self) -> Vec<ApprovalCard> {
         self.cards.borrow().clone()
     }
 
     /// Changes whenever a card opens or is settled.
-    pub fn watch_cards(&self) -> watch::Receiver<Vec<CardView>> {
+    pub fn watch_cards(&self) -> watch::Receiver<Vec<ApprovalCard>> {
         self.cards.clone()
     }
 
@@ -161,7 +161,7 @@ impl Host {
 struct Runner {
     state: watch::Sender<HostState>,
     activity: Arc<Mutex<Activity>>,
-    cards: watch::Sender<Vec<CardView>>,
+    cards: watch::Sender<Vec<ApprovalCard>>,
     changed: Arc<Notify>,
     control: mpsc::UnboundedReceiver<Control>,
     config: watch::Receiver<u64>,
@@ -281,11 +281,11 @@ impl Runner {
 
     /// Publishes the cards open now (the engine's list is the truth; events only say when to look).
     fn show_engine_cards(&self, cards: &[Card]) {
-        self.show_cards(cards.iter().map(CardView::of).collect());
+        self.show_cards(cards.iter().map(|c| ApprovalCard::of(c, c.asked_at_ms)).collect());
     }
 
-    fn show_cards(&self, mut views: Vec<CardView>) {
-        views.sort_by_key(|c| c.asked_at_ms);
+    fn show_cards(&self, mut views: Vec<ApprovalCard>) {
+        views.sort_by_key(|c| c.asked_ms);
         self.cards.send_if_modified(|shown| {
             let changed = *shown != views;
             *shown = views;

@@ -118,9 +118,9 @@ async fn on_clicks(mut clicks: mpsc::UnboundedReceiver<MenuId>, host: Host, wind
             MenuId::Autostart => autostart::toggle().map_err(|e| CommandError::new("autostart", e)),
             MenuId::Open => open(None),
             // The oldest card first: it is the one that denies by itself soonest.
-            MenuId::Approvals => match host.cards().into_iter().min_by_key(|c| c.asked_at_ms) {
+            MenuId::Approvals => match host.cards().into_iter().min_by_key(|c| c.asked_ms) {
                 Some(card) => open(Some(View::Card {
-                    tool_call_id: card.tool_call_id,
+                    tool_call_id: card.id,
                 })),
                 None => open(None),
             },

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio::task::JoinHandle;
 
-use crate::cards::CardView;
+use crate::cards::ApprovalCard;
 use crate::host::Host;
 use crate::notifier::{Notifier, Response};
 
@@ -18,17 +18,17 @@ pub async fn run(host: Host, notifier: Arc<dyn Notifier>, open_card: Arc<dyn Fn(
     // One task per card shown; aborting it drops the notifier's wait, which takes the notice down.
     let mut shown: HashMap<String, JoinHandle<()>> = HashMap::new();
     loop {
-        let open: Vec<CardView> = cards.borrow_and_update().clone();
+        let open: Vec<ApprovalCard> = cards.borrow_and_update().clone();
         tracing::debug!(open = open.len(), shown = shown.len(), "cards changed");
         shown.retain(|id, task| {
-            let still_open = open.iter().any(|c| &c.tool_call_id == id);
+            let still_open = open.iter().any(|c| &c.id == id);
             if !still_open {
                 task.abort();
             }
             still_open
         });
         for card in open {
-            if shown.contains_key(&card.tool_call_id) {
+            if shown.contains_key(&card.id) {
                 continue;
             }
             let task = tokio::spawn(answer_from_notice(
@@ -37,7 +37,7 @@ pub async fn run(host: Host, notifier: Arc<dyn Notifier>, open_card: Arc<dyn Fn(
                 open_card.clone(),
                 card.clone(),
             ));
-            shown.insert(card.tool_call_id, task);
+            shown.insert(card.id, task);
         }
         if cards.changed().await.is_err() {
             break;
@@ -52,9 +52,9 @@ async fn answer_from_notice(
     host: Host,
     notifier: Arc<dyn Notifier>,
     open_card: Arc<dyn Fn(&str) + Send + Sync>,
-    card: CardView,
+    card: ApprovalCard,
 ) {
-    let id = card.tool_call_id.clone();
+    let id = card.id.clone();
     let mut notice = card.notice();
     let last_minute = card.last_minute_ms();
     let response = loop {

@@ -152,7 +152,7 @@ async fn the_tray_mirrors_and_answers_a_headless_service() {
     assert!(actions.iter().any(|a| a == "allow"), "{actions:?}");
     let cards = host.cards();
     assert_eq!(cards.len(), 1, "{cards:?}");
-    assert_eq!(cards[0].tool_call_id, "call_beside");
+    assert_eq!(cards[0].id, "call_beside");
     assert_eq!(cards[0].session_id, session);
 
     // Allow on the notice answers it in the service: the peer is told, the turn goes on.

@@ -152,7 +152,7 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
         assert!(actions.iter().any(|a| a == key), "{key} in {actions:?}");
     }
     assert_eq!(host.cards().len(), 1);
-    assert_eq!(host.cards()[0].tool_call_id, "call_allow");
+    assert_eq!(host.cards()[0].id, "call_allow");
     click(&bus, id, "allow").await;
     assert_eq!(closed(&mut seen).await, id, "the answered notice is taken down");
     let told = link

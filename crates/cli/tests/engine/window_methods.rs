@@ -123,7 +123,7 @@ async fn the_window_reads_its_state_and_changes_settings_through_the_socket() {
     let state = raw.call(8, "window/state", json!({})).await["result"].clone();
     let cards = state["cards"].as_array().unwrap();
     assert_eq!(cards.len(), 1, "{state}");
-    assert_eq!(cards[0]["tool_call_id"], "call_win");
+    assert_eq!(cards[0]["id"], "call_win");
     assert_eq!(cards[0]["session_id"], session.as_str());
     assert_eq!(
         cards[0]["detail"],

@@ -10,7 +10,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, ReadHalf, WriteHalf};
 
 use super::cookie::{self, Cookie};
 use super::endpoint::{self, Stream};
-use super::{PendingApproval, Verdict};
+use super::{ApprovalCard, Verdict};
 use crate::events::DeviceEvent;
 use crate::rpc::{self, Incoming, RpcError};
 use crate::status::Status;
@@ -184,7 +184,7 @@ impl Client {
     }
 
     /// The approval cards waiting for a person, the oldest first.
-    pub async fn approvals(&mut self) -> Result<Vec<PendingApproval>, CallError> {
+    pub async fn approvals(&mut self) -> Result<Vec<ApprovalCard>, CallError> {
         self.typed(ControlMethod::ApprovalsList.name(), json!({})).await
     }
 

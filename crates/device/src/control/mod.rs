@@ -27,7 +27,8 @@
 //!   `terminal/output` `{ id, offset, data }` (base64, from byte `offset` of the terminal's output),
 //!   `terminal/exit` `{ id, code }` and `terminal/missed` `{ count }` (re-read with replay). These
 //!   streams never wait for a slow client: it skips, and is told.
-//! - `approvals/list` → `[PendingApproval]`, the oldest card first.
+//! - `approvals/list` → `[ApprovalCard]`, the oldest card first: the one card the window, the
+//!   notifications and `lembas approvals` show.
 //! - `approvals/answer` `{ id, answer: "allow" | "deny" }` → `{ id, session_id, answer }`; the same
 //!   path as the desktop's answer (first answer wins, the client is told `_lembas/permission/settled`).
 //!   A card no longer open is -32602 with `data: { reason: "not_open" }`.
@@ -98,7 +99,7 @@ use std::path::PathBuf;
 
 use crate::paths;
 
-pub use crate::face::pending::{Diff, PendingApproval, Plan, ScheduledRun, Verdict};
+pub use crate::face::pending::{ApprovalCard, Detail, Diff, Plan, ScheduledRun, Verdict};
 pub use client::{CallError, Client, ConnectError, Pushed, Subscription};
 pub(crate) use parts::Parts;
 pub(crate) use server::Server;

@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 use super::cookie::{self, Cookie};
 use super::endpoint::{self, Listener, Stream};
 use super::parts::Parts;
-use super::{PendingApproval, Verdict, credentials};
+use super::{ApprovalCard, Verdict, credentials};
 use crate::rpc::{self, Incoming, RpcError};
 use crate::settings::edit::Change;
 use crate::status;
@@ -415,11 +415,11 @@ async fn request(parts: &Parts, method: ControlMethod, params: Value) -> Result<
         }
         ControlMethod::ApprovalsList => {
             let now = status::now_ms();
-            let mut pending: Vec<PendingApproval> = parts
+            let mut pending: Vec<ApprovalCard> = parts
                 .engine
                 .cards()
                 .iter()
-                .map(|c| PendingApproval::of(c, now))
+                .map(|c| ApprovalCard::of(c, now))
                 .collect();
             pending.sort_by_key(|p| (p.asked_ms, p.id.clone()));
             Ok(json!(pending))

@@ -2,7 +2,7 @@
 //! status, the config, the activity it folded and the open approval cards, so a window needs
 //! nothing but this socket whichever process runs the device.
 
-use crate::face::cards::CardView;
+use crate::face::pending::ApprovalCard;
 use crate::face::{self, HostState, Snapshot};
 use crate::poison::Recover;
 use crate::rpc::RpcError;
@@ -25,8 +25,14 @@ pub(super) async fn snapshot(parts: &Parts) -> Result<Snapshot, RpcError> {
         held_by: (parts.holder != DESKTOP_HOLDER).then(|| parts.holder.clone()),
         problem: None,
     };
-    let mut cards: Vec<CardView> = parts.engine.cards().iter().map(CardView::of).collect();
-    cards.sort_by_key(|c| (c.asked_at_ms, c.tool_call_id.clone()));
+    let now = crate::status::now_ms();
+    let mut cards: Vec<ApprovalCard> = parts
+        .engine
+        .cards()
+        .iter()
+        .map(|c| ApprovalCard::of(c, now))
+        .collect();
+    cards.sort_by_key(|c| (c.asked_ms, c.id.clone()));
     let activity = parts.activity.lock().recover();
     Ok(face::snapshot(
         &host,

@@ -1,52 +1,10 @@
-//! The approval cards open on this device, as the window and the notifications show them: what the
-//! call is (the command, or the file and its change), why it asks, and for a scheduled run the
-//! schedule's title and how long it waits. Pure: built from the engine's cards, or from the
-//! control endpoint's [`PendingApproval`]s when another process runs the device.
+//! An approval card as a desktop notification: its summary and body, and when it turns urgent
+//! (the card's last minute before it denies by itself).
 
-use super::pending::PendingApproval;
-use crate::engine::{Card, CardFacts};
-use crate::events::ScheduledAsk;
-use serde::Serialize;
-use serde_json::Value;
+pub use super::pending::{ApprovalCard, Detail};
 
 /// The most of a command or a change a notification shows; the window shows it all.
 const NOTICE_DETAIL_CHARS: usize = 300;
-
-/// What the call would do.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Detail {
-    /// A bash command line.
-    Command { command: String },
-    /// A file written whole, or an edit: `diff` is a unified diff against the file on disk (or,
-    /// where the device could not read it, `-` lines for the text replaced and `+` lines for the
-    /// new text).
-    Change { path: String, diff: String },
-    /// Anything else: the call's arguments as JSON.
-    Arguments { json: String },
-    /// A plan for approval (`plan_submit`): its file in the project, and the plan as markdown.
-    Plan { path: String, text: String },
-}
-
-const PLAN_TITLE: &str = "Approve the plan";
-const PLAN_REASON: &str = "Allow approves it in manual mode (every change still asks); Deny dismisses it.";
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CardView {
-    pub tool_call_id: String,
-    pub session_id: String,
-    pub title: String,
-    /// Why the mode asks (the judge's sentence).
-    pub reason: String,
-    pub detail: Detail,
-    /// Unix milliseconds when it opened.
-    pub asked_at_ms: u64,
-    pub scheduled: Option<ScheduledAsk>,
-    /// What the device says of the call: `headline` (never the model's words; `title` is kept for
-    /// older faces), `cwd`, `session_title`, `deadline_ms`, `risks`, and `agent_says` last.
-    #[serde(flatten)]
-    pub facts: CardFacts,
-}
 
 /// A desktop notification's text for a card.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,61 +18,14 @@ pub struct Notice {
 /// How long before a card denies by itself its notice turns critical.
 pub const LAST_MINUTE_MS: u64 = 60_000;
 
-impl CardView {
-    /// A card of the runtime this app runs, read as the control endpoint reads it for another
-    /// process, so both faces show a card the same way.
-    pub fn of(card: &Card) -> CardView {
-        CardView::of_pending(&PendingApproval::of(card, card.asked_at_ms))
-    }
-
-    /// A card as the control endpoint gives it (from another process's runtime, or this one's).
-    pub fn of_pending(pending: &PendingApproval) -> CardView {
-        let (title, reason, detail) = if let Some(plan) = &pending.plan {
-            let detail = Detail::Plan {
-                path: plan.path.clone(),
-                text: plan.text.clone(),
-            };
-            (PLAN_TITLE.to_string(), PLAN_REASON.to_string(), detail)
-        } else {
-            let detail = match (&pending.kind, &pending.command, &pending.diff) {
-                (Some(kind), Some(command), _) if kind == "execute" => Detail::Command {
-                    command: command.clone(),
-                },
-                // The device's unified diff against the file on disk, when it made one.
-                (_, _, Some(diff)) if pending.facts.unified_diff.is_some() => Detail::Change {
-                    path: diff.path.clone(),
-                    diff: pending.facts.unified_diff.clone().unwrap_or_default(),
-                },
-                (_, _, Some(diff)) => change(&diff.path, diff.old_text.as_deref(), &diff.new_text)
-                    .unwrap_or_else(|| arguments(pending.arguments.as_ref().unwrap_or(&Value::Null))),
-                _ => arguments(pending.arguments.as_ref().unwrap_or(&Value::Null)),
-            };
-            (pending.title.clone(), pending.reason.clone(), detail)
-        };
-        let mut facts = pending.facts.clone();
-        if facts.headline.is_empty() {
-            // A plan card, or a card from a runtime that makes none: its title is what there is.
-            facts.headline = title.clone();
-        }
-        CardView {
-            tool_call_id: pending.id.clone(),
-            session_id: pending.session_id.clone(),
-            title,
-            reason,
-            detail,
-            facts,
-            asked_at_ms: pending.asked_ms,
-            scheduled: pending.scheduled.as_ref().map(|run| ScheduledAsk {
-                title: run.title.clone().unwrap_or_default(),
-                wait_s: run.wait_s,
-            }),
-        }
-    }
-
+impl ApprovalCard {
     pub fn notice(&self) -> Notice {
         let headline = &self.facts.headline;
         let summary = match (&self.scheduled, &self.detail) {
-            (Some(s), _) => format!("Scheduled “{}” asks: {headline}", s.title),
+            (Some(s), _) => match &s.title {
+                Some(title) => format!("Scheduled “{title}” asks: {headline}"),
+                None => format!("A scheduled run asks: {headline}"),
+            },
             (None, Detail::Plan { .. }) => "LLeMbas asks you to approve a plan".to_string(),
             (None, _) => format!("LLeMbas asks: {headline}"),
         };
@@ -151,28 +62,9 @@ impl CardView {
     pub fn last_minute_ms(&self) -> Option<u64> {
         let deadline = self.facts.deadline_ms.or_else(|| {
             let wait_ms = self.scheduled.as_ref()?.wait_s.saturating_mul(1000);
-            Some(self.asked_at_ms.saturating_add(wait_ms))
+            Some(self.asked_ms.saturating_add(wait_ms))
         })?;
         Some(deadline.saturating_sub(LAST_MINUTE_MS))
-    }
-}
-
-/// A file's change: `-` lines for the text replaced (none for a whole write), `+` lines for the
-/// new text; `None` when it changes nothing visible.
-fn change(path: &str, old: Option<&str>, new: &str) -> Option<Detail> {
-    let lines = |sign: char, s: &str| s.lines().map(|l| format!("{sign}{l}")).collect::<Vec<_>>();
-    let diff = [lines('-', old.unwrap_or_default()), lines('+', new)]
-        .concat()
-        .join("\n");
-    (!diff.is_empty()).then(|| Detail::Change {
-        path: path.to_string(),
-        diff,
-    })
-}
-
-fn arguments(raw: &Value) -> Detail {
-    Detail::Arguments {
-        json: serde_json::to_string_pretty(raw).unwrap_or_default(),
     }
 }
 
@@ -207,10 +99,19 @@ pub fn wait_words(seconds: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Card;
+    use crate::events::ScheduledAsk;
+    use crate::face::pending::ScheduledRun;
+    use serde_json::Value;
+
+    /// A card as the runtime this app runs makes it.
+    fn of(card: &Card) -> ApprovalCard {
+        ApprovalCard::of(card, card.asked_at_ms)
+    }
 
     #[test]
     fn the_last_minute_is_a_minute_before_the_card_denies_by_itself() {
-        let mut view = CardView::of(&Card {
+        let mut view = of(&Card {
             session_id: "ses_1".into(),
             method: LinkMethod::RequestPermission,
             tool_call_id: "call_1".into(),
@@ -223,8 +124,10 @@ mod tests {
         view.facts.deadline_ms = Some(1_300_000);
         assert_eq!(view.last_minute_ms(), Some(1_240_000));
         view.facts.deadline_ms = None;
-        view.scheduled = Some(ScheduledAsk {
-            title: "t".into(),
+        view.scheduled = Some(ScheduledRun {
+            schedule_id: "s1".into(),
+            run_id: "r1".into(),
+            title: Some("t".into()),
             wait_s: 30,
         });
         assert_eq!(
@@ -263,7 +166,7 @@ mod tests {
 
     #[test]
     fn a_command_card_says_the_command_and_why() {
-        let view = CardView::of(&card("execute", json!({ "command": "rm -r build" }), None));
+        let view = of(&card("execute", json!({ "command": "rm -r build" }), None));
         assert_eq!(
             view.detail,
             Detail::Command {
@@ -277,7 +180,7 @@ mod tests {
 
     #[test]
     fn an_edit_shows_its_change_and_a_write_its_content() {
-        let edit = CardView::of(&card(
+        let edit = of(&card(
             "edit",
             json!({ "path": "a.txt", "old_string": "one\ntwo", "new_string": "three" }),
             None,
@@ -289,7 +192,7 @@ mod tests {
                 diff: "-one\n-two\n+three".into()
             }
         );
-        let write = CardView::of(&card("edit", json!({ "path": "b.txt", "content": "hi" }), None));
+        let write = of(&card("edit", json!({ "path": "b.txt", "content": "hi" }), None));
         assert_eq!(
             write.detail,
             Detail::Change {
@@ -297,7 +200,7 @@ mod tests {
                 diff: "+hi".into()
             }
         );
-        let other = CardView::of(&card("fetch", json!({ "url": 3 }), None));
+        let other = of(&card("fetch", json!({ "url": 3 }), None));
         assert!(matches!(other.detail, Detail::Arguments { ref json } if json.contains("\"url\": 3")));
     }
 
@@ -310,7 +213,7 @@ mod tests {
         );
         let unified = "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three";
         edit.facts.unified_diff = Some(unified.into());
-        let view = CardView::of(&edit);
+        let view = of(&edit);
         assert_eq!(
             view.detail,
             Detail::Change {
@@ -333,7 +236,7 @@ mod tests {
             title: "Nightly report".into(),
             wait_s: 1800,
         };
-        let notice = CardView::of(&card("execute", json!({ "command": "make" }), Some(scheduled))).notice();
+        let notice = of(&card("execute", json!({ "command": "make" }), Some(scheduled))).notice();
         assert_eq!(notice.summary, "Scheduled “Nightly report” asks: Tidy up");
         assert!(
             notice
@@ -347,7 +250,7 @@ mod tests {
     #[test]
     fn long_details_are_cut_in_the_notice_only() {
         let long = "x".repeat(1000);
-        let view = CardView::of(&card("execute", json!({ "command": long }), None));
+        let view = of(&card("execute", json!({ "command": long }), None));
         assert_eq!(
             view.notice().body.chars().count(),
             "Run: ".len() + NOTICE_DETAIL_CHARS + 1 + 1 + 28
@@ -366,7 +269,7 @@ mod tests {
             scheduled: None,
             facts: Default::default(),
         };
-        let view = CardView::of(&plan);
+        let view = ApprovalCard::of(&plan, 5);
         assert_eq!(view.facts.headline, "Approve the plan");
         assert_eq!(
             view.detail,

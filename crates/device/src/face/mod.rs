@@ -18,7 +18,7 @@ use crate::status::Status;
 use serde::Serialize;
 
 use activity::{Entry, Now};
-use cards::CardView;
+use pending::ApprovalCard;
 
 /// Who runs the device and what it last said.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -92,7 +92,7 @@ pub struct Snapshot {
     pub now_line: String,
     pub activity: Vec<Entry>,
     /// The approval cards waiting for an answer, oldest first.
-    pub cards: Vec<CardView>,
+    pub cards: Vec<ApprovalCard>,
 }
 
 /// The window's line for `support` (`landlock ABI 7`, `seatbelt`, `none: <why>`).
@@ -182,7 +182,7 @@ pub fn snapshot(
     host: &HostState,
     settings: Result<&Settings, String>,
     activity: &activity::Activity,
-    cards: Vec<CardView>,
+    cards: Vec<ApprovalCard>,
 ) -> Snapshot {
     let defaults = Settings::default();
     let (settings, settings_error) = match settings {

@@ -1,5 +1,6 @@
-//! An approval card waiting for a person, as the control socket lists it (`approvals/list`) and
-//! `lembas approvals` and the tray show it, and how a person answers it from there.
+//! An approval card waiting for a person: the one card the device makes of an open request, which
+//! the control socket lists (`approvals/list`), the window draws (`window/state`), the tray turns
+//! into a notification and `lembas approvals` prints; and how a person answers it from there.
 
 use lembas_protocol::LinkMethod;
 use serde::{Deserialize, Serialize};
@@ -29,17 +30,21 @@ impl Verdict {
     }
 }
 
-/// An approval card waiting for a person, as `lembas approvals` and the tray show it.
+/// An approval card waiting for a person.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PendingApproval {
-    /// The tool call's id: what `lembas approvals allow|deny` takes.
+pub struct ApprovalCard {
+    /// The tool call's id: what an answer names (`lembas approvals allow|deny <id>`).
     pub id: String,
     pub session_id: String,
+    /// The model's own title of the call (a plan's: "Approve the plan"); a face shows `headline`.
     pub title: String,
     /// ACP's tool kind (`execute`, `edit`, …).
     pub kind: Option<String>,
-    /// Why it asks.
+    /// Why it asks (the judge's sentence).
     pub reason: String,
+    /// What the call would do, as a face draws it: the command, the change as a diff, the plan,
+    /// or the arguments.
+    pub detail: Detail,
     /// The command line, for bash.
     pub command: Option<String>,
     /// The change, for a file tool that writes.
@@ -87,9 +92,9 @@ pub struct ScheduledRun {
     pub wait_s: u64,
 }
 
-impl PendingApproval {
+impl ApprovalCard {
     /// A card's view at `now_ms`; read from the request's params, never failing on their shape.
-    pub fn of(card: &Card, now_ms: u64) -> PendingApproval {
+    pub fn of(card: &Card, now_ms: u64) -> ApprovalCard {
         let params = &card.params;
         let text = |pointer: &str| {
             params
@@ -121,15 +126,23 @@ impl PendingApproval {
             }),
             _ => None,
         };
-        let scheduled = params.pointer("/_meta/lembas/scheduled").map(|s| ScheduledRun {
-            schedule_id: s["schedule_id"].as_str().unwrap_or_default().to_string(),
-            run_id: s["run_id"].as_str().unwrap_or_default().to_string(),
-            title: card
-                .scheduled
-                .as_ref()
-                .map(|ask| ask.title.clone())
-                .filter(|t| !t.is_empty()),
-            wait_s: s["wait_s"].as_u64().unwrap_or(0),
+        // A scheduled run's: its ids from the request, its title and wait from the engine's card.
+        let meta = params.pointer("/_meta/lembas/scheduled");
+        let scheduled = (meta.is_some() || card.scheduled.is_some()).then(|| {
+            let id = |key: &str| meta.and_then(|s| s[key].as_str()).unwrap_or_default().to_string();
+            ScheduledRun {
+                schedule_id: id("schedule_id"),
+                run_id: id("run_id"),
+                title: card
+                    .scheduled
+                    .as_ref()
+                    .map(|ask| ask.title.clone())
+                    .filter(|t| !t.is_empty()),
+                wait_s: card.scheduled.as_ref().map_or_else(
+                    || meta.and_then(|s| s["wait_s"].as_u64()).unwrap_or(0),
+                    |ask| ask.wait_s,
+                ),
+            }
         });
         // A plan card (answered as the desktop answers it: allow approves, deny dismisses).
         let plan = (card.method == LinkMethod::Plan).then(|| Plan {
@@ -142,18 +155,41 @@ impl PendingApproval {
             _ => None,
         };
         let (title, reason) = if card.method == LinkMethod::Plan {
-            let path = text("/path");
-            let reason = path.map(|p| format!("The plan is in {p}"));
-            (Some("Approve the plan".to_string()), reason)
+            (Some(PLAN_TITLE.to_string()), Some(PLAN_REASON.to_string()))
         } else {
             (text("/toolCall/title"), text("/_meta/lembas/reason"))
         };
-        PendingApproval {
+        let title = title.unwrap_or_default();
+        let kind = text("/toolCall/kind");
+        let detail = match (&plan, &kind, &command, &diff) {
+            (Some(plan), ..) => Detail::Plan {
+                path: plan.path.clone(),
+                text: plan.text.clone(),
+            },
+            (None, Some(kind), Some(command), _) if kind == "execute" => Detail::Command {
+                command: command.clone(),
+            },
+            // The device's unified diff against the file on disk, when it made one.
+            (None, _, _, Some(diff)) if card.facts.unified_diff.is_some() => Detail::Change {
+                path: diff.path.clone(),
+                diff: card.facts.unified_diff.clone().unwrap_or_default(),
+            },
+            (None, _, _, Some(diff)) => change(&diff.path, diff.old_text.as_deref(), &diff.new_text)
+                .unwrap_or_else(|| as_json(input.unwrap_or(&Value::Null))),
+            _ => as_json(input.unwrap_or(&Value::Null)),
+        };
+        let mut facts = card.facts.clone();
+        if facts.headline.is_empty() {
+            // A plan card, or a card from a runtime that makes none: its title is what there is.
+            facts.headline = title.clone();
+        }
+        ApprovalCard {
             id: card.tool_call_id.clone(),
             session_id: card.session_id.clone(),
-            title: title.unwrap_or_default(),
-            kind: text("/toolCall/kind"),
+            title,
+            kind,
             reason: reason.unwrap_or_default(),
+            detail,
             command,
             diff,
             asked_ms: card.asked_at_ms,
@@ -161,8 +197,46 @@ impl PendingApproval {
             scheduled,
             plan,
             arguments,
-            facts: card.facts.clone(),
+            facts,
         }
+    }
+}
+
+const PLAN_TITLE: &str = "Approve the plan";
+const PLAN_REASON: &str = "Allow approves it in manual mode (every change still asks); Deny dismisses it.";
+
+/// What the call would do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Detail {
+    /// A bash command line.
+    Command { command: String },
+    /// A file written whole, or an edit: `diff` is a unified diff against the file on disk (or,
+    /// where the device could not read it, `-` lines for the text replaced and `+` lines for the
+    /// new text).
+    Change { path: String, diff: String },
+    /// Anything else: the call's arguments as JSON.
+    Arguments { json: String },
+    /// A plan for approval (`plan_submit`): its file in the project, and the plan as markdown.
+    Plan { path: String, text: String },
+}
+
+/// A file's change: `-` lines for the text replaced (none for a whole write), `+` lines for the
+/// new text; `None` when it changes nothing visible.
+fn change(path: &str, old: Option<&str>, new: &str) -> Option<Detail> {
+    let lines = |sign: char, s: &str| s.lines().map(|l| format!("{sign}{l}")).collect::<Vec<_>>();
+    let diff = [lines('-', old.unwrap_or_default()), lines('+', new)]
+        .concat()
+        .join("\n");
+    (!diff.is_empty()).then(|| Detail::Change {
+        path: path.to_string(),
+        diff,
+    })
+}
+
+fn as_json(raw: &Value) -> Detail {
+    Detail::Arguments {
+        json: serde_json::to_string_pretty(raw).unwrap_or_default(),
     }
 }
 
@@ -187,14 +261,14 @@ mod tests {
     }
 
     #[test]
-    fn a_card_reads_as_a_pending_approval() {
+    fn a_card_reads_from_the_request_whatever_its_shape() {
         let bash = card(
             json!({ "toolCall": { "title": "List", "kind": "execute", "rawInput": { "command": "ls -la" } },
                     "_meta": { "lembas": { "reason": "Runs a command.",
                         "scheduled": { "schedule_id": "s1", "run_id": "r7", "wait_s": 1800 } } } }),
             Some("Waybread check"),
         );
-        let seen = PendingApproval::of(&bash, 75_500);
+        let seen = ApprovalCard::of(&bash, 75_500);
         assert_eq!(seen.id, "call_1");
         assert_eq!(seen.command.as_deref(), Some("ls -la"));
         assert_eq!(seen.diff, None);
@@ -213,7 +287,7 @@ mod tests {
             json!({ "toolCall": { "title": "Edit a.rs", "rawInput": { "path": "a.rs", "old_string": "x = 1", "new_string": "x = 2" } } }),
             None,
         );
-        let seen = PendingApproval::of(&edit, 0);
+        let seen = ApprovalCard::of(&edit, 0);
         assert_eq!(seen.waiting_s, 0, "a clock set back reads as no wait");
         assert_eq!(seen.scheduled, None);
         assert_eq!(
@@ -229,15 +303,12 @@ mod tests {
             json!({ "toolCall": { "rawInput": { "path": "n.txt", "content": "yes" } } }),
             None,
         );
-        assert_eq!(
-            PendingApproval::of(&write, 0).diff.map(|d| d.old_text),
-            Some(None)
-        );
+        assert_eq!(ApprovalCard::of(&write, 0).diff.map(|d| d.old_text), Some(None));
         let fetch = card(
             json!({ "toolCall": { "title": "Fetch", "kind": "fetch", "rawInput": { "url": "https://example.org" } } }),
             None,
         );
-        let seen = PendingApproval::of(&fetch, 0);
+        let seen = ApprovalCard::of(&fetch, 0);
         assert_eq!(seen.arguments, Some(json!({ "url": "https://example.org" })));
         assert_eq!(seen.plan, None);
 
@@ -246,7 +317,7 @@ mod tests {
             None,
         );
         plan.method = LinkMethod::Plan;
-        let seen = PendingApproval::of(&plan, 0);
+        let seen = ApprovalCard::of(&plan, 0);
         assert_eq!(
             seen.plan,
             Some(Plan {
@@ -255,9 +326,10 @@ mod tests {
             })
         );
         assert_eq!((seen.title.as_str(), seen.arguments), ("Approve the plan", None));
+        assert_eq!(seen.facts.headline, "Approve the plan");
 
         // Params of an unexpected shape give empty fields, never a panic.
-        let odd = PendingApproval::of(&card(json!("nonsense"), None), 0);
+        let odd = ApprovalCard::of(&card(json!("nonsense"), None), 0);
         assert_eq!((odd.title.as_str(), odd.command, odd.diff), ("", None, None));
     }
 }

@@ -9,7 +9,6 @@ use lembas_device::events::DeviceEvent;
 use tokio::sync::mpsc;
 
 use super::{Control, Next, Runner};
-use crate::cards::CardView;
 
 /// A connection to the other runtime for calls (the subscription has its own), dialled again at
 /// the next call when it broke.
@@ -134,7 +133,7 @@ impl Runner {
     /// Reads the other runtime's open cards and shows them; on failure the cards shown stay.
     async fn show_pending(&self, calls: &mut Calls) {
         match calls.with(async |c| c.approvals().await).await {
-            Ok(pending) => self.show_cards(pending.iter().map(CardView::of_pending).collect()),
+            Ok(pending) => self.show_cards(pending),
             Err(e) => tracing::warn!("cannot read the running device's approvals: {e}"),
         }
     }
