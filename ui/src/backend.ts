@@ -6,49 +6,12 @@ import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 import { getCurrentWindow } from '@tauri-apps/api/window';
 import type { ControlMethod, ControlPushMethod, Reason } from './protocol';
 
-export type LinkState =
-  | 'starting' | 'problem' | 'connecting' | 'linked' | 'offline'
-  | 'not_logged_in' | 'server_needs_update' | 'token_refused' | 'stopped';
-
-export interface Root { path: string; trusted: boolean }
-export interface Entry { at_ms: number; kind: string; text: string }
-
-/** What an approval card's call would do. */
-export type Detail =
-  | { type: 'command'; command: string }
-  | { type: 'change'; path: string; diff: string }
-  | { type: 'arguments'; json: string }
-  | { type: 'plan'; path: string; text: string };
-
-/** What a call may do, as the device reads it (never the model's words). */
-export type Risk = 'deletes' | 'outside_folder' | 'network' | 'pipe_to_shell' | 'sudo' | 'protected' | 'writes';
-
-/** An approval card waiting for an answer: the one card the device makes, for the window, the
- * notifications and `lembas approvals` alike. */
-export interface Card {
-  /** The tool call's id: what an answer names. */
-  id: string;
-  session_id: string;
-  /** The model's own title of the call; shown only as `agent_says`. */
-  title: string;
-  reason: string;
-  detail: Detail;
-  /** When it was asked (Unix ms). */
-  asked_ms: number;
-  /** A scheduled run's: nobody is at the chat, and it is denied after `wait_s`. */
-  scheduled: { schedule_id: string; run_id: string; title: string | null; wait_s: number } | null;
-  /** What the call does, in the device's words. */
-  headline: string;
-  cwd?: string;
-  session_title?: string;
-  /** When the wait ends and the card counts as denied. */
-  deadline_ms?: number | null;
-  risks?: Risk[];
-  /** The model's own description of the call. */
-  agent_says?: string | null;
-  /** A write's or edit's change as a unified diff against the file on disk (also in `detail`). */
-  unified_diff?: string | null;
-}
+// What the device sends, declared once in Rust and generated (wire.ts); the window's own below.
+export type {
+  ApprovalCard, Decided, Detail, Did, Entry, Grant, ListedSession, PutBackAnswer, Risk, Snapshot, Step,
+  Timeline, TimelineTurn,
+} from './wire';
+import type { Entry, Grant, ListedSession, PutBackAnswer, Snapshot, Timeline } from './wire';
 
 /** The newest lines of the activity log, newest first. */
 export interface ActivityPage { lines: Entry[]; unreadable: number; path: string }
@@ -58,76 +21,12 @@ export type View =
   | { view: 'activity' } | { view: 'card'; tool_call_id: string } | { view: 'session'; session_id: string }
   | { view: 'home'; notice: string | null };
 
-export interface Snapshot {
-  link: { state: LinkState; line: string };
-  held_by: string | null;
-  server: string | null;
-  connection: string | null;
-  last_error: string | null;
-  limits: unknown;
-  settings_error: string | null;
-  remote: {
-    enabled: boolean; scheduled: boolean; terminal: boolean; require_trust: boolean;
-    max_mode: string; roots: Root[]; sandbox: string;
-  };
-  scheduled_setting: { label: string; description: string };
-  modes: string[];
-  now: { terminals: number; watches: number; turns: number };
-  now_line: string;
-  activity: Entry[];
-  cards: Card[];
-}
-
 /** A notification the device runtime pushed over the control endpoint, passed on as sent. */
 export interface ControlPush { method: ControlPushMethod; params: unknown }
 
 /** What every command rejects with: a control method's `data.reason` is its code; the app adds
  * `method_not_found` and, with no runtime, `not_running` or `unreachable`. */
 export interface CommandError { code: Reason | 'method_not_found' | 'not_running' | 'refused'; message: string }
-
-// The Sessions view's.
-export interface ListedSession {
-  id: string; title: string; cwd: string; created_ms: number; updated_ms: number; messages: number;
-  running: boolean; open: boolean; model: string | null; mode: string | null; scheduled: boolean;
-}
-
-/** What let a step run or stopped it (the device's record of the call). */
-export interface Decided {
-  decision: 'allow' | 'ask' | 'deny'; mode: string | null; reason: string | null; granted: boolean;
-  answered_by: 'client' | 'desktop' | 'timeout' | null; answer: string | null;
-  answered_ms: number | null; at_ms: number | null;
-}
-
-/** What a step ran or changed, as the device saw it. */
-export type Did =
-  | { kind: 'command'; command: string }
-  | { kind: 'change'; path: string; diff: string | null }
-  | { kind: 'call'; arguments: string };
-
-export interface Step {
-  tool_call_id: string; tool: string; headline: string; agent_says: string | null; did: Did;
-  decided: Decided | null;
-  result: { status: 'pending' | 'completed' | 'failed' | 'denied'; output: string; cut: boolean };
-}
-
-export interface TimelineTurn {
-  turn_id: string | null; prompt: string; steps: Step[]; reply: string; rewound: boolean;
-  /** The files Put back would restore (copies kept before the turn's first write of each). */
-  kept: string[];
-  put_back: { at_ms: number; files: string[]; left: string[] } | null;
-}
-
-/** An "Allow for this chat" answer in force. */
-export type Grant = { kind: 'writes' } | { kind: 'command'; pattern: string } | { kind: 'tool'; name: string };
-
-/** A chat's timeline (`sessions/timeline`). */
-export interface Timeline {
-  session_id: string; title: string; root: string; running: boolean; grants: Grant[];
-  /** Older turns the device left out (it carries the newest 200). */
-  earlier_turns: number; turns: TimelineTurn[];
-}
-
-export interface PutBackAnswer { session_id: string; turn_id: string; files: string[]; left: string[] }
 
 // The Terminals view's.
 export interface ListedTerminal {

@@ -1,6 +1,6 @@
 // An approval card's parts as the window draws them, from the card alone: where and when it was
 // asked and when it denies by itself, what the call may do, and the command, diff or plan.
-import type { Card, Detail, Risk } from './backend';
+import type { ApprovalCard, Detail, Risk } from './backend';
 import { el } from './dom';
 
 /** `30 minutes`, `1 hour`, `90 seconds`: a schedule's wait as a person says it. */
@@ -22,7 +22,7 @@ export const RISK_WORDS: Record<Risk, string> = {
 };
 
 /** Which chat asks, in which folder, and when the card denies by itself. */
-export function whereOf(card: Card, at: string): HTMLElement {
+export function whereOf(card: ApprovalCard, at: string): HTMLElement {
   const parts: string[] = [];
   if (card.session_title) parts.push(`Chat “${card.session_title}”`);
   if (card.cwd) parts.push(`in ${card.cwd}`);

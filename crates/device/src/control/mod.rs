@@ -94,6 +94,8 @@ pub mod sessions;
 pub mod settings;
 mod terminals;
 mod window_state;
+#[cfg(test)]
+mod window_types;
 
 use std::path::PathBuf;
 

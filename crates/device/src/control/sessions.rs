@@ -14,6 +14,7 @@ use crate::store::SessionSummary;
 
 /// A line of `sessions/list`: the stored summary (its fields as they were) and what is live.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ListedSession {
     #[serde(flatten)]
     pub summary: SessionSummary,

@@ -136,6 +136,7 @@ struct Open {
 /// What the device says of an approval card beside the request's params: made from the call
 /// itself, never from the model's words, so a model cannot word its way past a person.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(default)]
 pub struct CardFacts {
     /// What the call does, in the device's words: "Run a command in ~/work/proj".

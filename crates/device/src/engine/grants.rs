@@ -8,6 +8,7 @@ use super::session::SessionState;
 
 /// One answer "Allow for this chat" in force.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Grant {
     /// `write` and `edit` in the session's project folder.

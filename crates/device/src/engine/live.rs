@@ -251,6 +251,7 @@ impl Engine {
 
 /// What the window's "Put back" did: every file put back, and those left as they are.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PutBackAnswer {
     pub session_id: String,
     pub turn_id: String,

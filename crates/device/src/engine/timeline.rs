@@ -24,6 +24,7 @@ const ARGUMENTS_SHOWN: usize = 2_000;
 pub const TURNS_SHOWN: usize = 200;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Timeline {
     pub session_id: String,
     pub title: String,
@@ -39,6 +40,7 @@ pub struct Timeline {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TimelineTurn {
     /// Absent in sessions written before turns had ids (those cannot be put back).
     pub turn_id: Option<String>,
@@ -55,6 +57,7 @@ pub struct TimelineTurn {
 
 /// A turn's files put back from its copies.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PutBack {
     pub at_ms: u64,
     pub files: Vec<String>,
@@ -63,6 +66,7 @@ pub struct PutBack {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Step {
     pub tool_call_id: String,
     pub tool: String,
@@ -78,6 +82,7 @@ pub struct Step {
 
 /// What the call ran or changed, as the device saw it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Did {
     Command {
@@ -95,6 +100,7 @@ pub enum Did {
 
 /// What let a call run or stopped it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Decided {
     /// `allow`, `ask` or `deny`: the verdict before anyone answered.
     pub decision: String,
@@ -108,12 +114,24 @@ pub struct Decided {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct StepResult {
-    /// `pending` (being decided, or running), `completed`, `failed` or `denied`.
-    pub status: String,
+    pub status: StepStatus,
     pub output: String,
     /// The output is longer than shown.
     pub cut: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    /// Being decided, or running.
+    Pending,
+    Completed,
+    Failed,
+    /// Refused, by the limits or a person: it did not run.
+    Denied,
 }
 
 /// The timeline of a session file; `kept` gives the files a turn's copies hold. `session_id`,
@@ -238,12 +256,11 @@ fn message(
                 };
                 let failed = body["is_error"] == true;
                 step.result = StepResult {
-                    status: match (step.result.status.as_str(), failed) {
-                        ("denied", _) => "denied",
-                        (_, true) => "failed",
-                        (_, false) => "completed",
-                    }
-                    .to_string(),
+                    status: match (step.result.status, failed) {
+                        (StepStatus::Denied, _) => StepStatus::Denied,
+                        (_, true) => StepStatus::Failed,
+                        (_, false) => StepStatus::Completed,
+                    },
                     cut: output.chars().count() > OUTPUT_SHOWN,
                     output: shortened(&output, OUTPUT_SHOWN),
                 };
@@ -292,7 +309,7 @@ fn step(id: &str, tool: &str, arguments: &str, said: &str) -> Step {
         did,
         decided: None,
         result: StepResult {
-            status: "pending".into(),
+            status: StepStatus::Pending,
             output: String::new(),
             cut: false,
         },
@@ -307,7 +324,7 @@ fn decision(step: &mut Step, d: &DecisionRecord) {
         *diff = Some(kept.clone());
     }
     if d.outcome == "denied" {
-        step.result.status = "denied".into();
+        step.result.status = StepStatus::Denied;
     }
     step.decided = Some(Decided {
         decision: d.decision.clone(),
@@ -449,16 +466,16 @@ mod tests {
             )
         );
         assert_eq!(
-            (c1.result.status.as_str(), c1.result.output.as_str()),
-            ("completed", "ok")
+            (c1.result.status, c1.result.output.as_str()),
+            (StepStatus::Completed, "ok")
         );
 
         // (call, status, decision, granted, headline)
         let table = [
-            ("c2", "completed", "allow", false, "Change src/a.rs"),
-            ("c3", "denied", "deny", false, "Run a command"),
-            ("c4", "failed", "allow", true, "Run a command"),
-            ("c5", "pending", "", false, "read"),
+            ("c2", StepStatus::Completed, "allow", false, "Change src/a.rs"),
+            ("c3", StepStatus::Denied, "deny", false, "Run a command"),
+            ("c4", StepStatus::Failed, "allow", true, "Run a command"),
+            ("c5", StepStatus::Pending, "", false, "read"),
         ];
         let second = &t.turns[1];
         for (step, (id, status, decision, granted, headline)) in second.steps.iter().zip(table) {

@@ -11,6 +11,7 @@ use serde::Serialize;
 const KEEP: usize = 200;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Entry {
     /// Unix milliseconds.
     pub at_ms: u64,
@@ -32,6 +33,7 @@ pub struct Activity {
 
 /// What remote work is going on now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Now {
     pub terminals: usize,
     pub watches: usize,

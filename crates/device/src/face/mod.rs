@@ -42,6 +42,7 @@ pub enum IconLook {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct LinkView {
     /// The state's code, for the UI to branch on (`linked`, `offline`, `not_logged_in`, ...).
     pub state: &'static str,
@@ -50,12 +51,14 @@ pub struct LinkView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct RootView {
     pub path: String,
     pub trusted: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct RemoteView {
     pub enabled: bool,
     pub scheduled: bool,
@@ -68,6 +71,7 @@ pub struct RemoteView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SettingText {
     pub label: String,
     pub description: String,
@@ -75,6 +79,7 @@ pub struct SettingText {
 
 /// Everything the window shows, sent whole on every change (it is small).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Snapshot {
     pub link: LinkView,
     pub held_by: Option<String>,

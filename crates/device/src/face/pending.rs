@@ -32,6 +32,7 @@ impl Verdict {
 
 /// An approval card waiting for a person.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ApprovalCard {
     /// The tool call's id: what an answer names (`lembas approvals allow|deny <id>`).
     pub id: String,
@@ -69,6 +70,7 @@ pub struct ApprovalCard {
 
 /// A plan waiting for approval: its file in the project and the plan as markdown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Plan {
     pub path: String,
     pub text: String,
@@ -76,6 +78,7 @@ pub struct Plan {
 
 /// A file tool's change. `old_text` absent for `write`: the whole file is replaced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Diff {
     pub path: String,
     pub old_text: Option<String>,
@@ -83,6 +86,7 @@ pub struct Diff {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ScheduledRun {
     pub schedule_id: String,
     pub run_id: String,
@@ -207,6 +211,7 @@ const PLAN_REASON: &str = "Allow approves it in manual mode (every change still 
 
 /// What the call would do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Detail {
     /// A bash command line.

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use super::protected::Protected;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Risk {
     /// Removes files (`rm`, `find -delete`, `git clean`, …).

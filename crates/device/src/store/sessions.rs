@@ -37,6 +37,7 @@ pub struct Opened {
 
 /// One line of `lembas sessions list`.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SessionSummary {
     pub id: String,
     pub title: String,

@@ -1,0 +1,236 @@
+// Generated from the device's types (crates/device/src/control/window_types.rs); do not edit.
+// A test checks it is fresh: `LEMBAS_GENERATE=1 cargo test -p lembas-device window_types`.
+
+export type Entry = { 
+/**
+ * Unix milliseconds.
+ */
+at_ms: number, 
+/**
+ * `terminal_opened`, `terminal_closed`, `watch_started`, `watch`, `refused`, `link`, `error`,
+ * `session`, `turn`, `approval`, `tool`.
+ */
+kind: string, text: string, };
+
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
+
+export type Now = { terminals: number, watches: number, 
+/**
+ * Agent turns running (a chat at work), on the link or not.
+ */
+turns: number, };
+
+export type Detail = { "type": "command", command: string, } | { "type": "change", path: string, diff: string, } | { "type": "arguments", json: string, } | { "type": "plan", path: string, text: string, };
+
+export type Diff = { path: string, old_text: string | null, new_text: string, };
+
+export type ScheduledRun = { schedule_id: string, run_id: string, 
+/**
+ * The schedule's title, when the run gave one.
+ */
+title: string | null, 
+/**
+ * How long the device waits for an answer before denying.
+ */
+wait_s: number, };
+
+export type Risk = "deletes" | "outside_folder" | "network" | "pipe_to_shell" | "sudo" | "protected" | "writes";
+
+export type Plan = { path: string, text: string, };
+
+export type ApprovalCard = { 
+/**
+ * The tool call's id: what an answer names (`lembas approvals allow|deny <id>`).
+ */
+id: string, session_id: string, 
+/**
+ * The model's own title of the call (a plan's: "Approve the plan"); a face shows `headline`.
+ */
+title: string, 
+/**
+ * ACP's tool kind (`execute`, `edit`, …).
+ */
+kind: string | null, 
+/**
+ * Why it asks (the judge's sentence).
+ */
+reason: string, 
+/**
+ * What the call would do, as a face draws it: the command, the change as a diff, the plan,
+ * or the arguments.
+ */
+detail: Detail, 
+/**
+ * The command line, for bash.
+ */
+command: string | null, 
+/**
+ * The change, for a file tool that writes.
+ */
+diff: Diff | null, 
+/**
+ * When it was asked (Unix ms) and how long it has waited.
+ */
+asked_ms: number, waiting_s: number, 
+/**
+ * Set when a scheduled run asks: nobody is at the chat.
+ */
+scheduled: ScheduledRun | null, 
+/**
+ * A plan card's plan, for a face that shows it whole (the tray's window).
+ */
+plan?: Plan | null, 
+/**
+ * The call's arguments as the agent gave them, for a tool that neither runs a command nor
+ * changes a file (those are in `command` and `diff`).
+ */
+arguments?: JsonValue | null, 
+/**
+ * What the call does, in the device's words: "Run a command in ~/work/proj".
+ */
+headline: string, 
+/**
+ * The session's folder.
+ */
+cwd: string, session_title: string, 
+/**
+ * When the wait ends and the card counts as denied (Unix ms).
+ */
+deadline_ms: number | null, risks: Array<Risk>, 
+/**
+ * The model's own description of the call, when it gave one: shown last, as its words.
+ */
+agent_says: string | null, 
+/**
+ * A write's or edit's change as a unified diff against the file on disk, when it could be
+ * read (`tools::preview`).
+ */
+unified_diff: string | null, };
+
+export type RootView = { path: string, trusted: boolean, };
+
+export type RemoteView = { enabled: boolean, scheduled: boolean, terminal: boolean, require_trust: boolean, max_mode: string, roots: Array<RootView>, 
+/**
+ * Whether remote commands run in a kernel sandbox here, as a sentence.
+ */
+sandbox: string, };
+
+export type SettingText = { label: string, description: string, };
+
+export type LinkView = { 
+/**
+ * The state's code, for the UI to branch on (`linked`, `offline`, `not_logged_in`, ...).
+ */
+state: string, 
+/**
+ * The tray's status line.
+ */
+line: string, };
+
+export type Snapshot = { link: LinkView, held_by: string | null, server: string | null, connection: string | null, last_error: string | null, 
+/**
+ * The limits as last sent to the instance.
+ */
+limits: JsonValue | null, 
+/**
+ * The config cannot be read: the reason, and the settings shown are the defaults.
+ */
+settings_error: string | null, remote: RemoteView, scheduled_setting: SettingText, modes: Array<string>, now: Now, now_line: string, activity: Array<Entry>, 
+/**
+ * The approval cards waiting for an answer, oldest first.
+ */
+cards: Array<ApprovalCard>, };
+
+export type ListedSession = { 
+/**
+ * A turn is running or waiting in this runtime.
+ */
+running: boolean, 
+/**
+ * Open in this runtime (model and mode known).
+ */
+open: boolean, model: string | null, mode: string | null, 
+/**
+ * The running turn is a scheduled run.
+ */
+scheduled: boolean, id: string, title: string, cwd: string, created_ms: number, updated_ms: number, messages: number, 
+/**
+ * Made for (or opened by) the link's client: it may delete the session wherever its folder is.
+ */
+given: boolean, };
+
+export type StepStatus = "pending" | "completed" | "failed" | "denied";
+
+export type StepResult = { status: StepStatus, output: string, 
+/**
+ * The output is longer than shown.
+ */
+cut: boolean, };
+
+export type Did = { "kind": "command", command: string, } | { "kind": "change", path: string, diff: string | null, } | { "kind": "call", arguments: string, };
+
+export type Decided = { 
+/**
+ * `allow`, `ask` or `deny`: the verdict before anyone answered.
+ */
+decision: string, mode: string | null, reason: string | null, granted: boolean, answered_by: string | null, answer: string | null, answered_ms: number | null, at_ms: number | null, };
+
+export type Step = { tool_call_id: string, tool: string, 
+/**
+ * The device's words for the call ("Run a command in ~/proj", "Write src/main.rs").
+ */
+headline: string, 
+/**
+ * What the agent said it would do: its description of the call, else its words before it.
+ */
+agent_says: string | null, did: Did, 
+/**
+ * What let it run or stopped it; absent while it is being decided.
+ */
+decided: Decided | null, result: StepResult, };
+
+export type PutBack = { at_ms: number, files: Array<string>, 
+/**
+ * Left as they are: the limits no longer let remote work write there, or the folder moved.
+ */
+left: Array<string>, };
+
+export type TimelineTurn = { 
+/**
+ * Absent in sessions written before turns had ids (those cannot be put back).
+ */
+turn_id: string | null, prompt: string, steps: Array<Step>, 
+/**
+ * The agent's words to the person in this turn.
+ */
+reply: string, 
+/**
+ * Taken out of the conversation (`/undo`, a rewind); its steps happened all the same.
+ */
+rewound: boolean, 
+/**
+ * The files putting this turn back would restore: copies kept before its first write of each.
+ */
+kept: Array<string>, put_back: PutBack | null, };
+
+export type Grant = { "kind": "writes" } | { "kind": "command", pattern: string, } | { "kind": "tool", name: string, };
+
+export type Timeline = { session_id: string, title: string, 
+/**
+ * The session's folder.
+ */
+root: string, 
+/**
+ * A turn runs or waits in this runtime now.
+ */
+running: boolean, 
+/**
+ * "Allow for this chat" answers in force (they last while the chat is open in this runtime).
+ */
+grants: Array<Grant>, 
+/**
+ * Older turns left out ([`TURNS_SHOWN`]).
+ */
+earlier_turns: number, turns: Array<TimelineTurn>, };
+
+export type PutBackAnswer = { session_id: string, turn_id: string, files: Array<string>, left: Array<string>, };
