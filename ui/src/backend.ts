@@ -8,10 +8,10 @@ import type { ControlMethod, ControlPushMethod, Reason } from './protocol';
 
 // What the device sends, declared once in Rust and generated (wire.ts); the window's own below.
 export type {
-  ApprovalCard, Decided, Detail, Did, Entry, Grant, ListedSession, PutBackAnswer, Risk, Snapshot, Step,
-  Timeline, TimelineTurn,
+  ApprovalCard, Decided, Detail, Did, Entry, Grant, ListedSession, ListedTerminal, Mode, PutBackAnswer, Risk,
+  SettingChange, Snapshot, Step, Timeline, TimelineTurn,
 } from './wire';
-import type { Entry, Grant, ListedSession, PutBackAnswer, Snapshot, Timeline } from './wire';
+import type { Entry, Grant, ListedSession, ListedTerminal, PutBackAnswer, SettingChange, Snapshot, Timeline } from './wire';
 
 /** The newest lines of the activity log, newest first. */
 export interface ActivityPage { lines: Entry[]; unreadable: number; path: string }
@@ -29,10 +29,6 @@ export interface ControlPush { method: ControlPushMethod; params: unknown }
 export interface CommandError { code: Reason | 'method_not_found' | 'not_running' | 'refused'; message: string }
 
 // The Terminals view's.
-export interface ListedTerminal {
-  id: string; cwd: string; shell: string; opened_ms: number; offset: number; cols: number; rows: number;
-}
-
 export interface Replay { id: string; data: string; offset: number }
 // The viewer's.
 export type ShownKind = 'markdown' | 'code' | 'text' | 'html';
@@ -50,11 +46,6 @@ export interface ShownFile {
 }
 
 
-
-export type SettingChange =
-  | { setting: 'remote_enabled' | 'scheduled' | 'terminal' | 'require_trust'; value: boolean }
-  | { setting: 'max_mode'; value: string }
-  | { setting: 'add_root' | 'remove_root' | 'trust' | 'untrust'; value: string };
 
 export function asCommandError(e: unknown): CommandError {
   if (e && typeof e === 'object' && 'code' in e && 'message' in e) {

@@ -3,7 +3,7 @@
 // none), then Settings (login, the switches, the folders, what the instance sees), Sessions,
 // Terminals, Shown and the Activity log.
 import './style.css';
-import { asCommandError, backend, type ActivityPage, type ApprovalCard, type CommandError, type ListedSession, type ListedTerminal, type Snapshot, type View } from './backend';
+import { asCommandError, backend, type ActivityPage, type ApprovalCard, type CommandError, type ListedSession, type ListedTerminal, type Mode, type Snapshot, type View } from './backend';
 import { RISK_WORDS, detailOf, whereOf } from './card-view';
 import { el } from './dom';
 import { openSessions, sessionsView, showSession } from './sessions';
@@ -165,7 +165,7 @@ function remoteSection(s: Snapshot): HTMLElement {
   const mode = el('select', { id: 'max-mode', disabled: local.busy });
   for (const m of s.modes) mode.append(el('option', { value: m, text: m }));
   mode.value = r.max_mode;
-  mode.addEventListener('change', () => act('remote', () => backend.change({ setting: 'max_mode', value: mode.value })));
+  mode.addEventListener('change', () => act('remote', () => backend.change({ setting: 'max_mode', value: mode.value as Mode })));
   return el('section', { 'aria-label': 'Remote work' },
     el('h2', { text: 'Remote work' }),
     toggle('remote-enabled', 'Remote work', r.enabled, change('remote_enabled')),

@@ -14,15 +14,23 @@ kind: string, text: string, };
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
-export type Now = { terminals: number, watches: number, 
-/**
- * Agent turns running (a chat at work), on the link or not.
- */
-turns: number, };
+export type Mode = "plan" | "manual" | "edit" | "auto";
 
-export type Detail = { "type": "command", command: string, } | { "type": "change", path: string, diff: string, } | { "type": "arguments", json: string, } | { "type": "plan", path: string, text: string, };
+export type RootView = { path: string, trusted: boolean, };
+
+export type RemoteView = { enabled: boolean, scheduled: boolean, terminal: boolean, require_trust: boolean, max_mode: Mode, roots: Array<RootView>, 
+/**
+ * Whether remote commands run in a kernel sandbox here, as a sentence.
+ */
+sandbox: string, };
 
 export type Diff = { path: string, old_text: string | null, new_text: string, };
+
+export type Plan = { path: string, text: string, };
+
+export type Risk = "deletes" | "outside_folder" | "network" | "pipe_to_shell" | "sudo" | "protected" | "writes";
+
+export type Detail = { "type": "command", command: string, } | { "type": "change", path: string, diff: string, } | { "type": "arguments", json: string, } | { "type": "plan", path: string, text: string, };
 
 export type ScheduledRun = { schedule_id: string, run_id: string, 
 /**
@@ -33,10 +41,6 @@ title: string | null,
  * How long the device waits for an answer before denying.
  */
 wait_s: number, };
-
-export type Risk = "deletes" | "outside_folder" | "network" | "pipe_to_shell" | "sudo" | "protected" | "writes";
-
-export type Plan = { path: string, text: string, };
 
 export type ApprovalCard = { 
 /**
@@ -107,16 +111,6 @@ agent_says: string | null,
  */
 unified_diff: string | null, };
 
-export type RootView = { path: string, trusted: boolean, };
-
-export type RemoteView = { enabled: boolean, scheduled: boolean, terminal: boolean, require_trust: boolean, max_mode: string, roots: Array<RootView>, 
-/**
- * Whether remote commands run in a kernel sandbox here, as a sentence.
- */
-sandbox: string, };
-
-export type SettingText = { label: string, description: string, };
-
 export type LinkView = { 
 /**
  * The state's code, for the UI to branch on (`linked`, `offline`, `not_logged_in`, ...).
@@ -127,6 +121,14 @@ state: string,
  */
 line: string, };
 
+export type Now = { terminals: number, watches: number, 
+/**
+ * Agent turns running (a chat at work), on the link or not.
+ */
+turns: number, };
+
+export type SettingText = { label: string, description: string, };
+
 export type Snapshot = { link: LinkView, held_by: string | null, server: string | null, connection: string | null, last_error: string | null, 
 /**
  * The limits as last sent to the instance.
@@ -135,7 +137,7 @@ limits: JsonValue | null,
 /**
  * The config cannot be read: the reason, and the settings shown are the defaults.
  */
-settings_error: string | null, remote: RemoteView, scheduled_setting: SettingText, modes: Array<string>, now: Now, now_line: string, activity: Array<Entry>, 
+settings_error: string | null, remote: RemoteView, scheduled_setting: SettingText, modes: Array<Mode>, now: Now, now_line: string, activity: Array<Entry>, 
 /**
  * The approval cards waiting for an answer, oldest first.
  */
@@ -159,6 +161,14 @@ scheduled: boolean, id: string, title: string, cwd: string, created_ms: number, 
  */
 given: boolean, };
 
+export type Grant = { "kind": "writes" } | { "kind": "command", pattern: string, } | { "kind": "tool", name: string, };
+
+export type PutBack = { at_ms: number, files: Array<string>, 
+/**
+ * Left as they are: the limits no longer let remote work write there, or the folder moved.
+ */
+left: Array<string>, };
+
 export type StepStatus = "pending" | "completed" | "failed" | "denied";
 
 export type StepResult = { status: StepStatus, output: string, 
@@ -167,13 +177,13 @@ export type StepResult = { status: StepStatus, output: string,
  */
 cut: boolean, };
 
-export type Did = { "kind": "command", command: string, } | { "kind": "change", path: string, diff: string | null, } | { "kind": "call", arguments: string, };
-
 export type Decided = { 
 /**
  * `allow`, `ask` or `deny`: the verdict before anyone answered.
  */
 decision: string, mode: string | null, reason: string | null, granted: boolean, answered_by: string | null, answer: string | null, answered_ms: number | null, at_ms: number | null, };
+
+export type Did = { "kind": "command", command: string, } | { "kind": "change", path: string, diff: string | null, } | { "kind": "call", arguments: string, };
 
 export type Step = { tool_call_id: string, tool: string, 
 /**
@@ -188,12 +198,6 @@ agent_says: string | null, did: Did,
  * What let it run or stopped it; absent while it is being decided.
  */
 decided: Decided | null, result: StepResult, };
-
-export type PutBack = { at_ms: number, files: Array<string>, 
-/**
- * Left as they are: the limits no longer let remote work write there, or the folder moved.
- */
-left: Array<string>, };
 
 export type TimelineTurn = { 
 /**
@@ -212,8 +216,6 @@ rewound: boolean,
  * The files putting this turn back would restore: copies kept before its first write of each.
  */
 kept: Array<string>, put_back: PutBack | null, };
-
-export type Grant = { "kind": "writes" } | { "kind": "command", pattern: string, } | { "kind": "tool", name: string, };
 
 export type Timeline = { session_id: string, title: string, 
 /**
@@ -234,3 +236,19 @@ grants: Array<Grant>,
 earlier_turns: number, turns: Array<TimelineTurn>, };
 
 export type PutBackAnswer = { session_id: string, turn_id: string, files: Array<string>, left: Array<string>, };
+
+export type ListedTerminal = { id: string, 
+/**
+ * The folder it started in (the shell's own `cd`s come as OSC 7 in its output).
+ */
+cwd: string, shell: string, opened_ms: number, 
+/**
+ * Bytes of output so far: where the next output starts.
+ */
+offset: number, 
+/**
+ * The PTY's size, as the instance last set it: the window draws the same screen.
+ */
+cols: number, rows: number, };
+
+export type SettingChange = { "setting": "remote_enabled", "value": boolean } | { "setting": "scheduled", "value": boolean } | { "setting": "terminal", "value": boolean } | { "setting": "require_trust", "value": boolean } | { "setting": "max_mode", "value": Mode } | { "setting": "add_root", "value": string } | { "setting": "remove_root", "value": string } | { "setting": "trust", "value": string } | { "setting": "untrust", "value": string };

@@ -18,6 +18,7 @@ use super::parts::Parts;
 /// One setting a face changes: a typed subset of [`Change`] (the login has its own method;
 /// nothing here passes arbitrary changes through).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "setting", content = "value", rename_all = "snake_case")]
 pub enum SettingChange {
     RemoteEnabled(bool),

@@ -5,11 +5,13 @@
 use std::path::Path;
 use ts_rs::{Config, TS, TypeVisitor};
 
+use crate::control::SettingChange;
 use crate::control::sessions::ListedSession;
 use crate::engine::PutBackAnswer;
 use crate::engine::grants::Grant;
 use crate::engine::timeline::Timeline;
 use crate::face::Snapshot;
+use crate::terminal::board::Listed as ListedTerminal;
 
 /// Every declaration the window's types need, each once, a type's dependencies before it.
 fn declarations() -> String {
@@ -24,6 +26,8 @@ fn declarations() -> String {
     all.visit::<Timeline>();
     all.visit::<Grant>();
     all.visit::<PutBackAnswer>();
+    all.visit::<ListedTerminal>();
+    all.visit::<SettingChange>();
     all.out.join("\n\n")
 }
 

@@ -64,7 +64,7 @@ pub struct RemoteView {
     pub scheduled: bool,
     pub terminal: bool,
     pub require_trust: bool,
-    pub max_mode: &'static str,
+    pub max_mode: Mode,
     pub roots: Vec<RootView>,
     /// Whether remote commands run in a kernel sandbox here, as a sentence.
     pub sandbox: String,
@@ -92,7 +92,7 @@ pub struct Snapshot {
     pub settings_error: Option<String>,
     pub remote: RemoteView,
     pub scheduled_setting: SettingText,
-    pub modes: Vec<&'static str>,
+    pub modes: Vec<Mode>,
     pub now: Now,
     pub now_line: String,
     pub activity: Vec<Entry>,
@@ -214,7 +214,7 @@ pub fn snapshot(
             scheduled: settings.remote.scheduled,
             terminal: settings.remote.terminal,
             require_trust: settings.remote.require_trust,
-            max_mode: settings.remote.max_mode.as_str(),
+            max_mode: settings.remote.max_mode,
             roots: root_views(settings),
             sandbox: sandbox_line(
                 &status
@@ -226,7 +226,7 @@ pub fn snapshot(
             label: setting.label.clone(),
             description: setting.description.clone(),
         },
-        modes: Mode::ALL.iter().map(|m| m.as_str()).collect(),
+        modes: Mode::ALL.to_vec(),
         now,
         now_line: activity::now_line(now, &activity.working_folders()),
         activity: activity.entries(),

@@ -37,6 +37,8 @@ impl Default for Board {
 
 /// One open terminal as the window lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "ListedTerminal"))]
 pub struct Listed {
     pub id: String,
     /// The folder it started in (the shell's own `cd`s come as OSC 7 in its output).
