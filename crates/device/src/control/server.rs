@@ -15,7 +15,8 @@ use tokio::task::JoinHandle;
 use super::cookie::{self, Cookie};
 use super::endpoint::{self, Listener, Stream};
 use super::parts::Parts;
-use super::{ApprovalCard, Verdict, credentials};
+use super::{Verdict, credentials};
+use crate::face::pending::open_cards;
 use crate::rpc::{self, Incoming, RpcError};
 use crate::settings::edit::Change;
 use crate::status;
@@ -414,15 +415,7 @@ async fn request(parts: &Parts, method: ControlMethod, params: Value) -> Result<
             Ok(json!({ "running": true, "status": snapshot }))
         }
         ControlMethod::ApprovalsList => {
-            let now = status::now_ms();
-            let mut pending: Vec<ApprovalCard> = parts
-                .engine
-                .cards()
-                .iter()
-                .map(|c| ApprovalCard::of(c, now))
-                .collect();
-            pending.sort_by_key(|p| (p.asked_ms, p.id.clone()));
-            Ok(json!(pending))
+            Ok(json!(open_cards(&parts.engine.cards(), status::now_ms())))
         }
         ControlMethod::ApprovalsAnswer => {
             let asked: AnswerParams = rpc::params(method.name(), params)?;

@@ -2,7 +2,7 @@
 //! status, the config, the activity it folded and the open approval cards, so a window needs
 //! nothing but this socket whichever process runs the device.
 
-use crate::face::pending::ApprovalCard;
+use crate::face::pending::open_cards;
 use crate::face::{self, HostState, Snapshot};
 use crate::poison::Recover;
 use crate::rpc::RpcError;
@@ -25,14 +25,7 @@ pub(super) async fn snapshot(parts: &Parts) -> Result<Snapshot, RpcError> {
         held_by: (parts.holder != DESKTOP_HOLDER).then(|| parts.holder.clone()),
         problem: None,
     };
-    let now = crate::status::now_ms();
-    let mut cards: Vec<ApprovalCard> = parts
-        .engine
-        .cards()
-        .iter()
-        .map(|c| ApprovalCard::of(c, now))
-        .collect();
-    cards.sort_by_key(|c| (c.asked_ms, c.id.clone()));
+    let cards = open_cards(&parts.engine.cards(), crate::status::now_ms());
     let activity = parts.activity.lock().recover();
     Ok(face::snapshot(
         &host,

@@ -96,6 +96,14 @@ pub struct ScheduledRun {
     pub wait_s: u64,
 }
 
+/// The open requests as cards at `now_ms`, the oldest first (the id breaks a tie, so the order is
+/// the same on every read).
+pub fn open_cards(cards: &[Card], now_ms: u64) -> Vec<ApprovalCard> {
+    let mut open: Vec<ApprovalCard> = cards.iter().map(|c| ApprovalCard::of(c, now_ms)).collect();
+    open.sort_by(|a, b| (a.asked_ms, &a.id).cmp(&(b.asked_ms, &b.id)));
+    open
+}
+
 impl ApprovalCard {
     /// A card's view at `now_ms`; read from the request's params, never failing on their shape.
     pub fn of(card: &Card, now_ms: u64) -> ApprovalCard {
