@@ -1,47 +1,6 @@
 // Generated from the device's types (crates/device/src/control/window_types.rs); do not edit.
 // A test checks it is fresh: `LEMBAS_GENERATE=1 cargo test -p lembas-device window_types`.
 
-export type Entry = { 
-/**
- * Unix milliseconds.
- */
-at_ms: number, 
-/**
- * `terminal_opened`, `terminal_closed`, `watch_started`, `watch`, `refused`, `link`, `error`,
- * `session`, `turn`, `approval`, `tool`.
- */
-kind: string, text: string, };
-
-export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
-
-export type Mode = "plan" | "manual" | "edit" | "auto";
-
-export type RootView = { path: string, trusted: boolean, };
-
-export type RemoteView = { enabled: boolean, scheduled: boolean, terminal: boolean, require_trust: boolean, max_mode: Mode, roots: Array<RootView>, 
-/**
- * Whether remote commands run in a kernel sandbox here, as a sentence.
- */
-sandbox: string, };
-
-export type Diff = { path: string, old_text: string | null, new_text: string, };
-
-export type Plan = { path: string, text: string, };
-
-export type Risk = "deletes" | "outside_folder" | "network" | "pipe_to_shell" | "sudo" | "protected" | "writes";
-
-export type Detail = { "type": "command", command: string, } | { "type": "change", path: string, diff: string, } | { "type": "arguments", json: string, } | { "type": "plan", path: string, text: string, };
-
-export type ScheduledRun = { schedule_id: string, run_id: string, 
-/**
- * The schedule's title, when the run gave one.
- */
-title: string | null, 
-/**
- * How long the device waits for an answer before denying.
- */
-wait_s: number, };
-
 export type ApprovalCard = { 
 /**
  * The tool call's id: what an answer names (`lembas approvals allow|deny <id>`).
@@ -111,6 +70,33 @@ agent_says: string | null,
  */
 unified_diff: string | null, };
 
+export type Decided = { 
+/**
+ * `allow`, `ask` or `deny`: the verdict before anyone answered.
+ */
+decision: string, mode: string | null, reason: string | null, granted: boolean, answered_by: string | null, answer: string | null, answered_ms: number | null, at_ms: number | null, };
+
+export type Detail = { "type": "command", command: string, } | { "type": "change", path: string, diff: string, } | { "type": "arguments", json: string, } | { "type": "plan", path: string, text: string, };
+
+export type Did = { "kind": "command", command: string, } | { "kind": "change", path: string, diff: string | null, } | { "kind": "call", arguments: string, };
+
+export type Diff = { path: string, old_text: string | null, new_text: string, };
+
+export type Entry = { 
+/**
+ * Unix milliseconds.
+ */
+at_ms: number, 
+/**
+ * `terminal_opened`, `terminal_closed`, `watch_started`, `watch`, `refused`, `link`, `error`,
+ * `session`, `turn`, `approval`, `tool`.
+ */
+kind: string, text: string, };
+
+export type Grant = { "kind": "writes" } | { "kind": "command", pattern: string, } | { "kind": "tool", name: string, };
+
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
+
 export type LinkView = { 
 /**
  * The state's code, for the UI to branch on (`linked`, `offline`, `not_logged_in`, ...).
@@ -120,28 +106,6 @@ state: string,
  * The tray's status line.
  */
 line: string, };
-
-export type Now = { terminals: number, watches: number, 
-/**
- * Agent turns running (a chat at work), on the link or not.
- */
-turns: number, };
-
-export type SettingText = { label: string, description: string, };
-
-export type Snapshot = { link: LinkView, held_by: string | null, server: string | null, connection: string | null, last_error: string | null, 
-/**
- * The limits as last sent to the instance.
- */
-limits: JsonValue | null, 
-/**
- * The config cannot be read: the reason, and the settings shown are the defaults.
- */
-settings_error: string | null, remote: RemoteView, scheduled_setting: SettingText, modes: Array<Mode>, now: Now, now_line: string, activity: Array<Entry>, 
-/**
- * The approval cards waiting for an answer, oldest first.
- */
-cards: Array<ApprovalCard>, };
 
 export type ListedSession = { 
 /**
@@ -161,7 +125,29 @@ scheduled: boolean, id: string, title: string, cwd: string, created_ms: number, 
  */
 given: boolean, };
 
-export type Grant = { "kind": "writes" } | { "kind": "command", pattern: string, } | { "kind": "tool", name: string, };
+export type ListedTerminal = { id: string, 
+/**
+ * The folder it started in (the shell's own `cd`s come as OSC 7 in its output).
+ */
+cwd: string, shell: string, opened_ms: number, 
+/**
+ * Bytes of output so far: where the next output starts.
+ */
+offset: number, 
+/**
+ * The PTY's size, as the instance last set it: the window draws the same screen.
+ */
+cols: number, rows: number, };
+
+export type Mode = "plan" | "manual" | "edit" | "auto";
+
+export type Now = { terminals: number, watches: number, 
+/**
+ * Agent turns running (a chat at work), on the link or not.
+ */
+turns: number, };
+
+export type Plan = { path: string, text: string, };
 
 export type PutBack = { at_ms: number, files: Array<string>, 
 /**
@@ -169,21 +155,45 @@ export type PutBack = { at_ms: number, files: Array<string>,
  */
 left: Array<string>, };
 
-export type StepStatus = "pending" | "completed" | "failed" | "denied";
+export type PutBackAnswer = { session_id: string, turn_id: string, files: Array<string>, left: Array<string>, };
 
-export type StepResult = { status: StepStatus, output: string, 
+export type RemoteView = { enabled: boolean, scheduled: boolean, terminal: boolean, require_trust: boolean, max_mode: Mode, roots: Array<RootView>, 
 /**
- * The output is longer than shown.
+ * Whether remote commands run in a kernel sandbox here, as a sentence.
  */
-cut: boolean, };
+sandbox: string, };
 
-export type Decided = { 
+export type Risk = "deletes" | "outside_folder" | "network" | "pipe_to_shell" | "sudo" | "protected" | "writes";
+
+export type RootView = { path: string, trusted: boolean, };
+
+export type ScheduledRun = { schedule_id: string, run_id: string, 
 /**
- * `allow`, `ask` or `deny`: the verdict before anyone answered.
+ * The schedule's title, when the run gave one.
  */
-decision: string, mode: string | null, reason: string | null, granted: boolean, answered_by: string | null, answer: string | null, answered_ms: number | null, at_ms: number | null, };
+title: string | null, 
+/**
+ * How long the device waits for an answer before denying.
+ */
+wait_s: number, };
 
-export type Did = { "kind": "command", command: string, } | { "kind": "change", path: string, diff: string | null, } | { "kind": "call", arguments: string, };
+export type SettingChange = { "setting": "remote_enabled", "value": boolean } | { "setting": "scheduled", "value": boolean } | { "setting": "terminal", "value": boolean } | { "setting": "require_trust", "value": boolean } | { "setting": "max_mode", "value": Mode } | { "setting": "add_root", "value": string } | { "setting": "remove_root", "value": string } | { "setting": "trust", "value": string } | { "setting": "untrust", "value": string };
+
+export type SettingText = { label: string, description: string, };
+
+export type Snapshot = { link: LinkView, held_by: string | null, server: string | null, connection: string | null, last_error: string | null, 
+/**
+ * The limits as last sent to the instance.
+ */
+limits: JsonValue | null, 
+/**
+ * The config cannot be read: the reason, and the settings shown are the defaults.
+ */
+settings_error: string | null, remote: RemoteView, scheduled_setting: SettingText, modes: Array<Mode>, now: Now, now_line: string, activity: Array<Entry>, 
+/**
+ * The approval cards waiting for an answer, oldest first.
+ */
+cards: Array<ApprovalCard>, };
 
 export type Step = { tool_call_id: string, tool: string, 
 /**
@@ -199,23 +209,13 @@ agent_says: string | null, did: Did,
  */
 decided: Decided | null, result: StepResult, };
 
-export type TimelineTurn = { 
+export type StepResult = { status: StepStatus, output: string, 
 /**
- * Absent in sessions written before turns had ids (those cannot be put back).
+ * The output is longer than shown.
  */
-turn_id: string | null, prompt: string, steps: Array<Step>, 
-/**
- * The agent's words to the person in this turn.
- */
-reply: string, 
-/**
- * Taken out of the conversation (`/undo`, a rewind); its steps happened all the same.
- */
-rewound: boolean, 
-/**
- * The files putting this turn back would restore: copies kept before its first write of each.
- */
-kept: Array<string>, put_back: PutBack | null, };
+cut: boolean, };
+
+export type StepStatus = "pending" | "completed" | "failed" | "denied";
 
 export type Timeline = { session_id: string, title: string, 
 /**
@@ -235,20 +235,20 @@ grants: Array<Grant>,
  */
 earlier_turns: number, turns: Array<TimelineTurn>, };
 
-export type PutBackAnswer = { session_id: string, turn_id: string, files: Array<string>, left: Array<string>, };
-
-export type ListedTerminal = { id: string, 
+export type TimelineTurn = { 
 /**
- * The folder it started in (the shell's own `cd`s come as OSC 7 in its output).
+ * Absent in sessions written before turns had ids (those cannot be put back).
  */
-cwd: string, shell: string, opened_ms: number, 
+turn_id: string | null, prompt: string, steps: Array<Step>, 
 /**
- * Bytes of output so far: where the next output starts.
+ * The agent's words to the person in this turn.
  */
-offset: number, 
+reply: string, 
 /**
- * The PTY's size, as the instance last set it: the window draws the same screen.
+ * Taken out of the conversation (`/undo`, a rewind); its steps happened all the same.
  */
-cols: number, rows: number, };
-
-export type SettingChange = { "setting": "remote_enabled", "value": boolean } | { "setting": "scheduled", "value": boolean } | { "setting": "terminal", "value": boolean } | { "setting": "require_trust", "value": boolean } | { "setting": "max_mode", "value": Mode } | { "setting": "add_root", "value": string } | { "setting": "remove_root", "value": string } | { "setting": "trust", "value": string } | { "setting": "untrust", "value": string };
+rewound: boolean, 
+/**
+ * The files putting this turn back would restore: copies kept before its first write of each.
+ */
+kept: Array<string>, put_back: PutBack | null, };

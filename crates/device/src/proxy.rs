@@ -11,6 +11,35 @@ use tokio_tungstenite::tungstenite::http::{HeaderValue, Uri};
 /// The proxy's answer to `CONNECT` ends within this many bytes (a status line and a few headers).
 const MAX_ANSWER_BYTES: usize = 8 * 1024;
 
+/// Why the link cannot go through the proxy; its sentence ends the status line's "cannot reach".
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    #[error(
+        "the proxy {proxy} is not an http:// proxy: the link goes through an http:// proxy only (set HTTPS_PROXY=http://host:port, or the instance in NO_PROXY)"
+    )]
+    NotHttp { proxy: String },
+    #[error("the proxy address {proxy} names no host")]
+    NoHost { proxy: String },
+    #[error("the proxy {proxy} cannot be reached: {source}")]
+    Unreachable { proxy: String, source: std::io::Error },
+    #[error("the proxy {proxy} closed the connection: {source}")]
+    Closed { proxy: String, source: std::io::Error },
+    #[error("the proxy {proxy} did not answer CONNECT: {why}")]
+    NoAnswer { proxy: String, why: String },
+    #[error(
+        "the proxy {proxy} asks for a login (407): put it in the proxy's address, http://user:password@host:port"
+    )]
+    LoginNeeded { proxy: String },
+    #[error("the proxy {proxy} refused the tunnel to {target} ({code})")]
+    Refused {
+        proxy: String,
+        target: String,
+        code: u16,
+    },
+    #[error("the proxy {proxy} answered CONNECT with no HTTP status")]
+    NoStatus { proxy: String },
+}
+
 /// Where the link's TCP connection goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Via {
@@ -42,18 +71,20 @@ pub fn named_for(address: &url::Url) -> Option<String> {
 }
 
 /// The proxy the environment names for the link's address (`ws://` or `wss://`), or none.
-pub fn for_link(link: &url::Url) -> Result<Option<Via>, String> {
+pub fn for_link(link: &url::Url) -> Result<Option<Via>, ProxyError> {
     let Some(intercept) = intercept(link) else {
         return Ok(None);
     };
     let proxy = intercept.uri();
     if proxy.scheme_str() != Some("http") {
-        return Err(format!(
-            "the proxy {proxy} is not an http:// proxy: the link goes through an http:// proxy only (set HTTPS_PROXY=http://host:port, or the instance in NO_PROXY)"
-        ));
+        return Err(ProxyError::NotHttp {
+            proxy: proxy.to_string(),
+        });
     }
     let Some(proxy_host) = proxy.host() else {
-        return Err(format!("the proxy address {proxy} names no host"));
+        return Err(ProxyError::NoHost {
+            proxy: proxy.to_string(),
+        });
     };
     Ok(Some(Via {
         proxy: format!("{proxy_host}:{}", proxy.port_u16().unwrap_or(80)),
@@ -62,10 +93,14 @@ pub fn for_link(link: &url::Url) -> Result<Option<Via>, String> {
 }
 
 /// A TCP connection to `host:port` through the proxy's `CONNECT` tunnel, ready for TLS.
-pub async fn tunnel(via: &Via, host: &str, port: u16) -> Result<TcpStream, String> {
+pub async fn tunnel(via: &Via, host: &str, port: u16) -> Result<TcpStream, ProxyError> {
+    let proxy = || via.proxy.clone();
     let mut stream = TcpStream::connect(&via.proxy)
         .await
-        .map_err(|e| format!("the proxy {} cannot be reached: {e}", via.proxy))?;
+        .map_err(|source| ProxyError::Unreachable {
+            proxy: proxy(),
+            source,
+        })?;
     let _ = stream.set_nodelay(true);
     let target = format!("{}:{port}", bracketed(host));
     let mut ask = format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n");
@@ -76,24 +111,22 @@ pub async fn tunnel(via: &Via, host: &str, port: u16) -> Result<TcpStream, Strin
     stream
         .write_all(ask.as_bytes())
         .await
-        .map_err(|e| format!("the proxy {} closed the connection: {e}", via.proxy))?;
+        .map_err(|source| ProxyError::Closed {
+            proxy: proxy(),
+            source,
+        })?;
     let answer = read_head(&mut stream)
         .await
-        .map_err(|e| format!("the proxy {} did not answer CONNECT: {e}", via.proxy))?;
+        .map_err(|why| ProxyError::NoAnswer { proxy: proxy(), why })?;
     match status_of(&answer) {
         Some(200..=299) => Ok(stream),
-        Some(407) => Err(format!(
-            "the proxy {} asks for a login (407): put it in the proxy's address, http://user:password@host:port",
-            via.proxy
-        )),
-        Some(code) => Err(format!(
-            "the proxy {} refused the tunnel to {target} ({code})",
-            via.proxy
-        )),
-        None => Err(format!(
-            "the proxy {} answered CONNECT with no HTTP status",
-            via.proxy
-        )),
+        Some(407) => Err(ProxyError::LoginNeeded { proxy: proxy() }),
+        Some(code) => Err(ProxyError::Refused {
+            proxy: proxy(),
+            target,
+            code,
+        }),
+        None => Err(ProxyError::NoStatus { proxy: proxy() }),
     }
 }
 
@@ -206,7 +239,7 @@ mod tests {
                 proxy: addr,
                 auth: None,
             };
-            let e = tunnel(&via, "::1", 8443).await.unwrap_err();
+            let e = tunnel(&via, "::1", 8443).await.unwrap_err().to_string();
             assert!(e.contains(said), "{e}");
         }
         let via = Via {
@@ -214,6 +247,6 @@ mod tests {
             auth: None,
         };
         let e = tunnel(&via, "a", 1).await.unwrap_err();
-        assert!(e.contains("cannot be reached"), "{e}");
+        assert!(matches!(e, ProxyError::Unreachable { .. }), "{e}");
     }
 }

@@ -4,16 +4,23 @@
 /// Whether a connection from `peer_uid` (the OS's peer credentials; `None` when it could not say)
 /// is served by a runtime running as `own_uid`. Unknown credentials are refused, and so is root
 /// when the runtime is not root's: answering approvals is the person's, not the machine's.
-pub fn admit(peer_uid: Option<u32>, own_uid: u32) -> Result<(), String> {
+pub fn admit(peer_uid: Option<u32>, own_uid: u32) -> Result<(), Refused> {
     match peer_uid {
         Some(uid) if uid == own_uid => Ok(()),
-        Some(uid) => Err(format!(
-            "This LLeMbas device runtime belongs to another user (uid {own_uid}); a process of uid {uid} may not use it."
-        )),
-        None => {
-            Err("The system did not say which user this connection is from, so it is refused.".to_string())
-        }
+        Some(peer) => Err(Refused::OtherUser { own: own_uid, peer }),
+        None => Err(Refused::UnknownUser),
     }
+}
+
+/// Why a connection is not served.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    #[error(
+        "This LLeMbas device runtime belongs to another user (uid {own}); a process of uid {peer} may not use it."
+    )]
+    OtherUser { own: u32, peer: u32 },
+    #[error("The system did not say which user this connection is from, so it is refused.")]
+    UnknownUser,
 }
 
 /// What to do with the socket's folder before serving in it.
@@ -56,7 +63,14 @@ mod tests {
             assert_eq!(admit(peer, own).is_ok(), served, "peer {peer:?}, own {own}");
         }
         let refused = admit(Some(1001), 1000).unwrap_err();
-        assert!(refused.contains("another user"), "{refused}");
+        assert_eq!(
+            refused,
+            Refused::OtherUser {
+                own: 1000,
+                peer: 1001
+            }
+        );
+        assert!(refused.to_string().contains("another user"), "{refused}");
     }
 
     #[test]

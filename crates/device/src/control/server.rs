@@ -126,7 +126,7 @@ async fn serve(stream: Stream, peer: Option<u32>, own: u32, door: Arc<Door>, par
     let (read, mut write) = tokio::io::split(stream);
     if let Err(why) = credentials::admit(peer, own) {
         tracing::warn!("control socket: refused a connection: {why}");
-        let error = RpcError::with_reason(rpc::INVALID_REQUEST, Reason::OtherUser, why);
+        let error = RpcError::with_reason(rpc::INVALID_REQUEST, Reason::OtherUser, why.to_string());
         let _ = write
             .write_all(line(rpc::answer(&Value::Null, Err(error))).as_bytes())
             .await;
@@ -414,9 +414,7 @@ async fn request(parts: &Parts, method: ControlMethod, params: Value) -> Result<
             let snapshot = parts.status.borrow().clone();
             Ok(json!({ "running": true, "status": snapshot }))
         }
-        ControlMethod::ApprovalsList => {
-            Ok(json!(open_cards(&parts.engine.cards(), status::now_ms())))
-        }
+        ControlMethod::ApprovalsList => Ok(json!(open_cards(&parts.engine.cards(), status::now_ms()))),
         ControlMethod::ApprovalsAnswer => {
             let asked: AnswerParams = rpc::params(method.name(), params)?;
             // Only approval cards: questions and plans are answered in LLeMbas.

@@ -13,7 +13,7 @@ use crate::engine::timeline::Timeline;
 use crate::face::Snapshot;
 use crate::terminal::board::Listed as ListedTerminal;
 
-/// Every declaration the window's types need, each once, a type's dependencies before it.
+/// Every declaration the window's types need, each once, sorted by name.
 fn declarations() -> String {
     // Milliseconds and sizes fit a JavaScript number; a bigint would not come out of JSON.parse.
     let mut all = Declarations {
@@ -28,6 +28,9 @@ fn declarations() -> String {
     all.visit::<PutBackAnswer>();
     all.visit::<ListedTerminal>();
     all.visit::<SettingChange>();
+    // By name: ts-rs visits a type's dependencies in an order that differs from build to build, and
+    // TypeScript needs no declaration before its use.
+    all.out.sort();
     all.out.join("\n\n")
 }
 

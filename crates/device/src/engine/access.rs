@@ -99,7 +99,7 @@ pub(crate) fn opened(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError
     let hold = engine
         .store()
         .hold(id, &holder(engine))
-        .map_err(RpcError::invalid_params)?;
+        .map_err(|e| RpcError::invalid_params(e.to_string()))?;
     let opened = engine
         .store()
         .open(id)

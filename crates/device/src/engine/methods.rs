@@ -156,7 +156,7 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
     let hold = engine
         .store()
         .hold(&id, &holder(engine))
-        .map_err(RpcError::internal)?;
+        .map_err(|e| RpcError::internal(e.to_string()))?;
     let log = engine
         .store()
         .create(&id, header)

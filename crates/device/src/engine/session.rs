@@ -465,6 +465,11 @@ fn append_text(into: &mut Value, text: Option<&str>) {
     }
 }
 
+/// A session file whose first line is not its header cannot be replayed.
+#[derive(Debug, thiserror::Error)]
+#[error("the session file has no header")]
+pub struct NoHeader;
+
 /// The header and records of a stored session read back into a state (the file's `log` given).
 pub struct Replayed {
     pub cwd: PathBuf,
@@ -474,10 +479,10 @@ pub struct Replayed {
 /// Rebuilds a session from its file: the header, then messages, titles, modes, models. The file is
 /// taken by value so messages move into the conversation (a long session is mostly messages:
 /// copying them doubled the time to open one).
-pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result<Replayed, String> {
+pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result<Replayed, NoHeader> {
     let header = &file.header;
     if header["type"] != "session" {
-        return Err("the session file has no header".into());
+        return Err(NoHeader);
     }
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let mut state = SessionState::new(

@@ -138,7 +138,7 @@ async fn dial(url: &url::Url, token: &Token) -> Dial {
         .max_frame_size(Some(MAX_MESSAGE_BYTES));
     let via = match proxy::for_link(url) {
         Ok(via) => via,
-        Err(e) => return Dial::Failed(e),
+        Err(e) => return Dial::Failed(e.to_string()),
     };
     let connect = async {
         // Nagle off (here, and in the tunnel): a turn writes small frames back to back, and the
@@ -148,7 +148,7 @@ async fn dial(url: &url::Url, token: &Token) -> Dial {
         };
         let host = url.host_str().unwrap_or_default();
         let port = url.port_or_known_default().unwrap_or(443);
-        let stream = proxy::tunnel(&via, host, port).await?;
+        let stream = proxy::tunnel(&via, host, port).await.map_err(|e| e.to_string())?;
         Ok(tokio_tungstenite::client_async_tls_with_config(request, stream, Some(config), None).await)
     };
     match tokio::time::timeout(DIAL_TIMEOUT, connect).await {

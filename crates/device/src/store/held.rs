@@ -4,8 +4,8 @@
 //! memory, says who holds it; the OS lets go when the process ends, however it ends.
 
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 
 /// Held while the session is open; dropping it lets another process open the session.
 #[derive(Debug)]
@@ -13,16 +13,33 @@ pub struct SessionHold {
     _file: File,
 }
 
-/// Takes the session's lock for `holder` ("the LLeMbas service, pid 123"); the sentence naming
-/// who holds it when another process does.
-pub fn hold(path: &Path, holder: &str) -> Result<SessionHold, String> {
+/// Why a session cannot be held; its sentence is for a person.
+#[derive(Debug, thiserror::Error)]
+pub enum HoldError {
+    /// Another process holds it: `holder` is what that process wrote ("the LLeMbas service, pid
+    /// 123"), or "another LLeMbas process".
+    #[error(
+        "This session is open in {holder}: one process holds a session at a time. Close it there, or open a new session."
+    )]
+    Held { holder: String },
+    #[error("The session's lock file {} cannot be used: {source}.", path.display())]
+    Unusable { path: PathBuf, source: io::Error },
+}
+
+/// Takes the session's lock for `holder` ("the LLeMbas service, pid 123"), or says who holds it
+/// when another process does.
+pub fn hold(path: &Path, holder: &str) -> Result<SessionHold, HoldError> {
+    let unusable = |source: io::Error| HoldError::Unusable {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .open(path)
-        .map_err(|e| format!("The session's lock file {} cannot be used: {e}.", path.display()))?;
+        .map_err(unusable)?;
     match file.try_lock() {
         Ok(()) => {
             // Who holds it, for the next one to say; best effort (the lock is what counts).
@@ -35,19 +52,15 @@ pub fn hold(path: &Path, holder: &str) -> Result<SessionHold, String> {
             let mut who = String::new();
             let _ = file.read_to_string(&mut who);
             let who = who.trim();
-            let who = if who.is_empty() {
-                "another LLeMbas process"
-            } else {
-                who
+            let holder = match who {
+                "" => "another LLeMbas process",
+                who => who,
             };
-            Err(format!(
-                "This session is open in {who}: one process holds a session at a time. Close it there, or open a new session."
-            ))
+            Err(HoldError::Held {
+                holder: holder.to_string(),
+            })
         }
-        Err(TryLockError::Error(e)) => Err(format!(
-            "The session's lock file {} cannot be used: {e}.",
-            path.display()
-        )),
+        Err(TryLockError::Error(e)) => Err(unusable(e)),
     }
 }
 
@@ -64,7 +77,13 @@ mod tests {
         // locks belong to the open file, so this is refused as another process is.
         let refused = hold(&path, "an editor").unwrap_err();
         assert!(
-            refused.contains("open in the LLeMbas service (pid 1)"),
+            matches!(&refused, HoldError::Held { holder } if holder == "the LLeMbas service (pid 1)"),
+            "{refused:?}"
+        );
+        assert!(
+            refused
+                .to_string()
+                .contains("open in the LLeMbas service (pid 1)"),
             "{refused}"
         );
         drop(first);

@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use crate::paths;
 
 pub use copies::copies_of_turn;
-pub use held::SessionHold;
+pub use held::{HoldError, SessionHold};
 pub use ids::{is_session_id, new_session_id};
 pub use record::{Record, SessionFile};
 pub use sessions::{Opened, SessionLog, SessionSummary};
@@ -58,12 +58,18 @@ impl Store {
     }
 
     /// Holds the session for this process (`sessions/<id>.lock`), or says who holds it.
-    pub fn hold(&self, id: &str, holder: &str) -> Result<SessionHold, String> {
-        check_id(id).map_err(|e| e.to_string())?;
+    pub fn hold(&self, id: &str, holder: &str) -> Result<SessionHold, HoldError> {
+        let lock = self.sessions_dir().join(format!("{id}.lock"));
+        check_id(id).map_err(|source| HoldError::Unusable {
+            path: lock.clone(),
+            source,
+        })?;
         let folder = self.sessions_dir();
-        paths::ensure_private_dir(&folder)
-            .map_err(|e| format!("{} cannot be made: {e}.", folder.display()))?;
-        held::hold(&folder.join(format!("{id}.lock")), holder)
+        paths::ensure_private_dir(&folder).map_err(|source| HoldError::Unusable {
+            path: folder.clone(),
+            source,
+        })?;
+        held::hold(&lock, holder)
     }
 
     /// Where the session's attachments go (`attachments/<id>/`, not created here); removed with

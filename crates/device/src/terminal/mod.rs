@@ -153,7 +153,8 @@ impl Terminals {
         let launch = shell::launch(&self.environment, &shell, &cwd, integration, &host)
             .map_err(|e| RpcError::internal(format!("The shell's start files could not be written: {e}.")))?;
         let (kind, integration) = (launch.kind, launch.integration);
-        let started = session::start(launch.command, launch.rc_folder, size).map_err(RpcError::internal)?;
+        let started = session::start(launch.command, launch.rc_folder, size)
+            .map_err(|e| RpcError::internal(e.to_string()))?;
         let id = slot.fill(started.session.clone());
         let cwd_text = cwd.to_string_lossy();
         let screen = self.board.open(
@@ -230,7 +231,9 @@ impl Terminals {
             pixel_width: 0,
             pixel_height: 0,
         };
-        session.resize(size).map_err(RpcError::internal)?;
+        session
+            .resize(size)
+            .map_err(|e| RpcError::internal(e.to_string()))?;
         self.board.resized(&params.terminal_id, (size.cols, size.rows));
         Ok(())
     }

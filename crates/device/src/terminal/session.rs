@@ -81,26 +81,41 @@ pub struct Started {
     pub exited: oneshot::Receiver<Option<i32>>,
 }
 
+/// Why a terminal could not be had; its sentence is the answer's.
+#[derive(Debug, thiserror::Error)]
+pub enum PtyError {
+    #[error("A terminal could not be opened on this computer: {0}.")]
+    Open(String),
+    #[error("The shell could not be started: {0}.")]
+    Spawn(String),
+    #[error("The terminal could not be resized: {0}.")]
+    Resize(String),
+}
+
 /// Starts `command` in a new PTY of `size`.
-pub fn start(command: CommandBuilder, rc_folder: Option<RcFolder>, size: PtySize) -> Result<Started, String> {
+pub fn start(
+    command: CommandBuilder,
+    rc_folder: Option<RcFolder>,
+    size: PtySize,
+) -> Result<Started, PtyError> {
     let pair = native_pty_system()
         .openpty(size)
-        .map_err(|e| format!("A terminal could not be opened on this computer: {e}."))?;
+        .map_err(|e| PtyError::Open(e.to_string()))?;
     let fd = pair
         .master
         .as_raw_fd()
-        .ok_or("A terminal could not be opened on this computer.")?;
-    let cannot = |e: std::io::Error| format!("A terminal could not be opened on this computer: {e}.");
+        .ok_or_else(|| PtyError::Open("it has no file descriptor".into()))?;
+    let cannot = |e: std::io::Error| PtyError::Open(e.to_string());
     let reader = duplicate(fd).map_err(cannot)?;
     let writer = duplicate(fd).map_err(cannot)?;
     let (stop_rx, stop_tx) = std::io::pipe().map_err(cannot)?;
     let child = pair
         .slave
         .spawn_command(command)
-        .map_err(|e| format!("The shell could not be started: {e}."))?;
+        .map_err(|e| PtyError::Spawn(e.to_string()))?;
     drop(pair.slave);
     let Some(pid) = child.process_id().and_then(|pid| libc::pid_t::try_from(pid).ok()) else {
-        return Err("The shell started without a process id.".into());
+        return Err(PtyError::Spawn("it has no process id".into()));
     };
 
     let life = Arc::new(Life::default());
@@ -118,7 +133,7 @@ pub fn start(command: CommandBuilder, rc_folder: Option<RcFolder>, size: PtySize
     if let Err(e) = waiter {
         // The child went with the closure; nobody will reap it, but it must not run on.
         unsafe { libc::kill(-pid, libc::SIGKILL) };
-        return Err(format!("The shell could not be watched: {e}."));
+        return Err(PtyError::Spawn(format!("it cannot be watched ({e})")));
     }
     let session = Arc::new(Session {
         pid,
@@ -140,7 +155,7 @@ pub fn start(command: CommandBuilder, rc_folder: Option<RcFolder>, size: PtySize
         });
     if let Err(e) = threads {
         session.life.signal(-pid, libc::SIGKILL);
-        return Err(format!("The terminal could not be started: {e}."));
+        return Err(PtyError::Spawn(format!("its terminal could not be served ({e})")));
     }
     Ok(Started {
         session,
@@ -165,11 +180,9 @@ impl Session {
         self.input.send(bytes).await.map_err(|_| ())
     }
 
-    pub fn resize(&self, size: PtySize) -> Result<(), String> {
+    pub fn resize(&self, size: PtySize) -> Result<(), PtyError> {
         let master = self.master.lock().recover();
-        master
-            .resize(size)
-            .map_err(|e| format!("The terminal could not be resized: {e}."))
+        master.resize(size).map_err(|e| PtyError::Resize(e.to_string()))
     }
 
     /// SIGHUP to the shell's process group and to the job in the foreground, as a closing terminal
