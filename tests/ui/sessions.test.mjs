@@ -166,3 +166,25 @@ test('the tray can open a chat\'s timeline by its id', async () => {
   assert.equal(await page.getAttribute('#nav-sessions', 'aria-pressed'), 'true');
   assert.equal(await page.textContent('#session-title'), 'Tidy the docs');
 });
+
+test('a chat opened while another one\'s timeline is still read shows its own', async () => {
+  const { page } = current;
+  await page.evaluate(() => {
+    const quick = window.__fake.control['sessions/timeline'];
+    // Each answer waits until the test releases it.
+    window.__release = {};
+    window.__fake.control['sessions/timeline'] = (params) => new Promise((answer) => {
+      window.__release[params.session_id] = () => answer({ ...quick(params), title: `Chat ${params.session_id}` });
+    });
+  });
+  await page.click('#nav-sessions');
+  await page.click('.session-item[data-id=ses_run]');
+  await page.waitForFunction(() => typeof window.__release.ses_run === 'function');
+  await page.click('.session-item[data-id=ses_old]');
+  // The first chat's answer comes while the second is open and not yet read: it is not shown.
+  await page.evaluate(() => window.__release.ses_run());
+  await page.waitForFunction(() => typeof window.__release.ses_old === 'function');
+  await page.evaluate(() => window.__release.ses_old());
+  await page.waitForFunction(() => document.querySelector('#session-title')?.textContent === 'Chat ses_old');
+  assert.equal(await page.getAttribute('#session-open', 'data-session-id'), 'ses_old');
+});

@@ -9,6 +9,8 @@ import { el } from './dom';
 
 const state = {
   list: [] as ListedSession[],
+  /** The chat the person opened, and its timeline once read (null meanwhile, and on the list). */
+  openId: null as string | null,
   open: null as Timeline | null,
   /** The agent's words streamed since the timeline was last read (they are written at a step's end). */
   live: '',
@@ -74,15 +76,18 @@ async function refreshList() {
   draw();
 }
 
-async function readTimeline(id: string) {
+/** Reads the open chat's timeline; a read in flight makes one more, of the chat open then. */
+async function readTimeline() {
   if (reading) { readAgain = true; return; }
   reading = true;
   try {
     do {
       readAgain = false;
+      const id = state.openId;
+      if (id === null) break;
       const timeline = await backend.timeline(id);
       // The person may have gone back to the list or to another chat meanwhile.
-      if (state.open === null || state.open.session_id === id) state.open = timeline;
+      if (state.openId === id) state.open = timeline;
       state.error = null;
     } while (readAgain);
   } catch (e) {
@@ -94,11 +99,11 @@ async function readTimeline(id: string) {
 }
 
 async function openSession(id: string) {
+  state.openId = id;
   state.open = null;
   state.live = '';
   state.notice = null;
-  reading = false;
-  await readTimeline(id);
+  await readTimeline();
 }
 
 function onPush(push: ControlPush) {
@@ -107,8 +112,7 @@ function onPush(push: ControlPush) {
     case 'session/update': {
       const update = p.update as Record<string, unknown> | undefined;
       const kind = update?.sessionUpdate;
-      const open = state.open;
-      if (open && p.session_id === open.session_id) {
+      if (state.openId !== null && p.session_id === state.openId) {
         if (kind === 'agent_message_chunk') {
           state.live += String((update?.content as { text?: string } | undefined)?.text ?? '');
           drawLive();
@@ -116,13 +120,13 @@ function onPush(push: ControlPush) {
         }
         // A step or a turn began or ended: the words so far are in the file from here on.
         if (kind === 'tool_call' || kind === '_lembas_turn') state.live = '';
-        void readTimeline(open.session_id);
+        void readTimeline();
       }
       if (kind === '_lembas_turn') void refreshList();
       break;
     }
     case 'session/missed':
-      if (state.open) void readTimeline(state.open.session_id);
+      void readTimeline();
       void refreshList();
       break;
     case 'event':
@@ -166,7 +170,7 @@ async function putBack(sessionId: string, turnId: string) {
   } catch (e) {
     fail(e);
   }
-  await readTimeline(sessionId);
+  await readTimeline();
 }
 
 async function takeBack(sessionId: string, grant: Grant) {
@@ -177,7 +181,7 @@ async function takeBack(sessionId: string, grant: Grant) {
   } catch (e) {
     fail(e);
   }
-  await readTimeline(sessionId);
+  await readTimeline();
 }
 
 function turnView(t: Timeline, turn: TimelineTurn, n: number): HTMLElement {
@@ -229,7 +233,7 @@ function timelineView(t: Timeline): HTMLElement {
     backend.stopSession(t.session_id).catch(fail);
   });
   const back = el('button', { type: 'button', id: 'session-back', text: 'All sessions' });
-  back.addEventListener('click', () => { state.open = null; state.notice = null; draw(); void refreshList(); });
+  back.addEventListener('click', () => { state.openId = null; state.open = null; state.notice = null; draw(); void refreshList(); });
   drawLive();
   return el('div', { id: 'session-open', 'data-session-id': t.session_id },
     el('div', { class: 'row' }, back, t.running ? stop : null),
@@ -291,5 +295,5 @@ export function showSession(id: string) {
 export function openSessions() {
   sessionsView();
   void refreshList();
-  if (state.open) void readTimeline(state.open.session_id);
+  void readTimeline();
 }
