@@ -12,6 +12,7 @@ use super::grants::Grant;
 use super::session::user_text;
 use crate::store::record::{DecisionRecord, PutBackRecord};
 use crate::store::{Record, SessionFile};
+use crate::tools::shortened;
 
 /// Characters of a step's output the timeline carries (the model's copy is cut already).
 const OUTPUT_SHOWN: usize = 4_000;
@@ -255,14 +256,15 @@ fn message(
                     other => other.to_string(),
                 };
                 let failed = body["is_error"] == true;
+                let shown = shortened(&output, OUTPUT_SHOWN);
                 step.result = StepResult {
                     status: match (step.result.status, failed) {
                         (StepStatus::Denied, _) => StepStatus::Denied,
                         (_, true) => StepStatus::Failed,
                         (_, false) => StepStatus::Completed,
                     },
-                    cut: output.chars().count() > OUTPUT_SHOWN,
-                    output: shortened(&output, OUTPUT_SHOWN),
+                    cut: shown != output,
+                    output: shown,
                 };
             }
         }
@@ -340,14 +342,6 @@ fn decision(step: &mut Step, d: &DecisionRecord) {
 
 fn text(v: &Value) -> String {
     v.as_str().unwrap_or_default().to_string()
-}
-
-/// The first `max` characters, with an ellipsis when there were more.
-fn shortened(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &s[..end]),
-        None => s.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! (the card's last minute before it denies by itself).
 
 pub use super::pending::{ApprovalCard, Detail};
+use crate::tools::shortened;
 
 /// The most of a command or a change a notification shows; the window shows it all.
 const NOTICE_DETAIL_CHARS: usize = 300;
@@ -78,10 +79,7 @@ fn without_file_lines(diff: &str) -> String {
 
 /// At most [`NOTICE_DETAIL_CHARS`] characters, with an ellipsis where cut.
 fn cut(text: &str) -> String {
-    match text.char_indices().nth(NOTICE_DETAIL_CHARS) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
-    }
+    shortened(text, NOTICE_DETAIL_CHARS)
 }
 
 /// `30 minutes`, `1 hour`, `90 seconds`: a schedule's wait as a person says it.

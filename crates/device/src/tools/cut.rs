@@ -22,6 +22,16 @@ pub fn cut_result(text: &str) -> String {
     )
 }
 
+/// The first `max` characters of `text`, with an ellipsis when there were more: a line for a
+/// person (a notice, a timeline step, a grep match), where the model's [`cut_result`] keeps both
+/// ends.
+pub fn shortened(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
 /// The byte offset of the `n`th character (the end of the text when there are fewer).
 fn byte_index(text: &str, n: usize) -> usize {
     text.char_indices().nth(n).map_or(text.len(), |(i, _)| i)

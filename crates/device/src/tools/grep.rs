@@ -233,10 +233,7 @@ impl Sink for FileSink<'_> {
             let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
             let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
             let text = String::from_utf8_lossy(bytes);
-            let text = match text.char_indices().nth(self.line_max_chars) {
-                Some((cut, _)) => format!("{}…", &text[..cut]),
-                None => text.into_owned(),
-            };
+            let text = super::shortened(&text, self.line_max_chars);
             self.lines.push((found.line_number().unwrap_or(0), text));
         }
         Ok(true)

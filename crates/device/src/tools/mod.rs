@@ -38,7 +38,7 @@ use crate::policy::protected::Protected;
 pub use crate::policy::tools::Access;
 use crate::policy::tools::decide_path;
 use arguments::Arguments;
-pub use cut::cut_result;
+pub use cut::{cut_result, shortened};
 pub use definitions::{definitions, show_definition, tool_names};
 pub use preview::{preview, unified_change};
 pub(crate) use walk::{relative_text, walker};
