@@ -27,6 +27,7 @@ use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 use crate::activity::Activity;
 use crate::cards::ApprovalCard;
 use crate::state::HostState;
+use lembas_device::face::pending::open_cards;
 
 /// How this app names itself in the device lock (`lembas status` shows it).
 const HOLDER: &str = lembas_device::control::DESKTOP_HOLDER;
@@ -281,11 +282,12 @@ impl Runner {
 
     /// Publishes the cards open now (the engine's list is the truth; events only say when to look).
     fn show_engine_cards(&self, cards: &[Card]) {
-        self.show_cards(cards.iter().map(|c| ApprovalCard::of(c, c.asked_at_ms)).collect());
+        self.show_cards(open_cards(cards, status::now_ms()));
     }
 
-    fn show_cards(&self, mut views: Vec<ApprovalCard>) {
-        views.sort_by_key(|c| c.asked_ms);
+    /// Publishes `views`, oldest first as both sources give them (`open_cards`, here and in the
+    /// runtime beside, whose `approvals/list` it is).
+    fn show_cards(&self, views: Vec<ApprovalCard>) {
         self.cards.send_if_modified(|shown| {
             let changed = *shown != views;
             *shown = views;
