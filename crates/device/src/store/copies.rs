@@ -9,9 +9,14 @@ use std::path::{Path, PathBuf};
 
 use super::{Store, check_id};
 
+/// The part of a turn's folder name that names the turn.
+fn turn_hash(turn_id: &str) -> String {
+    hex::encode(&Sha256::digest(turn_id.as_bytes())[..8])
+}
+
 /// The folder of `turn_id` among a session's turn folders ([`Store::turn_folders`]), if it has one.
 pub fn copies_of_turn<'a>(folders: &'a [PathBuf], turn_id: &str) -> Option<&'a Path> {
-    let suffix = format!("-{}", hex::encode(&Sha256::digest(turn_id.as_bytes())[..8]));
+    let suffix = format!("-{}", turn_hash(turn_id));
     folders
         .iter()
         .find(|dir| {
@@ -34,8 +39,7 @@ impl Store {
         if let Some(found) = copies_of_turn(&self.turn_folders(id)?, turn_id) {
             return Ok(found.to_path_buf());
         }
-        let hash = hex::encode(&Sha256::digest(turn_id.as_bytes())[..8]);
-        Ok(root.join(format!("{:013}-{hash}", crate::status::now_ms())))
+        Ok(root.join(format!("{:013}-{}", crate::status::now_ms(), turn_hash(turn_id))))
     }
 
     /// The session's turn folders, oldest first.
