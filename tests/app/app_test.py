@@ -144,6 +144,15 @@ def logged_at(what):
     return [int(m.group(1)) for m in re.finditer(re.escape(what) + r".*?\bat_ms=(\d+)", text)]
 
 
+# The window logs each control call it relays at debug level: an app started with this says which.
+RELAY_LOG = "info,lembas_window::relay=debug"
+
+
+def relayed_by_window(log):
+    """The control methods the window relayed, in order, as the app's `log` file says."""
+    return re.findall(r"control_call relayed method=(\S+)", ANSI.sub("", log.read_text()))
+
+
 def screenshot(name):
     subprocess.run(["import", "-window", "root", str(OUT / name)], check=True, timeout=30)
 
@@ -454,7 +463,7 @@ def a_hostile_page_shown(env, config, token, work, figures):
     lembas("trust", str(work))
     # A second demo instance (the same token) whose chat, 12 s after the link, asks for the page.
     peer = demo_peer(env, token, config, ["--chat", "show hostile.html", "--chat-after", "12"], "shown")
-    app_env = dict(env, RUST_LOG="info,lembas_window::relay=debug")
+    app_env = dict(env, RUST_LOG=RELAY_LOG)
     app_log = OUT / "app-shown.log"
     app = subprocess.Popen([str(BIN / "lembas-desktop")], env=app_env, stdout=open(app_log, "w"),
                            stderr=subprocess.STDOUT)
@@ -464,8 +473,7 @@ def a_hostile_page_shown(env, config, token, work, figures):
                  lambda: tray_status().startswith("Linked to"), within=30)
         tray_menu.click(*tray_menu.find(), "Open LLeMbas Desktop")
         wait_for("the window opens before the page is shown", lambda: [w for w in windows() if viewable(w)])
-        plain = lambda: re.sub(r"\x1b\[[0-9;]*m", "", app_log.read_text())  # the log may be coloured
-        relayed = lambda: re.findall(r"control_call relayed method=(\S+)", plain())
+        relayed = lambda: relayed_by_window(app_log)
         wait_for("the session shows the page to the instance's viewer",
                  lambda: "chat: shown hostile.html (html" in (OUT / "peer-shown.out").read_text(), within=40)
         wait_for("the window reads the shown page (shown/read)", lambda: "shown/read" in relayed(), within=20)
@@ -489,7 +497,7 @@ def a_hostile_page_shown(env, config, token, work, figures):
         # message without its per-launch invoke key, which only the main frame's scripts hold (the
         # frame, an opaque origin, cannot read the app). The frame's one try is refused so, and no
         # command ran (the relayed calls below, remote work still on).
-        refused = re.findall(r"__TAURI_INVOKE_KEY__ expected \S+ but received (\S+)", plain())
+        refused = re.findall(r"__TAURI_INVOKE_KEY__ expected \S+ but received (\S+)", ANSI.sub("", app_log.read_text()))
         figures["shown_page"]["ipc_messages_refused_for_their_key"] = refused
         check("the frame's IPC message was refused for its key, no other reached the app",
               refused == ["a-guess"], str(refused))
@@ -590,9 +598,9 @@ def a_card_waits(env, config, token, work, figures):
     changes; the item opens the window on the card; answered from a terminal, both go back."""
     peer = demo_peer(env, token, config, ["--chat", "run touch card-ran.txt", "--person-answers"], "card")
     app_log = OUT / "app-card.log"
-    app = subprocess.Popen([str(BIN / "lembas-desktop")], env=dict(env, RUST_LOG="info,lembas_window::relay=debug"),
+    app = subprocess.Popen([str(BIN / "lembas-desktop")], env=dict(env, RUST_LOG=RELAY_LOG),
                            stdout=open(app_log, "w"), stderr=subprocess.STDOUT)
-    relayed = lambda: re.findall(r"control_call relayed method=(\S+)", re.sub(r"\x1b\[[0-9;]*m", "", app_log.read_text()))
+    relayed = lambda: relayed_by_window(app_log)
     lembas = lambda *args: subprocess.run([str(BIN / "lembas"), *args], env=env, capture_output=True, text=True)
     try:
         tray_menu.find(wait_s=30, pid=app.pid)
