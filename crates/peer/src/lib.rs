@@ -18,6 +18,7 @@
 //! # Ok(()) }
 //! ```
 
+mod answers;
 mod config;
 mod http;
 mod link;

@@ -26,7 +26,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use crate::http::{authorized, detail, unauthorized};
+use crate::answers::{authorized, detail, unauthorized};
 use crate::{PeerState, lock};
 
 /// The path of the instance's MCP endpoint.

@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::{ModelReply, Part, ScriptedModel};
 use crate::PeerState;
-use crate::http::{authorized, unauthorized};
+use crate::answers::{authorized, unauthorized};
 use crate::lock;
 
 /// The most bytes of a tool call's arguments in one chunk: small and odd, so a client must
