@@ -68,7 +68,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let change = change(pick);
-    if let Ok(new) = edit::edit_in_memory(path, text, std::slice::from_ref(&change)) {
+    if let Ok(new) = edit::edit_in_memory(path, Path::new("/fuzz"), text, std::slice::from_ref(&change)) {
         let read = settings::parse(path, &new)
             .unwrap_or_else(|e| panic!("{change:?} on {text:?} wrote a file that does not read: {e}"));
         assert!(holds(&change, &read), "{change:?} on {text:?} gave {new:?}");

@@ -30,7 +30,8 @@ fn args() -> Result<Args, String> {
     Ok(Args { view })
 }
 
-pub fn run() {
+/// Runs the window until it closes; `dirs` are the device's folders (its control socket's).
+pub fn run(dirs: lembas_device::paths::Dirs) {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -48,6 +49,7 @@ pub fn run() {
         .plugin(tauri_plugin_dialog::init())
         .register_asynchronous_uri_scheme_protocol(shown_page::SCHEME, shown_page::serve)
         .manage(window::PendingView::new(args.view))
+        .manage(dirs)
         .invoke_handler(tauri::generate_handler![
             commands::pick_root,
             commands::take_view,

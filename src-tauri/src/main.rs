@@ -25,5 +25,5 @@ fn main() {
         // SAFETY: the first thing in main, before any thread exists to read the environment.
         unsafe { std::env::set_var("GDK_GL", "disable") };
     }
-    lembas_window::run();
+    lembas_window::run(lembas_device::paths::Dirs::from_env());
 }

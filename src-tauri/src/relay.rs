@@ -5,11 +5,12 @@
 use std::time::Duration;
 
 use lembas_device::control::{CallError, Client, ConnectError};
+use lembas_device::paths::Dirs;
 use lembas_device::rpc::{self, RpcError};
 use lembas_protocol::ControlMethod;
 use serde::Serialize;
 use serde_json::{Value, json};
-use tauri::{AppHandle, Emitter};
+use tauri::{AppHandle, Emitter, Manager};
 
 use crate::window;
 
@@ -28,7 +29,11 @@ struct Push {
 
 /// One control request, answered by the runtime; its error sentence is for the person.
 #[tauri::command]
-pub async fn control_call(method: String, params: Option<Value>) -> Result<Value, CommandError> {
+pub async fn control_call(
+    dirs: tauri::State<'_, Dirs>,
+    method: String,
+    params: Option<Value>,
+) -> Result<Value, CommandError> {
     // Every call the window makes, by name (never its params): the app test counts them.
     tracing::debug!(%method, "control_call relayed");
     // Only the runtime's own requests, and not those a connection makes for itself (its cookie,
@@ -42,7 +47,7 @@ pub async fn control_call(method: String, params: Option<Value>) -> Result<Value
         }
         Some(known) => known,
     };
-    let mut client = Client::connect().await.map_err(|e| match e {
+    let mut client = Client::connect(&dirs).await.map_err(|e| match e {
         ConnectError::NotRunning => CommandError::new(
             "not_running",
             "The LLeMbas device is not running on this computer right now: start it again from the tray.",
@@ -80,8 +85,9 @@ fn code_of(rpc: &RpcError) -> String {
 /// Passes every notification of a control subscription to the window while one is open; the
 /// subscription is made again whenever the runtime goes and comes back.
 pub async fn forward_pushes(app: AppHandle) {
+    let dirs = app.state::<Dirs>().inner().clone();
     loop {
-        if let Ok(client) = Client::connect().await
+        if let Ok(client) = Client::connect(&dirs).await
             && let Ok(mut subscription) = client.subscribe_with(subscribe_params()).await
         {
             while let Some((method, params)) = subscription.next_notification().await {

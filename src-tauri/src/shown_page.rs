@@ -5,10 +5,11 @@
 //! in the frame's opaque origin (the viewer's `sandbox="allow-scripts"`), reaching nothing.
 
 use lembas_device::control::Client;
+use lembas_device::paths::Dirs;
 use lembas_protocol::ControlMethod;
 use serde_json::json;
 use tauri::http::{Request, Response, StatusCode, header};
-use tauri::{Runtime, UriSchemeContext, UriSchemeResponder};
+use tauri::{Manager, Runtime, UriSchemeContext, UriSchemeResponder};
 
 pub const SCHEME: &str = "shown";
 /// The page's policy (the UI test serves its stand-in frames with this same string).
@@ -17,13 +18,14 @@ pub const PAGE_CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; styl
 /// Answers `shown://localhost/<id>` (`http://shown.localhost/<id>` on Windows) with the page, once
 /// the runtime has read it; anything but a kept HTML file is a 404.
 pub fn serve<R: Runtime>(
-    _: UriSchemeContext<'_, R>,
+    context: UriSchemeContext<'_, R>,
     request: Request<Vec<u8>>,
     responder: UriSchemeResponder,
 ) {
     let id = request.uri().path().trim_start_matches('/').to_string();
+    let dirs = context.app_handle().state::<Dirs>().inner().clone();
     tauri::async_runtime::spawn(async move {
-        let response = match read(&id).await {
+        let response = match read(&dirs, &id).await {
             Some(text) => page(
                 StatusCode::OK,
                 format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{PAGE_CSP}\">{text}"),
@@ -35,8 +37,8 @@ pub fn serve<R: Runtime>(
 }
 
 /// The text of the shown HTML file `id`, while the runtime keeps it.
-async fn read(id: &str) -> Option<String> {
-    let mut client = Client::connect().await.ok()?;
+async fn read(dirs: &Dirs, id: &str) -> Option<String> {
+    let mut client = Client::connect(dirs).await.ok()?;
     let answer = client
         .call(ControlMethod::ShownRead.name(), json!({ "id": id }))
         .await

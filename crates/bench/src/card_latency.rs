@@ -2,8 +2,7 @@
 //! reaching the instance, to the window having the card (the runtime's push, then `window/state`
 //! with the card in it, as the window reads it) and to the desktop notification (the tray's notices,
 //! on a notification server of the bench's own on its private session bus). The tray's host runs
-//! in this process, as the app runs it, in a home of its own: this row puts the bench process in
-//! that home, so it runs last.
+//! in this process, as the app runs it, in a home of its own, handed its folders.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,13 +29,12 @@ const GOAL: Duration = Duration::from_millis(100);
 
 pub async fn run(cards: usize) -> anyhow::Result<Vec<Row>> {
     let kit = lembas_testkit::Home::new();
-    // SAFETY: the bench's last row; its other rows' devices are gone and nothing reads the
-    // environment while this is set (the runtime is started after it).
-    unsafe { kit.enter() };
+    let dirs = kit.dirs();
     let (_bus, mut seen) = notification_server().await;
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await?;
     kit.config_with_work(&peer.url(), "");
-    let host = Host::start(kit.config());
+    kit.store_token(TOKEN);
+    let host = Host::start(kit.setup());
     tokio::spawn(notices::run(
         host.clone(),
         Arc::new(Freedesktop),
@@ -48,7 +46,7 @@ pub async fn run(cards: usize) -> anyhow::Result<Vec<Row>> {
     let (window_tx, mut window_seen) = mpsc::unbounded_channel::<(String, Instant)>();
     let socket_ready = Instant::now() + LINK_WAIT;
     let (subscription, mut reader) = loop {
-        match (Client::connect().await, Client::connect().await) {
+        match (Client::connect(&dirs).await, Client::connect(&dirs).await) {
             (Ok(a), Ok(b)) => break (a.subscribe().await?, b),
             _ if Instant::now() < socket_ready => tokio::time::sleep(Duration::from_millis(20)).await,
             (a, _) => return Err(anyhow!("the runtime's control socket: {:?}", a.err())),
@@ -85,7 +83,7 @@ pub async fn run(cards: usize) -> anyhow::Result<Vec<Row>> {
         reference::new_session(&mut link, &kit.work(), Some("manual"), lembas_peer::DEFAULT_MODEL).await?;
     let model = peer.model();
     let (mut to_window, mut to_notice, mut round_trips) = (Vec::new(), Vec::new(), Vec::new());
-    let mut probe = Client::connect().await?;
+    let mut probe = Client::connect(&dirs).await?;
     for n in 0..cards {
         let call = format!("call_card_{n}");
         let file = format!("card-{n}.txt");

@@ -40,10 +40,13 @@ pub fn beside_the_bench(name: &str) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// Puts the bench's token in the OS keychain through the function login uses.
+/// Puts the bench's token in the person's keychain entry (the one the `lembas` the bench starts
+/// reads) through the function login uses.
 pub fn store_token() -> anyhow::Result<()> {
     let token = lembas_device::keychain::Token::new(TOKEN).map_err(|e| anyhow!("{e}"))?;
-    lembas_device::keychain::store(&token)
+    let dirs = lembas_device::paths::Dirs::from_env();
+    lembas_device::keychain::Keychain::of(&dirs)
+        .store(&token)
         .map_err(|e| anyhow!("the bench needs a Secret Service (run it through scripts/bench): {e}"))
 }
 

@@ -147,6 +147,7 @@ pub fn watch_in_process(args: &[String]) -> anyhow::Result<()> {
         &roots,
         &[],
         lembas_device::policy::Mode::Auto,
+        &lembas_device::paths::Dirs::from_env(),
     );
     let outcome = runtime.block_on(lembas_device::monitor::run_watch(
         Path::new(cwd),

@@ -107,7 +107,8 @@ pub fn measure_in_process(args: &[String]) -> anyhow::Result<()> {
         .build()?;
     let remote = Remote::default();
     let roots = [work.clone()];
-    let sandboxed = || Sandbox::for_remote(&remote, &roots, &[], Mode::Edit);
+    let dirs = lembas_device::paths::Dirs::from_env();
+    let sandboxed = || Sandbox::for_remote(&remote, &roots, &[], Mode::Edit, &dirs);
     let plain = || {
         Sandbox::new(
             &remote,
@@ -115,6 +116,7 @@ pub fn measure_in_process(args: &[String]) -> anyhow::Result<()> {
             &[],
             Mode::Edit,
             Kernel::Lacks("the baseline".into()),
+            &dirs,
         )
     };
     let (abi, rules) = sandboxed()

@@ -5,18 +5,19 @@
 use std::process::ExitCode;
 
 use lembas_device::activity_log::{self, Limits};
+use lembas_device::setup::Setup;
 use serde_json::Value;
 
 use crate::live::{self, Live};
 use crate::login::fail;
 
-pub fn show(json: bool, n: usize) -> ExitCode {
-    let newest = match live::ask(|mut client| async move { client.activity(n).await }) {
+pub fn show(setup: &Setup, json: bool, n: usize) -> ExitCode {
+    let newest = match live::ask(&setup.dirs, |mut client| async move { client.activity(n).await }) {
         Live::Answered((lines, unreadable)) => activity_log::Newest { lines, unreadable },
         Live::Refused(e) => return fail(json, e.message),
         Live::Failed(why) => return fail(json, why),
         Live::NotRunning => {
-            let path = activity_log::path();
+            let path = activity_log::path(&setup.dirs);
             match activity_log::newest(&path, Limits::decided().kept_files, n) {
                 Ok(newest) => newest,
                 Err(e) => return fail(json, format!("cannot read {}: {e}", path.display())),

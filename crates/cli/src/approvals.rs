@@ -9,12 +9,13 @@ use serde_json::json;
 
 use crate::live::{self, Live};
 use crate::login::fail;
+use lembas_device::setup::Setup;
 
 /// Lines of a change shown under a card; the rest is counted.
 const DIFF_LINES: usize = 12;
 
-pub fn list(json: bool) -> ExitCode {
-    match live::ask(|mut client| async move { client.approvals().await }) {
+pub fn list(setup: &Setup, json: bool) -> ExitCode {
+    match live::ask(&setup.dirs, |mut client| async move { client.approvals().await }) {
         Live::Answered(pending) => {
             if json {
                 println!("{}", json!(pending));
@@ -46,9 +47,9 @@ pub fn list(json: bool) -> ExitCode {
     }
 }
 
-pub fn answer(id: &str, verdict: Verdict, json: bool) -> ExitCode {
+pub fn answer(setup: &Setup, id: &str, verdict: Verdict, json: bool) -> ExitCode {
     let asked = id.to_string();
-    match live::ask(|mut client| async move { client.answer(&asked, verdict).await }) {
+    match live::ask(&setup.dirs, |mut client| async move { client.answer(&asked, verdict).await }) {
         Live::Answered(answered) => {
             if json {
                 println!("{}", json!({ "event": "done", "id": id, "answer": verdict, "session_id": answered["session_id"] }));

@@ -7,7 +7,8 @@
 use serde::Serialize;
 use std::process::ExitCode;
 
-use lembas_device::keychain::{self, TokenStorage};
+use lembas_device::keychain::TokenStorage;
+use lembas_device::setup::Setup;
 use lembas_device::{control, lock, login, paths, sandbox, settings};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -47,9 +48,9 @@ fn not(check: &'static str, level: Level, said: impl Into<String>, fix: impl Int
     }
 }
 
-pub fn run(json: bool) -> ExitCode {
+pub fn run(setup: &Setup, json: bool) -> ExitCode {
     let checks = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(runtime) => runtime.block_on(checks()),
+        Ok(runtime) => runtime.block_on(checks(setup)),
         Err(e) => vec![not(
             "start",
             Level::Fail,
@@ -79,10 +80,10 @@ pub fn run(json: bool) -> ExitCode {
     }
 }
 
-async fn checks() -> Vec<Check> {
+async fn checks(setup: &Setup) -> Vec<Check> {
     let mut out = Vec::new();
-    let config = paths::config_file();
-    let settings = match settings::load() {
+    let config = setup.dirs.config_file();
+    let settings = match settings::load(&setup.dirs) {
         Ok(settings) => {
             out.push(ok(
                 "config",
@@ -106,9 +107,9 @@ async fn checks() -> Vec<Check> {
             None
         }
     };
-    out.extend(login_checks(settings.as_ref()).await);
-    out.extend(device_checks().await);
-    out.push(log_check());
+    out.extend(login_checks(setup, settings.as_ref()).await);
+    out.extend(device_checks(setup).await);
+    out.push(log_check(setup));
     let support = sandbox::support();
     out.push(match support.strip_prefix("none: ") {
         None => ok("sandbox", format!("commands run sandboxed ({support})")),
@@ -124,9 +125,9 @@ async fn checks() -> Vec<Check> {
 }
 
 /// The log folder takes today's lines (opened for appending, as the service's log does).
-fn log_check() -> Check {
-    let dir = paths::log_dir();
-    let file = lembas_device::log_file::today("service");
+fn log_check(setup: &Setup) -> Check {
+    let dir = setup.dirs.log_dir();
+    let file = lembas_device::log_file::today(&setup.dirs, "service");
     let writable = paths::ensure_private_dir(&dir).and_then(|()| {
         std::fs::OpenOptions::new()
             .create(true)
@@ -151,7 +152,7 @@ fn log_check() -> Check {
     }
 }
 
-async fn login_checks(settings: Option<&settings::Settings>) -> Vec<Check> {
+async fn login_checks(setup: &Setup, settings: Option<&settings::Settings>) -> Vec<Check> {
     let Some(server) = settings.and_then(|s| s.server.as_ref()) else {
         return vec![not(
             "login",
@@ -160,7 +161,8 @@ async fn login_checks(settings: Option<&settings::Settings>) -> Vec<Check> {
             "lembas login --token-stdin --server <url> < file-holding-the-token",
         )];
     };
-    let token = match tokio::task::spawn_blocking(keychain::load_with_storage).await {
+    let keychain = setup.keychain.clone();
+    let token = match tokio::task::spawn_blocking(move || keychain.load_with_storage()).await {
         Ok(Ok((token, storage))) => {
             let mut checks = vec![match storage {
                 TokenStorage::Keychain => ok("token", "the device token is in the OS keychain"),
@@ -169,7 +171,7 @@ async fn login_checks(settings: Option<&settings::Settings>) -> Vec<Check> {
                     Level::Warn,
                     format!(
                         "the device token is in a plain file ({})",
-                        keychain::token_file().display()
+                        setup.keychain.token_file().display()
                     ),
                     "Log in again without --insecure-storage once a keychain is unlocked.",
                 ),
@@ -199,8 +201,12 @@ async fn login_checks(settings: Option<&settings::Settings>) -> Vec<Check> {
     )]
 }
 
-async fn device_checks() -> Vec<Check> {
-    let holder = tokio::task::spawn_blocking(lock::holder).await.ok().flatten();
+async fn device_checks(setup: &Setup) -> Vec<Check> {
+    let dirs = setup.dirs.clone();
+    let holder = tokio::task::spawn_blocking(move || lock::holder(&dirs))
+        .await
+        .ok()
+        .flatten();
     let Some(holder) = holder else {
         return vec![not(
             "device",
@@ -210,7 +216,7 @@ async fn device_checks() -> Vec<Check> {
         )];
     };
     let running = ok("device", format!("{holder} holds this computer's link"));
-    let socket = match control::Client::connect().await {
+    let socket = match control::Client::connect(&setup.dirs).await {
         Ok(_) => ok("control", "its control socket answers"),
         Err(e) => not(
             "control",

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use lembas_device::control::{CallError, Client, ConnectError};
+use lembas_device::paths::Dirs;
 
 /// How long a command waits for the runtime's answer before saying it does not answer.
 const ANSWER_WITHIN: Duration = Duration::from_secs(15);
@@ -21,7 +22,7 @@ pub enum Live<T> {
 }
 
 /// Connects and runs `ask` on a small runtime of its own, within [`ANSWER_WITHIN`].
-pub fn ask<T, F, Fut>(ask: F) -> Live<T>
+pub fn ask<T, F, Fut>(dirs: &Dirs, ask: F) -> Live<T>
 where
     F: FnOnce(Client) -> Fut,
     Fut: Future<Output = Result<T, CallError>>,
@@ -31,7 +32,7 @@ where
         Err(e) => return Live::Failed(format!("cannot start: {e}")),
     };
     runtime.block_on(async {
-        let client = match Client::connect().await {
+        let client = match Client::connect(dirs).await {
             Ok(client) => client,
             Err(ConnectError::NotRunning) => return Live::NotRunning,
             Err(ConnectError::Refused(e)) => return Live::Refused(e),

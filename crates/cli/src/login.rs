@@ -4,14 +4,15 @@
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
-use lembas_device::keychain::{self, Token};
+use lembas_device::keychain::Token;
 use lembas_device::login::{self, LoginDone, TokenStorage};
+use lembas_device::setup::Setup;
 use serde_json::json;
 
 /// More than any token; a larger input is not a token (a file piped in by mistake).
 const MAX_TOKEN_BYTES: u64 = 64 * 1024;
 
-pub fn login(token_stdin: bool, server: &str, json: bool, insecure_storage: bool) -> ExitCode {
+pub fn login(setup: &Setup, token_stdin: bool, server: &str, json: bool, insecure_storage: bool) -> ExitCode {
     if !token_stdin {
         return fail(
             json,
@@ -25,7 +26,7 @@ pub fn login(token_stdin: bool, server: &str, json: bool, insecure_storage: bool
     let storage = if insecure_storage {
         eprintln!(
             "Warning: --insecure-storage keeps the device token in {}, a plain file only you can read (0600), not in the OS keychain. Log in again without --insecure-storage once a keychain is available.",
-            keychain::token_file().display()
+            setup.keychain.token_file().display()
         );
         TokenStorage::InsecureFile
     } else {
@@ -35,7 +36,7 @@ pub fn login(token_stdin: bool, server: &str, json: bool, insecure_storage: bool
         Ok(rt) => rt,
         Err(e) => return fail(json, format!("cannot start: {e}")),
     };
-    match runtime.block_on(login::login(server, token, storage)) {
+    match runtime.block_on(login::login(setup, server, token, storage)) {
         Ok(done) => {
             if json {
                 // Straight from the struct, so the keys keep the spec's order, `event` first.
@@ -44,7 +45,7 @@ pub fn login(token_stdin: bool, server: &str, json: bool, insecure_storage: bool
                     Err(e) => return fail(json, format!("cannot write the done line: {e}")),
                 }
             } else {
-                print_done(&done);
+                print_done(setup, &done);
             }
             ExitCode::SUCCESS
         }
@@ -77,7 +78,7 @@ fn read_token() -> Result<Token, String> {
     })
 }
 
-fn print_done(done: &LoginDone) {
+fn print_done(setup: &Setup, done: &LoginDone) {
     let instance = done
         .name
         .as_deref()
@@ -105,7 +106,7 @@ fn print_done(done: &LoginDone) {
         TokenStorage::Keychain => println!("The token is in the OS keychain."),
         TokenStorage::InsecureFile => println!(
             "The token is in {} (--insecure-storage), not in the OS keychain.",
-            keychain::token_file().display()
+            setup.keychain.token_file().display()
         ),
     }
     println!(
@@ -113,12 +114,12 @@ fn print_done(done: &LoginDone) {
     );
 }
 
-pub fn logout(json: bool) -> ExitCode {
+pub fn logout(setup: &Setup, json: bool) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => return fail(json, format!("cannot start: {e}")),
     };
-    match runtime.block_on(login::logout()) {
+    match runtime.block_on(login::logout(setup)) {
         Ok(done) => {
             if json {
                 println!("{}", json!({ "event": "done", "server": done.server }));

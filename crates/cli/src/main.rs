@@ -16,6 +16,7 @@ mod sessions;
 mod user_service;
 
 use lembas_device::control::Verdict;
+use lembas_device::setup::Setup;
 use remote::{ModeArg, OnOff};
 
 #[derive(Parser)]
@@ -280,43 +281,47 @@ fn completions(shell: clap_complete::Shell) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The one reading of the environment's folders: every command below is handed them.
+    let setup = &Setup::from_env();
     match cli.command {
         Command::Service { command } => match command {
-            ServiceCommand::Run => service::run(),
-            ServiceCommand::Install { json } => user_service::install(json),
-            ServiceCommand::Uninstall { json } => user_service::uninstall(json),
-            ServiceCommand::Status { json } => user_service::status(json),
-            ServiceCommand::Scheduled { state, json } => remote::scheduled(state, json),
+            ServiceCommand::Run => service::run(setup),
+            ServiceCommand::Install { json } => user_service::install(setup, json),
+            ServiceCommand::Uninstall { json } => user_service::uninstall(setup, json),
+            ServiceCommand::Status { json } => user_service::status(setup, json),
+            ServiceCommand::Scheduled { state, json } => remote::scheduled(setup, state, json),
         },
         Command::Completions { shell } => completions(shell),
-        Command::Serve { stdio: _ } => serve::stdio(),
-        Command::Status { json } => service::status(json),
-        Command::Doctor { json } => doctor::run(json),
+        Command::Serve { stdio: _ } => serve::stdio(setup),
+        Command::Status { json } => service::status(setup, json),
+        Command::Doctor { json } => doctor::run(setup, json),
         Command::Login {
             token_stdin,
             server,
             json,
             insecure_storage,
-        } => login::login(token_stdin, &server, json, insecure_storage),
-        Command::Logout { json } => login::logout(json),
+        } => login::login(setup, token_stdin, &server, json, insecure_storage),
+        Command::Logout { json } => login::logout(setup, json),
         Command::Remote { command } => match command {
-            RemoteCommand::List { json } => remote::list(json),
-            RemoteCommand::On { json } => remote::enabled(true, json),
-            RemoteCommand::Off { json } => remote::enabled(false, json),
+            RemoteCommand::List { json } => remote::list(setup, json),
+            RemoteCommand::On { json } => remote::enabled(setup, true, json),
+            RemoteCommand::Off { json } => remote::enabled(setup, false, json),
             RemoteCommand::Roots { command } => match command {
-                RootsCommand::Add { path, json } => remote::add_root(path, json),
-                RootsCommand::Remove { path, json } => remote::remove_root(path, json),
+                RootsCommand::Add { path, json } => remote::add_root(setup, path, json),
+                RootsCommand::Remove { path, json } => remote::remove_root(setup, path, json),
             },
-            RemoteCommand::MaxMode { mode, json } => remote::max_mode(mode, json),
-            RemoteCommand::Terminal { state, json } => remote::terminal(state, json),
-            RemoteCommand::Trust { state, json } => remote::require_trust(state, json),
-            RemoteCommand::Scheduled { state, json } => remote::scheduled(state, json),
+            RemoteCommand::MaxMode { mode, json } => remote::max_mode(setup, mode, json),
+            RemoteCommand::Terminal { state, json } => remote::terminal(setup, state, json),
+            RemoteCommand::Trust { state, json } => remote::require_trust(setup, state, json),
+            RemoteCommand::Scheduled { state, json } => remote::scheduled(setup, state, json),
         },
-        Command::Trust { path, json } => remote::trust(path, json),
-        Command::Untrust { path, json } => remote::untrust(path, json),
-        Command::Activity { json, n } => activity::show(json, usize::try_from(n).unwrap_or(usize::MAX)),
+        Command::Trust { path, json } => remote::trust(setup, path, json),
+        Command::Untrust { path, json } => remote::untrust(setup, path, json),
+        Command::Activity { json, n } => {
+            activity::show(setup, json, usize::try_from(n).unwrap_or(usize::MAX))
+        }
         Command::Approvals { command, json } => match command {
-            None => approvals::list(json),
+            None => approvals::list(setup, json),
             Some(ApprovalsCommand::Allow {
                 id,
                 for_chat,
@@ -327,13 +332,15 @@ fn main() -> ExitCode {
                 } else {
                     Verdict::Allow
                 };
-                approvals::answer(&id, verdict, json || j)
+                approvals::answer(setup, &id, verdict, json || j)
             }
-            Some(ApprovalsCommand::Deny { id, json: j }) => approvals::answer(&id, Verdict::Deny, json || j),
+            Some(ApprovalsCommand::Deny { id, json: j }) => {
+                approvals::answer(setup, &id, Verdict::Deny, json || j)
+            }
         },
         Command::Sessions { command } => match command {
-            SessionsCommand::List { json } => sessions::list(json),
-            SessionsCommand::Delete { id, json } => sessions::delete(&id, json),
+            SessionsCommand::List { json } => sessions::list(setup, json),
+            SessionsCommand::Delete { id, json } => sessions::delete(setup, &id, json),
         },
     }
 }

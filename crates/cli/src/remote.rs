@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::ValueEnum;
-use lembas_device::paths;
 use lembas_device::policy::Mode;
 use lembas_device::settings::edit::{self, Change};
 use lembas_device::settings::{self, Settings};
+use lembas_device::setup::Setup;
 use serde_json::{Value, json};
 
 use crate::login::fail;
@@ -49,8 +49,8 @@ fn on_off(b: bool) -> &'static str {
     if b { "on" } else { "off" }
 }
 
-pub fn list(json: bool) -> ExitCode {
-    match settings::load() {
+pub fn list(setup: &Setup, json: bool) -> ExitCode {
+    match settings::load(&setup.dirs) {
         Ok(s) => {
             print_state(&s, json);
             ExitCode::SUCCESS
@@ -59,78 +59,86 @@ pub fn list(json: bool) -> ExitCode {
     }
 }
 
-pub fn enabled(on: bool, json: bool) -> ExitCode {
+pub fn enabled(setup: &Setup, on: bool, json: bool) -> ExitCode {
     apply(
+        setup,
         Change::RemoteEnabled(on),
         json,
         &format!("Remote work is {}.", on_off(on)),
     )
 }
 
-pub fn add_root(path: PathBuf, json: bool) -> ExitCode {
-    let shown = resolved(&path);
+pub fn add_root(setup: &Setup, path: PathBuf, json: bool) -> ExitCode {
+    let shown = resolved(setup, &path);
     apply(
+        setup,
         Change::AddRoot(path),
         json,
         &format!("Remote work may use {shown}."),
     )
 }
 
-pub fn remove_root(path: PathBuf, json: bool) -> ExitCode {
+pub fn remove_root(setup: &Setup, path: PathBuf, json: bool) -> ExitCode {
     let shown = path.display().to_string();
     apply(
+        setup,
         Change::RemoveRoot(path),
         json,
         &format!("Remote work may no longer use {shown}."),
     )
 }
 
-pub fn max_mode(mode: ModeArg, json: bool) -> ExitCode {
+pub fn max_mode(setup: &Setup, mode: ModeArg, json: bool) -> ExitCode {
     let mode = Mode::from(mode);
     apply(
+        setup,
         Change::MaxMode(mode),
         json,
         &format!("Remote sessions get at most {mode} mode."),
     )
 }
 
-pub fn terminal(state: OnOff, json: bool) -> ExitCode {
+pub fn terminal(setup: &Setup, state: OnOff, json: bool) -> ExitCode {
     apply(
+        setup,
         Change::Terminal(state.is_on()),
         json,
         &format!("Terminals for remote work are {}.", on_off(state.is_on())),
     )
 }
 
-pub fn require_trust(state: OnOff, json: bool) -> ExitCode {
+pub fn require_trust(setup: &Setup, state: OnOff, json: bool) -> ExitCode {
     let headline = if state.is_on() {
         "A remote session's folder must be in a trusted project."
     } else {
         "A remote session's folder need not be in a trusted project."
     };
-    apply(Change::RequireTrust(state.is_on()), json, headline)
+    apply(setup, Change::RequireTrust(state.is_on()), json, headline)
 }
 
-pub fn scheduled(state: OnOff, json: bool) -> ExitCode {
+pub fn scheduled(setup: &Setup, state: OnOff, json: bool) -> ExitCode {
     apply(
+        setup,
         Change::Scheduled(state.is_on()),
         json,
         &format!("Accept scheduled work is {}.", on_off(state.is_on())),
     )
 }
 
-pub fn trust(path: PathBuf, json: bool) -> ExitCode {
-    let shown = resolved(&path);
+pub fn trust(setup: &Setup, path: PathBuf, json: bool) -> ExitCode {
+    let shown = resolved(setup, &path);
     apply(
+        setup,
         Change::Trust(path),
         json,
         &format!("{shown} is a trusted project."),
     )
 }
 
-pub fn untrust(path: PathBuf, json: bool) -> ExitCode {
+pub fn untrust(setup: &Setup, path: PathBuf, json: bool) -> ExitCode {
     let shown = path.display().to_string();
     apply(
+        setup,
         Change::Untrust(path),
         json,
         &format!("{shown} is no longer a trusted project."),
@@ -139,8 +147,8 @@ pub fn untrust(path: PathBuf, json: bool) -> ExitCode {
 
 /// The folder as it will be stored, for the sentence; the change itself resolves it again and
 /// refuses what does not exist.
-fn resolved(path: &Path) -> String {
-    let expanded = paths::expand_tilde(&path.to_string_lossy());
+fn resolved(setup: &Setup, path: &Path) -> String {
+    let expanded = setup.dirs.expand_tilde(&path.to_string_lossy());
     std::fs::canonicalize(&expanded)
         .unwrap_or(expanded)
         .display()
@@ -148,9 +156,9 @@ fn resolved(path: &Path) -> String {
 }
 
 /// Applies one change, then prints the new state (after `headline` in sentences).
-fn apply(change: Change, json: bool, headline: &str) -> ExitCode {
-    let before = settings::load().ok();
-    match edit::apply(&[change]) {
+fn apply(setup: &Setup, change: Change, json: bool, headline: &str) -> ExitCode {
+    let before = settings::load(&setup.dirs).ok();
+    match edit::apply(&setup.dirs, &[change]) {
         Ok(after) => {
             if !json {
                 let same = before.as_ref() == Some(&after);

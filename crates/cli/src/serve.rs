@@ -1,11 +1,12 @@
 //! `lembas serve --stdio`: the agent for an editor (Zed's custom agent, any ACP client), on stdin
 //! and stdout. Logs go to stderr only: stdout is the protocol.
 
+use lembas_device::setup::Setup;
 use lembas_device::{editor, settings};
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub fn stdio() -> ExitCode {
+pub fn stdio(setup: &Setup) -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
@@ -13,7 +14,7 @@ pub fn stdio() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .init();
-    let settings = match settings::load() {
+    let settings = match settings::load(&setup.dirs) {
         Ok(settings) => settings,
         Err(e) => {
             eprintln!("lembas: {e}");
@@ -38,6 +39,7 @@ pub fn stdio() -> ExitCode {
         tokio::io::BufReader::new(tokio::io::stdin()),
         tokio::io::stdout(),
         settings,
+        setup.clone(),
     ));
     // Nothing is left that matters: a blocking read of a gone stdin must not hold the exit.
     runtime.shutdown_timeout(Duration::from_secs(1));

@@ -3,13 +3,14 @@
 use lembas_device::events::LinkState;
 use lembas_device::link::Stop;
 use lembas_device::runtime::Runtime;
+use lembas_device::setup::Setup;
 use lembas_device::status;
 use std::process::ExitCode;
 
 use crate::live::{self, Live};
 
-pub fn run() -> ExitCode {
-    lembas_device::log_file::init("service");
+pub fn run(setup: &Setup) -> ExitCode {
+    lembas_device::log_file::init(&setup.dirs, "service");
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -17,11 +18,11 @@ pub fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(serve())
+    runtime.block_on(serve(setup.clone()))
 }
 
-async fn serve() -> ExitCode {
-    let device = match Runtime::start("lembas service run") {
+async fn serve(setup: Setup) -> ExitCode {
+    let device = match Runtime::start(setup, "lembas service run") {
         Ok(d) => d,
         Err(e) => {
             eprintln!("lembas: {e}");
@@ -56,11 +57,11 @@ async fn wait_for_signal() {
     }
 }
 
-pub fn status(json: bool) -> ExitCode {
+pub fn status(setup: &Setup, json: bool) -> ExitCode {
     // The running device says its state itself; with none running, the file has its last word.
-    let (running, last) = match live::ask(|mut client| async move { client.status().await }) {
+    let (running, last) = match live::ask(&setup.dirs, |mut client| async move { client.status().await }) {
         Live::Answered(now) => (true, Some(now)),
-        _ => status::read(),
+        _ => status::read(&setup.dirs),
     };
     if json {
         println!("{}", serde_json::json!({ "running": running, "status": last }));

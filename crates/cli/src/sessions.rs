@@ -11,16 +11,17 @@ use serde_json::json;
 
 use crate::live::{self, Live};
 use crate::login::fail;
+use lembas_device::setup::Setup;
 
 /// The exit code for an argument of the wrong shape, as for clap's own usage errors.
 const USAGE: u8 = 2;
 
-pub fn list(json: bool) -> ExitCode {
-    let sessions = match live::ask(|mut client| async move { client.sessions().await }) {
+pub fn list(setup: &Setup, json: bool) -> ExitCode {
+    let sessions = match live::ask(&setup.dirs, |mut client| async move { client.sessions().await }) {
         Live::Answered(sessions) => sessions,
         Live::Refused(e) => return fail(json, e.message),
         Live::Failed(why) => return fail(json, why),
-        Live::NotRunning => match Store::open_default().list() {
+        Live::NotRunning => match Store::at(setup.dirs.state.clone()).list() {
             Ok(sessions) => sessions,
             Err(e) => return fail(json, format!("cannot read the sessions: {e}")),
         },
@@ -38,7 +39,7 @@ pub fn list(json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-pub fn delete(id: &str, json: bool) -> ExitCode {
+pub fn delete(setup: &Setup, id: &str, json: bool) -> ExitCode {
     if !is_session_id(id) {
         let _ = fail(
             json,
@@ -48,7 +49,7 @@ pub fn delete(id: &str, json: bool) -> ExitCode {
         );
         return ExitCode::from(USAGE);
     }
-    let store = Store::open_default();
+    let store = Store::at(setup.dirs.state.clone());
     let title = match store.summary(id) {
         Ok(summary) => summary.title,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use lembas_device::keychain::{self, KeychainError};
+use lembas_device::keychain::{Keychain, KeychainError};
 use lembas_peer::{Peer, PeerConfig};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -82,14 +82,14 @@ async fn login_proves_stores_and_the_service_links_with_it() {
         })
     );
     let config = std::fs::read_to_string(home.config()).unwrap();
-    let settings = lembas_device::settings::load_from(&home.config()).unwrap();
+    let settings = lembas_device::settings::load(&home.dirs()).unwrap();
     let server = settings.server.unwrap();
     assert_eq!(
         (server.url.as_str(), server.connection.as_deref()),
         (peer.url().as_str(), Some("example"))
     );
     assert_eq!(settings.embedding.as_deref(), Some("example/example/embed"));
-    assert_eq!(keychain::load().unwrap().expose(), TOKEN);
+    assert_eq!(Keychain::of(&home.dirs()).load().unwrap().expose(), TOKEN);
     // The proof came first, in the spec's order, and nothing but GETs.
     let paths: Vec<String> = peer
         .http_log()
@@ -144,7 +144,10 @@ async fn logging_in_again_replaces_the_token_and_keeps_the_embedding() {
         (first["fresh"].clone(), first["changes"].clone()),
         (json!(true), json!(["server"]))
     );
-    assert_eq!(keychain::load().unwrap().expose(), "first-token-1");
+    assert_eq!(
+        Keychain::of(&home.dirs()).load().unwrap().expose(),
+        "first-token-1"
+    );
 
     peer.set_config(|c| c.token = TOKEN.to_string());
     let again = login(&home, &peer.url(), TOKEN, &["--json"]);
@@ -153,7 +156,7 @@ async fn logging_in_again_replaces_the_token_and_keeps_the_embedding() {
         (again_line["fresh"].clone(), again_line["changes"].clone()),
         (json!(false), json!([]))
     );
-    assert_eq!(keychain::load().unwrap().expose(), TOKEN);
+    assert_eq!(Keychain::of(&home.dirs()).load().unwrap().expose(), TOKEN);
     let config = std::fs::read_to_string(home.config()).unwrap();
     assert!(
         config.starts_with("# chosen by hand\nembedding: mine/embed   # keep\n"),
@@ -183,8 +186,11 @@ async fn logout_removes_the_token_and_the_login() {
     let out = home.run(&["logout"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains(&format!("Logged out of {}", peer.url())));
-    assert!(matches!(keychain::load(), Err(KeychainError::Missing)));
-    let settings = lembas_device::settings::load_from(&home.config()).unwrap();
+    assert!(matches!(
+        Keychain::of(&home.dirs()).load(),
+        Err(KeychainError::Missing)
+    ));
+    let settings = lembas_device::settings::load(&home.dirs()).unwrap();
     assert_eq!(settings.server, None);
     assert_eq!(settings.embedding.as_deref(), Some("example/example/embed"));
     // Logged out, the service says how to log in.
@@ -217,7 +223,7 @@ async fn refused(config: PeerConfig, stdin: &str, part: &str) {
     assert!(message.contains(part), "{part:?} in {message}");
     assert_eq!(std::fs::read_to_string(home.config()).unwrap(), HAND_WRITTEN);
     assert_eq!(
-        keychain::load().unwrap().expose(),
+        Keychain::of(&home.dirs()).load().unwrap().expose(),
         TOKEN,
         "the keychain is untouched"
     );
@@ -519,7 +525,7 @@ async fn the_window_logs_in_and_out_through_the_running_device() {
     let shapeless = control_call(&home, "login", json!({ "server": server })).await;
     assert_eq!(error_of(&shapeless).0, -32602, "{shapeless}");
     assert!(
-        matches!(keychain::load(), Ok(t) if t.expose() == TOKEN),
+        matches!(Keychain::of(&home.dirs()).load(), Ok(t) if t.expose() == TOKEN),
         "a refused login stores nothing"
     );
 
@@ -540,11 +546,11 @@ async fn the_window_logs_in_and_out_through_the_running_device() {
     let out = control_call(&home, "logout", json!({})).await;
     let said = out["result"]["message"].as_str().unwrap_or_default();
     assert!(said.starts_with(&format!("Logged out of {server}")), "{out}");
-    assert!(matches!(keychain::load(), Err(KeychainError::Missing)));
-    assert_eq!(
-        lembas_device::settings::load_from(&home.config()).unwrap().server,
-        None
-    );
+    assert!(matches!(
+        Keychain::of(&home.dirs()).load(),
+        Err(KeychainError::Missing)
+    ));
+    assert_eq!(lembas_device::settings::load(&home.dirs()).unwrap().server, None);
     let ended = tokio::task::block_in_place(|| service.wait_exit(WAIT));
     assert!(ended.is_some_and(|s| !s.success()), "{}", service.log());
     assert!(service.log().contains("Not logged in"), "{}", service.log());

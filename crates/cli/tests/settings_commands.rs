@@ -129,7 +129,7 @@ fn every_command_keeps_comments_and_unknown_keys_byte_for_byte() {
             "{args:?}"
         );
         let now = std::fs::read_to_string(home.config()).unwrap();
-        lembas_device::settings::load_from(&home.config()).unwrap();
+        lembas_device::settings::load(&home.dirs()).unwrap();
         let mut rest = now.as_str();
         for line in &kept {
             let at = rest
@@ -284,7 +284,7 @@ fn a_writer_killed_midway_leaves_a_valid_file() {
             killed += 1;
         }
         let now = std::fs::read_to_string(home.config()).unwrap();
-        let settings = lembas_device::settings::load_from(&home.config())
+        let settings = lembas_device::settings::load(&home.dirs())
             .unwrap_or_else(|e| panic!("round {round}: {e}\n{now}"));
         assert_eq!(settings.remote.roots.first(), Some(&a));
         assert!(now.starts_with("# My lembas config, written by hand.\n"), "{now}");

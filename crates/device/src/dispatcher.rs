@@ -351,7 +351,7 @@ impl Dispatcher {
                     cwd: cwd.clone(),
                     command: command.clone(),
                 });
-                let result = scheduled::monitor(params, &settings).await;
+                let result = scheduled::monitor(params, &settings, &self.engine.setup().dirs).await;
                 if let Ok(outcome) = &result {
                     let _ = self.events.send(DeviceEvent::Watch {
                         cwd,

@@ -19,6 +19,7 @@ use crate::link::incoming;
 use crate::policy::Mode;
 use crate::rpc::{self, RpcError};
 use crate::settings::Settings;
+use crate::setup::Setup;
 
 /// The longest line read: a prompt may carry 25 MB of attachments, base64 makes that about 34.
 const MAX_LINE: u64 = 64 * 1024 * 1024;
@@ -47,7 +48,7 @@ pub fn editor_settings(mut settings: Settings) -> Settings {
 /// Serves one editor until its input ends: then every running turn is cancelled, what it wrote is
 /// on disk, the last answers are written, and this returns. `Err` only when the input could not
 /// be read at all.
-pub async fn serve<R, W>(input: R, output: W, settings: Settings) -> std::io::Result<()>
+pub async fn serve<R, W>(input: R, output: W, settings: Settings, setup: Setup) -> std::io::Result<()>
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -58,7 +59,7 @@ where
     let (_settings_tx, settings_rx) = watch::channel(Arc::new(settings));
     // Nobody listens: the activity log and the desktop are the service's.
     let (events, _) = broadcast::channel(256);
-    let engine = Engine::for_editor(settings_rx.clone(), events.clone());
+    let engine = Engine::for_editor(settings_rx.clone(), events.clone(), setup);
     let (out, queue) = outbound::channel();
     let (finish, finished) = oneshot::channel();
     let writer = tokio::spawn(write_lines(output, queue, finished));

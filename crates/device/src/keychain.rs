@@ -9,7 +9,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::paths;
+use crate::paths::Dirs;
 
 /// The keychain entry: service and account names. One device login per user.
 pub const SERVICE: &str = "lembas";
@@ -73,13 +73,111 @@ pub enum TokenStorage {
     InsecureFile,
 }
 
-/// The `--insecure-storage` file: `device-token` beside `config.yaml` (never in it).
-pub fn token_file() -> PathBuf {
-    paths::config_dir().join(ACCOUNT)
+/// Where this device keeps its token: an entry of the OS keychain and, for the
+/// `--insecure-storage` opt-in, a file beside `config.yaml` (never in it). Handed down by the
+/// program hosting the device, as its [`Dirs`] are; a test takes an entry of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keychain {
+    service: String,
+    token_file: PathBuf,
 }
 
-fn entry() -> Result<keyring::Entry, KeychainError> {
-    keyring::Entry::new(SERVICE, ACCOUNT).map_err(unavailable)
+impl Keychain {
+    /// The person's device token: the `lembas` entry, the file in `dirs.config`.
+    pub fn of(dirs: &Dirs) -> Keychain {
+        Keychain::named(SERVICE, dirs)
+    }
+
+    /// An entry under another service name (tests running at once in one keychain).
+    pub fn named(service: &str, dirs: &Dirs) -> Keychain {
+        Keychain {
+            service: service.to_string(),
+            token_file: dirs.config.join(ACCOUNT),
+        }
+    }
+
+    /// The `--insecure-storage` file.
+    pub fn token_file(&self) -> &Path {
+        &self.token_file
+    }
+
+    fn entry(&self) -> Result<keyring::Entry, KeychainError> {
+        keyring::Entry::new(&self.service, ACCOUNT).map_err(unavailable)
+    }
+
+    /// Stores the token in the keychain, replacing any earlier one. Blocking: call from a
+    /// blocking context.
+    pub fn store(&self, token: &Token) -> Result<(), KeychainError> {
+        self.entry()?.set_password(token.expose()).map_err(unavailable)
+    }
+
+    /// Stores the token where `storage` says and removes it from the other place, so that exactly one
+    /// token is kept and [`Keychain::load`] cannot find a stale one. Blocking.
+    pub fn store_in(&self, token: &Token, storage: TokenStorage) -> Result<(), KeychainError> {
+        match storage {
+            TokenStorage::Keychain => {
+                self.store(token)?;
+                remove_file(&self.token_file).map(|_| ())
+            }
+            TokenStorage::InsecureFile => {
+                write_file(&self.token_file, token)?;
+                // A keychain that cannot be reached holds nothing we could read instead of the file.
+                match self.delete_from_keychain() {
+                    Ok(()) | Err(KeychainError::Unavailable(_)) => Ok(()),
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    }
+
+    /// Reads the token: the keychain first, then the `--insecure-storage` file if there is one. Blocking.
+    pub fn load(&self) -> Result<Token, KeychainError> {
+        self.load_with_storage().map(|(token, _)| token)
+    }
+
+    /// [`Keychain::load`], also saying where the token was found. Every read of the file is logged as a warning.
+    pub fn load_with_storage(&self) -> Result<(Token, TokenStorage), KeychainError> {
+        let from_keychain = self.entry().and_then(|entry| match entry.get_password() {
+            Ok(secret) => Token::new(&secret).map_err(|_| KeychainError::Missing),
+            Err(keyring::Error::NoEntry) => Err(KeychainError::Missing),
+            Err(e) => Err(unavailable(e)),
+        });
+        match from_keychain {
+            Ok(token) => Ok((token, TokenStorage::Keychain)),
+            Err(keychain_error @ (KeychainError::Missing | KeychainError::Unavailable(_))) => {
+                let path = &self.token_file;
+                match read_file(path)? {
+                    Some(token) => {
+                        tracing::warn!(
+                            "using the device token from {}, a plain file (logged in with --insecure-storage); log in again without it to keep the token in the OS keychain",
+                            path.display()
+                        );
+                        Ok((token, TokenStorage::InsecureFile))
+                    }
+                    None => Err(keychain_error),
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Removes the token from the keychain and the file; absent already is fine. An unreachable
+    /// keychain is an error only when there was no file either: a token kept in the file means the
+    /// login never used the keychain. Blocking.
+    pub fn delete(&self) -> Result<(), KeychainError> {
+        let removed_file = remove_file(&self.token_file)?;
+        match self.delete_from_keychain() {
+            Err(KeychainError::Unavailable(_)) if removed_file => Ok(()),
+            other => other,
+        }
+    }
+
+    fn delete_from_keychain(&self) -> Result<(), KeychainError> {
+        match self.entry()?.delete_credential() {
+            Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
 }
 
 fn unavailable(e: keyring::Error) -> KeychainError {
@@ -90,79 +188,6 @@ fn unavailable(e: keyring::Error) -> KeychainError {
         keyring::Error::NoStorageAccess(_) => "the keychain refused access: is it locked?".to_string(),
         other => other.to_string(),
     })
-}
-
-/// Stores the token, replacing any earlier one. Blocking: call from a blocking context.
-pub fn store(token: &Token) -> Result<(), KeychainError> {
-    entry()?.set_password(token.expose()).map_err(unavailable)
-}
-
-/// Stores the token where `storage` says and removes it from the other place, so that exactly one
-/// token is kept and [`load`] cannot find a stale one. Blocking.
-pub fn store_in(token: &Token, storage: TokenStorage) -> Result<(), KeychainError> {
-    match storage {
-        TokenStorage::Keychain => {
-            store(token)?;
-            remove_file(&token_file()).map(|_| ())
-        }
-        TokenStorage::InsecureFile => {
-            write_file(&token_file(), token)?;
-            // A keychain that cannot be reached holds nothing we could read instead of the file.
-            match delete_from_keychain() {
-                Ok(()) | Err(KeychainError::Unavailable(_)) => Ok(()),
-                Err(e) => Err(e),
-            }
-        }
-    }
-}
-
-/// Reads the token: the keychain first, then the `--insecure-storage` file if there is one. Blocking.
-pub fn load() -> Result<Token, KeychainError> {
-    load_with_storage().map(|(token, _)| token)
-}
-
-/// [`load`], also saying where the token was found. Every read of the file is logged as a warning.
-pub fn load_with_storage() -> Result<(Token, TokenStorage), KeychainError> {
-    let from_keychain = entry().and_then(|entry| match entry.get_password() {
-        Ok(secret) => Token::new(&secret).map_err(|_| KeychainError::Missing),
-        Err(keyring::Error::NoEntry) => Err(KeychainError::Missing),
-        Err(e) => Err(unavailable(e)),
-    });
-    match from_keychain {
-        Ok(token) => Ok((token, TokenStorage::Keychain)),
-        Err(keychain_error @ (KeychainError::Missing | KeychainError::Unavailable(_))) => {
-            let path = token_file();
-            match read_file(&path)? {
-                Some(token) => {
-                    tracing::warn!(
-                        "using the device token from {}, a plain file (logged in with --insecure-storage); log in again without it to keep the token in the OS keychain",
-                        path.display()
-                    );
-                    Ok((token, TokenStorage::InsecureFile))
-                }
-                None => Err(keychain_error),
-            }
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// Removes the token from the keychain and the file; absent already is fine. An unreachable
-/// keychain is an error only when there was no file either: a token kept in the file means the
-/// login never used the keychain. Blocking.
-pub fn delete() -> Result<(), KeychainError> {
-    let removed_file = remove_file(&token_file())?;
-    match delete_from_keychain() {
-        Err(KeychainError::Unavailable(_)) if removed_file => Ok(()),
-        other => other,
-    }
-}
-
-fn delete_from_keychain() -> Result<(), KeychainError> {
-    match entry()?.delete_credential() {
-        Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
-        Err(e) => Err(unavailable(e)),
-    }
 }
 
 fn file_error(path: &Path, e: impl std::fmt::Display) -> KeychainError {

@@ -30,6 +30,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod scheduled;
 pub mod settings;
+pub mod setup;
 pub mod status;
 pub mod store;
 pub mod terminal;

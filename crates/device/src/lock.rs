@@ -5,7 +5,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
-use crate::paths;
+use crate::paths::Dirs;
 
 /// Held while alive; the OS releases the lock when the process ends, however it ends.
 #[derive(Debug)]
@@ -25,16 +25,16 @@ pub enum LockError {
     Io { path: PathBuf, source: std::io::Error },
 }
 
-pub fn lock_file() -> PathBuf {
-    paths::state_dir().join("device.lock")
+pub fn lock_file(dirs: &Dirs) -> PathBuf {
+    dirs.state.join("device.lock")
 }
 
 const PROBE_RETRIES: u32 = 25;
 const PROBE_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Takes the lock, saying `what` holds it (e.g. "lembas service run").
-pub fn acquire(what: &str) -> Result<DeviceLock, LockError> {
-    let path = lock_file();
+pub fn acquire(dirs: &Dirs, what: &str) -> Result<DeviceLock, LockError> {
+    let path = lock_file(dirs);
     let io = |source| LockError::Io {
         path: path.clone(),
         source,
@@ -81,8 +81,8 @@ pub fn acquire(what: &str) -> Result<DeviceLock, LockError> {
 }
 
 /// Who holds the lock now, if anyone (for `lembas status` and the tray app).
-pub fn holder() -> Option<String> {
-    let path = lock_file();
+pub fn holder(dirs: &Dirs) -> Option<String> {
+    let path = lock_file(dirs);
     let mut file = OpenOptions::new().read(true).write(true).open(&path).ok()?;
     // Shared: two probes never fail each other, and the runtime's exclusive lock still shows.
     match file.try_lock_shared() {

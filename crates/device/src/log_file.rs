@@ -7,15 +7,17 @@ use std::path::PathBuf;
 use tracing_appender::rolling::{RollingFileAppender, Rotation};
 use tracing_subscriber::fmt::writer::MakeWriterExt;
 
+use crate::paths::Dirs;
+
 /// How many daily files are kept.
 const KEPT_FILES: usize = 7;
 
 /// Starts logging for a process named `name` (`service`, `desktop`): `RUST_LOG`, else info. A log
 /// folder that cannot be written is said on standard error once and the process goes on with
 /// standard error alone: a read-only state folder must not stop the device.
-pub fn init(name: &str) {
+pub fn init(dirs: &Dirs, name: &str) {
     let filter = || tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    match appender(name) {
+    match appender(dirs, name) {
         Ok(file) => tracing_subscriber::fmt()
             .with_env_filter(filter())
             .with_ansi(false)
@@ -32,12 +34,12 @@ pub fn init(name: &str) {
 }
 
 /// Today's file for `name` (`<name>.YYYY-MM-DD.log`).
-pub fn today(name: &str) -> PathBuf {
-    crate::paths::log_dir().join(format!("{name}.{}.log", crate::utc::today()))
+pub fn today(dirs: &Dirs, name: &str) -> PathBuf {
+    dirs.log_dir().join(format!("{name}.{}.log", crate::utc::today()))
 }
 
-fn appender(name: &str) -> Result<RollingFileAppender, String> {
-    let dir = crate::paths::log_dir();
+fn appender(dirs: &Dirs, name: &str) -> Result<RollingFileAppender, String> {
+    let dir = dirs.log_dir();
     crate::paths::ensure_private_dir(&dir).map_err(|e| no_file(&dir, &e.to_string()))?;
     RollingFileAppender::builder()
         .rotation(Rotation::DAILY)

@@ -13,9 +13,10 @@ use serde_json::Value;
 use url::Url;
 
 use crate::discovery::{self, DiscoveryError};
-use crate::keychain::{self, KeychainError, Token};
+use crate::keychain::{KeychainError, Token};
 use crate::settings::edit::{self, Change};
 use crate::settings::{self, Settings, SettingsError};
+use crate::setup::Setup;
 
 pub use crate::keychain::TokenStorage;
 
@@ -150,7 +151,12 @@ struct Models {
 }
 
 /// Proves `token` on `server` and stores the login. See the module's documentation for the order.
-pub async fn login(server: &str, token: Token, storage: TokenStorage) -> Result<LoginDone, LoginError> {
+pub async fn login(
+    setup: &Setup,
+    server: &str,
+    token: Token,
+    storage: TokenStorage,
+) -> Result<LoginDone, LoginError> {
     if token
         .expose()
         .chars()
@@ -167,10 +173,13 @@ pub async fn login(server: &str, token: Token, storage: TokenStorage) -> Result<
     let models = read_models(&client, &url, &base_url, &token).await?;
 
     // A config that cannot be read cannot be written either: say so before storing the token.
-    let before = blocking(settings::load).await?.map_err(LoginError::Config)?;
+    let dirs = setup.dirs.clone();
+    let before = blocking(move || settings::load(&dirs))
+        .await?
+        .map_err(LoginError::Config)?;
 
-    let stored = token.clone();
-    blocking(move || keychain::store_in(&stored, storage))
+    let (stored, keychain) = (token.clone(), setup.keychain.clone());
+    blocking(move || keychain.store_in(&stored, storage))
         .await?
         .map_err(LoginError::Keychain)?;
 
@@ -188,7 +197,8 @@ pub async fn login(server: &str, token: Token, storage: TokenStorage) -> Result<
     if let Some(model) = &embedding {
         changes.push(Change::SetEmbeddingIfUnset(model.clone()));
     }
-    let after = blocking(move || edit::apply(&changes))
+    let dirs = setup.dirs.clone();
+    let after = blocking(move || edit::apply(&dirs, &changes))
         .await?
         .map_err(LoginError::Save)?;
 
@@ -219,18 +229,21 @@ pub async fn prove(server: &str, token: &Token) -> Result<String, LoginError> {
 
 /// Removes the login from the config and the token from wherever it is kept. Both are tried
 /// whatever happens to the other.
-pub async fn logout() -> Result<LogoutDone, LogoutError> {
-    let before = blocking(settings::load).await;
+pub async fn logout(setup: &Setup) -> Result<LogoutDone, LogoutError> {
+    let dirs = setup.dirs.clone();
+    let before = blocking(move || settings::load(&dirs)).await;
     let server = match &before {
         Ok(Ok(s)) => s.server.as_ref().map(|s| s.url.clone()),
         _ => None,
     };
-    let config = match blocking(|| edit::apply(&[Change::ClearServer])).await {
+    let dirs = setup.dirs.clone();
+    let config = match blocking(move || edit::apply(&dirs, &[Change::ClearServer])).await {
         Ok(Ok(_)) => None,
         Ok(Err(e)) => Some(e),
         Err(e) => Some(SettingsError::Refused(e.to_string())),
     };
-    let token = match blocking(keychain::delete).await {
+    let keychain = setup.keychain.clone();
+    let token = match blocking(move || keychain.delete()).await {
         Ok(Ok(())) => None,
         Ok(Err(e)) => Some(e),
         Err(e) => Some(KeychainError::Unavailable(e.to_string())),

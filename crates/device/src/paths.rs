@@ -1,65 +1,132 @@
-//! Where the device keeps things. Every path honours `HOME` and `XDG_*` at the moment it is asked
-//! for, so tests run in temporary homes.
+//! Where the device keeps things. The folders are a [`Dirs`] handed down by the program hosting
+//! the device (`lembas`, the tray, a test): [`Dirs::from_env`] is the one place that reads `HOME`,
+//! `XDG_*` and `APPDATA`, and only the programs call it, so a test hosts a runtime in a home of its
+//! own without touching the process's environment.
 
 use std::path::{Path, PathBuf};
 
-fn home() -> PathBuf {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
+/// The device's folders on this computer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dirs {
+    /// The person's home folder: what `~` means in settings and paths a person types.
+    pub home: PathBuf,
+    /// The folder holding `config.yaml` (and the `--insecure-storage` token file).
+    pub config: PathBuf,
+    /// `$XDG_STATE_HOME/lembas/`: the lock, the status file, sessions, turns, attachments, logs.
+    pub state: PathBuf,
+    /// The folder of the control socket and the tray's socket: `$XDG_RUNTIME_DIR/lembas`, else
+    /// `<state>/run`.
+    pub runtime: PathBuf,
+    /// The OS keychain's files where `XDG_DATA_HOME` moves them (`$XDG_DATA_HOME/keyrings`):
+    /// protected, beside the usual `~/.local/share/keyrings`.
+    pub keyrings: Option<PathBuf>,
+}
+
+impl Dirs {
+    /// The folders as this process's environment places them. For the programs only: everything
+    /// below them is handed the result.
+    pub fn from_env() -> Dirs {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let home = var("HOME").unwrap_or_else(|| PathBuf::from("/"));
+        let absolute = |name: &str| var(name).filter(|p| p.is_absolute());
+        let config = if cfg!(target_os = "macos") && var("XDG_CONFIG_HOME").is_none() {
+            home.join("Library/Application Support/lembas")
+        } else if cfg!(windows)
+            && let Some(appdata) = var("APPDATA")
+        {
+            appdata.join("lembas")
+        } else {
+            absolute("XDG_CONFIG_HOME")
+                .unwrap_or_else(|| home.join(".config"))
+                .join("lembas")
+        };
+        let state = absolute("XDG_STATE_HOME")
+            .unwrap_or_else(|| home.join(".local/state"))
+            .join("lembas");
+        let runtime = match absolute("XDG_RUNTIME_DIR") {
+            Some(dir) => dir.join("lembas"),
+            None => state.join("run"),
+        };
+        Dirs {
+            home,
+            config,
+            state,
+            runtime,
+            keyrings: absolute("XDG_DATA_HOME").map(|d| d.join("keyrings")),
+        }
+    }
+
+    /// The folders a Linux home has when no `XDG_*` variable moves them, the runtime folder given
+    /// apart (tests, the bench).
+    pub fn under_home(home: &Path, runtime: &Path) -> Dirs {
+        Dirs {
+            home: home.to_path_buf(),
+            config: home.join(".config/lembas"),
+            state: home.join(".local/state/lembas"),
+            runtime: runtime.join("lembas"),
+            keyrings: None,
+        }
+    }
+
+    /// The global config file.
+    pub fn config_file(&self) -> PathBuf {
+        self.config.join("config.yaml")
+    }
+
+    /// `<state>/logs/`: the rolling log files of the service and the tray.
+    pub fn log_dir(&self) -> PathBuf {
+        self.state.join("logs")
+    }
+
+    /// The home folder with its symlinks resolved (as it is when unresolvable), for comparing with
+    /// resolved paths: the policy judges paths after resolving them.
+    pub fn resolved_home(&self) -> PathBuf {
+        std::fs::canonicalize(&self.home).unwrap_or_else(|_| self.home.clone())
+    }
+
+    /// Expands a leading `~` or `~/` to the home folder.
+    pub fn expand_tilde(&self, path: &str) -> PathBuf {
+        expand_tilde(path, &self.home)
+    }
+
+    /// This computer's protected places as the device's folders are (docs/protocol.md "Paths"):
+    /// the home folder's credential folders, the config and state folders wherever they are
+    /// (resolved, as the policy compares resolved paths).
+    pub fn protected_places(&self) -> crate::policy::protected::Protected {
+        let resolve = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        crate::policy::protected::Protected::new(
+            &self.resolved_home(),
+            &resolve(&self.config),
+            &resolve(&self.state),
+        )
+    }
+}
+
+/// Expands a leading `~` or `~/` to `home`.
+pub fn expand_tilde(path: &str, home: &Path) -> PathBuf {
+    if path == "~" {
+        home.to_path_buf()
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        home.join(rest)
+    } else {
+        PathBuf::from(path)
+    }
+}
+
+/// `$XDG_CONFIG_HOME` (`~/.config`) as this process's environment says: where a systemd user
+/// unit goes. For the programs only, as [`Dirs::from_env`].
+pub fn xdg_config_home_from_env() -> PathBuf {
+    match std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/"))
-}
-
-fn xdg(var: &str, fallback: &[&str]) -> PathBuf {
-    match std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from) {
-        Some(p) if p.is_absolute() => p,
-        _ => fallback.iter().fold(home(), |p, part| p.join(part)),
-    }
-}
-
-/// The folder holding `config.yaml`.
-pub fn config_dir() -> PathBuf {
-    if cfg!(target_os = "macos") && std::env::var_os("XDG_CONFIG_HOME").is_none() {
-        return home().join("Library/Application Support/lembas");
-    }
-    if cfg!(windows)
-        && let Some(appdata) = std::env::var_os("APPDATA")
     {
-        return PathBuf::from(appdata).join("lembas");
+        Some(p) if p.is_absolute() => p,
+        _ => Dirs::from_env().home.join(".config"),
     }
-    xdg("XDG_CONFIG_HOME", &[".config"]).join("lembas")
-}
-
-/// `$XDG_CONFIG_HOME` (`~/.config`): where a systemd user unit goes.
-pub fn xdg_config_home() -> PathBuf {
-    xdg("XDG_CONFIG_HOME", &[".config"])
-}
-
-/// The global config file.
-pub fn config_file() -> PathBuf {
-    config_dir().join("config.yaml")
-}
-
-/// `$XDG_STATE_HOME/lembas/`: the lock, the status file, turns, attachments.
-pub fn state_dir() -> PathBuf {
-    xdg("XDG_STATE_HOME", &[".local", "state"]).join("lembas")
-}
-
-/// `<state>/logs/`: the rolling log files of the service and the tray.
-pub fn log_dir() -> PathBuf {
-    state_dir().join("logs")
-}
-
-/// The user's home folder, for `~` expansion and protected paths.
-pub fn home_dir() -> PathBuf {
-    home()
-}
-
-/// The home folder with its symlinks resolved (as it is when unresolvable), for comparing with
-/// resolved paths: the policy judges paths after resolving them.
-pub fn resolved_home_dir() -> PathBuf {
-    let home = home();
-    std::fs::canonicalize(&home).unwrap_or(home)
 }
 
 /// Creates `dir` and its parents when missing, private to the user on Unix (0700): the config and
@@ -75,25 +142,22 @@ pub fn ensure_private_dir(dir: &Path) -> std::io::Result<()> {
     builder.create(dir)
 }
 
-/// Expands a leading `~` or `~/`.
-pub fn expand_tilde(path: &str) -> PathBuf {
-    if path == "~" {
-        home()
-    } else if let Some(rest) = path.strip_prefix("~/") {
-        home().join(rest)
-    } else {
-        PathBuf::from(path)
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// This computer's protected places as the device's folders are now (docs/protocol.md "Paths"): the
-/// home folder's credential folders, the config and state folders wherever the environment puts
-/// them (resolved, as the policy compares resolved paths).
-pub fn protected_places() -> crate::policy::protected::Protected {
-    let resolve = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
-    crate::policy::protected::Protected::new(
-        &resolved_home_dir(),
-        &resolve(config_dir()),
-        &resolve(state_dir()),
-    )
+    #[test]
+    fn tilde_is_the_home_handed_down() {
+        let dirs = Dirs::under_home(Path::new("/home/ada"), Path::new("/run/user/1000"));
+        assert_eq!(dirs.expand_tilde("~"), Path::new("/home/ada"));
+        assert_eq!(dirs.expand_tilde("~/src"), Path::new("/home/ada/src"));
+        assert_eq!(dirs.expand_tilde("~ada/src"), Path::new("~ada/src"));
+        assert_eq!(dirs.expand_tilde("/srv/~"), Path::new("/srv/~"));
+        assert_eq!(
+            dirs.config_file(),
+            Path::new("/home/ada/.config/lembas/config.yaml")
+        );
+        assert_eq!(dirs.runtime, Path::new("/run/user/1000/lembas"));
+        assert_eq!(dirs.log_dir(), Path::new("/home/ada/.local/state/lembas/logs"));
+    }
 }

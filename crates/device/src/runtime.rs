@@ -15,9 +15,9 @@ use crate::face::activity::Activity;
 use crate::link::supervisor::{AtFinal, Supervisor};
 use crate::link::{LinkOptions, Stop, wake};
 use crate::lock::{self, DeviceLock, LockError};
-use crate::paths;
 use crate::poison::Recover;
 use crate::settings::{self, Settings, SettingsError};
+use crate::setup::Setup;
 use crate::status::{self, Status};
 use crate::terminal::board::Board;
 
@@ -52,30 +52,30 @@ impl Runtime {
     /// Starts the runtime; `what` names the holder of the device lock ("lembas service run").
     /// The link's timings are the decided ones with the config's `link:` overrides. A final state
     /// of the link (not logged in, token refused, server too old) ends it.
-    pub fn start(what: &str) -> Result<Runtime, StartError> {
-        Runtime::start_with(what, AtFinal::Stop)
+    pub fn start(setup: Setup, what: &str) -> Result<Runtime, StartError> {
+        Runtime::start_with(setup, what, AtFinal::Stop)
     }
 
     /// As [`Runtime::start`], choosing what a final state does: the desktop's runtime waits in it,
     /// serving its control socket, so the window can log in through it.
-    pub fn start_with(what: &str, at_final: AtFinal) -> Result<Runtime, StartError> {
-        let lock = lock::acquire(what)?;
-        let config = paths::config_file();
-        let initial = settings::load_from(&config)?;
+    pub fn start_with(setup: Setup, what: &str, at_final: AtFinal) -> Result<Runtime, StartError> {
+        let lock = lock::acquire(&setup.dirs, what)?;
+        let config = setup.dirs.config_file();
+        let home = setup.dirs.home.clone();
+        let initial = settings::load_from(&config, &home)?;
         let options = LinkOptions::from_settings(&initial.link);
         let (settings_tx, settings_rx) = watch::channel(Arc::new(initial));
         let (status_tx, status_rx) = watch::channel(Status::new());
         let (events, _) = broadcast::channel(256);
         // Subscribed before anything can happen, so the log misses nothing from the start.
-        let activity_log = activity_log::spawn(events.subscribe(), activity_log::default_file());
+        let activity_log = activity_log::spawn(events.subscribe(), activity_log::default_file(&setup.dirs));
         let (shutdown, shutdown_rx) = watch::channel(false);
 
         let (watcher, mut changed) = settings::watch::watch(&config)?;
-        let config_file = config.clone();
         let status_for_settings = status_tx.clone();
         tokio::spawn(async move {
             while changed.recv().await.is_some() {
-                match settings::load_from(&config) {
+                match settings::load_from(&config, &home) {
                     Ok(new) => {
                         settings_tx.send_if_modified(|current| {
                             let differs = **current != new;
@@ -95,10 +95,11 @@ impl Runtime {
         });
 
         let mut status_watch = status_rx.clone();
+        let dirs = setup.dirs.clone();
         tokio::spawn(async move {
             loop {
                 let snapshot = status_watch.borrow_and_update().clone();
-                if let Err(e) = status::write(&snapshot) {
+                if let Err(e) = status::write(&dirs, &snapshot) {
                     tracing::warn!("cannot write the status file: {e}");
                 }
                 if status_watch.changed().await.is_err() {
@@ -108,7 +109,7 @@ impl Runtime {
         });
 
         let wake = wake::spawn_watch();
-        let engine = Engine::new(settings_rx.clone(), events.clone());
+        let engine = Engine::new(settings_rx.clone(), events.clone(), setup.clone());
         let deleted_watch = engine.spawn_deleted_watch();
         let activity = Arc::new(Mutex::new(Activity::default()));
         let activity_fold = spawn_activity_fold(events.subscribe(), activity.clone(), status_tx.clone());
@@ -121,12 +122,11 @@ impl Runtime {
             wake: wake.clone(),
             activity,
             holder: what.to_string(),
-            config: config_file,
         })
         .inspect_err(|e| {
             tracing::error!(
                 "no control socket at {}: {e}; lembas approvals and the tray cannot reach this runtime",
-                control::socket_path().display()
+                control::socket_path(&setup.dirs).display()
             )
         })
         .ok();
@@ -176,7 +176,7 @@ impl Runtime {
         self.activity_log.finish().await;
         // The last status must reach the file before the lock is released.
         let last = self.status.borrow().clone();
-        let _ = status::write(&last);
+        let _ = status::write(&self.engine.setup().dirs, &last);
         stop
     }
 

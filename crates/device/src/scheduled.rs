@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::decisions::decisions;
 use crate::monitor;
-use crate::paths;
+use crate::paths::Dirs;
 use crate::policy::Mode;
 use crate::policy::bash_judge::{self, Decision, JudgeContext};
 use crate::policy::roots::{self, FolderRules};
@@ -47,13 +47,11 @@ pub struct Run {
     pub wait: std::time::Duration,
 }
 
-/// Tests only: `LEMBAS_APPROVAL_WAIT_MIN_S` lowers the least wait (decided: 60 s) so a test sees a
-/// scheduled approval time out in a second. Never set by the product.
-const WAIT_MIN_FOR_TESTS: &str = "LEMBAS_APPROVAL_WAIT_MIN_S";
-
 impl Run {
     /// Reads `scheduled` from `_meta.lembas`; `Ok(None)` when the request is not scheduled.
-    pub fn read(lembas: Option<&Value>) -> Result<Option<Run>, RpcError> {
+    /// `least_wait_s` lowers the least wait (decided: 60 s) for tests, so one sees a scheduled
+    /// approval time out in a second ([`crate::setup::Setup::least_approval_wait_s`]).
+    pub fn read(lembas: Option<&Value>, least_wait_s: Option<u64>) -> Result<Option<Run>, RpcError> {
         let Some(scheduled) = lembas.and_then(|l| l.get("scheduled")).filter(|s| !s.is_null()) else {
             return Ok(None);
         };
@@ -74,11 +72,7 @@ impl Run {
             None => None,
         };
         let range = &decisions().scheduled.approval_wait_seconds;
-        let min = std::env::var(WAIT_MIN_FOR_TESTS)
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(range.min)
-            .min(range.min);
+        let min = least_wait_s.unwrap_or(range.min).min(range.min);
         let asked = scheduled
             .get("approval_wait_s")
             .and_then(Value::as_u64)
@@ -229,7 +223,7 @@ pub fn project_bash_rules(folder: &Path, settings: &Settings) -> Option<crate::s
 }
 
 /// `_lembas/monitor`: admit, judge the command as bash in that folder, run it, answer the outcome.
-pub async fn monitor(params: Value, settings: &Settings) -> Result<Value, RpcError> {
+pub async fn monitor(params: Value, settings: &Settings, dirs: &Dirs) -> Result<Value, RpcError> {
     let params: MonitorParams = rpc::params(LinkMethod::Monitor.name(), params)?;
     let mode = admit(settings, params.mode)?;
     let rules = settings.folder_rules();
@@ -240,7 +234,7 @@ pub async fn monitor(params: Value, settings: &Settings) -> Result<Value, RpcErr
     } else {
         None
     };
-    let home = paths::resolved_home_dir();
+    let home = dirs.resolved_home();
     let ctx = JudgeContext {
         mode,
         global: &settings.permissions.bash,
@@ -248,7 +242,7 @@ pub async fn monitor(params: Value, settings: &Settings) -> Result<Value, RpcErr
         folder: &folder,
         roots: &rules.roots,
         home: &home,
-        protected: &crate::paths::protected_places(),
+        protected: &dirs.protected_places(),
     };
     let texts = &decisions().scheduled.texts;
     let judgement = bash_judge::judge(&params.command, &ctx);
@@ -263,7 +257,7 @@ pub async fn monitor(params: Value, settings: &Settings) -> Result<Value, RpcErr
         }
     }
     let timeout = monitor::clamp_timeout(params.timeout_s);
-    let sandbox = crate::sandbox::Sandbox::for_remote(&settings.remote, &rules.roots, &[], mode);
+    let sandbox = crate::sandbox::Sandbox::for_remote(&settings.remote, &rules.roots, &[], mode, dirs);
     let outcome = monitor::run_watch(&folder, &params.command, timeout, &sandbox)
         .await
         .map_err(|e| RpcError::internal(format!("The watch command could not be run: {e}.")))?;

@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 use crate::events::LinkState;
-use crate::paths;
+use crate::paths::Dirs;
 use crate::poison::Recover;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,15 +62,15 @@ pub fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-pub fn status_file() -> PathBuf {
-    paths::state_dir().join("status.json")
+pub fn status_file(dirs: &Dirs) -> PathBuf {
+    dirs.state.join("status.json")
 }
 
 /// Writes the status atomically (temp file, then rename): a reader never sees half of it.
-pub fn write(status: &Status) -> std::io::Result<()> {
-    let path = status_file();
-    let dir = paths::state_dir();
-    std::fs::create_dir_all(&dir)?;
+pub fn write(dirs: &Dirs, status: &Status) -> std::io::Result<()> {
+    let path = status_file(dirs);
+    let dir = &dirs.state;
+    std::fs::create_dir_all(dir)?;
     // One writer at a time in this process: the tray app writes from more than one task, and they
     // share the temporary file's name.
     static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -83,17 +83,17 @@ pub fn write(status: &Status) -> std::io::Result<()> {
 
 /// The last status written, and whether a runtime holds the device lock now (when none does, the
 /// status is what the last one said as it stopped, its last error included).
-pub fn read() -> (bool, Option<Status>) {
-    let running = crate::lock::holder().is_some();
-    let last = std::fs::read_to_string(status_file())
+pub fn read(dirs: &Dirs) -> (bool, Option<Status>) {
+    let running = crate::lock::holder(dirs).is_some();
+    let last = std::fs::read_to_string(status_file(dirs))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
     (running, last)
 }
 
 /// The status of the runtime running now, if one is.
-pub fn read_live() -> Option<Status> {
-    match read() {
+pub fn read_live(dirs: &Dirs) -> Option<Status> {
+    match read(dirs) {
         (true, status) => status,
         (false, _) => None,
     }

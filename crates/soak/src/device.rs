@@ -35,7 +35,10 @@ impl Device {
     /// Stores the token in the keychain, writes the config and starts the service.
     pub fn start(lembas: &Path, server: &str, timings: Timings) -> anyhow::Result<Device> {
         let token = lembas_device::keychain::Token::new(TOKEN).context("the soak's token")?;
-        lembas_device::keychain::store(&token)
+        // The person's entry: the `lembas service run` started below reads it.
+        let dirs = lembas_device::paths::Dirs::from_env();
+        lembas_device::keychain::Keychain::of(&dirs)
+            .store(&token)
             .context("the soak needs a Secret Service: run it through scripts/with-keyring")?;
         let home = tempfile::tempdir()?;
         let root = std::fs::canonicalize(home.path())?;

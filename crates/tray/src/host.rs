@@ -11,7 +11,6 @@
 
 mod beside;
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -21,6 +20,7 @@ use lembas_device::link::AtFinal;
 use lembas_device::lock::LockError;
 use lembas_device::runtime::{Runtime, StartError};
 use lembas_device::settings;
+use lembas_device::setup::Setup;
 use lembas_device::status;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 
@@ -63,12 +63,13 @@ pub struct Host {
     control: mpsc::UnboundedSender<Control>,
     /// Rung on every change of state, activity or config: the tray and window redraw.
     pub changed: Arc<Notify>,
-    pub config: PathBuf,
+    /// The device's folders and keychain entry, as the program hands them down.
+    pub setup: Setup,
 }
 
 impl Host {
     /// Starts the device host on the current tokio runtime.
-    pub fn start(config: PathBuf) -> Host {
+    pub fn start(setup: Setup) -> Host {
         let (state_tx, state) = watch::channel(HostState::default());
         let (control, control_rx) = mpsc::unbounded_channel();
         let (cards_tx, cards) = watch::channel(Vec::new());
@@ -78,10 +79,10 @@ impl Host {
             cards,
             control,
             changed: Arc::new(Notify::new()),
-            config,
+            setup,
         };
         let (config_tx, config_rx) = watch::channel(0u64);
-        match settings::watch::watch(&host.config) {
+        match settings::watch::watch(&host.setup.dirs.config_file()) {
             Ok((watcher, mut events)) => {
                 let changed = host.changed.clone();
                 tokio::spawn(async move {
@@ -101,6 +102,7 @@ impl Host {
             changed: host.changed.clone(),
             control: control_rx,
             config: config_rx,
+            setup: host.setup.clone(),
         };
         tokio::spawn(runner.run());
         host
@@ -166,6 +168,7 @@ struct Runner {
     changed: Arc<Notify>,
     control: mpsc::UnboundedReceiver<Control>,
     config: watch::Receiver<u64>,
+    setup: Setup,
 }
 
 /// What ended a wait.
@@ -182,7 +185,7 @@ impl Runner {
 
     async fn run(mut self) {
         loop {
-            let next = match Runtime::start_with(HOLDER, AtFinal::Wait) {
+            let next = match Runtime::start_with(self.setup.clone(), HOLDER, AtFinal::Wait) {
                 Ok(runtime) => {
                     self.set(|s| {
                         s.held_by = None;
@@ -199,7 +202,7 @@ impl Runner {
                         Some(Next::TryAgain) => self.wait(Some(AFTER_MIRROR)).await,
                         Some(quit) => quit,
                         None => {
-                            let (_, status) = status::read();
+                            let (_, status) = status::read(&self.setup.dirs);
                             self.set(|s| s.status = status);
                             self.wait(Some(HELD_POLL)).await
                         }

@@ -17,6 +17,8 @@ pub mod tray_socket;
 pub mod window;
 
 use lembas_device::settings;
+use lembas_device::setup::Setup;
+use std::path::PathBuf;
 use tokio::sync::{mpsc, watch};
 
 use crate::controls::CommandError;
@@ -26,10 +28,31 @@ use crate::tray::{MenuId, TrayView};
 use crate::tray_socket::Claim;
 use crate::window::{View, WindowProcess};
 
+/// What `main` hands the tray: the device's folders and keychain entry, and the window's
+/// executable (nothing below `main` reads the environment).
+pub struct Given {
+    pub setup: Setup,
+    pub window_bin: PathBuf,
+}
+
+impl Given {
+    /// As this process's environment says: [`Setup::from_env`], and the window's executable from
+    /// `LEMBAS_WINDOW_BIN`, else `lembas-window` beside this one.
+    pub fn from_env() -> Given {
+        Given {
+            setup: Setup::from_env(),
+            window_bin: std::env::var_os(window::BIN_ENV)
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from)
+                .unwrap_or_else(window::beside_this),
+        }
+    }
+}
+
 /// Runs the tray until Quit; the process's exit code.
-pub fn run() -> i32 {
+pub fn run(given: Given) -> i32 {
     let started = std::time::Instant::now();
-    lembas_device::log_file::init("desktop");
+    lembas_device::log_file::init(&given.setup.dirs, "desktop");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -42,11 +65,11 @@ pub fn run() -> i32 {
         }
     };
     let _entered = runtime.enter();
-    let (lock, listener) = match tray_socket::claim() {
+    let (lock, listener) = match tray_socket::claim(&given.setup.dirs) {
         Ok(Claim::First { lock, listener }) => (lock, listener),
         // A second launch: the first one opens its window, this one ends.
         Ok(Claim::Running) => {
-            return match runtime.block_on(tray_socket::ask_to_open(None)) {
+            return match runtime.block_on(tray_socket::ask_to_open(&given.setup.dirs, None)) {
                 Ok(()) => 0,
                 Err(e) => {
                     eprintln!("LLeMbas Desktop is already running, but: {e}");
@@ -57,12 +80,12 @@ pub fn run() -> i32 {
         Err(e) => {
             eprintln!(
                 "LLeMbas Desktop cannot start: its socket in {} cannot be made: {e}",
-                lembas_device::control::socket_dir().display()
+                given.setup.dirs.runtime.display()
             );
             return 1;
         }
     };
-    let code = tray_loop::run(started, listener);
+    let code = tray_loop::run(started, listener, given);
     drop(lock);
     // Quit already stopped the runtime; what is left (a subscription's retry, a notice's wait)
     // is not waited for.
@@ -72,7 +95,7 @@ pub fn run() -> i32 {
 
 /// What the tray shows, over the host.
 pub fn snapshot(host: &Host) -> Snapshot {
-    let loaded = settings::load_from(&host.config).map_err(|e| e.to_string());
+    let loaded = settings::load(&host.setup.dirs).map_err(|e| e.to_string());
     state::snapshot(
         &host.state(),
         loaded.as_ref().map_err(Clone::clone),
@@ -88,7 +111,7 @@ pub fn after_change(host: &Host) -> Snapshot {
 }
 
 pub fn stop_remote_work(host: &Host) -> Result<Snapshot, CommandError> {
-    controls::stop_remote_work(&host.config)?;
+    controls::stop_remote_work(&host.setup.dirs)?;
     host.end_link();
     Ok(after_change(host))
 }
@@ -125,7 +148,7 @@ async fn on_clicks(mut clicks: mpsc::UnboundedReceiver<MenuId>, host: Host, wind
                 None => open(None),
             },
             MenuId::ActivityLog => open(Some(View::Activity)),
-            MenuId::Logs => open_logs(),
+            MenuId::Logs => open_logs(&host.setup.dirs),
             MenuId::Quit => {
                 host.quit().await;
                 return;
@@ -142,8 +165,8 @@ async fn on_clicks(mut clicks: mpsc::UnboundedReceiver<MenuId>, host: Host, wind
 
 /// Opens the log folder in the desktop's file manager (made first: a device that never wrote a
 /// line still opens a folder, not an error).
-fn open_logs() -> Result<(), CommandError> {
-    let dir = lembas_device::paths::log_dir();
+fn open_logs(dirs: &lembas_device::paths::Dirs) -> Result<(), CommandError> {
+    let dir = dirs.log_dir();
     let failed = |e: std::io::Error| {
         CommandError::new(
             "logs",
@@ -169,10 +192,10 @@ fn open_logs() -> Result<(), CommandError> {
 
 /// Flips a tray check item's setting from what the config says now (the menu's own tick may lag).
 fn toggle(host: &Host, id: MenuId) -> Result<(), CommandError> {
-    let now = settings::load_from(&host.config)?;
+    let now = settings::load(&host.setup.dirs)?;
     let change = match id {
         MenuId::Scheduled => controls::SettingChange::Scheduled(!now.remote.scheduled),
         _ => controls::SettingChange::RemoteEnabled(!now.remote.enabled),
     };
-    controls::change_setting(&host.config, change).map(|_| ())
+    controls::change_setting(&host.setup.dirs, change).map(|_| ())
 }

@@ -14,5 +14,5 @@ fn main() {
         // SAFETY: the first thing in main, before any thread exists to read the environment.
         unsafe { std::env::set_var("GDK_GL", "disable") };
     }
-    std::process::exit(lembas_desktop::run());
+    std::process::exit(lembas_desktop::run(lembas_desktop::Given::from_env()));
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use lembas_device::control::endpoint::Listener;
 use lembas_device::decisions::decisions;
-use lembas_device::paths;
+
 use tao::event::{Event, StartCause};
 use tao::event_loop::{ControlFlow, EventLoopBuilder, EventLoopProxy};
 use tao::platform::run_return::EventLoopExtRunReturn;
@@ -18,7 +18,7 @@ use crate::host::Host;
 use crate::tray::{Tray, TrayView};
 use crate::tray_socket::{self, Served};
 use crate::window::{View, WindowProcess};
-use crate::{notices, notifier};
+use crate::{Given, notices, notifier};
 
 /// How long after start the window's files are read ahead (see [`crate::window::warm_up`]).
 #[cfg(target_os = "linux")]
@@ -36,7 +36,7 @@ pub enum UserEvent {
 
 /// Starts the host, the notices, the socket and the redraws on the tokio runtime (entered), and
 /// the tray on this thread's event loop, until Quit; the exit code.
-pub fn run(started: Instant, listener: Listener) -> i32 {
+pub fn run(started: Instant, listener: Listener, given: Given) -> i32 {
     // tao starts GTK itself, but panics when it cannot: asked first, no display is a sentence.
     #[cfg(all(unix, not(target_os = "macos")))]
     if let Err(e) = gtk::init() {
@@ -52,8 +52,8 @@ pub fn run(started: Instant, listener: Listener) -> i32 {
     }
     let proxy = event_loop.create_proxy();
 
-    let host = Host::start(paths::config_file());
-    let window = WindowProcess::default();
+    let host = Host::start(given.setup);
+    let window = WindowProcess::new(given.window_bin);
     let open_card = {
         let window = window.clone();
         move |id: &str| {
@@ -82,9 +82,12 @@ pub fn run(started: Instant, listener: Listener) -> i32 {
     ));
     // Once the tray is up and the runtime has started: the window's files read ahead.
     #[cfg(target_os = "linux")]
-    tokio::spawn(async {
-        tokio::time::sleep(WARM_UP_AFTER).await;
-        crate::window::warm_up().await;
+    tokio::spawn({
+        let window = window.clone();
+        async move {
+            tokio::time::sleep(WARM_UP_AFTER).await;
+            window.warm_up().await;
+        }
     });
     tokio::spawn(crate::first_run::open_at_start(host.clone(), window.clone()));
     let quit = tokio::spawn(crate::on_clicks(clicks, host, window));

@@ -17,7 +17,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use lembas_device::control::endpoint::{Listener, Stream, own_uid};
-use lembas_device::control::{self, CallError, Client, credentials};
+use lembas_device::control::{CallError, Client, credentials};
+use lembas_device::paths::Dirs;
 use lembas_device::rpc::{self, Incoming, RpcError};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -32,12 +33,13 @@ const MAX_LINE: u64 = 64 * 1024;
 /// How long a second launch tries to reach the first (it may be binding its socket this instant).
 const REACH_FOR: Duration = Duration::from_secs(5);
 
-pub fn path() -> PathBuf {
-    control::socket_dir().join("desktop.sock")
+/// The tray's socket, in the runtime folder beside the control socket.
+pub fn path(dirs: &Dirs) -> PathBuf {
+    dirs.runtime.join("desktop.sock")
 }
 
-fn lock_path() -> PathBuf {
-    control::socket_dir().join("desktop.lock")
+fn lock_path(dirs: &Dirs) -> PathBuf {
+    dirs.runtime.join("desktop.lock")
 }
 
 /// What a launch found.
@@ -49,30 +51,29 @@ pub enum Claim {
 }
 
 /// Takes the tray's lock and binds its socket (within a tokio runtime).
-pub fn claim() -> std::io::Result<Claim> {
-    let dir = control::socket_dir();
-    lembas_device::paths::ensure_private_dir(&dir)?;
+pub fn claim(dirs: &Dirs) -> std::io::Result<Claim> {
+    lembas_device::paths::ensure_private_dir(&dirs.runtime)?;
     let lock = OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(false)
-        .open(lock_path())?;
+        .open(lock_path(dirs))?;
     match lock.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => return Ok(Claim::Running),
         Err(TryLockError::Error(e)) => return Err(e),
     }
     // The lock says no tray serves: a socket left there is a dead one's and is replaced.
-    let listener = Listener::bind(&path())?;
+    let listener = Listener::bind(&path(dirs))?;
     Ok(Claim::First { lock, listener })
 }
 
 /// A second launch: asks the running tray to open its window.
-pub async fn ask_to_open(view: Option<View>) -> Result<(), String> {
+pub async fn ask_to_open(dirs: &Dirs, view: Option<View>) -> Result<(), String> {
     let deadline = tokio::time::Instant::now() + REACH_FOR;
     let params = json!({ "view": view });
     loop {
-        let tried = match Client::connect_at(path()).await {
+        let tried = match Client::connect_at(path(dirs)).await {
             Ok(mut client) => client.call(WINDOW_OPEN, params.clone()).await.map(|_| ()),
             Err(e) => Err(CallError::Io(std::io::Error::other(e))),
         };

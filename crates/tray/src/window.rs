@@ -47,8 +47,10 @@ enum Line<'a> {
 }
 
 /// The window process, if one runs. Cheap to clone.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct WindowProcess {
+    /// The window's executable.
+    bin: Arc<PathBuf>,
     slot: Arc<Mutex<Slot>>,
 }
 
@@ -70,28 +72,26 @@ fn line(what: Line<'_>) -> String {
     text
 }
 
-/// The window's executable: `LEMBAS_WINDOW_BIN`, else `lembas-window` beside this one.
-pub fn binary() -> std::io::Result<PathBuf> {
-    if let Some(path) = std::env::var_os(BIN_ENV).filter(|p| !p.is_empty()) {
-        return Ok(PathBuf::from(path));
+/// `lembas-window` beside this executable (found on the `PATH` when this one's folder cannot be
+/// told).
+pub fn beside_this() -> PathBuf {
+    let name = format!("{BIN_NAME}{}", std::env::consts::EXE_SUFFIX);
+    match std::env::current_exe() {
+        Ok(exe) => match exe.parent() {
+            Some(dir) => dir.join(name),
+            None => PathBuf::from(name),
+        },
+        Err(_) => PathBuf::from(name),
     }
-    let exe = std::env::current_exe()?;
-    let dir = exe
-        .parent()
-        .ok_or_else(|| std::io::Error::other("this executable has no folder"))?;
-    Ok(dir.join(format!("{BIN_NAME}{}", std::env::consts::EXE_SUFFIX)))
 }
 
 /// Has the kernel read the window's files into the page cache (`lembas-window --warm-up`), so the
 /// first open after a boot does not wait on the disk for WebKit. The page cache is the system's:
 /// the tray's own memory does not grow. Silent when it cannot run (the window says why on open).
 #[cfg(target_os = "linux")]
-pub async fn warm_up() {
-    let Ok(bin) = binary() else {
-        return;
-    };
+async fn warm_up(bin: &std::path::Path) {
     let started = std::time::Instant::now();
-    let ran = Command::new(&bin)
+    let ran = Command::new(bin)
         .arg("--warm-up")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -107,6 +107,20 @@ pub async fn warm_up() {
 }
 
 impl WindowProcess {
+    /// No window yet; `bin` is the window's executable.
+    pub fn new(bin: PathBuf) -> WindowProcess {
+        WindowProcess {
+            bin: Arc::new(bin),
+            slot: Arc::default(),
+        }
+    }
+
+    /// Reads the window's files ahead ([`warm_up`]).
+    #[cfg(target_os = "linux")]
+    pub async fn warm_up(&self) {
+        warm_up(&self.bin).await;
+    }
+
     fn slot(&self) -> MutexGuard<'_, Slot> {
         self.slot.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -125,8 +139,8 @@ impl WindowProcess {
             tracing::info!("the window comes forward");
             return Ok(());
         }
-        let bin = binary()?;
-        let mut command = Command::new(&bin);
+        let bin = self.bin.as_path();
+        let mut command = Command::new(bin);
         if let Some(view) = &view {
             command
                 .arg("--view")

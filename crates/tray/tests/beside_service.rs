@@ -6,8 +6,7 @@
 //! ends the service's link and turns remote work off, and once the service stops the app takes the
 //! lock and runs the device itself.
 //! Needs the `lembas` binary built (`cargo build -p lembas-cli`; `LEMBAS_BIN` names another), a
-//! session bus and a Secret Service: run it through scripts/with-keyring. One test in this binary:
-//! it sets HOME.
+//! session bus and a Secret Service: run it through scripts/with-keyring.
 
 mod common;
 
@@ -70,28 +69,17 @@ async fn the_tray_mirrors_and_answers_a_headless_service() {
     let kit = Home::new();
     let home = kit.path();
     let work = kit.work();
-    // SAFETY: the only test in this binary, before any thread of ours reads the environment.
-    unsafe {
-        kit.enter();
-    }
     let (bus, mut seen) = notification_server().await;
     store_token(TOKEN);
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
     let config = kit.config();
-    std::fs::write(
-        &config,
-        format!(
-            "server:\n  url: {}\n  connection: example\nlink:\n  backoff_first_ms: 100\n  backoff_max_ms: 400\nremote:\n  enabled: true\n  roots:\n    - {w}\ntrusted:\n  - {w}\n",
-            peer.url(),
-            w = work.display()
-        ),
-    )
-    .unwrap();
+    kit.config_with_work(&peer.url(), "");
 
     let log = std::fs::File::create(home.join("service.log")).unwrap();
     let mut service = Service(
         Command::new(lembas_bin())
             .args(["service", "run"])
+            .envs(kit.env())
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -102,7 +90,7 @@ async fn the_tray_mirrors_and_answers_a_headless_service() {
     let mut link = linked(&peer, WAIT).await.unwrap();
 
     // The service holds the lock: the app mirrors it.
-    let host = Host::start(config.clone());
+    let host = Host::start(kit.setup());
     tokio::spawn(notices::run(
         host.clone(),
         Arc::new(Freedesktop),

@@ -7,15 +7,13 @@
 //! scheduled run's notice names its schedule and wait; a card's notice turns critical in its last
 //! minute.
 //! Needs a session bus and a Secret Service: run it through scripts/with-keyring (a private
-//! `dbus-run-session`, as scripts/test does). One test in this binary: it sets HOME.
+//! `dbus-run-session`, as scripts/test does).
 
 mod common;
 
 use std::sync::Arc;
 
-use common::{
-    Home, TOKEN, WAIT, click, closed, linked, notification_server, shown, shown_urgency, store_token,
-};
+use common::{Config, Home, TOKEN, WAIT, click, closed, linked, notification_server, shown, shown_urgency};
 
 use lembas_desktop::host::Host;
 use lembas_desktop::notices;
@@ -75,31 +73,15 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
         .with_test_writer()
         .with_env_filter("info,lembas_desktop=debug")
         .try_init();
-    let kit = Home::new();
-    let home = kit.path();
+    // A scheduled card may wait one second, so a timeout is seen quickly.
+    let kit = Home::new().with_least_approval_wait(1);
     let work = kit.work();
-    // SAFETY: the only test in this binary, before any thread of ours reads the environment.
-    unsafe {
-        kit.enter();
-        // Lets a scheduled card wait one second, so a timeout is seen quickly.
-        std::env::set_var("LEMBAS_APPROVAL_WAIT_MIN_S", "1");
-    }
     let (bus, mut seen) = notification_server().await;
-    store_token(TOKEN);
+    kit.store_token(TOKEN);
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
-    let config = home.join(".config/lembas/config.yaml");
-    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
-    std::fs::write(
-        &config,
-        format!(
-            "server:\n  url: {}\n  connection: example\nremote:\n  enabled: true\n  scheduled: true\n  roots:\n    - {w}\ntrusted:\n  - {w}\n",
-            peer.url(),
-            w = work.display()
-        ),
-    )
-    .unwrap();
+    kit.write(&Config::linked_to(&peer.url()).work_in(&work).scheduled());
 
-    let host = Host::start(config);
+    let host = Host::start(kit.setup());
     let (opened_tx, mut opened) = mpsc::unbounded_channel::<String>();
     tokio::spawn(notices::run(
         host.clone(),

@@ -1,17 +1,16 @@
 //! The window's process lifecycle and the tray's socket, as the tray runs them, without a display:
-//! `LEMBAS_WINDOW_BIN` is a stand-in window (a shell script) that writes down its arguments and
+//! the window's executable is a stand-in window (a shell script) that writes down its arguments and
 //! each line the tray sends it, and "closes" (exits) on a `show` line. Covered: one tray per user
 //! (a second claim finds the first), `window/open` from a second launch starts the window on its
 //! view, a second open brings the running one forward instead of starting another, the tray reaps
 //! a window that ended and starts a fresh one on the next open, the socket's answers to bad params
 //! and an unknown method. (The window's own calls go to the runtime's control socket.)
-//! One test in this binary: it sets HOME and the XDG folders.
 
 use std::path::Path;
 use std::time::Duration;
 
 use lembas_desktop::tray_socket::{self, Claim, Served};
-use lembas_desktop::window::{BIN_ENV, View, WindowProcess};
+use lembas_desktop::window::{View, WindowProcess};
 use lembas_device::control::{CallError, Client};
 use lembas_device::rpc;
 use lembas_testkit::Home;
@@ -51,20 +50,16 @@ async fn one_window_process_at_a_time_opened_from_a_second_launch() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    // SAFETY: the only test in this binary, before any thread of ours reads the environment.
-    unsafe {
-        kit.enter();
-        std::env::set_var(BIN_ENV, &fake);
-    }
+    let dirs = kit.dirs();
 
-    let Ok(Claim::First { lock, listener }) = tray_socket::claim() else {
+    let Ok(Claim::First { lock, listener }) = tray_socket::claim(&dirs) else {
         panic!("the first launch must become the tray");
     };
     assert!(
-        matches!(tray_socket::claim(), Ok(Claim::Running)),
+        matches!(tray_socket::claim(&dirs), Ok(Claim::Running)),
         "a second launch must find the first"
     );
-    let socket = tray_socket::path();
+    let socket = tray_socket::path(&dirs);
     assert!(
         socket.starts_with(runtime_dir.join("lembas")),
         "{}",
@@ -73,7 +68,7 @@ async fn one_window_process_at_a_time_opened_from_a_second_launch() {
     let mode = std::fs::metadata(&socket).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "the tray's socket is its user's only");
 
-    let window = WindowProcess::default();
+    let window = WindowProcess::new(fake.clone());
     tokio::spawn(tray_socket::serve(
         listener,
         Served {
@@ -82,7 +77,9 @@ async fn one_window_process_at_a_time_opened_from_a_second_launch() {
     ));
 
     // A second launch asks for the window (on a view, as a clicked notification would).
-    tray_socket::ask_to_open(Some(View::Activity)).await.unwrap();
+    tray_socket::ask_to_open(&dirs, Some(View::Activity))
+        .await
+        .unwrap();
     until("the window process starts", || read(&log).contains("started")).await;
     let started = read(&log);
     assert!(
@@ -95,7 +92,7 @@ async fn one_window_process_at_a_time_opened_from_a_second_launch() {
     let card = View::Card {
         tool_call_id: "t9".into(),
     };
-    tray_socket::ask_to_open(Some(card)).await.unwrap();
+    tray_socket::ask_to_open(&dirs, Some(card)).await.unwrap();
     until("the open window is told to come forward", || {
         read(&log).contains(r#"line {"show":{"view":"card","tool_call_id":"t9"}}"#)
     })

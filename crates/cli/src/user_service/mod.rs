@@ -8,6 +8,8 @@ mod unit;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use lembas_device::paths::Dirs;
+use lembas_device::setup::Setup;
 use serde::Serialize;
 use serde_json::json;
 
@@ -27,7 +29,8 @@ struct Report {
     manager_error: Option<String>,
 }
 
-pub fn install(json: bool) -> ExitCode {
+pub fn install(setup: &Setup, json: bool) -> ExitCode {
+    let dirs = &setup.dirs;
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(e) => {
@@ -40,8 +43,8 @@ pub fn install(json: bool) -> ExitCode {
     let Some(platform) = Platform::here() else {
         return fail(json, UNSUPPORTED.to_string());
     };
-    let file = platform.file();
-    let text = platform.text(&exe);
+    let file = platform.file(dirs);
+    let text = platform.text(&exe, dirs);
     match std::fs::read_to_string(&file) {
         Ok(old) if old == text => {}
         Ok(_) => {
@@ -82,7 +85,7 @@ pub fn install(json: bool) -> ExitCode {
         }
     }
     let started = platform.start(&file);
-    let report = platform.report();
+    let report = platform.report(dirs);
     match started {
         Ok(()) => {
             if json {
@@ -93,7 +96,7 @@ pub fn install(json: bool) -> ExitCode {
                     file.display(),
                     exe.display()
                 );
-                println!("{}", platform.where_it_logs());
+                println!("{}", platform.where_it_logs(dirs));
             }
             ExitCode::SUCCESS
         }
@@ -108,11 +111,12 @@ pub fn install(json: bool) -> ExitCode {
     }
 }
 
-pub fn uninstall(json: bool) -> ExitCode {
+pub fn uninstall(setup: &Setup, json: bool) -> ExitCode {
+    let dirs = &setup.dirs;
     let Some(platform) = Platform::here() else {
         return fail(json, UNSUPPORTED.to_string());
     };
-    let file = platform.file();
+    let file = platform.file(dirs);
     if !file.exists() {
         if json {
             println!("{}", json!({ "event": "not_installed", "file": file }));
@@ -151,11 +155,12 @@ pub fn uninstall(json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-pub fn status(json: bool) -> ExitCode {
+pub fn status(setup: &Setup, json: bool) -> ExitCode {
+    let dirs = &setup.dirs;
     let Some(platform) = Platform::here() else {
         return fail(json, UNSUPPORTED.to_string());
     };
-    let report = platform.report();
+    let report = platform.report(dirs);
     if json {
         println!("{}", serde_json::to_string(&report).unwrap_or_default());
         return ExitCode::SUCCESS;
@@ -211,34 +216,35 @@ impl Platform {
         }
     }
 
-    fn file(self) -> PathBuf {
+    fn file(self, dirs: &Dirs) -> PathBuf {
         match self {
-            Platform::Systemd => lembas_device::paths::xdg_config_home()
+            Platform::Systemd => lembas_device::paths::xdg_config_home_from_env()
                 .join("systemd/user")
                 .join(unit::SYSTEMD_NAME),
-            Platform::Launchd => lembas_device::paths::home_dir()
+            Platform::Launchd => dirs
+                .home
                 .join("Library/LaunchAgents")
                 .join(format!("{}.plist", unit::LAUNCHD_LABEL)),
         }
     }
 
-    fn text(self, exe: &Path) -> String {
+    fn text(self, exe: &Path, dirs: &Dirs) -> String {
         match self {
             Platform::Systemd => unit::systemd(exe),
             // Its own output apart from the service's daily files: what is said before logging starts.
-            Platform::Launchd => unit::launchd(exe, &launchd_output()),
+            Platform::Launchd => unit::launchd(exe, &launchd_output(dirs)),
         }
     }
 
-    fn where_it_logs(self) -> String {
+    fn where_it_logs(self, dirs: &Dirs) -> String {
         match self {
             Platform::Systemd => format!(
                 "`lembas service status` shows it; its log: journalctl --user -u lembas, and a file a day in {}",
-                lembas_device::paths::log_dir().display()
+                dirs.log_dir().display()
             ),
             Platform::Launchd => format!(
                 "`lembas service status` shows it; its log: a file a day in {}",
-                lembas_device::paths::log_dir().display()
+                dirs.log_dir().display()
             ),
         }
     }
@@ -296,8 +302,8 @@ impl Platform {
         }
     }
 
-    fn report(self) -> Report {
-        let file = self.file();
+    fn report(self, dirs: &Dirs) -> Report {
+        let file = self.file(dirs);
         let text = std::fs::read_to_string(&file).ok();
         let starts = text.as_deref().and_then(|t| self.starts(t));
         let mut report = Report {
@@ -350,8 +356,8 @@ impl Platform {
     }
 }
 
-fn launchd_output() -> PathBuf {
-    lembas_device::paths::log_dir().join("launchd-output.log")
+fn launchd_output(dirs: &Dirs) -> PathBuf {
+    dirs.log_dir().join("launchd-output.log")
 }
 
 fn launchd_domain() -> String {

@@ -20,7 +20,7 @@ pub use writer::{Writer, spawn};
 use std::path::PathBuf;
 
 use crate::decisions::decisions;
-use crate::paths;
+use crate::paths::Dirs;
 
 /// When the current file is rotated, and how many old ones are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,11 +41,11 @@ impl Limits {
 }
 
 /// `$XDG_STATE_HOME/lembas/activity.jsonl`.
-pub fn path() -> PathBuf {
-    paths::state_dir().join("activity.jsonl")
+pub fn path(dirs: &Dirs) -> PathBuf {
+    dirs.state.join("activity.jsonl")
 }
 
 /// The log this user's device writes, with the decided limits.
-pub fn default_file() -> LogFile {
-    LogFile::new(path(), Limits::decided())
+pub fn default_file(dirs: &Dirs) -> LogFile {
+    LogFile::new(path(dirs), Limits::decided())
 }

@@ -127,7 +127,7 @@ fn the_decided_limits_are_read_from_the_decisions() {
         limits.kept_files,
         crate::decisions::decisions().activity.kept_files
     );
-    assert_eq!(default_file().limits(), limits);
+    assert_eq!(default_file(&crate::paths::Dirs::from_env()).limits(), limits);
 }
 
 #[test]

@@ -8,6 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::parts::Parts;
 use crate::activity_log::{self, Limits};
 use crate::rpc::{self, RpcError};
 
@@ -33,12 +34,12 @@ pub struct Line {
     pub text: String,
 }
 
-pub(super) async fn read(params: Value) -> Result<Value, RpcError> {
+pub(super) async fn read(parts: &Parts, params: Value) -> Result<Value, RpcError> {
     let asked: Asked = rpc::params(ControlMethod::Activity.name(), params)?;
     let n = asked.n.unwrap_or(DEFAULT).max(1);
     // Described lines are for a view: a bounded page.
     let n = if asked.described { n.min(MOST) } else { n };
-    let path = activity_log::path();
+    let path = activity_log::path(&parts.engine.setup().dirs);
     if asked.described {
         tracing::debug!(n, "the window read the activity log");
     }

@@ -12,6 +12,7 @@ use super::cookie::{self, Cookie};
 use super::endpoint::{self, Stream};
 use super::{ApprovalCard, Verdict};
 use crate::events::DeviceEvent;
+use crate::paths::Dirs;
 use crate::rpc::{self, Incoming, RpcError};
 use crate::status::Status;
 use crate::store::SessionSummary;
@@ -72,8 +73,8 @@ impl Client {
     /// Connects to this user's runtime and presents its control cookie;
     /// [`ConnectError::NotRunning`] when none serves the socket (none there, or one a runtime that
     /// died left behind).
-    pub async fn connect() -> Result<Client, ConnectError> {
-        Client::connect_control(super::socket_path(), &cookie::path()).await
+    pub async fn connect(dirs: &Dirs) -> Result<Client, ConnectError> {
+        Client::connect_control(super::socket_path(dirs), &cookie::path(dirs)).await
     }
 
     /// Connects to the control socket at `socket` and presents the cookie read from `cookie` (a

@@ -15,7 +15,7 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::paths;
+use crate::paths::{self, Dirs};
 use crate::rpc::{self, RpcError};
 use lembas_protocol::Reason;
 
@@ -25,8 +25,8 @@ pub const FILE: &str = "control.cookie";
 const BYTES: usize = 32;
 
 /// Where the runtime writes its cookie: `<state>/control.cookie`.
-pub fn path() -> PathBuf {
-    paths::state_dir().join(FILE)
+pub fn path(dirs: &Dirs) -> PathBuf {
+    dirs.state.join(FILE)
 }
 
 /// A cookie, as hex digits.

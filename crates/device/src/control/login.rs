@@ -35,7 +35,7 @@ fn asked(params: &Value) -> Result<(String, Token), RpcError> {
 pub(super) async fn login(parts: &Parts, params: Value) -> Result<Value, RpcError> {
     let (server, token) = asked(&params)?;
     drop(params);
-    let done = login::login(&server, token, TokenStorage::Keychain)
+    let done = login::login(parts.engine.setup(), &server, token, TokenStorage::Keychain)
         .await
         .map_err(error)?;
     // A new token for the same server leaves the config as it was: dial again explicitly.
@@ -82,7 +82,7 @@ fn error(e: LoginError) -> RpcError {
 }
 
 pub(super) async fn logout(parts: &Parts) -> Result<Value, RpcError> {
-    let said = login::logout().await;
+    let said = login::logout(parts.engine.setup()).await;
     // A link open with the old token ends now, not at its next drop.
     let _ = parts.wake.send(());
     match said {

@@ -99,7 +99,7 @@ mod window_types;
 
 use std::path::PathBuf;
 
-use crate::paths;
+use crate::paths::Dirs;
 
 pub use crate::face::pending::{ApprovalCard, Detail, Diff, Plan, ScheduledRun, Verdict};
 pub use client::{CallError, Client, ConnectError, Pushed, Subscription};
@@ -108,17 +108,7 @@ pub(crate) use server::Server;
 pub use settings::SettingChange;
 pub use window_state::DESKTOP_HOLDER;
 
-/// The folder holding the socket: `$XDG_RUNTIME_DIR/lembas`, else `$XDG_STATE_HOME/lembas/run`.
-pub fn socket_dir() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-    {
-        Some(dir) if dir.is_absolute() => dir.join("lembas"),
-        _ => paths::state_dir().join("run"),
-    }
-}
-
-pub fn socket_path() -> PathBuf {
-    socket_dir().join("control.sock")
+/// The runtime's control socket, in the runtime folder ([`Dirs::runtime`]).
+pub fn socket_path(dirs: &Dirs) -> PathBuf {
+    dirs.runtime.join("control.sock")
 }

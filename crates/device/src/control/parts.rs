@@ -1,7 +1,6 @@
 //! What a control connection may reach in the runtime, handed to every handler (below the server
 //! that accepts connections and the handlers that serve them).
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, watch};
 
@@ -24,6 +23,4 @@ pub(crate) struct Parts {
     pub activity: Arc<Mutex<Activity>>,
     /// How this runtime names itself in the device lock.
     pub holder: String,
-    /// The config file this runtime reads (and the window's settings write).
-    pub config: PathBuf,
 }

@@ -53,7 +53,8 @@ impl Server {
     /// control endpoint (the runtime runs on without one). The cookie is written before the socket
     /// is bound, so a client that reaches this runtime finds its cookie.
     pub fn start(parts: Parts) -> std::io::Result<Server> {
-        let cookie_path = cookie::path();
+        let dirs = &parts.engine.setup().dirs;
+        let cookie_path = cookie::path(dirs);
         let cookie = Cookie::fresh()?;
         cookie.write(&cookie_path).map_err(|e| {
             std::io::Error::new(
@@ -65,7 +66,7 @@ impl Server {
             cookie,
             path: cookie_path,
         });
-        let path = super::socket_path();
+        let path = super::socket_path(dirs);
         let listener = Listener::bind(&path)?;
         let (closing, closed) = watch::channel(false);
         let own = endpoint::own_uid();
@@ -445,16 +446,19 @@ async fn request(parts: &Parts, method: ControlMethod, params: Value) -> Result<
                 )),
             }
         }
-        ControlMethod::Activity => super::activity::read(params).await,
+        ControlMethod::Activity => super::activity::read(parts, params).await,
         ControlMethod::WindowState => Ok(json!(super::window_state::snapshot(parts).await?)),
         ControlMethod::SettingsChange => super::settings::change(parts, params).await,
         ControlMethod::Login => super::login::login(parts, params).await,
         ControlMethod::Logout => super::login::logout(parts).await,
         ControlMethod::RemoteStop => {
-            tokio::task::spawn_blocking(|| crate::settings::edit::apply(&[Change::RemoteEnabled(false)]))
-                .await
-                .map_err(|e| RpcError::internal(e.to_string()))?
-                .map_err(|e| RpcError::internal(format!("remote work is still on: {e}")))?;
+            let dirs = parts.engine.setup().dirs.clone();
+            tokio::task::spawn_blocking(move || {
+                crate::settings::edit::apply(&dirs, &[Change::RemoteEnabled(false)])
+            })
+            .await
+            .map_err(|e| RpcError::internal(e.to_string()))?
+            .map_err(|e| RpcError::internal(format!("remote work is still on: {e}")))?;
             // Turns are the engine's, not the link's: they are cancelled here. Shells and watches
             // end with the link; the runtime dials again with remote work off.
             let stopped = parts.engine.stop_all();

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::policy::Mode;
 use crate::rpc::{self, RpcError};
 use crate::settings::SettingsError;
-use crate::settings::edit::{Change, apply_to};
+use crate::settings::edit::{Change, apply};
 
 use super::parts::Parts;
 
@@ -62,8 +62,8 @@ pub fn error(e: SettingsError) -> RpcError {
 
 pub(super) async fn change(parts: &Parts, params: Value) -> Result<Value, RpcError> {
     let change: SettingChange = rpc::params(ControlMethod::SettingsChange.name(), params)?;
-    let config = parts.config.clone();
-    tokio::task::spawn_blocking(move || apply_to(&config, &[change.into()]))
+    let dirs = parts.engine.setup().dirs.clone();
+    tokio::task::spawn_blocking(move || apply(&dirs, &[change.into()]))
         .await
         .map_err(|e| RpcError::internal(e.to_string()))?
         .map_err(error)?;

@@ -15,8 +15,8 @@ use super::parts::Parts;
 pub const DESKTOP_HOLDER: &str = "LLeMbas Desktop";
 
 pub(super) async fn snapshot(parts: &Parts) -> Result<Snapshot, RpcError> {
-    let config = parts.config.clone();
-    let loaded = tokio::task::spawn_blocking(move || settings::load_from(&config))
+    let dirs = parts.engine.setup().dirs.clone();
+    let loaded = tokio::task::spawn_blocking(move || settings::load(&dirs))
         .await
         .map_err(|e| RpcError::internal(e.to_string()))?
         .map_err(|e| e.to_string());

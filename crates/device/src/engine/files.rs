@@ -37,7 +37,7 @@ pub async fn search(engine: &Engine, params: Value) -> Result<Value, RpcError> {
             })?,
     };
     let (root, session) = folder(engine, &params)?;
-    let protected = crate::paths::protected_places();
+    let protected = engine.setup().dirs.protected_places();
     let engine2 = engine.clone();
     let (root2, session2) = (root.clone(), session.clone());
     let found = tokio::task::spawn_blocking(move || {

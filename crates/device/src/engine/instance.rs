@@ -5,7 +5,6 @@
 use std::time::{Duration, Instant};
 
 use super::{Engine, model};
-use crate::keychain;
 
 /// How long what the instance said of itself is used before it is read again (a default model or
 /// a scope changed on the instance shows within this).
@@ -51,7 +50,8 @@ impl Engine {
         let base = crate::discovery::server_url(&server.url).map_err(|e| e.to_string())?;
         let mut token = self.0.token.lock().await;
         if token.is_none() {
-            let loaded = tokio::task::spawn_blocking(keychain::load)
+            let keychain = self.0.setup.keychain.clone();
+            let loaded = tokio::task::spawn_blocking(move || keychain.load())
                 .await
                 .map_err(|e| e.to_string())?
                 .map_err(|e| e.to_string())?;

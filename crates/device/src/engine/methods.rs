@@ -102,7 +102,7 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
     let settings = engine.settings();
     let rules = settings.folder_rules();
     let lembas = params.meta.get("lembas");
-    let scheduled = Run::read(lembas)?;
+    let scheduled = Run::read(lembas, engine.setup().least_approval_wait_s)?;
     let mode = match &scheduled {
         // A scheduled session's mode is the schedule's; _meta.mode is not read.
         Some(run) => crate::scheduled::admit(&settings, run.mode)?,
@@ -231,7 +231,7 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
         .and_then(|l| l.get("turnId"))
         .and_then(Value::as_str)
         .map(str::to_string);
-    let scheduled = Run::read(lembas)?;
+    let scheduled = Run::read(lembas, engine.setup().least_approval_wait_s)?;
     let session = opened(engine, &id).map_err(|e| match &scheduled {
         Some(_) if e.code == crate::rpc::INVALID_PARAMS => RpcError::refused(e.message, Reason::Folder),
         _ => e,

@@ -51,6 +51,7 @@ use crate::keychain::Token;
 use crate::poison::Recover;
 use crate::rpc::RpcError;
 use crate::settings::Settings;
+use crate::setup::Setup;
 use crate::store::Store;
 use crate::tools::ToolContext;
 use lembas_protocol::LinkMethod;
@@ -65,6 +66,8 @@ pub struct Engine(Arc<Inner>);
 
 struct Inner {
     settings: watch::Receiver<Arc<Settings>>,
+    /// The device's folders and keychain entry, as the hosting program handed them down.
+    setup: Setup,
     events: broadcast::Sender<DeviceEvent>,
     store: Store,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
@@ -91,8 +94,12 @@ struct Inner {
 }
 
 impl Engine {
-    pub fn new(settings: watch::Receiver<Arc<Settings>>, events: broadcast::Sender<DeviceEvent>) -> Engine {
-        Engine::with_store(settings, events, Store::open_default())
+    pub fn new(
+        settings: watch::Receiver<Arc<Settings>>,
+        events: broadcast::Sender<DeviceEvent>,
+        setup: Setup,
+    ) -> Engine {
+        Engine::build(settings, events, setup, false)
     }
 
     /// The engine of `lembas serve --stdio`: its client is an editor, which never hears of the
@@ -100,24 +107,18 @@ impl Engine {
     pub fn for_editor(
         settings: watch::Receiver<Arc<Settings>>,
         events: broadcast::Sender<DeviceEvent>,
+        setup: Setup,
     ) -> Engine {
-        Engine::build(settings, events, Store::open_default(), true)
-    }
-
-    pub fn with_store(
-        settings: watch::Receiver<Arc<Settings>>,
-        events: broadcast::Sender<DeviceEvent>,
-        store: Store,
-    ) -> Engine {
-        Engine::build(settings, events, store, false)
+        Engine::build(settings, events, setup, true)
     }
 
     fn build(
         settings: watch::Receiver<Arc<Settings>>,
         events: broadcast::Sender<DeviceEvent>,
-        store: Store,
+        setup: Setup,
         editor: bool,
     ) -> Engine {
+        let store = Store::at(setup.dirs.state.clone());
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
             .user_agent(concat!("lembas/", env!("CARGO_PKG_VERSION")))
@@ -128,6 +129,7 @@ impl Engine {
         }
         Engine(Arc::new(Inner {
             settings,
+            setup,
             events,
             store,
             sessions: Mutex::new(HashMap::new()),
@@ -205,6 +207,11 @@ impl Engine {
 
     pub(crate) fn store(&self) -> &Store {
         &self.0.store
+    }
+
+    /// The device's folders and keychain entry.
+    pub fn setup(&self) -> &Setup {
+        &self.0.setup
     }
 
     pub(crate) fn files(&self) -> &crate::files::Files {
@@ -351,7 +358,7 @@ impl Engine {
     pub(crate) fn tool_context(&self, session: &Session) -> ToolContext {
         let settings = self.settings();
         let rules = settings.folder_rules();
-        let mut protected = crate::paths::protected_places();
+        let mut protected = self.0.setup.dirs.protected_places();
         let mut roots = rules.roots;
         // The session's own attachments were named to the model by path: it may read them, and
         // write there when asked, as in any allowed folder outside its project; other sessions'
@@ -390,7 +397,7 @@ impl Engine {
             .and_then(std::fs::canonicalize)
             .into_iter()
             .collect();
-        crate::sandbox::Sandbox::for_remote(&settings.remote, &roots, &own, mode)
+        crate::sandbox::Sandbox::for_remote(&settings.remote, &roots, &own, mode, &self.0.setup.dirs)
     }
 
     /// Notes of jobs that ended are waiting: a session at rest starts the machine turn that gives

@@ -12,7 +12,7 @@ use super::connection::{self, LinkContext, LinkEnd, Ws};
 use crate::decisions::decisions;
 use crate::discovery::{self, DiscoveryError};
 use crate::events::{DeviceEvent, LinkState};
-use crate::keychain::{self, KeychainError, Token};
+use crate::keychain::{KeychainError, Token};
 use crate::proxy;
 use crate::settings::Settings;
 use crate::status::Status;
@@ -239,7 +239,8 @@ impl Supervisor {
                 s.server = Some(server.url.clone());
                 s.connection = server.connection.clone();
             });
-            let token = match tokio::task::spawn_blocking(keychain::load).await {
+            let keychain = self.engine.setup().keychain.clone();
+            let token = match tokio::task::spawn_blocking(move || keychain.load()).await {
                 Ok(Ok(t)) => t,
                 Ok(Err(KeychainError::Missing | KeychainError::Empty)) => {
                     return self.stop(Stop::NotLoggedIn(KeychainError::Missing.to_string()));

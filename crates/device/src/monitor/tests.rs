@@ -18,7 +18,13 @@ async fn run_watch(cwd: &Path, command: &str, timeout: Duration) -> io::Result<W
 
 fn sandbox_for(folder: &Path) -> Sandbox {
     let roots = [folder.to_owned()];
-    Sandbox::for_remote(&Default::default(), &roots, &[], crate::policy::Mode::Edit)
+    Sandbox::for_remote(
+        &Default::default(),
+        &roots,
+        &[],
+        crate::policy::Mode::Edit,
+        &crate::paths::Dirs::from_env(),
+    )
 }
 
 fn numbers() -> &'static crate::decisions::Monitor {

@@ -34,7 +34,7 @@ pub struct Protected {
 }
 
 impl Protected {
-    /// `config` and `state` are the device's folders (`paths::config_dir()`, `paths::state_dir()`),
+    /// `config` and `state` are the device's folders (`Dirs::config`, `Dirs::state`),
     /// resolved; `home` the home folder, resolved.
     pub fn new(home: &Path, config: &Path, state: &Path) -> Protected {
         let mut places: Vec<(PathBuf, &'static str)> = HOME_PLACES

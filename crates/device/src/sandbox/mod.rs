@@ -28,7 +28,7 @@ use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::paths;
+use crate::paths::Dirs;
 use crate::policy::Mode;
 use crate::policy::protected::HOME_PLACES;
 use crate::settings::{Remote, SandboxSetting};
@@ -72,24 +72,25 @@ pub struct Sandbox {
 impl Sandbox {
     /// The product's sandbox: `roots` resolved (`FolderRules`), `own` the session's own places
     /// the device named among its roots.
-    pub fn for_remote(remote: &Remote, roots: &[PathBuf], own: &[PathBuf], mode: Mode) -> Self {
-        Self::new(remote, roots, own, mode, Kernel::Ask)
+    pub fn for_remote(remote: &Remote, roots: &[PathBuf], own: &[PathBuf], mode: Mode, dirs: &Dirs) -> Self {
+        Self::new(remote, roots, own, mode, Kernel::Ask, dirs)
     }
 
-    /// The sandbox from the limits now: the protected places wherever `HOME` and `XDG_*` put them
-    /// at this moment.
-    pub fn new(remote: &Remote, roots: &[PathBuf], own: &[PathBuf], mode: Mode, kernel: Kernel) -> Self {
-        let home = paths::home_dir();
-        // The keyring files follow XDG_DATA_HOME where it is set (gnome-keyring keeps them there).
-        let data_keyrings = std::env::var_os("XDG_DATA_HOME")
-            .map(PathBuf::from)
-            .filter(|d| d.is_absolute())
-            .map(|d| d.join("keyrings"));
+    /// The sandbox from the limits now: the protected places where `dirs` has them.
+    pub fn new(
+        remote: &Remote,
+        roots: &[PathBuf],
+        own: &[PathBuf],
+        mode: Mode,
+        kernel: Kernel,
+        dirs: &Dirs,
+    ) -> Self {
+        // The keyring files where XDG_DATA_HOME moves them too (gnome-keyring keeps them there).
         let named = HOME_PLACES
             .iter()
-            .map(|(place, _)| home.join(place))
-            .chain([paths::config_dir(), paths::state_dir()])
-            .chain(data_keyrings);
+            .map(|(place, _)| dirs.home.join(place))
+            .chain([dirs.config.clone(), dirs.state.clone()])
+            .chain(dirs.keyrings.clone());
         let mut hidden = Vec::new();
         for place in named {
             let resolved = grants::resolve_leniently(&place);
@@ -391,6 +392,7 @@ mod description_tests {
             &[],
             Mode::Edit,
             Kernel::Ask,
+            &Dirs::from_env(),
         );
         let plan = Sandbox::new(
             &remote(),
@@ -398,6 +400,7 @@ mod description_tests {
             &[],
             Mode::Plan,
             Kernel::Ask,
+            &Dirs::from_env(),
         );
         assert!(edit.writable.contains(&root));
         assert!(!plan.writable.contains(&root));
@@ -414,6 +417,7 @@ mod description_tests {
             &[],
             Mode::Edit,
             Kernel::Ask,
+            &Dirs::from_env(),
         );
         let line = sandbox
             .refusal_line("bash: /home/p/x: Permission denied\n", Some(1))

@@ -115,7 +115,13 @@ fn sandboxed_commands_child() {
         env_keep: vec!["KEEP_TOKEN".into()],
         ..Remote::default()
     };
-    let edit = Sandbox::for_remote(&remote, std::slice::from_ref(&root), &[], Mode::Edit);
+    let edit = Sandbox::for_remote(
+        &remote,
+        std::slice::from_ref(&root),
+        &[],
+        Mode::Edit,
+        &Dirs::from_env(),
+    );
     assert!(support().starts_with("landlock ABI "), "{}", support());
     let (_, rules) = edit
         .prepare()
@@ -177,7 +183,13 @@ fn sandboxed_commands_child() {
     assert!(!root.join("stolen").exists());
 
     // A protected place inside a root stays out of reach, for writes too.
-    let whole_home = Sandbox::for_remote(&remote, std::slice::from_ref(&home), &[], Mode::Edit);
+    let whole_home = Sandbox::for_remote(
+        &remote,
+        std::slice::from_ref(&home),
+        &[],
+        Mode::Edit,
+        &Dirs::from_env(),
+    );
     ok(
         &run(&whole_home, "echo w > ~/work/w.txt && cat ~/notes.txt"),
         "whole home",
@@ -195,7 +207,13 @@ fn sandboxed_commands_child() {
 
     // The session's own attachments are reachable though the state folder is not.
     let own = [state.join("attachments/s1")];
-    let with_own = Sandbox::for_remote(&remote, std::slice::from_ref(&root), &own, Mode::Edit);
+    let with_own = Sandbox::for_remote(
+        &remote,
+        std::slice::from_ref(&root),
+        &own,
+        Mode::Edit,
+        &Dirs::from_env(),
+    );
     let line = format!("cat {}/pasted.txt", own[0].display());
     ok(&run(&with_own, &line), &line);
     refused(
@@ -204,7 +222,13 @@ fn sandboxed_commands_child() {
     );
 
     // Plan mode: not even the root is written.
-    let plan = Sandbox::for_remote(&remote, std::slice::from_ref(&root), &own, Mode::Plan);
+    let plan = Sandbox::for_remote(
+        &remote,
+        std::slice::from_ref(&root),
+        &own,
+        Mode::Plan,
+        &Dirs::from_env(),
+    );
     let outcome = run(&plan, "echo p > plan.txt");
     refused(&outcome, "plan");
     assert!(outcome.sandbox_refusal.unwrap().contains("(plan mode)"));
@@ -235,7 +259,14 @@ fn sandboxed_commands_child() {
         sandbox: SandboxSetting::Required,
         ..Remote::default()
     };
-    let strict = Sandbox::new(&required, std::slice::from_ref(&root), &[], Mode::Edit, lacks());
+    let strict = Sandbox::new(
+        &required,
+        std::slice::from_ref(&root),
+        &[],
+        Mode::Edit,
+        lacks(),
+        &Dirs::from_env(),
+    );
     let error = runtime
         .block_on(run_command(
             &root,
@@ -248,7 +279,14 @@ fn sandboxed_commands_child() {
     assert!(error.to_string().contains("remote.sandbox: required"), "{error}");
     assert!(error.to_string().contains("no Landlock in this test"), "{error}");
     assert!(!root.join("refused.txt").exists());
-    let loose = Sandbox::new(&remote, std::slice::from_ref(&root), &[], Mode::Edit, lacks());
+    let loose = Sandbox::new(
+        &remote,
+        std::slice::from_ref(&root),
+        &[],
+        Mode::Edit,
+        lacks(),
+        &Dirs::from_env(),
+    );
     ok(&run(&loose, "echo open > ~/open.txt"), "auto without a sandbox");
     assert!(home.join("open.txt").exists());
 }

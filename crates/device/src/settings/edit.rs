@@ -13,7 +13,7 @@ use serde_norway::{Mapping as ValueMap, Value};
 use yaml_edit::{Document, Mapping, Sequence};
 
 use super::{Settings, SettingsError, atomic_write, parse};
-use crate::paths;
+use crate::paths::{Dirs, expand_tilde};
 use crate::policy::Mode;
 
 /// One change to the global config. A list of them is applied together: all or none.
@@ -41,34 +41,49 @@ pub enum Change {
     SetEmbeddingIfUnset(String),
 }
 
-/// Applies `changes` to the global config ([`paths::config_file`]) and returns what it now holds.
-pub fn apply(changes: &[Change]) -> Result<Settings, SettingsError> {
-    apply_to(&paths::config_file(), changes)
+/// Applies `changes` to the global config of the device in `dirs` and returns what it now holds.
+pub fn apply(dirs: &Dirs, changes: &[Change]) -> Result<Settings, SettingsError> {
+    apply_to(&dirs.config_file(), &dirs.home, changes)
 }
 
-/// Applies `changes` to the config file at `path` (created, with its folder, when missing) and
-/// returns what it now holds. Nothing is written when an existing file is invalid, when a change is
-/// refused, or when the changes leave the settings as they were.
-pub fn apply_to(path: &Path, changes: &[Change]) -> Result<Settings, SettingsError> {
-    apply_with_hook(path, changes, &mut || {})
+/// Applies `changes` to the config file at `path` (created, with its folder, when missing) of the
+/// person whose home is `home` (what `~` means), and returns what it now holds. Nothing is written
+/// when an existing file is invalid, when a change is refused, or when the changes leave the
+/// settings as they were.
+pub fn apply_to(path: &Path, home: &Path, changes: &[Change]) -> Result<Settings, SettingsError> {
+    apply_with_hook(path, home, changes, &mut || {})
 }
 
 fn apply_with_hook(
     path: &Path,
+    home: &Path,
     changes: &[Change],
     before_commit: &mut dyn FnMut(),
 ) -> Result<Settings, SettingsError> {
-    let ops = changes.iter().map(Op::resolve).collect::<Result<Vec<_>, _>>()?;
-    let text = atomic_write::update(path, &mut |old| edit_text(path, old, &ops), before_commit)?;
-    parse(path, &text)
+    let ops = changes
+        .iter()
+        .map(|c| Op::resolve(c, home))
+        .collect::<Result<Vec<_>, _>>()?;
+    let text = atomic_write::update(path, &mut |old| edit_text(path, home, old, &ops), before_commit)?;
+    let mut settings = parse(path, &text)?;
+    settings.home = home.to_path_buf();
+    Ok(settings)
 }
 
 /// What [`apply_to`] would write, computed in memory from `old` (the `settings` fuzz target: no file,
 /// no fsync). The same validation, plan, edit and check as a real write.
 #[cfg(feature = "fuzzing")]
-pub fn edit_in_memory(path: &Path, old: &str, changes: &[Change]) -> Result<String, SettingsError> {
-    let ops = changes.iter().map(Op::resolve).collect::<Result<Vec<_>, _>>()?;
-    edit_text(path, old, &ops)
+pub fn edit_in_memory(
+    path: &Path,
+    home: &Path,
+    old: &str,
+    changes: &[Change],
+) -> Result<String, SettingsError> {
+    let ops = changes
+        .iter()
+        .map(|c| Op::resolve(c, home))
+        .collect::<Result<Vec<_>, _>>()?;
+    edit_text(path, home, old, &ops)
 }
 
 /// A [`Change`] with its paths resolved against the file system (once, before any reading).
@@ -128,7 +143,7 @@ impl List {
 }
 
 impl Op {
-    fn resolve(change: &Change) -> Result<Op, SettingsError> {
+    fn resolve(change: &Change, home: &Path) -> Result<Op, SettingsError> {
         let remote = |key, value| Ok(Op::SetRemote(key, value));
         match change {
             Change::RemoteEnabled(b) => remote("enabled", Scalar::Bool(*b)),
@@ -137,10 +152,13 @@ impl Op {
             Change::Terminal(b) => remote("terminal", Scalar::Bool(*b)),
             Change::TerminalIntegration(b) => remote("terminal_integration", Scalar::Bool(*b)),
             Change::Scheduled(b) => remote("scheduled", Scalar::Bool(*b)),
-            Change::AddRoot(p) => Ok(Op::Add(List::Roots, existing_folder(p, "a remote root")?)),
-            Change::Trust(p) => Ok(Op::Add(List::Trusted, existing_folder(p, "a trusted project")?)),
-            Change::RemoveRoot(p) => Ok(removal(List::Roots, p)),
-            Change::Untrust(p) => Ok(removal(List::Trusted, p)),
+            Change::AddRoot(p) => Ok(Op::Add(List::Roots, existing_folder(p, home, "a remote root")?)),
+            Change::Trust(p) => Ok(Op::Add(
+                List::Trusted,
+                existing_folder(p, home, "a trusted project")?,
+            )),
+            Change::RemoveRoot(p) => Ok(removal(List::Roots, p, home)),
+            Change::Untrust(p) => Ok(removal(List::Trusted, p, home)),
             Change::SetServer { url, connection } => {
                 if url.trim().is_empty() {
                     return Err(SettingsError::Refused(
@@ -166,8 +184,8 @@ impl Op {
 }
 
 /// `~`-expands and resolves `given` (symlinks followed) to an existing folder, as a UTF-8 path.
-fn existing_folder(given: &Path, what: &str) -> Result<PathBuf, SettingsError> {
-    let expanded = paths::expand_tilde(&given.to_string_lossy());
+fn existing_folder(given: &Path, home: &Path, what: &str) -> Result<PathBuf, SettingsError> {
+    let expanded = expand_tilde(&given.to_string_lossy(), home);
     let resolved = fs::canonicalize(&expanded).map_err(|e| {
         SettingsError::Refused(if e.kind() == std::io::ErrorKind::NotFound {
             format!(
@@ -198,8 +216,8 @@ fn existing_folder(given: &Path, what: &str) -> Result<PathBuf, SettingsError> {
     Ok(resolved)
 }
 
-fn removal(list: List, given: &Path) -> Op {
-    let expanded = paths::expand_tilde(&given.to_string_lossy());
+fn removal(list: List, given: &Path, home: &Path) -> Op {
+    let expanded = expand_tilde(&given.to_string_lossy(), home);
     let mut candidates = vec![given.to_owned(), expanded.clone()];
     candidates.extend(fs::canonicalize(&expanded).ok());
     Op::Remove {
@@ -210,14 +228,14 @@ fn removal(list: List, given: &Path) -> Op {
 }
 
 /// Whether a listed entry names `folder` (an existing, canonical folder).
-fn names_folder(entry: &str, folder: &Path) -> bool {
-    let expanded = paths::expand_tilde(entry);
+fn names_folder(entry: &str, folder: &Path, home: &Path) -> bool {
+    let expanded = expand_tilde(entry, home);
     expanded == folder || fs::canonicalize(&expanded).is_ok_and(|c| c == folder)
 }
 
 /// Whether a listed entry is the one a removal asked for: as written, `~`-expanded or resolved.
-fn names_any(entry: &str, candidates: &[PathBuf]) -> bool {
-    let expanded = paths::expand_tilde(entry);
+fn names_any(entry: &str, candidates: &[PathBuf], home: &Path) -> bool {
+    let expanded = expand_tilde(entry, home);
     let resolved = fs::canonicalize(&expanded).ok();
     candidates
         .iter()
@@ -249,13 +267,13 @@ enum TextEdit {
 
 /// The whole edit of one text: validate, plan, edit, verify. Returns `old` itself when nothing
 /// changes.
-fn edit_text(path: &Path, old: &str, ops: &[Op]) -> Result<String, SettingsError> {
+fn edit_text(path: &Path, home: &Path, old: &str, ops: &[Op]) -> Result<String, SettingsError> {
     parse(path, old)?;
     let before = to_value(old).map_err(|e| invalid(path, &e))?;
     let mut planned = before.clone();
     let mut edits = Vec::new();
     for op in ops {
-        plan(op, &mut planned, &mut edits)?;
+        plan(op, home, &mut planned, &mut edits)?;
     }
     if edits.is_empty() {
         return Ok(old.to_owned());
@@ -291,7 +309,7 @@ fn invalid(path: &Path, e: &serde_norway::Error) -> SettingsError {
 
 /// Applies `op` to the parsed value and records the matching text edits. Only real changes are
 /// recorded, so untouched values keep their exact spelling.
-fn plan(op: &Op, value: &mut Value, edits: &mut Vec<TextEdit>) -> Result<(), SettingsError> {
+fn plan(op: &Op, home: &Path, value: &mut Value, edits: &mut Vec<TextEdit>) -> Result<(), SettingsError> {
     let top = as_map(value);
     match op {
         Op::SetRemote(key, scalar) => set(top, Some("remote"), key, scalar, edits),
@@ -333,7 +351,7 @@ fn plan(op: &Op, value: &mut Value, edits: &mut Vec<TextEdit>) -> Result<(), Set
             let entries = list_mut(top, *list);
             let present = entries
                 .iter()
-                .any(|e| e.as_str().is_some_and(|e| names_folder(e, folder)));
+                .any(|e| e.as_str().is_some_and(|e| names_folder(e, folder, home)));
             if !present {
                 let entry = folder.to_string_lossy().into_owned();
                 entries.push(Value::String(entry.clone()));
@@ -347,7 +365,11 @@ fn plan(op: &Op, value: &mut Value, edits: &mut Vec<TextEdit>) -> Result<(), Set
         } => {
             let entries = list_mut(top, *list);
             let indices: Vec<usize> = (0..entries.len())
-                .filter(|&i| entries[i].as_str().is_some_and(|e| names_any(e, candidates)))
+                .filter(|&i| {
+                    entries[i]
+                        .as_str()
+                        .is_some_and(|e| names_any(e, candidates, home))
+                })
                 .collect();
             if indices.is_empty() {
                 let listed: Vec<&str> = entries.iter().filter_map(Value::as_str).collect();

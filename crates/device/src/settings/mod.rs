@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-use crate::paths;
+use crate::paths::{Dirs, expand_tilde};
 use crate::policy::Mode;
 pub use crate::policy::bash_judge::BashRules;
 use crate::policy::roots::{self, FolderRules};
@@ -29,6 +29,10 @@ pub struct Settings {
     /// Optional overrides of the link's timings (docs/protocol.md `link`), for slow or lossy networks
     /// and for tests; absent keys keep the decided values.
     pub link: LinkTimings,
+    /// Not in the file: the home folder of the person whose file this is ([`load`] sets it), what
+    /// `~` means in the folder lists and where [`FolderRules`] finds the credential folders.
+    #[serde(skip)]
+    pub home: PathBuf,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
@@ -140,31 +144,35 @@ impl Settings {
         FolderRules {
             enabled: self.remote.enabled,
             roots: resolve_all(self.roots()),
-            trusted: resolve_all(self.trusted.clone()),
+            trusted: resolve_all(self.expanded(&self.trusted)),
             require_trust: self.remote.require_trust,
-            home: paths::resolved_home_dir(),
+            home: std::fs::canonicalize(&self.home).unwrap_or_else(|_| self.home.clone()),
         }
     }
 
     /// Roots with `~` expanded (as stored, not yet resolved).
     pub fn roots(&self) -> Vec<PathBuf> {
-        self.remote
-            .roots
+        self.expanded(&self.remote.roots)
+    }
+
+    fn expanded(&self, folders: &[PathBuf]) -> Vec<PathBuf> {
+        folders
             .iter()
-            .map(|r| paths::expand_tilde(&r.to_string_lossy()))
+            .map(|f| expand_tilde(&f.to_string_lossy(), &self.home))
             .collect()
     }
 }
 
-/// Reads the global config; a missing file is the defaults.
-pub fn load() -> Result<Settings, SettingsError> {
-    load_from(&paths::config_file())
+/// Reads the global config of the device in `dirs`; a missing file is the defaults.
+pub fn load(dirs: &Dirs) -> Result<Settings, SettingsError> {
+    load_from(&dirs.config_file(), &dirs.home)
 }
 
-pub fn load_from(path: &Path) -> Result<Settings, SettingsError> {
+/// Reads the config file at `path`, written by the person whose home is `home`.
+pub fn load_from(path: &Path, home: &Path) -> Result<Settings, SettingsError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(source) => {
             return Err(SettingsError::Io {
                 path: path.to_owned(),
@@ -172,7 +180,9 @@ pub fn load_from(path: &Path) -> Result<Settings, SettingsError> {
             });
         }
     };
-    parse(path, &text)
+    let mut settings = parse(path, &text)?;
+    settings.home = home.to_path_buf();
+    Ok(settings)
 }
 
 pub fn parse(path: &Path, text: &str) -> Result<Settings, SettingsError> {

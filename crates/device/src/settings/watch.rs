@@ -104,13 +104,23 @@ mod tests {
             path.parent().unwrap().is_dir(),
             "the folder should have been created"
         );
-        apply_to(&path, &[Change::RemoteEnabled(true)]).unwrap();
+        apply_to(
+            &path,
+            std::path::Path::new("/home/nobody-here"),
+            &[Change::RemoteEnabled(true)],
+        )
+        .unwrap();
         signalled(&mut receiver).await;
         // And again after the file was replaced once (a watch on the old file would be dead now).
         while receiver.try_recv().is_ok() {}
         tokio::time::sleep(Duration::from_millis(200)).await;
         while receiver.try_recv().is_ok() {}
-        apply_to(&path, &[Change::RemoteEnabled(false)]).unwrap();
+        apply_to(
+            &path,
+            std::path::Path::new("/home/nobody-here"),
+            &[Change::RemoteEnabled(false)],
+        )
+        .unwrap();
         signalled(&mut receiver).await;
     }
 

@@ -47,11 +47,6 @@ impl Store {
         Store { state_dir }
     }
 
-    /// The user's store: `$XDG_STATE_HOME/lembas/`.
-    pub fn open_default() -> Store {
-        Store::at(paths::state_dir())
-    }
-
     /// The state folder this store lives in.
     pub fn state_dir(&self) -> &std::path::Path {
         &self.state_dir

@@ -114,10 +114,9 @@ impl Terminals {
             return Err(RpcError::invalid_params(verdict.reason.unwrap_or_default()));
         }
         if !settings.remote.terminal {
-            return Err(RpcError::invalid_params(format!(
-                "Terminals are off on this computer. Turn them on in LLeMbas Desktop, or set remote.terminal: true in {}.",
-                crate::paths::config_file().display()
-            )));
+            return Err(RpcError::invalid_params(
+                "Terminals are off on this computer. Turn them on in LLeMbas Desktop, or set remote.terminal: true in its config.yaml (`lembas remote terminal on`).".to_string(),
+            ));
         }
         let requested = match params.cwd {
             Some(cwd) => cwd,

@@ -1,18 +1,17 @@
 //! The control socket's client API, as the tray uses it for a runtime it does not run: a runtime
 //! linked to the reference peer, a subscription that sees a card asked, answered from a second
 //! connection, settled and logged; then the runtime stops and the socket is gone. Needs a Secret
-//! Service (scripts/with-keyring). One test in this binary: it sets HOME and XDG_RUNTIME_DIR.
+//! Service (scripts/with-keyring). The runtime lives in the test's own home, handed its folders.
 
 use lembas_device::control::{self, CallError, Client, ConnectError, Pushed, Subscription, Verdict};
 use lembas_device::events::{DeviceEvent, LinkState};
 
+use crate::WAIT;
 use lembas_device::runtime::Runtime;
 use lembas_peer::{ModelReply, Peer, PeerConfig};
-use lembas_testkit::{Home, linked, store_token};
+use lembas_testkit::{Home, linked};
 use serde_json::json;
-use std::time::Duration;
 
-const WAIT: Duration = Duration::from_secs(20);
 const TOKEN: &str = "control-client-token-9b2c";
 
 /// The next pushed thing that `wanted` picks, within the wait.
@@ -37,18 +36,18 @@ async fn the_tray_watches_and_answers_a_runtime_it_does_not_run() {
     let kit = Home::new();
     let home = kit.path();
     let work = kit.work();
-    // SAFETY: the only test in this binary, before any thread of ours reads the environment.
-    unsafe {
-        kit.enter();
-    }
-    assert!(matches!(Client::connect().await, Err(ConnectError::NotRunning)));
-    store_token(TOKEN);
+    let dirs = kit.dirs();
+    assert!(matches!(
+        Client::connect(&dirs).await,
+        Err(ConnectError::NotRunning)
+    ));
+    kit.store_token(TOKEN);
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
     kit.config_with_work(&peer.url(), "");
-    let runtime = Runtime::start("control client test").unwrap();
-    assert_eq!(control::socket_path(), home.join("run/lembas/control.sock"));
+    let runtime = Runtime::start(kit.setup(), "control client test").unwrap();
+    assert_eq!(control::socket_path(&dirs), home.join("run/lembas/control.sock"));
 
-    let mut stream = Client::connect().await.unwrap().subscribe().await.unwrap();
+    let mut stream = Client::connect(&dirs).await.unwrap().subscribe().await.unwrap();
     assert!(
         matches!(next_of(&mut stream, Some).await, Pushed::Status(_)),
         "the status comes first"
@@ -93,7 +92,7 @@ async fn the_tray_watches_and_answers_a_runtime_it_does_not_run() {
     assert_eq!(asked, "call_tray");
 
     // Answered from another connection, as the tray's card button would.
-    let mut calls = Client::connect().await.unwrap();
+    let mut calls = Client::connect(&dirs).await.unwrap();
     let pending = calls.approvals().await.unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(
@@ -128,10 +127,13 @@ async fn the_tray_watches_and_answers_a_runtime_it_does_not_run() {
 
     runtime.stop().await;
     assert!(
-        !control::socket_path().exists(),
+        !control::socket_path(&dirs).exists(),
         "the socket goes with the runtime"
     );
-    assert!(matches!(Client::connect().await, Err(ConnectError::NotRunning)));
+    assert!(matches!(
+        Client::connect(&dirs).await,
+        Err(ConnectError::NotRunning)
+    ));
     // Whatever was still queued comes out, then the stream ends with the runtime.
     let ended = tokio::time::timeout(WAIT, async { while stream.next().await.is_some() {} }).await;
     assert!(ended.is_ok(), "the stream ends with the runtime");

@@ -1,28 +1,22 @@
 //! The control cookie: a runtime writes a fresh one (0600) to its state folder at each start, the
 //! person's clients present it and are served, and a connection that does not (what a command a
 //! model runs as this user could try) is refused everything: the status, a settings change that
-//! would widen the roots, an approval's answer. One test in this binary: it sets HOME and the XDG
-//! folders. Needs no keychain: the runtime is not logged in and waits.
+//! would widen the roots, an approval's answer. Needs no keychain: the runtime is not logged in and
+//! waits.
 
 use lembas_device::control::{self, Client, ConnectError};
 use lembas_device::events::LinkState;
 use lembas_device::link::AtFinal;
+use lembas_device::paths::Dirs;
 use lembas_device::runtime::Runtime;
 use lembas_testkit::Home;
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-const WAIT: Duration = Duration::from_secs(20);
-
-async fn not_logged_in(runtime: &Runtime) {
-    let mut status = runtime.status.clone();
-    let reached = tokio::time::timeout(WAIT, status.wait_for(|s| s.link == LinkState::NotLoggedIn)).await;
-    assert!(matches!(reached, Ok(Ok(_))), "the runtime waits, not logged in");
-}
+use crate::{WAIT, reaches};
 
 /// A connection that speaks to the socket by hand.
 struct Raw {
@@ -32,8 +26,8 @@ struct Raw {
 }
 
 impl Raw {
-    async fn connect() -> Raw {
-        let (read, writer) = UnixStream::connect(control::socket_path())
+    async fn connect(dirs: &Dirs) -> Raw {
+        let (read, writer) = UnixStream::connect(control::socket_path(dirs))
             .await
             .unwrap()
             .into_split();
@@ -87,26 +81,23 @@ async fn only_a_connection_that_presents_the_cookie_is_served() {
     let home = kit.path();
     let config = home.join(".config/lembas/config.yaml");
     std::fs::write(&config, "remote:\n  enabled: true\n").unwrap();
-    // SAFETY: the only test in this binary, before any thread of ours reads the environment.
-    unsafe {
-        kit.enter();
-    }
-    let cookie = control::cookie::path();
+    let dirs = kit.dirs();
+    let cookie = control::cookie::path(&dirs);
     assert_eq!(cookie, home.join(".local/state/lembas/control.cookie"));
 
-    let runtime = Runtime::start_with(control::DESKTOP_HOLDER, AtFinal::Wait).unwrap();
-    not_logged_in(&runtime).await;
+    let runtime = Runtime::start_with(kit.setup(), control::DESKTOP_HOLDER, AtFinal::Wait).unwrap();
+    reaches(&runtime, LinkState::NotLoggedIn).await;
     let mode = std::fs::metadata(&cookie).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "{mode:o}");
     let first = read(&cookie);
     assert_eq!(first.len(), 64, "32 bytes, in hex");
 
     // The person's client presents it without being asked to.
-    let mut client = Client::connect().await.unwrap();
+    let mut client = Client::connect(&dirs).await.unwrap();
     assert_eq!(client.status().await.unwrap().link, LinkState::NotLoggedIn);
 
     // A connection that presents nothing is refused everything but hello, and goes on being.
-    let mut bare = Raw::connect().await;
+    let mut bare = Raw::connect(&dirs).await;
     let tries = [
         ("status", json!({})),
         ("settings/change", json!({ "setting": "add_root", "value": "/" })),
@@ -151,14 +142,14 @@ async fn only_a_connection_that_presents_the_cookie_is_served() {
     // read the file names it.
     let elsewhere = home.join("elsewhere.cookie");
     std::fs::write(&elsewhere, format!("{wrong}\n")).unwrap();
-    match Client::connect_control(control::socket_path(), &elsewhere).await {
+    match Client::connect_control(control::socket_path(&dirs), &elsewhere).await {
         Err(ConnectError::Refused(e)) => {
             assert_eq!(e.data, Some(json!({ "reason": "cookie" })), "{e:?}")
         }
         other => panic!("a wrong cookie is refused: {:?}", other.err()),
     }
     let missing = home.join("missing.cookie");
-    match Client::connect_control(control::socket_path(), &missing).await {
+    match Client::connect_control(control::socket_path(&dirs), &missing).await {
         Err(e @ ConnectError::Cookie { .. }) => {
             let said = e.to_string();
             assert!(
@@ -172,18 +163,18 @@ async fn only_a_connection_that_presents_the_cookie_is_served() {
     // The next start writes a new cookie: the old one admits nothing.
     drop(client);
     runtime.stop().await;
-    let runtime = Runtime::start_with(control::DESKTOP_HOLDER, AtFinal::Wait).unwrap();
-    not_logged_in(&runtime).await;
+    let runtime = Runtime::start_with(kit.setup(), control::DESKTOP_HOLDER, AtFinal::Wait).unwrap();
+    reaches(&runtime, LinkState::NotLoggedIn).await;
     let second = read(&cookie);
     assert_ne!(second, first, "fresh at each start");
     assert_eq!(
         std::fs::metadata(&cookie).unwrap().permissions().mode() & 0o777,
         0o600
     );
-    let mut stale = Raw::connect().await;
+    let mut stale = Raw::connect(&dirs).await;
     let answer = stale.call("hello", json!({ "cookie": first })).await;
     assert_eq!(refused_for_cookie(&answer, &cookie), -32602);
-    let mut client = Client::connect().await.unwrap();
+    let mut client = Client::connect(&dirs).await.unwrap();
     assert_eq!(client.status().await.unwrap().link, LinkState::NotLoggedIn);
     runtime.stop().await;
 }

@@ -1,31 +1,28 @@
 //! An approval card answered on the desktop: the runtime the app runs, linked to the reference peer,
 //! a turn that asks, and `Engine::answer_card` (what the control endpoint's approvals/answer
 //! calls). The first answer wins and the client is told to take its card down. Needs a Secret
-//! Service (run it through scripts/with-keyring, as scripts/test does). One test in this binary:
-//! it sets HOME.
+//! Service (run it through scripts/with-keyring, as scripts/test does).
 
-use lembas_device::runtime::Runtime;
-use lembas_peer::{ModelReply, Peer, PeerConfig};
-use lembas_testkit::{Home, linked, store_token};
+use crate::WAIT;
+use lembas_peer::ModelReply;
+use lembas_testkit::{Config, LinkedRuntime, linked_runtime};
 use serde_json::json;
-use std::time::Duration;
 
-const WAIT: Duration = Duration::from_secs(20);
 const TOKEN: &str = "desktop-answer-token-5e1f";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_desktop_answers_a_card_first_and_the_client_is_told() {
-    let kit = Home::new();
-    let work = kit.work();
-    // SAFETY: the only test in this binary, before any thread of ours reads the environment.
-    unsafe {
-        kit.enter();
-    }
-    store_token(TOKEN);
-    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
-    kit.config_with_work(&peer.url(), "");
-    let runtime = Runtime::start("desktop answer test").unwrap();
-    let mut link = linked(&peer, WAIT).await.unwrap();
+    let LinkedRuntime {
+        home,
+        peer,
+        runtime,
+        mut link,
+    } = linked_runtime(TOKEN, "desktop answer test", |url, home| {
+        Config::linked_to(url).work_in(&home.work())
+    })
+    .await
+    .unwrap();
+    let work = home.work();
     let opened = link
         .request(
             "session/new",

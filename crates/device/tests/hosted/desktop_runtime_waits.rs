@@ -1,53 +1,39 @@
 //! The desktop's runtime in the link's final states: not logged in, it keeps its control socket
 //! and serves the window (`window/state` says not logged in), a login through the socket links it,
 //! a logout brings it back to waiting, still serving. Needs a Secret Service
-//! (scripts/with-keyring). One test in this binary: it sets HOME and XDG_RUNTIME_DIR.
+//! (scripts/with-keyring).
 
+use crate::{WAIT, reaches};
 use lembas_device::control::{self, CallError, Client};
 use lembas_device::events::LinkState;
 use lembas_device::link::AtFinal;
+use lembas_device::paths::Dirs;
 use lembas_device::runtime::Runtime;
 use lembas_peer::{Peer, PeerConfig};
 use lembas_testkit::{Home, linked};
 use serde_json::{Value, json};
-use std::time::Duration;
 
-const WAIT: Duration = Duration::from_secs(20);
 const TOKEN: &str = "desktop-waits-token-41d7";
 
-/// Waits for the runtime's status to reach `wanted`.
-async fn reaches(runtime: &Runtime, wanted: LinkState) {
-    let mut status = runtime.status.clone();
-    let reached = tokio::time::timeout(WAIT, status.wait_for(|s| s.link == wanted)).await;
-    assert!(
-        matches!(reached, Ok(Ok(_))),
-        "{wanted:?} within the wait; now {:?}",
-        runtime.status.borrow().link
-    );
-}
-
-async fn call(method: &str, params: Value) -> Result<Value, CallError> {
-    let mut client = Client::connect().await.expect("the socket is served");
+async fn call(dirs: &Dirs, method: &str, params: Value) -> Result<Value, CallError> {
+    let mut client = Client::connect(dirs).await.expect("the socket is served");
     client.call(method, params).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn not_logged_in_the_desktop_runtime_serves_its_window_and_logs_in_through_it() {
     let kit = Home::new();
-    // SAFETY: the only test in this binary, before any thread of ours reads the environment.
-    unsafe {
-        kit.enter();
-    }
+    let dirs = kit.dirs();
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
-    let runtime = Runtime::start_with(control::DESKTOP_HOLDER, AtFinal::Wait).unwrap();
+    let runtime = Runtime::start_with(kit.setup(), control::DESKTOP_HOLDER, AtFinal::Wait).unwrap();
     reaches(&runtime, LinkState::NotLoggedIn).await;
 
     // Still serving: the window reads its state and sees the login form's case.
-    let state = call("window/state", json!({})).await.unwrap();
+    let state = call(&dirs, "window/state", json!({})).await.unwrap();
     assert_eq!(state["link"]["state"], "not_logged_in", "{state}");
     assert_eq!(state["server"], Value::Null);
     assert_eq!(state["held_by"], Value::Null, "its own runtime is not named");
-    let refused = call("login", json!({ "server": peer.url(), "token": "wrong" })).await;
+    let refused = call(&dirs, "login", json!({ "server": peer.url(), "token": "wrong" })).await;
     match refused {
         Err(CallError::Rpc(e)) => {
             assert_eq!(e.data, Some(json!({ "reason": "token_refused" })), "{e}")
@@ -56,7 +42,7 @@ async fn not_logged_in_the_desktop_runtime_serves_its_window_and_logs_in_through
     }
 
     // The window's login: the token stored, the server written, the runtime dials and links.
-    let done = call("login", json!({ "server": peer.url(), "token": TOKEN }))
+    let done = call(&dirs, "login", json!({ "server": peer.url(), "token": TOKEN }))
         .await
         .unwrap();
     assert!(
@@ -68,11 +54,11 @@ async fn not_logged_in_the_desktop_runtime_serves_its_window_and_logs_in_through
     );
     let _link = linked(&peer, WAIT).await.unwrap();
     reaches(&runtime, LinkState::Linked).await;
-    let state = call("window/state", json!({})).await.unwrap();
+    let state = call(&dirs, "window/state", json!({})).await.unwrap();
     assert_eq!(state["link"]["state"], "linked", "{state}");
 
     // Logged out: not logged in again, and the socket still answers.
-    let out = call("logout", json!({})).await.unwrap();
+    let out = call(&dirs, "logout", json!({})).await.unwrap();
     assert!(
         out["message"]
             .as_str()
@@ -81,12 +67,12 @@ async fn not_logged_in_the_desktop_runtime_serves_its_window_and_logs_in_through
         "{out}"
     );
     reaches(&runtime, LinkState::NotLoggedIn).await;
-    let state = call("window/state", json!({})).await.unwrap();
+    let state = call(&dirs, "window/state", json!({})).await.unwrap();
     assert_eq!(state["link"]["state"], "not_logged_in", "{state}");
 
     runtime.stop().await;
     assert!(
-        Client::connect().await.is_err(),
+        Client::connect(&dirs).await.is_err(),
         "the socket goes with the runtime"
     );
     peer.stop().await;

@@ -6,6 +6,7 @@
 
 use lembas_device::control::{CallError, Client, Pushed, Verdict};
 use lembas_device::events::DeviceEvent;
+use lembas_device::paths::Dirs;
 use tokio::sync::mpsc;
 
 use super::{Control, Next, Runner};
@@ -14,6 +15,7 @@ use super::{Control, Next, Runner};
 /// the next call when it broke.
 struct Calls {
     client: Option<Client>,
+    dirs: Dirs,
 }
 
 impl Calls {
@@ -23,7 +25,7 @@ impl Calls {
     ) -> Result<T, CallError> {
         if self.client.is_none() {
             self.client = Some(
-                Client::connect()
+                Client::connect(&self.dirs)
                     .await
                     .map_err(|e| CallError::Io(std::io::Error::other(e)))?,
             );
@@ -55,7 +57,7 @@ impl Runner {
     /// Mirrors the runtime serving the control socket; `None` when none can be reached (the app
     /// reads the status file instead).
     pub(super) async fn beside(&mut self) -> Option<Next> {
-        let subscription = match Client::connect().await {
+        let subscription = match Client::connect(&self.setup.dirs).await {
             Ok(client) => client.subscribe().await,
             Err(e) => {
                 tracing::debug!("no control endpoint to mirror: {e}");
@@ -80,7 +82,10 @@ impl Runner {
                 }
             }
         });
-        let mut calls = Calls { client: None };
+        let mut calls = Calls {
+            client: None,
+            dirs: self.setup.dirs.clone(),
+        };
         self.show_pending(&mut calls).await;
         let next = loop {
             tokio::select! {

@@ -96,7 +96,7 @@ async fn plan_submit(
     let given = args.get("path").and_then(Value::as_str);
     let project = session.cwd.clone();
     let (plan_text, given_path, stamp) = (text.to_string(), given.map(str::to_string), stamp());
-    let protected = crate::paths::protected_places();
+    let protected = engine.setup().dirs.protected_places();
     // The record is the device's own: a new file under .agent/plans, whatever path the model
     // gave. Where it cannot be written the card still shows, with no path, and the model hears why.
     let saved = tokio::task::spawn_blocking(move || {

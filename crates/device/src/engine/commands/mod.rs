@@ -30,8 +30,8 @@ pub fn command_set(engine: &Engine, folder: &Path) -> Vec<Command> {
     let rules = engine.settings().folder_rules();
     let sources = Sources {
         project: catalog::project_of(folder, &rules.trusted),
-        user: crate::paths::config_dir(),
-        home: crate::paths::resolved_home_dir(),
+        user: engine.setup().dirs.config.clone(),
+        home: engine.setup().dirs.resolved_home(),
     };
     catalog::command_set(&sources)
 }

@@ -5,6 +5,11 @@ use std::time::{Duration, Instant};
 
 mod writers;
 
+/// A home no test's folder is in: these tests write absolute paths, so `~` means nothing to them.
+fn no_home() -> &'static Path {
+    Path::new("/home/nobody-here")
+}
+
 /// A folder with real sub-folders `a`, `b`, `c` and a file `f`, its path resolved.
 struct Home {
     _dir: tempfile::TempDir,
@@ -97,9 +102,9 @@ fn every_change_edits_only_its_value() {
         if !from.is_empty() {
             expected = replace_once(&expected, from, to);
         }
-        let settings = apply_to(&path, changes).unwrap();
+        let settings = apply_to(&path, no_home(), changes).unwrap();
         assert_eq!(read(&path), expected, "after {changes:?}");
-        assert_eq!(settings, load_from(&path).unwrap());
+        assert_eq!(settings, load_from(&path, no_home()).unwrap());
         settings
     };
 
@@ -197,7 +202,10 @@ fn every_change_edits_only_its_value() {
     ] {
         assert!(text.contains(kept), "{kept:?} was lost:\n{text}");
     }
-    assert_eq!(load_from(&path).unwrap().permissions.bash.allow, ["git status"]);
+    assert_eq!(
+        load_from(&path, no_home()).unwrap().permissions.bash.allow,
+        ["git status"]
+    );
 }
 
 #[test]
@@ -207,6 +215,7 @@ fn a_missing_file_and_folder_are_created_private() {
     let a = home.s("a");
     let settings = apply_to(
         &path,
+        no_home(),
         &[
             Change::SetServer {
                 url: "https://x.example".into(),
@@ -243,8 +252,12 @@ fn a_missing_file_and_folder_are_created_private() {
 fn nothing_to_change_writes_nothing() {
     let home = Home::new();
     let path = home.config();
-    let settings = apply_to(&path, &[Change::ClearServer]).unwrap();
-    assert_eq!(settings, Settings::default());
+    let settings = apply_to(&path, no_home(), &[Change::ClearServer]).unwrap();
+    let defaults = Settings {
+        home: no_home().to_path_buf(),
+        ..Settings::default()
+    };
+    assert_eq!(settings, defaults);
     assert!(!path.exists(), "a no-op must not create the file");
 }
 
@@ -253,7 +266,7 @@ fn a_file_with_only_comments_keeps_them() {
     let home = Home::new();
     let path = home.config();
     fs::write(&path, "# just a comment\n\n").unwrap();
-    apply_to(&path, &[Change::RemoteEnabled(true)]).unwrap();
+    apply_to(&path, no_home(), &[Change::RemoteEnabled(true)]).unwrap();
     assert_eq!(read(&path), "# just a comment\n\nremote:\n  enabled: true\n");
 }
 
@@ -269,6 +282,7 @@ fn keys_are_added_to_a_block_that_lacks_them() {
     .unwrap();
     apply_to(
         &path,
+        no_home(),
         &[Change::AddRoot(home.at("b")), Change::MaxMode(Mode::Plan)],
     )
     .unwrap();
@@ -292,7 +306,7 @@ fn an_invalid_file_is_named_by_line_and_left_alone() {
         ("trusted:\n  - /a\n - /b\n", 3),
     ] {
         fs::write(&path, text).unwrap();
-        let error = apply_to(&path, &[Change::RemoteEnabled(false)]).unwrap_err();
+        let error = apply_to(&path, no_home(), &[Change::RemoteEnabled(false)]).unwrap_err();
         match &error {
             SettingsError::Invalid { line: Some(l), .. } => assert_eq!(*l, line, "{text:?}: {error}"),
             other => panic!("{text:?}: expected Invalid with a line, got {other:?}"),
@@ -313,6 +327,7 @@ fn refused_changes_say_why_and_write_nothing() {
     let missing = home.at("gone");
     let error = apply_to(
         &path,
+        no_home(),
         &[Change::RemoteEnabled(true), Change::AddRoot(missing.clone())],
     )
     .unwrap_err();
@@ -324,21 +339,22 @@ fn refused_changes_say_why_and_write_nothing() {
         "{error}"
     );
 
-    let error = apply_to(&path, &[Change::Trust(home.at("f"))]).unwrap_err();
+    let error = apply_to(&path, no_home(), &[Change::Trust(home.at("f"))]).unwrap_err();
     assert!(error.to_string().contains("is not a folder"), "{error}");
 
-    let error = apply_to(&path, &[Change::RemoveRoot(home.at("b"))]).unwrap_err();
+    let error = apply_to(&path, no_home(), &[Change::RemoveRoot(home.at("b"))]).unwrap_err();
     let message = error.to_string();
     assert!(
         message.contains("is not listed in remote.roots") && message.contains(&home.s("a")),
         "{message}"
     );
 
-    let error = apply_to(&path, &[Change::Untrust(home.at("b"))]).unwrap_err();
+    let error = apply_to(&path, no_home(), &[Change::Untrust(home.at("b"))]).unwrap_err();
     assert!(error.to_string().contains("the list is empty"), "{error}");
 
     let error = apply_to(
         &path,
+        no_home(),
         &[Change::SetServer {
             url: " ".into(),
             connection: None,
@@ -359,7 +375,7 @@ fn permissions_and_symlinks_are_kept() {
     let path = home.config();
     symlink(&real, &path).unwrap();
 
-    apply_to(&path, &[Change::RemoteEnabled(true)]).unwrap();
+    apply_to(&path, no_home(), &[Change::RemoteEnabled(true)]).unwrap();
     assert!(
         fs::symlink_metadata(&path).unwrap().file_type().is_symlink(),
         "the link was replaced"
@@ -389,10 +405,10 @@ fn awkward_folder_names_round_trip() {
         fs::create_dir(folder).unwrap();
     }
     let adds: Vec<Change> = folders.iter().cloned().map(Change::AddRoot).collect();
-    let settings = apply_to(&path, &adds).unwrap();
+    let settings = apply_to(&path, no_home(), &adds).unwrap();
     assert_eq!(settings.remote.roots, folders);
     let removes: Vec<Change> = folders.iter().cloned().map(Change::RemoveRoot).collect();
-    let settings = apply_to(&path, &removes).unwrap();
+    let settings = apply_to(&path, no_home(), &removes).unwrap();
     assert!(settings.remote.roots.is_empty());
     assert!(read(&path).starts_with("# roots with odd names\nremote:\n  enabled: true\n"));
 }
@@ -403,74 +419,59 @@ fn flow_lists_and_crlf_files_keep_their_style() {
     let path = home.config();
     let (a, b) = (home.s("a"), home.s("b"));
     fs::write(&path, format!("trusted: [{a}]   # flow\n")).unwrap();
-    apply_to(&path, &[Change::Trust(home.at("b"))]).unwrap();
+    apply_to(&path, no_home(), &[Change::Trust(home.at("b"))]).unwrap();
     assert_eq!(read(&path), format!("trusted: [{a}, {b}]   # flow\n"));
-    apply_to(&path, &[Change::Untrust(home.at("a"))]).unwrap();
+    apply_to(&path, no_home(), &[Change::Untrust(home.at("a"))]).unwrap();
     assert_eq!(read(&path), format!("trusted: [{b}]   # flow\n"));
 
     fs::write(&path, "remote:\r\n  enabled: false # x\r\n").unwrap();
-    apply_to(&path, &[Change::RemoteEnabled(true), Change::Terminal(true)]).unwrap();
+    apply_to(
+        &path,
+        no_home(),
+        &[Change::RemoteEnabled(true), Change::Terminal(true)],
+    )
+    .unwrap();
     assert_eq!(
         read(&path),
         "remote:\r\n  enabled: true # x\r\n  terminal: true\r\n"
     );
 }
 
-const TILDE_CHILD: &str = "LEMBAS_SETTINGS_TILDE_CHILD";
-
-/// The child process of [`tilde_and_the_global_file_follow_the_environment`], run with its own
-/// `HOME` and `XDG_CONFIG_HOME` (the environment is shared by all tests of one process).
 #[test]
-#[ignore = "runs only as the child process of tilde_and_the_global_file_follow_the_environment"]
-fn tilde_child() {
-    assert!(std::env::var_os(TILDE_CHILD).is_some());
-    let home = fs::canonicalize(std::env::var_os("HOME").unwrap()).unwrap();
-    let settings = apply(&[Change::AddRoot("~/a".into()), Change::Trust("~".into())]).unwrap();
-    assert_eq!(settings.remote.roots, [home.join("a")]);
-    assert_eq!(settings.trusted, std::slice::from_ref(&home));
+fn tilde_is_the_home_handed_down() {
+    let home = Home::new();
+    let dirs = crate::paths::Dirs {
+        home: home.root.clone(),
+        config: home.at("xdg/lembas"),
+        state: home.at("state"),
+        runtime: home.at("run"),
+        keyrings: None,
+    };
+    let settings = apply(&dirs, &[Change::AddRoot("~/a".into()), Change::Trust("~".into())]).unwrap();
+    assert_eq!(settings.remote.roots, [home.at("a")]);
+    assert_eq!(settings.trusted, std::slice::from_ref(&home.root));
     // Removing by the `~` spelling finds the absolute entry.
-    let settings = apply(&[Change::RemoveRoot("~/a".into()), Change::AddRoot("~/b".into())]).unwrap();
-    assert_eq!(settings.remote.roots, [home.join("b")]);
-    // An entry written by hand with `~` is recognised too.
-    let path = crate::paths::config_file();
+    let settings = apply(
+        &dirs,
+        &[Change::RemoveRoot("~/a".into()), Change::AddRoot("~/b".into())],
+    )
+    .unwrap();
+    assert_eq!(settings.remote.roots, [home.at("b")]);
+    // An entry written by hand with `~` is recognised too, and read as the home's.
+    let path = dirs.config_file();
     fs::write(&path, "trusted:\n  - ~/c\n").unwrap();
-    assert_eq!(
-        apply(&[Change::Trust("~/c".into())]).unwrap().trusted,
-        [PathBuf::from("~/c")]
-    );
+    let settings = apply(&dirs, &[Change::Trust("~/c".into())]).unwrap();
+    assert_eq!(settings.trusted, [PathBuf::from("~/c")]);
+    assert_eq!(settings.folder_rules().trusted, [home.at("c")]);
     assert!(
-        apply(&[Change::Untrust(home.join("c"))])
+        apply(&dirs, &[Change::Untrust(home.at("c"))])
             .unwrap()
             .trusted
             .is_empty()
     );
     fs::write(&path, "trusted: []\n").unwrap();
-    apply(&[Change::Trust("~/c".into())]).unwrap();
-}
-
-#[test]
-fn tilde_and_the_global_file_follow_the_environment() {
-    let home = Home::new();
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "settings::edit::tests::tilde_child",
-            "--ignored",
-            "--test-threads=1",
-        ])
-        .env(TILDE_CHILD, "1")
-        .env("HOME", &home.root)
-        .env("XDG_CONFIG_HOME", home.at("xdg"))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stdout)
-    );
-    assert!(String::from_utf8_lossy(&output.stdout).contains("1 passed"));
-    let written = read(&home.at("xdg/lembas/config.yaml"));
-    assert_eq!(written, format!("trusted: [{}]\n", home.s("c")));
+    apply(&dirs, &[Change::Trust("~/c".into())]).unwrap();
+    assert_eq!(read(&path), format!("trusted: [{}]\n", home.s("c")));
 }
 
 #[test]
@@ -480,7 +481,7 @@ fn an_edit_that_would_move_anything_else_is_refused() {
     // Changing the anchored block through the text would change its alias as well.
     let original = "remote: &shared\n  enabled: false\nbackup: *shared\n";
     fs::write(&path, original).unwrap();
-    let error = apply_to(&path, &[Change::RemoteEnabled(true)]).unwrap_err();
+    let error = apply_to(&path, no_home(), &[Change::RemoteEnabled(true)]).unwrap_err();
     assert!(matches!(error, SettingsError::EditFailed { .. }), "{error:?}");
     assert!(error.to_string().contains("edit it by hand"), "{error}");
     assert_eq!(read(&path), original);
@@ -511,8 +512,12 @@ fn tagged_maps_and_lists_are_edited_without_a_panic() {
     for text in texts {
         for change in &changes {
             fs::write(&path, text).unwrap();
-            match apply_to(&path, std::slice::from_ref(change)) {
-                Ok(settings) => assert_eq!(load_from(&path).unwrap(), settings, "{change:?} on {text:?}"),
+            match apply_to(&path, no_home(), std::slice::from_ref(change)) {
+                Ok(settings) => assert_eq!(
+                    load_from(&path, no_home()).unwrap(),
+                    settings,
+                    "{change:?} on {text:?}"
+                ),
                 Err(SettingsError::EditFailed { .. }) => assert_eq!(read(&path), text, "{change:?}"),
                 Err(e) => panic!("{change:?} on {text:?}: {e}"),
             }
@@ -527,7 +532,11 @@ fn a_tagged_empty_embedding_counts_as_unset() {
     let home = Home::new();
     let path = home.config();
     fs::write(&path, "server: null\nembedding: !'\n").unwrap();
-    let settings = apply_to(&path, &[Change::SetEmbeddingIfUnset("c1/embed".into())]);
+    let settings = apply_to(
+        &path,
+        no_home(),
+        &[Change::SetEmbeddingIfUnset("c1/embed".into())],
+    );
     match settings {
         Ok(settings) => assert_eq!(settings.embedding.as_deref(), Some("c1/embed")),
         Err(SettingsError::EditFailed { .. }) => assert_eq!(read(&path), "server: null\nembedding: !'\n"),

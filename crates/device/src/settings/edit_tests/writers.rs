@@ -8,7 +8,7 @@ fn another_writer_between_read_and_rename_is_not_lost() {
     let path = home.config();
     fs::write(&path, "# mine\nremote:\n  enabled: false\n  max_mode: plan\n").unwrap();
     let mut calls = 0;
-    let settings = apply_with_hook(&path, &[Change::RemoteEnabled(true)], &mut || {
+    let settings = apply_with_hook(&path, no_home(), &[Change::RemoteEnabled(true)], &mut || {
         calls += 1;
         if calls == 1 {
             // An editor saves its own change while ours waits in the temporary file.
@@ -42,18 +42,19 @@ fn writers_at_the_same_time_all_land() {
             let path = &path;
             scope.spawn(move || {
                 for _ in 0..5 {
-                    apply_to(path, &[Change::AddRoot(folder.clone())]).unwrap();
-                    apply_to(path, &[Change::RemoveRoot(folder.clone())]).unwrap();
+                    apply_to(path, no_home(), &[Change::AddRoot(folder.clone())]).unwrap();
+                    apply_to(path, no_home(), &[Change::RemoveRoot(folder.clone())]).unwrap();
                 }
                 apply_to(
                     path,
+                    no_home(),
                     &[Change::AddRoot(folder.clone()), Change::Trust(folder.clone())],
                 )
                 .unwrap();
             });
         }
     });
-    let mut settings = load_from(&path).unwrap();
+    let mut settings = load_from(&path, no_home()).unwrap();
     settings.remote.roots.sort();
     settings.trusted.sort();
     assert_eq!(settings.remote.roots, folders);
@@ -67,7 +68,7 @@ fn a_writer_that_never_stops_gives_up_without_writing() {
     let path = home.config();
     fs::write(&path, "remote:\n  enabled: false\n").unwrap();
     let mut calls = 0;
-    let error = apply_with_hook(&path, &[Change::RemoteEnabled(true)], &mut || {
+    let error = apply_with_hook(&path, no_home(), &[Change::RemoteEnabled(true)], &mut || {
         calls += 1;
         let text = read(&path);
         fs::write(&path, format!("{text}# theirs {calls}\n")).unwrap();
@@ -112,7 +113,12 @@ fn crash_child_writer() {
         } else {
             Change::Untrust(folder.clone())
         };
-        apply_to(&path, &[server, trust, Change::RemoteEnabled(round % 2 == 0)]).unwrap();
+        apply_to(
+            &path,
+            no_home(),
+            &[server, trust, Change::RemoteEnabled(round % 2 == 0)],
+        )
+        .unwrap();
     }
 }
 
@@ -181,7 +187,7 @@ fn a_killed_writer_never_corrupts_the_file() {
         "remote: [broken",
     )
     .unwrap();
-    apply_to(&path, &[Change::Scheduled(true)]).unwrap();
-    assert!(load_from(&path).unwrap().remote.scheduled);
+    apply_to(&path, no_home(), &[Change::Scheduled(true)]).unwrap();
+    assert!(load_from(&path, no_home()).unwrap().remote.scheduled);
     assert!(leftovers(&home.at("conf")).is_empty());
 }
