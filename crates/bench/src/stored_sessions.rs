@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use lembas_device::store::{Store, new_session_id};
+use lembas_device::store::{SessionHeader, Store, new_session_id};
 use serde_json::{Value, json};
 
 use crate::agent::{self, REQUEST_WAIT};
@@ -102,12 +102,17 @@ fn history_turns(messages: usize) -> usize {
 /// (the person's prompt, a tool call, its result, the answer); its id.
 pub fn write_session(store: &Store, cwd: &Path, number: usize, messages: usize) -> anyhow::Result<String> {
     let id = new_session_id();
-    let header = json!({
-        "cwd": cwd.display().to_string(), "created_ms": 1_700_000_000_000u64 + number as u64,
-        "model": MODEL, "mode": "edit", "effort": "default", "title": format!("Stored session {number}"),
-    });
+    let header = SessionHeader {
+        cwd: cwd.display().to_string(),
+        created_ms: Some(1_700_000_000_000u64 + number as u64),
+        model: MODEL.to_string(),
+        mode: "edit".to_string(),
+        effort: Some("default".to_string()),
+        title: format!("Stored session {number}"),
+        ..SessionHeader::default()
+    };
     let mut log = store
-        .create(&id, header)
+        .create(&id, &header)
         .with_context(|| format!("cannot store session {number}"))?;
     let mut records: Vec<Value> = (0..messages)
         .map(|n| json!({ "type": "message", "turnId": format!("turn_{:06}", n / 4), "message": message(n) }))

@@ -6,7 +6,7 @@ mod common;
 use std::process::Output;
 
 use common::{Home, Lembas};
-use lembas_device::store::{Store, TurnEntry, new_session_id};
+use lembas_device::store::{SessionHeader, Store, TurnEntry, new_session_id};
 use serde_json::{Value, json};
 
 fn text(bytes: &[u8]) -> String {
@@ -33,7 +33,12 @@ fn session(store: &Store, cwd: &str, title: &str, messages: usize) -> String {
     let mut log = store
         .create(
             &id,
-            json!({ "cwd": cwd, "created_ms": 1_700_000_000_000u64, "model": "m" }),
+            &SessionHeader {
+                cwd: cwd.to_string(),
+                created_ms: Some(1_700_000_000_000u64),
+                model: "m".to_string(),
+                ..SessionHeader::default()
+            },
         )
         .unwrap();
     let mut records = vec![json!({ "type": "title", "title": title })];

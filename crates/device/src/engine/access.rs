@@ -12,8 +12,8 @@ use super::session::{Session, replay};
 use crate::policy::Mode;
 use crate::policy::roots;
 use crate::rpc::RpcError;
+use crate::store::Record;
 use crate::store::ids;
-use crate::store::{Record, SessionFile};
 
 /// The effort levels a session may have.
 pub(crate) const EFFORTS: [&str; 5] = ["off", "default", "low", "medium", "high"];
@@ -108,7 +108,8 @@ pub(crate) fn opened(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError
         tracing::warn!(session = id, "{notice}");
     }
     let turns = engine.store().load_turns(id).unwrap_or_default();
-    let replayed = replay(SessionFile::read(opened.records), opened.log, &turns)
+    let (file, log) = opened.file();
+    let replayed = replay(file, log, &turns)
         .map_err(|e| RpcError::internal(format!("The session {id} could not be read back: {e}.")))?;
     let (session, opened) = {
         let mut sessions = engine.sessions();

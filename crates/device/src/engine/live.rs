@@ -15,7 +15,7 @@ use super::session::{Session, user_text};
 use super::timeline::{Timeline, timeline_of};
 use crate::rpc::RpcError;
 use crate::store::record::DecisionRecord;
-use crate::store::{Record, SessionFile, copies_of_turn, ids};
+use crate::store::{Record, copies_of_turn, ids};
 use crate::tools::copies;
 use lembas_protocol::Reason;
 
@@ -142,11 +142,10 @@ impl Engine {
                 Reason::Unknown,
             ));
         }
-        let lines = self
+        let mut file = self
             .store()
-            .records(session_id)
+            .read(session_id)
             .map_err(|e| RpcError::internal(format!("The session {session_id} could not be read: {e}.")))?;
-        let mut file = SessionFile::read(lines);
         let held = self.sessions().get(session_id).cloned();
         if let Some(session) = &held {
             file.records.extend(session.state().unflushed.iter().cloned());

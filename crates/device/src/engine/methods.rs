@@ -19,7 +19,7 @@ use crate::policy::Mode;
 use crate::policy::roots;
 use crate::rpc::{self, RpcError};
 use crate::scheduled::Run;
-use crate::store::{Record, SessionFile, ids};
+use crate::store::{Record, SessionHeader, ids};
 use lembas_protocol::{LinkMethod, Reason};
 
 /// The engine's methods of the link; any other is -32601.
@@ -148,18 +148,23 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
     let id = ids::new_session_id();
     // `given`: the mark that this session was made for the link's client, which may delete it
     // wherever its folder is later (docs/protocol.md, _lembas/session/delete); an editor's sessions have none.
-    let header = json!({
-        "id": id, "cwd": cwd.display().to_string(), "created_ms": now_ms(),
-        "model": model, "mode": mode.as_str(), "effort": effort, "title": "",
-        "given": !engine.serves_editor(),
-    });
+    let header = SessionHeader {
+        id: id.clone(),
+        cwd: cwd.display().to_string(),
+        created_ms: Some(now_ms()),
+        model: model.clone(),
+        mode: mode.as_str().to_string(),
+        effort: Some(effort.clone()),
+        title: String::new(),
+        given: !engine.serves_editor(),
+    };
     let hold = engine
         .store()
         .hold(&id, &holder(engine))
         .map_err(|e| RpcError::internal(e.to_string()))?;
     let log = engine
         .store()
-        .create(&id, header)
+        .create(&id, &header)
         .map_err(|e| RpcError::internal(format!("The session could not be stored on this computer: {e}.")))?;
     let mut state = SessionState::new(model.clone(), mode, effort.clone(), log);
     state.context = context;
@@ -342,7 +347,7 @@ fn status(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     let file = engine
         .store()
         .open(&id)
-        .map(|opened| SessionFile::read(opened.records))
+        .map(|opened| opened.file().0)
         .unwrap_or_default();
     let mut plan = None;
     let mut jobs = Vec::new();

@@ -480,22 +480,17 @@ pub struct Replayed {
 /// taken by value so messages move into the conversation (a long session is mostly messages:
 /// copying them doubled the time to open one).
 pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result<Replayed, NoHeader> {
-    let header = &file.header;
-    if header["type"] != "session" {
+    let Some(header) = file.header else {
         return Err(NoHeader);
-    }
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    };
     let mut state = SessionState::new(
-        text(&header["model"]),
-        header["mode"]
-            .as_str()
-            .and_then(|m| m.parse().ok())
-            .unwrap_or_default(),
-        header["effort"].as_str().unwrap_or("default").to_string(),
+        header.model,
+        header.mode.parse().unwrap_or_default(),
+        header.effort.unwrap_or_else(|| "default".to_string()),
         log,
     );
-    state.title = text(&header["title"]);
-    let cwd = PathBuf::from(text(&header["cwd"]));
+    state.title = header.title;
+    let cwd = PathBuf::from(header.cwd);
     let mut jobs = Vec::new();
     for record in file.records {
         match record {

@@ -138,8 +138,8 @@ pub enum StepStatus {
 /// The timeline of a session file; `kept` gives the files a turn's copies hold. `session_id`,
 /// `running` and `grants` are the caller's to fill.
 pub fn timeline_of(file: &SessionFile, kept: impl Fn(&str) -> Vec<String>) -> Timeline {
-    let header = &file.header;
-    let mut title = text(&header["title"]);
+    let header = file.header.clone().unwrap_or_default();
+    let mut title = header.title;
     let mut turns: Vec<TimelineTurn> = Vec::new();
     // Where each call's step is: (turn, step).
     let mut steps: HashMap<String, (usize, usize)> = HashMap::new();
@@ -192,7 +192,7 @@ pub fn timeline_of(file: &SessionFile, kept: impl Fn(&str) -> Vec<String>) -> Ti
     Timeline {
         session_id: String::new(),
         title,
-        root: text(&header["cwd"]),
+        root: header.cwd,
         running: false,
         grants: Vec::new(),
         earlier_turns,
@@ -338,10 +338,6 @@ fn decision(step: &mut Step, d: &DecisionRecord) {
         answered_ms: d.answered_ms,
         at_ms: d.at_ms,
     });
-}
-
-fn text(v: &Value) -> String {
-    v.as_str().unwrap_or_default().to_string()
 }
 
 #[cfg(test)]

@@ -101,7 +101,9 @@ mod tests {
         assert_eq!(store.turn_folders(&id).unwrap(), made[1..]);
         store.remove_turn_copies(&id, "t3").unwrap();
         assert_eq!(store.turn_folders(&id).unwrap(), made[1..2]);
-        store.create(&id, serde_json::json!({ "cwd": "/w" })).unwrap();
+        store
+            .create(&id, &crate::store::SessionHeader::in_folder("/w"))
+            .unwrap();
         store.delete(&id).unwrap();
         assert!(store.turn_folders(&id).unwrap().is_empty());
         assert!(store.turn_copies_dir("../x", "t").is_err());

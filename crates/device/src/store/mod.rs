@@ -30,7 +30,7 @@ use crate::paths;
 pub use copies::copies_of_turn;
 pub use held::{HoldError, SessionHold};
 pub use ids::{is_session_id, new_session_id};
-pub use record::{Record, SessionFile};
+pub use record::{Record, SessionFile, SessionHeader};
 pub use sessions::{Opened, SessionLog, SessionSummary};
 pub use turns::TurnEntry;
 
@@ -124,7 +124,6 @@ fn check_id(id: &str) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn delete_removes_the_session_its_turns_and_its_attachments() {
@@ -133,7 +132,7 @@ mod tests {
         let id = new_session_id();
         let other = new_session_id();
         for s in [&id, &other] {
-            store.create(s, json!({ "cwd": "/w" })).unwrap();
+            store.create(s, &SessionHeader::in_folder("/w")).unwrap();
             store
                 .merge_turns(
                     s,
@@ -187,7 +186,7 @@ mod tests {
                     "{bad:?}"
                 )
             };
-            refused(store.create(bad, json!({})).map(drop));
+            refused(store.create(bad, &SessionHeader::default()).map(drop));
             refused(store.open(bad).map(drop));
             refused(store.delete(bad).map(drop));
             refused(store.merge_turns(bad, &[]));

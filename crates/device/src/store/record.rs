@@ -135,11 +135,43 @@ impl Record {
     }
 }
 
-/// A session file read back: the header's fields as written, and the records after it.
+/// A session file's first line (`"type":"session"`), as session/new writes it. A field an older
+/// file lacks reads as empty.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionHeader {
+    /// Filled in by [`super::Store::create`] when empty.
+    pub id: String,
+    pub cwd: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_ms: Option<u64>,
+    pub model: String,
+    /// As written: a mode this version cannot read is the default mode where it is used.
+    pub mode: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+    pub title: String,
+    /// Made for the link's client (docs/protocol.md, `_lembas/session/delete`).
+    pub given: bool,
+}
+
+#[cfg(test)]
+impl SessionHeader {
+    /// A header that says only the session's folder.
+    pub fn in_folder(cwd: &str) -> SessionHeader {
+        SessionHeader {
+            cwd: cwd.to_string(),
+            ..SessionHeader::default()
+        }
+    }
+}
+
+/// A session file read back: its header, and the records after it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SessionFile {
-    /// `Null` when the file has no header (its first line is not `"type":"session"`).
-    pub header: Value,
+    /// `None` when the file has no header (its first line is not `"type":"session"`, or does not
+    /// read as one).
+    pub header: Option<SessionHeader>,
     pub records: Vec<Record>,
 }
 
@@ -152,12 +184,12 @@ impl SessionFile {
         };
         if first["type"] != "session" {
             return SessionFile {
-                header: Value::Null,
+                header: None,
                 records: std::iter::once(first).chain(lines).map(Record::read).collect(),
             };
         }
         SessionFile {
-            header: first,
+            header: serde_json::from_value(first).ok(),
             records: lines.map(Record::read).collect(),
         }
     }
@@ -226,10 +258,10 @@ mod tests {
             json!({ "type": "session", "cwd": "/p" }),
             json!({ "type": "title", "title": "T" }),
         ]);
-        assert_eq!(file.header["cwd"], "/p");
+        assert_eq!(file.header.map(|h| h.cwd).as_deref(), Some("/p"));
         assert_eq!(file.records, [Record::Title { title: "T".into() }]);
         let headless = SessionFile::read(vec![json!({ "type": "title", "title": "T" })]);
-        assert_eq!((headless.header, headless.records.len()), (Value::Null, 1));
+        assert_eq!((headless.header, headless.records.len()), (None, 1));
         assert_eq!(SessionFile::read(Vec::new()), SessionFile::default());
     }
 }

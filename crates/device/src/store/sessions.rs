@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::{Store, check_id, files, ids};
+use super::{SessionFile, SessionHeader, Store, check_id, files, ids};
 
 pub(super) const EXTENSION: &str = ".jsonl";
 
@@ -29,10 +29,18 @@ pub struct SessionLog {
 pub struct Opened {
     /// The file, ready for the session's next records.
     pub log: SessionLog,
-    /// Every record in order; the first is the header (`"type":"session"`).
+    /// Every line in order; the first is the header (`"type":"session"`). [`Opened::file`] reads
+    /// them.
     pub records: Vec<Value>,
     /// A sentence for the person when the file had to be repaired (a last line cut short).
     pub notice: Option<String>,
+}
+
+impl Opened {
+    /// What the lines say: the header and the records.
+    pub fn file(self) -> (SessionFile, SessionLog) {
+        (SessionFile::read(self.records), self.log)
+    }
 }
 
 /// One line of `lembas sessions list`.
@@ -106,29 +114,32 @@ impl SessionLog {
 }
 
 impl Store {
-    /// A new session file whose first line is `{"type":"session", …header}`. `header` must be a
-    /// JSON object; its `type` is always "session", and its `id`, when given, must be `id` (it is
-    /// filled in when missing). Fails with AlreadyExists when the session exists.
-    pub fn create(&self, id: &str, header: Value) -> io::Result<SessionLog> {
+    /// A new session file whose first line is `{"type":"session", …header}`. The header's `id`,
+    /// when given, must be `id` (it is filled in when empty). Fails with AlreadyExists when the
+    /// session exists.
+    pub fn create(&self, id: &str, header: &SessionHeader) -> io::Result<SessionLog> {
         check_id(id)?;
-        let Value::Object(fields) = header else {
+        if !header.id.is_empty() && header.id != id {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "a session header must be a JSON object",
-            ));
-        };
-        if let Some(given) = fields.get("id")
-            && given.as_str() != Some(id)
-        {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("the header's id {given} is not the session's id {id}"),
+                format!("the header's id {} is not the session's id {id}", header.id),
             ));
         }
-        let mut record = Map::with_capacity(fields.len() + 2);
-        record.insert("type".into(), Value::from("session"));
-        record.insert("id".into(), Value::from(id));
-        record.extend(fields.into_iter().filter(|(key, _)| key != "type"));
+        #[derive(Serialize)]
+        struct Line<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            #[serde(flatten)]
+            header: &'a SessionHeader,
+        }
+        let header = SessionHeader {
+            id: id.to_string(),
+            ..header.clone()
+        };
+        let record = Line {
+            kind: "session",
+            header: &header,
+        };
 
         let dir = self.sessions_dir();
         files::ensure_dir(&dir)?;
@@ -141,9 +152,7 @@ impl Store {
             path,
             cut_back_to: None,
         };
-        let started = log
-            .append(&[Value::Object(record)])
-            .and_then(|()| files::sync_dir(&dir));
+        let started = log.append(&[record]).and_then(|()| files::sync_dir(&dir));
         if let Err(e) = started {
             // A session without its header is no session: leave nothing behind.
             let _ = std::fs::remove_file(&log.path);
@@ -258,16 +267,18 @@ impl Store {
 }
 
 impl Store {
-    /// A session's records as they are on disk now, read without opening it for writing (a
-    /// runtime may hold it): lines that do not parse are passed over. NotFound for an unknown one.
-    pub fn records(&self, id: &str) -> io::Result<Vec<Value>> {
+    /// A session file as it is on disk now, read without opening it for writing (a runtime may
+    /// hold it): lines that do not parse are passed over. NotFound for an unknown one.
+    pub fn read(&self, id: &str) -> io::Result<SessionFile> {
         check_id(id)?;
         let bytes = std::fs::read(self.session_path(id))?;
-        Ok(bytes
-            .split(|b| *b == b'\n')
-            .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
-            .filter(Value::is_object)
-            .collect())
+        Ok(SessionFile::read(
+            bytes
+                .split(|b| *b == b'\n')
+                .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
+                .filter(Value::is_object)
+                .collect(),
+        ))
     }
 
     /// One session's summary, as `list` gives it; NotFound for an unknown session.

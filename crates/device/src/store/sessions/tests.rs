@@ -20,7 +20,12 @@ fn create_writes_the_header_and_open_reads_every_record_back() {
     let mut log = store
         .create(
             &id,
-            json!({ "cwd": "/work/p", "created_ms": 7, "model": "m", "type": "ignored" }),
+            &SessionHeader {
+                cwd: "/work/p".into(),
+                created_ms: Some(7),
+                model: "m".into(),
+                ..SessionHeader::default()
+            },
         )
         .unwrap();
     log.append(&[message(1), message(2)]).unwrap();
@@ -54,7 +59,7 @@ fn session_files_are_private() {
     use std::os::unix::fs::PermissionsExt;
     let (_dir, store) = store();
     let id = new_session_id();
-    store.create(&id, json!({})).unwrap();
+    store.create(&id, &SessionHeader::default()).unwrap();
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&store.session_path(&id)), 0o600);
     assert_eq!(mode(&store.sessions_dir()), 0o700);
@@ -64,9 +69,9 @@ fn session_files_are_private() {
 fn create_refuses_an_existing_session_and_bad_headers() {
     let (_dir, store) = store();
     let id = new_session_id();
-    let mut log = store.create(&id, json!({})).unwrap();
+    let mut log = store.create(&id, &SessionHeader::default()).unwrap();
     log.append(&[message(1)]).unwrap();
-    let again = store.create(&id, json!({})).unwrap_err();
+    let again = store.create(&id, &SessionHeader::default()).unwrap_err();
     assert_eq!(again.kind(), io::ErrorKind::AlreadyExists);
     assert_eq!(
         store.open(&id).unwrap().records.len(),
@@ -75,19 +80,25 @@ fn create_refuses_an_existing_session_and_bad_headers() {
     );
 
     let other = new_session_id();
-    for header in [json!([]), json!("x"), json!({ "id": "ses_something_else" })] {
-        let e = store.create(&other, header).unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
-    }
+    let elsewhere = SessionHeader {
+        id: "ses_something_else".into(),
+        ..SessionHeader::default()
+    };
+    let e = store.create(&other, &elsewhere).unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
     assert!(!store.exists(&other), "a refused create leaves no file");
-    assert!(store.create(&other, json!({ "id": other })).is_ok());
+    let own = SessionHeader {
+        id: other.clone(),
+        ..SessionHeader::default()
+    };
+    assert!(store.create(&other, &own).is_ok());
 }
 
 #[test]
 fn append_refuses_records_that_are_not_objects_and_writes_none_of_them() {
     let (_dir, store) = store();
     let id = new_session_id();
-    let mut log = store.create(&id, json!({})).unwrap();
+    let mut log = store.create(&id, &SessionHeader::default()).unwrap();
     let e = log.append(&[message(1), json!("text"), message(2)]).unwrap_err();
     assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
     assert_eq!(store.open(&id).unwrap().records.len(), 1);
@@ -105,7 +116,7 @@ fn open_says_not_found_for_an_unknown_session() {
 fn a_torn_last_line_is_dropped_with_a_notice_and_appends_go_on_cleanly() {
     let (_dir, store) = store();
     let id = new_session_id();
-    let mut log = store.create(&id, json!({ "cwd": "/w" })).unwrap();
+    let mut log = store.create(&id, &SessionHeader::in_folder("/w")).unwrap();
     log.append(&[message(1), message(2)]).unwrap();
     drop(log);
     let path = store.session_path(&id);
@@ -139,7 +150,7 @@ fn a_torn_last_line_followed_by_blank_lines_or_zeros_is_still_the_last() {
     let (_dir, store) = store();
     for tail in [&b"{\"type\":\"mess\n\n  \n"[..], &[0u8; 64][..], b"[1,2]\n"] {
         let id = new_session_id();
-        let mut log = store.create(&id, json!({})).unwrap();
+        let mut log = store.create(&id, &SessionHeader::default()).unwrap();
         log.append(&[message(1)]).unwrap();
         drop(log);
         let mut file = OpenOptions::new()
@@ -158,7 +169,7 @@ fn a_torn_last_line_followed_by_blank_lines_or_zeros_is_still_the_last() {
 fn a_whole_last_record_without_its_newline_is_kept_and_the_line_ended() {
     let (_dir, store) = store();
     let id = new_session_id();
-    drop(store.create(&id, json!({})).unwrap());
+    drop(store.create(&id, &SessionHeader::default()).unwrap());
     let path = store.session_path(&id);
     let mut file = OpenOptions::new().append(true).open(&path).unwrap();
     file.write_all(serde_json::to_string(&message(1)).unwrap().as_bytes())
@@ -178,7 +189,7 @@ fn a_whole_last_record_without_its_newline_is_kept_and_the_line_ended() {
 fn a_torn_line_in_the_middle_is_an_error_naming_it_and_changes_nothing() {
     let (_dir, store) = store();
     let id = new_session_id();
-    drop(store.create(&id, json!({})).unwrap());
+    drop(store.create(&id, &SessionHeader::default()).unwrap());
     let path = store.session_path(&id);
     let mut file = OpenOptions::new().append(true).open(&path).unwrap();
     file.write_all(b"{\"type\":\"message\",\"te\n{\"type\":\"message\"}\n")
@@ -215,7 +226,12 @@ fn list_summarizes_every_session_newest_first() {
     let mut log = store
         .create(
             &old,
-            json!({ "cwd": "/a", "created_ms": 1000, "title": "From the header" }),
+            &SessionHeader {
+                cwd: "/a".into(),
+                created_ms: Some(1000),
+                title: "From the header".into(),
+                ..SessionHeader::default()
+            },
         )
         .unwrap();
     log.append(&[message(1), json!({ "type": "tool", "title": 5 })])
@@ -224,7 +240,14 @@ fn list_summarizes_every_session_newest_first() {
 
     let new = new_session_id();
     let mut log = store
-        .create(&new, json!({ "cwd": "/b", "created_ms": 2000 }))
+        .create(
+            &new,
+            &SessionHeader {
+                cwd: "/b".into(),
+                created_ms: Some(2000),
+                ..SessionHeader::default()
+            },
+        )
         .unwrap();
     log.append(&[
         message(1),
@@ -239,7 +262,7 @@ fn list_summarizes_every_session_newest_first() {
     drop(log);
 
     let untitled = new_session_id();
-    drop(store.create(&untitled, json!({})).unwrap());
+    drop(store.create(&untitled, &SessionHeader::default()).unwrap());
 
     // Stray files in the folder are not sessions.
     std::fs::write(store.sessions_dir().join("notes.txt"), "x").unwrap();
@@ -307,7 +330,7 @@ fn list_summarizes_every_session_newest_first() {
 fn reading_5000_messages_back_is_quick() {
     let (_dir, store) = store();
     let id = new_session_id();
-    let mut log = store.create(&id, json!({ "cwd": "/w" })).unwrap();
+    let mut log = store.create(&id, &SessionHeader::in_folder("/w")).unwrap();
     let records: Vec<Value> = (0..5000)
         .map(|n| {
             json!({
