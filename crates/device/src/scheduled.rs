@@ -13,6 +13,7 @@ use crate::policy::bash_judge::{self, Decision, JudgeContext};
 use crate::policy::roots::{self, FolderRules};
 use crate::rpc::{self, RpcError};
 use crate::settings::{Permissions, Settings};
+use lembas_protocol::scheduled::{RunOutcome, RunStatus, ScheduledCard};
 use lembas_protocol::{LinkMethod, Reason};
 
 /// The mode a scheduled request runs in, or its refusal: the setting first (off, or remote work
@@ -87,8 +88,12 @@ impl Run {
     }
 
     /// `_meta.lembas.scheduled` on the run's approval cards.
-    pub fn card_meta(&self) -> Value {
-        serde_json::json!({ "schedule_id": self.schedule_id, "run_id": self.run_id, "wait_s": self.wait.as_secs() })
+    pub fn card_meta(&self) -> ScheduledCard {
+        ScheduledCard {
+            schedule_id: self.schedule_id.clone(),
+            run_id: self.run_id.clone(),
+            wait_s: self.wait.as_secs(),
+        }
     }
 
     /// What the desktop shows of the run's approval cards (the schedule's title is not on the
@@ -111,16 +116,21 @@ impl Run {
     }
 
     /// The run's outcome in the prompt's answer: `status` from how the turn ended and its last reply.
-    pub fn outcome(&self, stop_reason: Option<&str>, reply: &str, error: Option<&str>) -> Value {
+    pub fn outcome(&self, stop_reason: Option<&str>, reply: &str, error: Option<&str>) -> RunOutcome {
         let no_reply = &decisions().scheduled.texts.no_reply;
         let (status, error) = match (stop_reason, error) {
-            (Some("cancelled"), _) => ("cancelled", None),
-            (_, Some(e)) => ("failed", Some(e.to_string())),
-            _ if reply.trim().is_empty() => ("failed", Some(no_reply.clone())),
-            _ if silent(reply).is_some() => ("silent", None),
-            _ => ("ok", None),
+            (Some("cancelled"), _) => (RunStatus::Cancelled, None),
+            (_, Some(e)) => (RunStatus::Failed, Some(e.to_string())),
+            _ if reply.trim().is_empty() => (RunStatus::Failed, Some(no_reply.clone())),
+            _ if silent(reply).is_some() => (RunStatus::Silent, None),
+            _ => (RunStatus::Ok, None),
         };
-        serde_json::json!({ "run_id": self.run_id, "status": status, "text": reply, "error": error })
+        RunOutcome {
+            run_id: self.run_id.clone(),
+            status,
+            text: reply.to_string(),
+            error,
+        }
     }
 }
 
@@ -296,17 +306,25 @@ mod tests {
             mode: None,
             wait: std::time::Duration::from_secs(1800),
         };
-        let status = |stop, reply, error| run.outcome(stop, reply, error)["status"].clone();
-        assert_eq!(status(Some("end_turn"), "All wrapped.", None), "ok");
-        assert_eq!(status(Some("max_turn_requests"), "Partly.", None), "ok");
-        assert_eq!(status(Some("end_turn"), "Nothing new.\n[SILENT]", None), "silent");
-        assert_eq!(status(Some("end_turn"), "  ", None), "failed");
+        let status = |stop, reply, error| run.outcome(stop, reply, error).status;
+        assert_eq!(status(Some("end_turn"), "All wrapped.", None), RunStatus::Ok);
+        assert_eq!(status(Some("max_turn_requests"), "Partly.", None), RunStatus::Ok);
         assert_eq!(
-            run.outcome(Some("end_turn"), "", None)["error"],
-            decisions().scheduled.texts.no_reply.as_str()
+            status(Some("end_turn"), "Nothing new.\n[SILENT]", None),
+            RunStatus::Silent
         );
-        assert_eq!(status(None, "", Some("The model broke off.")), "failed");
-        assert_eq!(status(Some("cancelled"), "half", None), "cancelled");
+        assert_eq!(status(Some("end_turn"), "  ", None), RunStatus::Failed);
+        assert_eq!(
+            run.outcome(Some("end_turn"), "", None).error.as_deref(),
+            Some(decisions().scheduled.texts.no_reply.as_str())
+        );
+        assert_eq!(status(None, "", Some("The model broke off.")), RunStatus::Failed);
+        assert_eq!(status(Some("cancelled"), "half", None), RunStatus::Cancelled);
+        // On the wire as before: every key, the error null when there is none.
+        assert_eq!(
+            serde_json::to_value(run.outcome(Some("end_turn"), "Done.", None)).unwrap(),
+            serde_json::json!({ "run_id": "r", "status": "ok", "text": "Done.", "error": null })
+        );
         assert_eq!(
             run.denied_text(),
             decisions().scheduled.texts.denied.replace("{{minutes}}", "30")

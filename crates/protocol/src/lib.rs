@@ -20,6 +20,7 @@ pub mod mcp;
 pub mod plan;
 mod reason;
 pub mod rpc;
+pub mod scheduled;
 mod show;
 
 pub use capability::Capability;

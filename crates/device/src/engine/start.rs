@@ -142,7 +142,7 @@ fn scheduled_answer(
     Ok(match answer {
         Ok(mut answer) => {
             let stop = answer["stopReason"].as_str().map(str::to_string);
-            answer["_meta"]["lembas"]["scheduled"] = run.outcome(stop.as_deref(), &reply, None);
+            answer["_meta"]["lembas"]["scheduled"] = json!(run.outcome(stop.as_deref(), &reply, None));
             answer
         }
         Err(e) => json!({

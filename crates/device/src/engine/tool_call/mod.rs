@@ -140,7 +140,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
                 "_meta": { "lembas": { "reason": prepared.judgement.reason, "always": prepared.always } },
             });
             if let Some(run) = &run {
-                params["_meta"]["lembas"]["scheduled"] = run.card_meta();
+                params["_meta"]["lembas"]["scheduled"] = json!(run.card_meta());
             }
             let title = session.state().title.clone();
             let facts = prepared
