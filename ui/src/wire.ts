@@ -97,6 +97,24 @@ export type Grant = { "kind": "writes" } | { "kind": "command", pattern: string,
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
+export type Limits = { 
+/**
+ * The folders remote work may use, as set (none while remote work is off).
+ */
+roots: Array<string>, 
+/**
+ * The most a remote session may be: `plan`, `manual`, `edit` or `auto`.
+ */
+max_mode: string, 
+/**
+ * Whether a session's folder must be a trusted project: said in hello only.
+ */
+require_trust?: boolean, 
+/**
+ * Whether the device accepts scheduled work.
+ */
+scheduled: boolean, };
+
 export type LinkView = { 
 /**
  * The state's code, for the UI to branch on (`linked`, `offline`, `not_logged_in`, ...).
@@ -185,7 +203,7 @@ export type Snapshot = { link: LinkView, held_by: string | null, server: string 
 /**
  * The limits as last sent to the instance.
  */
-limits: JsonValue | null, 
+limits: Limits | null, 
 /**
  * The config cannot be read: the reason, and the settings shown are the defaults.
  */

@@ -17,6 +17,7 @@ use crate::scheduled;
 use crate::settings::Settings;
 use crate::terminal::Terminals;
 use crate::terminal::board::Board;
+use lembas_protocol::limits::Limits;
 use lembas_protocol::{Capability, LinkMethod};
 
 pub const AGENT_NAME: &str = "LLeMbas CLI";
@@ -102,16 +103,25 @@ impl Announced {
     }
 
     /// `_lembas/hello`'s limits.
-    pub fn hello_limits(&self) -> Value {
-        json!({ "roots": self.roots, "max_mode": self.max_mode, "require_trust": self.require_trust, "scheduled": self.scheduled })
+    pub fn hello_limits(&self) -> Limits {
+        Limits {
+            require_trust: Some(self.require_trust),
+            ..self.limits()
+        }
     }
 
-    /// initialize's limits, as the spec's example has them; null to an editor.
-    pub fn initialize_limits(&self) -> Value {
-        if self.editor {
-            return Value::Null;
+    /// initialize's limits, as the spec's example has them; none (null) to an editor.
+    pub fn initialize_limits(&self) -> Option<Limits> {
+        (!self.editor).then(|| self.limits())
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            roots: self.roots.clone(),
+            max_mode: self.max_mode.clone(),
+            require_trust: None,
+            scheduled: self.scheduled,
         }
-        json!({ "roots": self.roots, "max_mode": self.max_mode, "scheduled": self.scheduled })
     }
 
     pub fn hello(&self) -> Value {

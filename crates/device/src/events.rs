@@ -1,6 +1,7 @@
 //! What the device is doing, for any UI: the link's state and every remote action, broadcast as
 //! [`DeviceEvent`]s and summed up in [`crate::status::Status`].
 
+use lembas_protocol::limits::Limits;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -54,7 +55,7 @@ pub enum DeviceEvent {
     },
     /// Limits the instance was told (hello and initialize).
     LimitsSent {
-        limits: Value,
+        limits: Limits,
     },
     TerminalOpened {
         terminal_id: String,

@@ -1,8 +1,8 @@
 //! The runtime's state, written to `$XDG_STATE_HOME/lembas/status.json` (atomically) on every
 //! change, so `lembas status` and the tray app can read it from another process.
 
+use lembas_protocol::limits::Limits;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::path::PathBuf;
 
 use crate::events::LinkState;
@@ -17,7 +17,7 @@ pub struct Status {
     pub server: Option<String>,
     pub connection: Option<String>,
     /// The limits as last sent to the instance.
-    pub limits: Option<Value>,
+    pub limits: Option<Limits>,
     pub last_error: Option<String>,
     /// Whether remote commands run sandboxed: `landlock ABI n`, `seatbelt` or `none: <why>`
     /// (absent in a file an older device wrote).

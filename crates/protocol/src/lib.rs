@@ -15,6 +15,7 @@ mod capability;
 mod control;
 pub mod generated;
 pub mod jobs;
+pub mod limits;
 mod link;
 pub mod mcp;
 pub mod plan;

@@ -1,6 +1,7 @@
 //! What the instance did on this computer, folded from the device's events: a bounded list for the
 //! window's activity view, and what is going on right now for the tray's "Now:" line.
 
+use lembas_protocol::limits::Limits;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::events::{DeviceEvent, LinkState};
@@ -28,7 +29,7 @@ pub struct Activity {
     running_watches: usize,
     /// Agent turns running now: turn id → the session's folder.
     running_turns: BTreeMap<String, String>,
-    limits: Option<serde_json::Value>,
+    limits: Option<Limits>,
 }
 
 /// What remote work is going on now.
@@ -168,7 +169,7 @@ impl Activity {
     }
 
     /// The limits as the instance was last told them, if this app's runtime told it.
-    pub fn limits(&self) -> Option<&serde_json::Value> {
+    pub fn limits(&self) -> Option<&Limits> {
         self.limits.as_ref()
     }
 }

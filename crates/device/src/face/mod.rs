@@ -7,6 +7,7 @@ pub mod activity;
 pub mod cards;
 pub mod pending;
 
+use lembas_protocol::limits::Limits;
 use std::path::PathBuf;
 
 use crate::decisions::decisions;
@@ -87,7 +88,7 @@ pub struct Snapshot {
     pub connection: Option<String>,
     pub last_error: Option<String>,
     /// The limits as last sent to the instance.
-    pub limits: Option<serde_json::Value>,
+    pub limits: Option<Limits>,
     /// The config cannot be read: the reason, and the settings shown are the defaults.
     pub settings_error: Option<String>,
     pub remote: RemoteView,
