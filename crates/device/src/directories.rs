@@ -29,7 +29,7 @@ fn dir(path: &Path, rules: &FolderRules) -> Value {
         Ok(resolved) => roots::folder_verdict(&resolved, rules),
         Err(reason) => roots::Verdict {
             accepted: false,
-            reason: Some(reason),
+            reason: Some(reason.to_string()),
         },
     };
     let mut v =
@@ -70,7 +70,7 @@ fn listing(path: &Path, rules: &FolderRules) -> Result<Value, RpcError> {
             path.display()
         )));
     }
-    let resolved = roots::resolve(path).map_err(RpcError::invalid_params)?;
+    let resolved = roots::resolve(path).map_err(|e| RpcError::invalid_params(e.to_string()))?;
     // Listing needs remote work on and the folder inside a root; trust decides only `accepted`.
     let verdict = roots::folder_verdict(&resolved, &rules.roots_only());
     if !verdict.accepted {

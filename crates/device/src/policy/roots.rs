@@ -52,18 +52,34 @@ impl FolderRules {
     }
 }
 
+/// Why a path given as a folder is none: each a sentence for the person.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoFolder {
+    #[error("{} is not an absolute path.", .0.display())]
+    NotAbsolute(PathBuf),
+    #[error("{} does not exist on this computer.", .0.display())]
+    Missing(PathBuf),
+    #[error("{} is not a folder.", .0.display())]
+    NotAFolder(PathBuf),
+    #[error("{} cannot be read: {why}.", path.display())]
+    Unreadable { path: PathBuf, why: String },
+}
+
 /// Resolves symlinks; the folder must exist and be a directory.
-pub fn resolve(path: &Path) -> Result<PathBuf, String> {
+pub fn resolve(path: &Path) -> Result<PathBuf, NoFolder> {
     if !path.is_absolute() {
-        return Err(format!("{} is not an absolute path.", path.display()));
+        return Err(NoFolder::NotAbsolute(path.to_path_buf()));
     }
     let resolved = std::fs::canonicalize(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("{} does not exist on this computer.", path.display()),
-        std::io::ErrorKind::NotADirectory => format!("{} is not a folder.", path.display()),
-        _ => format!("{} cannot be read: {e}.", path.display()),
+        std::io::ErrorKind::NotFound => NoFolder::Missing(path.to_path_buf()),
+        std::io::ErrorKind::NotADirectory => NoFolder::NotAFolder(path.to_path_buf()),
+        _ => NoFolder::Unreadable {
+            path: path.to_path_buf(),
+            why: e.to_string(),
+        },
     })?;
     if !resolved.is_dir() {
-        return Err(format!("{} is not a folder.", path.display()));
+        return Err(NoFolder::NotAFolder(path.to_path_buf()));
     }
     Ok(resolved)
 }
@@ -116,7 +132,7 @@ pub fn folder_verdict(dir: &Path, rules: &FolderRules) -> Verdict {
 
 /// Resolves `path` and judges it: what every handler calls.
 pub fn judge_folder(path: &Path, rules: &FolderRules) -> Result<PathBuf, Verdict> {
-    let resolved = resolve(path).map_err(Verdict::no)?;
+    let resolved = resolve(path).map_err(|e| Verdict::no(e.to_string()))?;
     let verdict = folder_verdict(&resolved, rules);
     if verdict.accepted {
         Ok(resolved)
