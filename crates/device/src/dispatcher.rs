@@ -361,15 +361,13 @@ impl Dispatcher {
                     cwd: cwd.clone(),
                     command: command.clone(),
                 });
-                let result = scheduled::monitor(params, &settings, &self.engine.setup().dirs).await;
-                if let Ok(outcome) = &result {
-                    let _ = self.events.send(DeviceEvent::Watch {
-                        cwd,
-                        command,
-                        outcome: outcome.clone(),
-                    });
-                }
-                result
+                let outcome = scheduled::monitor(params, &settings, &self.engine.setup().dirs).await?;
+                let _ = self.events.send(DeviceEvent::Watch {
+                    cwd,
+                    command,
+                    outcome: outcome.end(),
+                });
+                serde_json::to_value(outcome).map_err(|e| RpcError::internal(e.to_string()))
             }
             TerminalOpen => {
                 let settings = self.now();

@@ -3,7 +3,6 @@
 
 use lembas_protocol::limits::Limits;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// The link's state as a person reads it in the tray and `lembas status`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,6 +44,33 @@ pub struct ScheduledAsk {
     pub wait_s: u64,
 }
 
+/// How a watch ended, as the activity list and its log keep it: never what it printed, nor the
+/// hash that stands for it (`_lembas/monitor`'s answer has those).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WatchEnd {
+    /// The exit status; none when a signal ended it or it timed out.
+    pub exit: Option<i32>,
+    pub timed_out: bool,
+    pub truncated: bool,
+    pub bytes: u64,
+    pub duration_ms: u64,
+}
+
+impl WatchEnd {
+    /// One phrase: "succeeded", "failed (exit 2)", "timed out", "ended by a signal".
+    pub fn phrase(&self) -> String {
+        if self.timed_out {
+            return "timed out".into();
+        }
+        match self.exit {
+            Some(0) => "succeeded".into(),
+            Some(code) => format!("failed (exit {code})"),
+            None => "ended by a signal".into(),
+        }
+    }
+}
+
 /// One thing that happened, for the activity list.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -73,7 +99,7 @@ pub enum DeviceEvent {
     Watch {
         cwd: String,
         command: String,
-        outcome: Value,
+        outcome: WatchEnd,
     },
     Refused {
         method: String,

@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 use crate::decisions::decisions;
-use crate::monitor;
+use crate::monitor::{self, WatchOutcome};
 use crate::paths::Dirs;
 use crate::policy::Mode;
 use crate::policy::bash_judge::{self, Decision, JudgeContext};
@@ -233,7 +233,7 @@ pub fn project_bash_rules(folder: &Path, settings: &Settings) -> Option<crate::s
 }
 
 /// `_lembas/monitor`: admit, judge the command as bash in that folder, run it, answer the outcome.
-pub async fn monitor(params: Value, settings: &Settings, dirs: &Dirs) -> Result<Value, RpcError> {
+pub async fn monitor(params: Value, settings: &Settings, dirs: &Dirs) -> Result<WatchOutcome, RpcError> {
     let params: MonitorParams = rpc::params(LinkMethod::Monitor.name(), params)?;
     let mode = admit(settings, params.mode)?;
     let rules = settings.folder_rules();
@@ -268,10 +268,9 @@ pub async fn monitor(params: Value, settings: &Settings, dirs: &Dirs) -> Result<
     }
     let timeout = monitor::clamp_timeout(params.timeout_s);
     let sandbox = crate::sandbox::Sandbox::for_remote(&settings.remote, &rules.roots, &[], mode, dirs);
-    let outcome = monitor::run_watch(&folder, &params.command, timeout, &sandbox)
+    monitor::run_watch(&folder, &params.command, timeout, &sandbox)
         .await
-        .map_err(|e| RpcError::internal(format!("The watch command could not be run: {e}.")))?;
-    serde_json::to_value(outcome).map_err(|e| RpcError::internal(e.to_string()))
+        .map_err(|e| RpcError::internal(format!("The watch command could not be run: {e}.")))
 }
 
 #[cfg(test)]

@@ -2,16 +2,12 @@
 //! serde form, so a line reads back as a [`DeviceEvent`]), less what must never be kept.
 
 use serde::Serialize;
-use serde_json::{Map, Value};
 use std::mem::Discriminant;
 
 use crate::events::{DeviceEvent, LinkState};
 
 /// The kind of the line that says how many events were not written.
 pub const MISSED: &str = "missed";
-
-/// The parts of a watch's outcome the log keeps: how it ended, never what it printed.
-const WATCH_KEPT: [&str; 5] = ["exit", "timed_out", "truncated", "bytes", "duration_ms"];
 
 #[derive(Serialize)]
 struct Line<'a> {
@@ -58,16 +54,8 @@ impl Lines {
                 self.last_link = Some(state);
                 Some(event.clone())
             }
-            DeviceEvent::Watch {
-                cwd,
-                command,
-                outcome,
-            } => Some(DeviceEvent::Watch {
-                cwd: cwd.clone(),
-                command: command.clone(),
-                outcome: watch_result(outcome),
-            }),
-            DeviceEvent::LimitsSent { .. }
+            DeviceEvent::Watch { .. }
+            | DeviceEvent::LimitsSent { .. }
             | DeviceEvent::TerminalOpened { .. }
             | DeviceEvent::TerminalClosed { .. }
             | DeviceEvent::WatchStarted { .. }
@@ -93,13 +81,4 @@ pub fn missed(count: u64, at_ms: u64) -> String {
     };
     // Three plain fields: this cannot fail, and a line is never worth a panic.
     serde_json::to_string(&line).unwrap_or_default()
-}
-
-/// A watch's outcome without its output (the excerpt, and the hash that stands for it).
-fn watch_result(outcome: &Value) -> Value {
-    let kept: Map<String, Value> = WATCH_KEPT
-        .iter()
-        .filter_map(|key| Some((key.to_string(), outcome.get(*key)?.clone())))
-        .collect();
-    Value::Object(kept)
 }

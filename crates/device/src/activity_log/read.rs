@@ -110,7 +110,7 @@ fn sentence(event: &DeviceEvent) -> String {
             cwd,
             command,
             outcome,
-        } => format!("Watched `{command}` in {cwd}: {}", watch_result(outcome)),
+        } => format!("Watched `{command}` in {cwd}: {}", outcome.phrase()),
         DeviceEvent::Refused { method, reason } => format!("Refused {method}: {reason}"),
         DeviceEvent::SessionOpened {
             session_id,
@@ -161,18 +161,6 @@ fn sentence(event: &DeviceEvent) -> String {
             size,
             ..
         } => format!("Session {session_id} showed {path} ({size} bytes)"),
-    }
-}
-
-/// How a watch ended, from the parts of its outcome the log keeps.
-fn watch_result(outcome: &Value) -> String {
-    if outcome["timed_out"] == true {
-        return "timed out".into();
-    }
-    match outcome["exit"].as_i64() {
-        Some(0) => "succeeded".into(),
-        Some(code) => format!("failed (exit {code})"),
-        None => "ended by a signal".into(),
     }
 }
 

@@ -60,11 +60,21 @@ fn a_line_is_at_ms_then_kind_then_the_events_fields() {
 
 #[test]
 fn a_watch_line_keeps_how_it_ended_never_what_it_printed() {
+    // What `_lembas/monitor` answers has the output's start and its hash; the event has neither.
+    let outcome = crate::monitor::WatchOutcome {
+        hash: Some("sha256:ab".into()),
+        exit: Some(0),
+        timed_out: false,
+        excerpt: "hunter2".into(),
+        truncated: false,
+        bytes: 8,
+        duration_ms: 12,
+        sandbox_refusal: None,
+    };
     let watch = DeviceEvent::Watch {
         cwd: "/work".into(),
         command: "cat secrets.txt".into(),
-        outcome: json!({ "hash": "sha256:ab", "exit": 0, "timed_out": false, "excerpt": "hunter2",
-                         "truncated": false, "bytes": 8, "duration_ms": 12 }),
+        outcome: outcome.end(),
     };
     let line = Lines::default().line(&watch, 1).unwrap();
     assert!(!line.contains("hunter2") && !line.contains("sha256"), "{line}");
@@ -74,6 +84,13 @@ fn a_watch_line_keeps_how_it_ended_never_what_it_printed() {
         json!({ "exit": 0, "timed_out": false, "truncated": false, "bytes": 8, "duration_ms": 12 })
     );
     assert_eq!(line["command"], "cat secrets.txt");
+    // A line an earlier version wrote with the output in it still reads, without it.
+    let old = json!({ "kind": "watch", "cwd": "/w", "command": "c", "outcome": { "hash": "sha256:ab",
+        "exit": 3, "timed_out": false, "excerpt": "hunter2", "truncated": false, "bytes": 8, "duration_ms": 12 } });
+    let DeviceEvent::Watch { outcome, .. } = serde_json::from_value(old).unwrap() else {
+        panic!("a watch line reads as a watch");
+    };
+    assert_eq!(outcome.phrase(), "failed (exit 3)");
 }
 
 #[test]

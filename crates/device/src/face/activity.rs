@@ -72,7 +72,7 @@ impl Activity {
                 self.running_watches = self.running_watches.saturating_sub(1);
                 (
                     "watch",
-                    format!("Watched `{command}` in {cwd}: {}", describe_outcome(outcome)),
+                    format!("Watched `{command}` in {cwd}: {}", outcome.phrase()),
                 )
             }
             DeviceEvent::Refused { method, reason } => ("refused", format!("Refused {method}: {reason}")),
@@ -174,18 +174,6 @@ impl Activity {
     }
 }
 
-/// One phrase for a watch's outcome (`exit`, `timed_out` as the monitor reports them).
-fn describe_outcome(outcome: &serde_json::Value) -> String {
-    if outcome.get("timed_out").and_then(|v| v.as_bool()) == Some(true) {
-        return "timed out".into();
-    }
-    match outcome.get("exit").and_then(|v| v.as_i64()) {
-        Some(0) => "succeeded".into(),
-        Some(code) => format!("failed (exit {code})"),
-        None => "ended by a signal".into(),
-    }
-}
-
 /// The tray's live line; `folders`: where agent turns work.
 pub fn now_line(now: Now, folders: &[String]) -> String {
     if now.is_idle() {
@@ -212,7 +200,6 @@ pub fn now_line(now: Now, folders: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn opened(id: &str) -> DeviceEvent {
         DeviceEvent::TerminalOpened {
@@ -245,7 +232,10 @@ mod tests {
         a.apply(&DeviceEvent::Watch {
             cwd: "/work".into(),
             command: "make".into(),
-            outcome: json!({ "exit": 2, "timed_out": false }),
+            outcome: crate::events::WatchEnd {
+                exit: Some(2),
+                ..Default::default()
+            },
         });
         assert_eq!(now_line(a.now(), &[]), "Now: 1 terminal open");
         let texts: Vec<_> = a.entries().into_iter().map(|e| e.text).collect();

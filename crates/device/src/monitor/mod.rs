@@ -30,6 +30,7 @@ mod process_group;
 mod tests;
 
 use crate::decisions::decisions;
+use crate::events::WatchEnd;
 use crate::sandbox::Sandbox;
 use output::OutputSink;
 use process_group::ProcessGroup;
@@ -71,6 +72,19 @@ pub struct WatchOutcome {
     /// sandboxed: for the model, never part of `_lembas/monitor`'s result.
     #[serde(skip)]
     pub sandbox_refusal: Option<String>,
+}
+
+impl WatchOutcome {
+    /// How it ended, without what it printed: what the activity list is told.
+    pub fn end(&self) -> WatchEnd {
+        WatchEnd {
+            exit: self.exit,
+            timed_out: self.timed_out,
+            truncated: self.truncated,
+            bytes: self.bytes,
+            duration_ms: self.duration_ms,
+        }
+    }
 }
 
 /// The watch's time limit from the request's `timeout_s`: absent, zero, negative or not a number
