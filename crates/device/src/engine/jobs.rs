@@ -187,7 +187,7 @@ fn take(session: &Session, id: &str, chunk: &[u8], keep: usize) {
     }
 }
 
-/// `[job <id> ended] <description>: exit <code>, <n> characters unread` (ENGINE.md).
+/// `[job <id> ended] <description>: exit <code>, <n> characters unread` (docs/protocol.md "Background jobs").
 fn note(info: &JobInfo) -> String {
     let how = match (info.state, info.exit) {
         (JobState::Stopped, _) => "stopped".to_string(),
