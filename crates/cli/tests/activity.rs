@@ -70,16 +70,7 @@ async fn a_turn_with_an_approved_tool_call_is_logged_in_order_and_read_back() {
     link.hello(WAIT).await.unwrap();
     link.initialize(WAIT).await.unwrap();
 
-    let opened = link
-        .request(
-            "session/new",
-            json!({ "cwd": work, "mcpServers": [],
-                    "_meta": { "mode": "manual", "lembas_model": lembas_peer::DEFAULT_MODEL } }),
-            WAIT,
-        )
-        .await
-        .unwrap();
-    let session = opened["result"]["sessionId"].as_str().unwrap().to_string();
+    let session = link.new_session(&work, "manual", WAIT).await.unwrap();
     // Manual mode asks before a write.
     peer.model().push(ModelReply::tool_call(
         "call_w",

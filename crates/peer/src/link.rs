@@ -3,6 +3,7 @@
 
 use lembas_protocol::LinkMethod;
 use std::collections::VecDeque;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
-use crate::config::REFUSAL_CLOSE_CODE;
+use crate::config::{DEFAULT_MODEL, REFUSAL_CLOSE_CODE};
 use crate::lock;
 
 /// The close code a close frame without a payload stands for (RFC 6455 §7.1.5).
@@ -140,13 +141,7 @@ impl LinkHandle {
     /// `result` or `error`. Messages arriving meanwhile are kept for `recv`; a frame that is not a
     /// JSON-RPC message arriving meanwhile fails the call (it is in `faults`).
     pub async fn request(&mut self, method: &str, params: Value, within: Duration) -> anyhow::Result<Value> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut message = json!({ "jsonrpc": "2.0", "id": id, "method": method });
-        if !params.is_null() {
-            message["params"] = params;
-        }
-        self.send_value(message).await?;
+        let id = self.send_request(method, params).await?;
         let deadline = Instant::now() + within;
         loop {
             match self.pull(deadline).await {
@@ -170,6 +165,27 @@ impl LinkHandle {
         }
         self.send_value(message).await?;
         Ok(id)
+    }
+
+    /// `session/new` in `cwd` on the scripted model in `mode`, with no MCP servers: the session's
+    /// id (an error answer is an error).
+    pub async fn new_session(&mut self, cwd: &Path, mode: &str, within: Duration) -> anyhow::Result<String> {
+        let params =
+            json!({ "cwd": cwd, "mcpServers": [], "_meta": { "mode": mode, "lembas_model": DEFAULT_MODEL } });
+        let opened = self
+            .request(LinkMethod::SessionNew.name(), params, within)
+            .await?;
+        opened["result"]["sessionId"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| anyhow!("session/new was not answered with a session: {opened}"))
+    }
+
+    /// `session/prompt` with one text block, not waited for: its id for
+    /// [`LinkHandle::recv_answer`].
+    pub async fn prompt(&mut self, session: &str, text: &str) -> anyhow::Result<u64> {
+        let params = json!({ "sessionId": session, "prompt": [{ "type": "text", "text": text }] });
+        self.send_request(LinkMethod::SessionPrompt.name(), params).await
     }
 
     /// The device's answer to the request `id` sent with [`LinkHandle::send_request`]; other

@@ -102,15 +102,7 @@ async fn the_tray_mirrors_and_answers_a_headless_service() {
     })
     .await;
 
-    let opened = link
-        .request(
-            "session/new",
-            json!({ "cwd": work, "mcpServers": [], "_meta": { "mode": "manual", "lembas_model": lembas_peer::DEFAULT_MODEL } }),
-            WAIT,
-        )
-        .await
-        .unwrap();
-    let session = opened["result"]["sessionId"].as_str().unwrap().to_string();
+    let session = link.new_session(&work, "manual", WAIT).await.unwrap();
     let model = peer.model();
     model.push(ModelReply::tool_call(
         "call_beside",
@@ -118,13 +110,7 @@ async fn the_tray_mirrors_and_answers_a_headless_service() {
         json!({ "path": "beside.txt", "content": "from the tray" }),
     ));
     model.push(ModelReply::text("Done."));
-    let prompt = link
-        .send_request(
-            "session/prompt",
-            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "write a file" }] }),
-        )
-        .await
-        .unwrap();
+    let prompt = link.prompt(&session, "write a file").await.unwrap();
     let card = link
         .recv_request("session/request_permission", WAIT)
         .await

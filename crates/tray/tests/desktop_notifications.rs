@@ -91,18 +91,7 @@ async fn notices_answer_cards_and_go_when_the_client_answers() {
         }),
     ));
     let mut link = linked(&peer, WAIT).await.unwrap();
-    let opened_session = link
-        .request(
-            "session/new",
-            json!({ "cwd": work, "mcpServers": [], "_meta": { "mode": "manual", "lembas_model": lembas_peer::DEFAULT_MODEL } }),
-            WAIT,
-        )
-        .await
-        .unwrap();
-    let session = opened_session["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let session = link.new_session(&work, "manual", WAIT).await.unwrap();
     let model = peer.model();
     // What the change shows is markup to a server that reads it: it must arrive as text.
     model.push(write("call_allow", "allowed.txt", "yes <b>&& 2>&1"));

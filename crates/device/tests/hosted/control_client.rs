@@ -59,28 +59,14 @@ async fn the_tray_watches_and_answers_a_runtime_it_does_not_run() {
     })
     .await;
 
-    let opened = link
-        .request(
-            "session/new",
-            json!({ "cwd": work, "mcpServers": [], "_meta": { "mode": "manual", "lembas_model": lembas_peer::DEFAULT_MODEL } }),
-            WAIT,
-        )
-        .await
-        .unwrap();
-    let session = opened["result"]["sessionId"].as_str().unwrap().to_string();
+    let session = link.new_session(&work, "manual", WAIT).await.unwrap();
     peer.model().push(ModelReply::tool_call(
         "call_tray",
         "write",
         json!({ "path": "tray.txt", "content": "ok" }),
     ));
     peer.model().push(ModelReply::text("Written."));
-    let id = link
-        .send_request(
-            "session/prompt",
-            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "write" }] }),
-        )
-        .await
-        .unwrap();
+    let id = link.prompt(&session, "write").await.unwrap();
     link.recv_request("session/request_permission", WAIT)
         .await
         .unwrap();

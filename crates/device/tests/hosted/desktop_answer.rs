@@ -23,28 +23,14 @@ async fn the_desktop_answers_a_card_first_and_the_client_is_told() {
     .await
     .unwrap();
     let work = home.work();
-    let opened = link
-        .request(
-            "session/new",
-            json!({ "cwd": work, "mcpServers": [], "_meta": { "mode": "manual", "lembas_model": lembas_peer::DEFAULT_MODEL } }),
-            WAIT,
-        )
-        .await
-        .unwrap();
-    let session = opened["result"]["sessionId"].as_str().unwrap().to_string();
+    let session = link.new_session(&work, "manual", WAIT).await.unwrap();
     peer.model().push(ModelReply::tool_call(
         "call_desk",
         "write",
         json!({ "path": "from-desktop.txt", "content": "yes" }),
     ));
     peer.model().push(ModelReply::text("Written."));
-    let id = link
-        .send_request(
-            "session/prompt",
-            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "write" }] }),
-        )
-        .await
-        .unwrap();
+    let id = link.prompt(&session, "write").await.unwrap();
     let card = link
         .recv_request("session/request_permission", WAIT)
         .await
