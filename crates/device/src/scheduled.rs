@@ -51,7 +51,7 @@ pub struct Run {
 impl Run {
     /// Reads `scheduled` from `_meta.lembas`; `Ok(None)` when the request is not scheduled.
     /// `least_wait_s` lowers the least wait (decided: 60 s) for tests, so one sees a scheduled
-    /// approval time out in a second ([`crate::setup::Setup::least_approval_wait_s`]).
+    /// approval time out in a second (the program's `Setup::least_approval_wait_s`).
     pub fn read(lembas: Option<&Value>, least_wait_s: Option<u64>) -> Result<Option<Run>, RpcError> {
         let Some(scheduled) = lembas.and_then(|l| l.get("scheduled")).filter(|s| !s.is_null()) else {
             return Ok(None);
