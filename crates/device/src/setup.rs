@@ -30,13 +30,4 @@ impl Setup {
                 .and_then(|v| v.parse().ok()),
         }
     }
-
-    /// A device in `dirs` with the person's keychain entry and the decided numbers.
-    pub fn in_dirs(dirs: Dirs) -> Setup {
-        Setup {
-            keychain: Keychain::of(&dirs),
-            dirs,
-            least_approval_wait_s: None,
-        }
-    }
 }
