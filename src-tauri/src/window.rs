@@ -4,6 +4,7 @@
 use std::io::BufRead;
 use std::sync::Mutex;
 
+use lembas_device::poison::Recover;
 use serde::Deserialize;
 use serde_json::Value;
 use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindowBuilder};
@@ -22,7 +23,7 @@ impl PendingView {
     }
 
     pub fn take(&self) -> Option<Value> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
+        self.0.lock().recover().take()
     }
 }
 

@@ -16,6 +16,7 @@ use tokio::time::Instant;
 use crate::client::{Client, Ledger, PromptKind, REQUEST_WAIT, answer_to};
 use crate::device::{self, Device, Process, Sample, Timings};
 use crate::proxy::{Direction, LinkSpan, Proxy};
+use lembas_device::poison::Recover;
 
 /// The faults a link can end with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -110,9 +111,9 @@ fn start_sampler(pid: i32) -> Sampler {
                     .await
                     .unwrap_or((None, Vec::new()));
             if let Some(sample) = sample {
-                s.lock().unwrap_or_else(|e| e.into_inner()).push(sample);
+                s.lock().recover().push(sample);
             }
-            p.lock().unwrap_or_else(|e| e.into_inner()).extend(children);
+            p.lock().recover().extend(children);
         }
     });
     Sampler { samples, seen, task }
@@ -255,13 +256,7 @@ pub async fn run(options: Options) -> anyhow::Result<Outcome> {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
-    let seen: Vec<Process> = sampler
-        .seen
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .cloned()
-        .collect();
+    let seen: Vec<Process> = sampler.seen.lock().recover().iter().cloned().collect();
     // The device's children get a moment to go (a hung-up shell exits on its own).
     let root = device.root();
     let leftovers = || {
@@ -283,7 +278,7 @@ pub async fn run(options: Options) -> anyhow::Result<Outcome> {
         // Not the soak's to leave running either.
         unsafe { libc::kill(p.pid, libc::SIGKILL) };
     }
-    let samples = sampler.samples.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let samples = sampler.samples.lock().recover().clone();
     let drops = proxy
         .spans()
         .iter()

@@ -28,6 +28,7 @@ use crate::activity::Activity;
 use crate::cards::ApprovalCard;
 use crate::state::HostState;
 use lembas_device::face::pending::open_cards;
+use lembas_device::poison::Recover;
 
 /// How this app names itself in the device lock (`lembas status` shows it).
 const HOLDER: &str = lembas_device::control::DESKTOP_HOLDER;
@@ -128,9 +129,7 @@ impl Host {
     }
 
     pub fn activity(&self) -> MutexGuard<'_, Activity> {
-        self.activity
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.activity.lock().recover()
     }
 
     pub fn redial(&self) {
@@ -243,7 +242,7 @@ impl Runner {
                         if matches!(event, DeviceEvent::ApprovalAsked { .. } | DeviceEvent::ApprovalSettled { .. }) {
                             self.show_engine_cards(&runtime.engine.cards());
                         }
-                        self.activity.lock().unwrap_or_else(|p| p.into_inner()).apply(&event);
+                        self.activity.lock().recover().apply(&event);
                         self.changed.notify_one();
                     }
                     // Missed events may have opened or settled cards: read them again.

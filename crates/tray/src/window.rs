@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use lembas_device::poison::Recover;
 use lembas_device::status::now_ms;
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncWriteExt;
@@ -122,7 +123,7 @@ impl WindowProcess {
     }
 
     fn slot(&self) -> MutexGuard<'_, Slot> {
-        self.slot.lock().unwrap_or_else(|p| p.into_inner())
+        self.slot.lock().recover()
     }
 
     pub fn is_open(&self) -> bool {
@@ -166,7 +167,7 @@ impl WindowProcess {
                 Ok(status) => tracing::info!(at_ms = now_ms(), "window ended ({status})"),
                 Err(e) => tracing::warn!("cannot wait for the window process: {e}"),
             }
-            let mut slot = shared.lock().unwrap_or_else(|p| p.into_inner());
+            let mut slot = shared.lock().recover();
             if slot.running.as_ref().is_some_and(|r| r.nth == nth) {
                 slot.running = None;
             }

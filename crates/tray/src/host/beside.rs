@@ -7,6 +7,7 @@
 use lembas_device::control::{CallError, Client, Pushed, Verdict};
 use lembas_device::events::DeviceEvent;
 use lembas_device::paths::Dirs;
+use lembas_device::poison::Recover;
 use tokio::sync::mpsc;
 
 use super::{Control, Next, Runner};
@@ -95,7 +96,7 @@ impl Runner {
                         if matches!(event, DeviceEvent::ApprovalAsked { .. } | DeviceEvent::ApprovalSettled { .. }) {
                             self.show_pending(&mut calls).await;
                         }
-                        self.activity.lock().unwrap_or_else(|p| p.into_inner()).apply(&event);
+                        self.activity.lock().recover().apply(&event);
                         self.changed.notify_one();
                     }
                     // Missed events may have opened or settled cards: read them again.
@@ -108,7 +109,7 @@ impl Runner {
                         if let Err(e) = calls.with(async |c| c.stop_remote_work().await).await {
                             tracing::error!("the running device did not stop remote work: {e}");
                             let said = format!("Stop all remote work did not reach the running device: {e}");
-                            self.activity.lock().unwrap_or_else(|p| p.into_inner()).note("error", said);
+                            self.activity.lock().recover().note("error", said);
                             self.changed.notify_one();
                         }
                     }
