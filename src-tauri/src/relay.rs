@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use lembas_device::control::params::Streams;
 use lembas_device::control::{CallError, Client, ConnectError};
 use lembas_device::paths::Dirs;
 use lembas_device::rpc::{self, RpcError};
@@ -88,7 +89,7 @@ pub async fn forward_pushes(app: AppHandle) {
     let dirs = app.state::<Dirs>().inner().clone();
     loop {
         if let Ok(client) = Client::connect(&dirs).await
-            && let Ok(mut subscription) = client.subscribe_with(subscribe_params()).await
+            && let Ok(mut subscription) = client.subscribe_with(STREAMS).await
         {
             while let Some((method, params)) = subscription.next_notification().await {
                 let _ = app.emit_to(window::LABEL, PUSH_EVENT, Push { method, params });
@@ -100,9 +101,10 @@ pub async fn forward_pushes(app: AppHandle) {
 
 /// What the window subscribes to, besides status and events (which every subscriber gets): the
 /// sessions' updates and the terminals' output, which it shows live.
-fn subscribe_params() -> Value {
-    json!({ "sessions": true, "terminals": true })
-}
+const STREAMS: Streams = Streams {
+    sessions: true,
+    terminals: true,
+};
 
 #[cfg(test)]
 mod tests {

@@ -52,7 +52,7 @@ pub fn answer(setup: &Setup, id: &str, verdict: Verdict, json: bool) -> ExitCode
     match live::ask(&setup.dirs, |mut client| async move { client.answer(&asked, verdict).await }) {
         Live::Answered(answered) => {
             if json {
-                println!("{}", json!({ "event": "done", "id": id, "answer": verdict, "session_id": answered["session_id"] }));
+                println!("{}", json!({ "event": "done", "id": id, "answer": verdict, "session_id": answered.session_id }));
             } else {
                 let done = match verdict {
                     Verdict::Allow => "Allowed",

@@ -4,6 +4,7 @@
 //! cancelled, "Allow for this chat" taken back, and Put back.
 
 use super::*;
+use lembas_device::control::params::Streams;
 use lembas_device::control::{Client, Subscription};
 use lembas_peer::Part;
 use std::time::Instant;
@@ -54,7 +55,10 @@ async fn the_window_follows_a_session_live_and_reads_its_transcript_with_decisio
     let mut window = control(&l.home).await;
     let mut pushes = control(&l.home)
         .await
-        .subscribe_with(json!({ "sessions": true }))
+        .subscribe_with(Streams {
+            sessions: true,
+            ..Streams::default()
+        })
         .await
         .unwrap();
     let session = l.new_session("manual").await;

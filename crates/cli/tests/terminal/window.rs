@@ -2,6 +2,7 @@
 //! list, the replay ring and the live pushes, typing, and Hang up (the instance hears the exit).
 
 use super::*;
+use lembas_device::control::params::Streams;
 use lembas_device::control::{Client, Subscription};
 use serde_json::Value;
 
@@ -77,7 +78,10 @@ async fn the_window_lists_replays_follows_types_into_and_hangs_up_a_terminal() {
     let mut window = control(&home).await;
     let mut pushes = control(&home)
         .await
-        .subscribe_with(json!({ "terminals": true }))
+        .subscribe_with(Streams {
+            terminals: true,
+            ..Streams::default()
+        })
         .await
         .unwrap();
     assert_eq!(call(&mut window, "terminals/list", json!({})).await, json!([]));
@@ -169,7 +173,10 @@ async fn a_window_that_reads_nothing_never_holds_the_link_back_and_is_told_it_sk
     let (_peer, home, _service, mut link) = linked(true).await;
     let mut pushes = control(&home)
         .await
-        .subscribe_with(json!({ "terminals": true }))
+        .subscribe_with(Streams {
+            terminals: true,
+            ..Streams::default()
+        })
         .await
         .unwrap();
     let opened = link

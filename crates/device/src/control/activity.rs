@@ -5,9 +5,10 @@
 use lembas_protocol::ControlMethod;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::params::ActivityParams;
 use super::parts::Parts;
 use crate::activity_log::{self, Limits};
 use crate::rpc::{self, RpcError};
@@ -18,14 +19,6 @@ const DEFAULT: usize = 50;
 /// reads them as logged).
 pub const MOST: usize = 1000;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Asked {
-    n: Option<usize>,
-    #[serde(default)]
-    described: bool,
-}
-
 /// A described line: when, its kind, and what happened in a sentence.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Line {
@@ -35,7 +28,7 @@ pub struct Line {
 }
 
 pub(super) async fn read(parts: &Parts, params: Value) -> Result<Value, RpcError> {
-    let asked: Asked = rpc::params(ControlMethod::Activity.name(), params)?;
+    let asked: ActivityParams = rpc::params(ControlMethod::Activity.name(), params)?;
     let n = asked.n.unwrap_or(DEFAULT).max(1);
     // Described lines are for a view: a bounded page.
     let n = if asked.described { n.min(MOST) } else { n };

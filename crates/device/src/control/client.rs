@@ -10,6 +10,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, ReadHalf, WriteHalf};
 
 use super::cookie::{self, Cookie};
 use super::endpoint::{self, Stream};
+use super::params::{ActivityParams, AnswerParams, Answered, Streams};
 use super::{ApprovalCard, Verdict};
 use crate::events::DeviceEvent;
 use crate::paths::Dirs;
@@ -191,18 +192,25 @@ impl Client {
 
     /// Answers a card as the desktop does (first answer wins); an error with `data.reason`
     /// `not_open` when it no longer waits.
-    pub async fn answer(&mut self, id: &str, verdict: Verdict) -> Result<Value, CallError> {
-        self.call(
-            ControlMethod::ApprovalsAnswer.name(),
-            json!({ "id": id, "answer": verdict }),
-        )
-        .await
+    pub async fn answer(&mut self, id: &str, verdict: Verdict) -> Result<Answered, CallError> {
+        let asked = AnswerParams {
+            id: id.to_string(),
+            answer: verdict,
+        };
+        self.typed(ControlMethod::ApprovalsAnswer.name(), json!(asked))
+            .await
     }
 
     /// The activity log's newest `n` lines, newest first, and how many could not be read.
     pub async fn activity(&mut self, n: usize) -> Result<(Vec<Value>, usize), CallError> {
         let answer = self
-            .call(ControlMethod::Activity.name(), json!({ "n": n }))
+            .call(
+                ControlMethod::Activity.name(),
+                json!(ActivityParams {
+                    n: Some(n),
+                    described: false,
+                }),
+            )
             .await?;
         let lines = answer["lines"].as_array().cloned().unwrap_or_default();
         let unreadable = answer["unreadable"].as_u64().unwrap_or(0) as usize;
@@ -223,13 +231,12 @@ impl Client {
 
     /// Turns this connection into the live stream: the status first, then every event.
     pub async fn subscribe(self) -> Result<Subscription, CallError> {
-        self.subscribe_with(json!({})).await
+        self.subscribe_with(Streams::default()).await
     }
 
-    /// [`Client::subscribe`] with the `subscribe` request's params, for a face that asks for more
-    /// than status and events.
-    pub async fn subscribe_with(mut self, params: Value) -> Result<Subscription, CallError> {
-        self.call(ControlMethod::Subscribe.name(), params).await?;
+    /// [`Client::subscribe`] to more than status and events.
+    pub async fn subscribe_with(mut self, streams: Streams) -> Result<Subscription, CallError> {
+        self.call(ControlMethod::Subscribe.name(), json!(streams)).await?;
         Ok(Subscription { client: self })
     }
 }

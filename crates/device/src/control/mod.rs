@@ -88,6 +88,7 @@ pub mod cookie;
 pub mod credentials;
 pub mod endpoint;
 mod login;
+pub mod params;
 mod parts;
 mod server;
 pub mod sessions;

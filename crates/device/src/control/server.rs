@@ -13,9 +13,10 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::cookie::{self, Cookie};
+use super::credentials;
 use super::endpoint::{self, Listener, Stream};
+use super::params::{AnswerParams, Answered, Streams};
 use super::parts::Parts;
-use super::{Verdict, credentials};
 use crate::face::pending::open_cards;
 use crate::rpc::{self, Incoming, RpcError};
 use crate::settings::edit::Change;
@@ -218,7 +219,15 @@ async fn serve(stream: Stream, peer: Option<u32>, own: u32, door: Arc<Door>, par
             continue;
         };
         if known == ControlMethod::Subscribe {
-            let wants = Streams::of(&params);
+            let wants = match rpc::params::<Streams>(known.name(), params) {
+                Ok(wants) => wants,
+                Err(e) => {
+                    if outbox.send(rpc::answer(&id, Err(e))).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
+            };
             // The answer goes first, so the stream's first line (the status) follows it.
             if outbox.send(rpc::answer(&id, Ok(json!({})))).await.is_err() {
                 break;
@@ -282,23 +291,6 @@ fn finish(bytes: Vec<u8>, too_long: bool) -> Result<String, String> {
         ));
     }
     String::from_utf8(bytes).map_err(|_| "The message is not UTF-8: it was skipped.".to_string())
-}
-
-/// The streams a subscriber asked for besides status and events; unknown fields are ignored.
-#[derive(Clone, Copy, Default)]
-struct Streams {
-    sessions: bool,
-    terminals: bool,
-}
-
-impl Streams {
-    fn of(params: &Value) -> Streams {
-        let on = |key: &str| params.get(key).and_then(Value::as_bool).unwrap_or(false);
-        Streams {
-            sessions: on("sessions"),
-            terminals: on("terminals"),
-        }
-    }
 }
 
 /// The next item of a stream the subscriber asked for; never, for one it did not.
@@ -390,13 +382,6 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> Joi
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct AnswerParams {
-    id: String,
-    answer: Verdict,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ShownListParams {
     session_id: Option<String>,
 }
@@ -434,8 +419,10 @@ async fn request(parts: &Parts, method: ControlMethod, params: Value) -> Result<
                 None => false,
             };
             match card {
-                Some(card) if answered => Ok(json!({
-                    "id": asked.id, "session_id": card.session_id, "answer": asked.answer,
+                Some(card) if answered => Ok(json!(Answered {
+                    id: asked.id,
+                    session_id: card.session_id,
+                    answer: asked.answer,
                 })),
                 _ => Err(RpcError::refused(
                     format!(

@@ -86,7 +86,7 @@ async fn the_tray_watches_and_answers_a_runtime_it_does_not_run() {
         ("call_tray", session.as_str())
     );
     let answered = calls.answer("call_tray", Verdict::Allow).await.unwrap();
-    assert_eq!(answered["session_id"], session.as_str());
+    assert_eq!(answered.session_id, session);
     match calls.answer("call_tray", Verdict::Deny).await {
         Err(CallError::Rpc(e)) => assert_eq!(e.data, Some(json!({ "reason": "not_open" })), "{e}"),
         other => panic!("a second answer is refused: {other:?}"),
@@ -109,6 +109,11 @@ async fn the_tray_watches_and_answers_a_runtime_it_does_not_run() {
     let answer = link.recv_answer(id, WAIT).await.unwrap();
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert_eq!(std::fs::read_to_string(work.join("tray.txt")).unwrap(), "ok");
+    // A subscribe whose streams are not yes or no is refused, and the connection goes on.
+    match calls.call("subscribe", json!({ "sessions": "yes" })).await {
+        Err(CallError::Rpc(e)) => assert_eq!(e.code, -32602, "{e}"),
+        other => panic!("malformed streams are refused: {other:?}"),
+    }
     assert_eq!(calls.sessions().await.unwrap()[0].id, session);
 
     runtime.stop().await;

@@ -1,0 +1,46 @@
+//! What the control socket's calls carry, where both ends use one type: the server reads it, the
+//! client ([`super::Client`]) writes it.
+
+use serde::{Deserialize, Serialize};
+
+use super::Verdict;
+
+/// `approvals/answer`'s params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerParams {
+    /// The card's tool call id.
+    pub id: String,
+    pub answer: Verdict,
+}
+
+/// `approvals/answer`'s answer: the card answered, and its chat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answered {
+    pub id: String,
+    pub session_id: String,
+    pub answer: Verdict,
+}
+
+/// `activity`'s params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActivityParams {
+    /// How many of the newest lines (50 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n: Option<usize>,
+    /// Each line as a sentence (`{ at_ms, kind, text }`) rather than as logged; at most 1,000.
+    #[serde(default)]
+    pub described: bool,
+}
+
+/// The streams a subscriber asks for besides status and events (`subscribe`'s params); unknown
+/// fields are ignored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Streams {
+    /// Every session's updates (the window's timelines and chats).
+    pub sessions: bool,
+    /// The remote terminals' output.
+    pub terminals: bool,
+}
