@@ -11,7 +11,10 @@ export type {
   ApprovalCard, Decided, Detail, Did, Entry, Grant, ListedSession, ListedTerminal, Mode, PutBackAnswer, Risk,
   SettingChange, Snapshot, Step, Timeline, TimelineTurn,
 } from './wire';
-import type { Entry, Grant, ListedSession, ListedTerminal, PutBackAnswer, SettingChange, Snapshot, Timeline } from './wire';
+import type {
+  ActivityParams, AnswerParams, Entry, Grant, ListedSession, ListedTerminal, PutBackAnswer, SettingChange, Snapshot,
+  Timeline, Verdict,
+} from './wire';
 
 /** The newest lines of the activity log, newest first. */
 export interface ActivityPage { lines: Entry[]; unreadable: number; path: string }
@@ -78,9 +81,9 @@ export const backend = {
   },
   /** `once` or `deny`; false when the card had been answered elsewhere first. */
   answerApproval: async (toolCallId: string, optionId: 'once' | 'session' | 'deny'): Promise<boolean> => {
-    const answer = { once: 'allow', session: 'allow_for_chat', deny: 'deny' }[optionId];
+    const answer: Verdict = ({ once: 'allow', session: 'allow_for_chat', deny: 'deny' } as const)[optionId];
     try {
-      await call('approvals/answer', { id: toolCallId, answer });
+      await call('approvals/answer', { id: toolCallId, answer } satisfies AnswerParams);
       return true;
     } catch (e) {
       if (asCommandError(e).code === 'not_open') return false;
@@ -88,7 +91,7 @@ export const backend = {
     }
   },
   readActivity: (limit?: number) =>
-    call<ActivityPage>('activity', { n: limit ?? ACTIVITY_MOST, described: true }),
+    call<ActivityPage>('activity', { n: limit ?? ACTIVITY_MOST, described: true } satisfies ActivityParams),
   takeView: () => invoke<View | null>('take_view'),
   /** Says the first paint with the device's state is done (`performance.now()` then): the app
    * test measures open → drawn from it. */

@@ -1,6 +1,22 @@
 // Generated from the device's types (crates/device/src/control/window_types.rs); do not edit.
 // A test checks it is fresh: `LEMBAS_GENERATE=1 cargo test -p lembas-device window_types`.
 
+export type ActivityParams = { 
+/**
+ * How many of the newest lines (50 when absent).
+ */
+n?: number, 
+/**
+ * Each line as a sentence (`{ at_ms, kind, text }`) rather than as logged; at most 1,000.
+ */
+described: boolean, };
+
+export type AnswerParams = { 
+/**
+ * The card's tool call id.
+ */
+id: string, answer: Verdict, };
+
 export type ApprovalCard = { 
 /**
  * The tool call's id: what an answer names (`lembas approvals allow|deny <id>`).
@@ -270,3 +286,5 @@ rewound: boolean,
  * The files putting this turn back would restore: copies kept before its first write of each.
  */
 kept: Array<string>, put_back: PutBack | null, };
+
+export type Verdict = "allow" | "allow_for_chat" | "deny";

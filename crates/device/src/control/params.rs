@@ -7,6 +7,7 @@ use super::Verdict;
 
 /// `approvals/answer`'s params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct AnswerParams {
     /// The card's tool call id.
@@ -24,10 +25,12 @@ pub struct Answered {
 
 /// `activity`'s params.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct ActivityParams {
     /// How many of the newest lines (50 when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub n: Option<usize>,
     /// Each line as a sentence (`{ at_ms, kind, text }`) rather than as logged; at most 1,000.
     #[serde(default)]

@@ -6,6 +6,7 @@ use std::path::Path;
 use ts_rs::{Config, TS, TypeVisitor};
 
 use crate::control::SettingChange;
+use crate::control::params::{ActivityParams, AnswerParams};
 use crate::control::sessions::ListedSession;
 use crate::engine::PutBackAnswer;
 use crate::engine::grants::Grant;
@@ -28,6 +29,8 @@ fn declarations() -> String {
     all.visit::<PutBackAnswer>();
     all.visit::<ListedTerminal>();
     all.visit::<SettingChange>();
+    all.visit::<AnswerParams>();
+    all.visit::<ActivityParams>();
     // By name: ts-rs visits a type's dependencies in an order that differs from build to build, and
     // TypeScript needs no declaration before its use.
     all.out.sort();

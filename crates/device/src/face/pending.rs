@@ -10,6 +10,7 @@ use crate::engine::{Card, CardFacts};
 
 /// How a person answers a card from here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Allowed once.
