@@ -12,8 +12,9 @@ export type {
   SettingChange, Snapshot, Step, Timeline, TimelineTurn,
 } from './wire';
 import type {
-  ActivityParams, AnswerParams, Entry, Grant, ListedSession, ListedTerminal, PutBackAnswer, SettingChange, Snapshot,
-  Timeline, Verdict,
+  ActivityParams, AnswerParams, Entry, Grant, ListedSession, ListedTerminal, PutBackAnswer, RevokeParams, SessionParams,
+  SettingChange, ShownListParams, ShownReadParams, Snapshot, TerminalParams, TerminalWriteParams, Timeline, UndoParams,
+  Verdict,
 } from './wire';
 
 /** The newest lines of the activity log, newest first. */
@@ -124,18 +125,22 @@ export const backend = {
   onView: (go: (v: View) => void): Promise<UnlistenFn> =>
     listen<View>('show-view', (event) => go(event.payload)),
   listSessions: () => call<ListedSession[]>('sessions/list'),
-  timeline: (sessionId: string) => call<Timeline>('sessions/timeline', { session_id: sessionId }),
+  timeline: (sessionId: string) =>
+    call<Timeline>('sessions/timeline', { session_id: sessionId } satisfies SessionParams),
   /** The files `turnId` and later turns changed, put back as they were before it. */
-  putBack: (sessionId: string, turnId: string) => call<PutBackAnswer>('sessions/undo', { session_id: sessionId, turn_id: turnId }),
+  putBack: (sessionId: string, turnId: string) =>
+    call<PutBackAnswer>('sessions/undo', { session_id: sessionId, turn_id: turnId } satisfies UndoParams),
   /** Takes back an "Allow for this chat"; the grants left. */
-  revokeGrant: (sessionId: string, grant: Grant) => call<Grant[]>('sessions/revoke', { session_id: sessionId, grant }),
-  stopSession: (sessionId: string) => call<unknown>('sessions/stop', { session_id: sessionId }),
+  revokeGrant: (sessionId: string, grant: Grant) =>
+    call<Grant[]>('sessions/revoke', { session_id: sessionId, grant } satisfies RevokeParams),
+  stopSession: (sessionId: string) => call<unknown>('sessions/stop', { session_id: sessionId } satisfies SessionParams),
   listTerminals: () => call<ListedTerminal[]>('terminals/list'),
-  writeTerminal: (id: string, data: string) => call<unknown>('terminals/write', { id, data }),
-  replayTerminal: (id: string) => call<Replay>('terminals/replay', { id }),
-  hangUpTerminal: (id: string) => call<unknown>('terminals/hang_up', { id }),
-  listShown: () => call<ShownFile[]>('shown/list', {}),
-  readShown: (id: string) => call<{ file: ShownFile; text: string }>('shown/read', { id }),
+  writeTerminal: (id: string, data: string) =>
+    call<unknown>('terminals/write', { id, data } satisfies TerminalWriteParams),
+  replayTerminal: (id: string) => call<Replay>('terminals/replay', { id } satisfies TerminalParams),
+  hangUpTerminal: (id: string) => call<unknown>('terminals/hang_up', { id } satisfies TerminalParams),
+  listShown: () => call<ShownFile[]>('shown/list', {} satisfies ShownListParams),
+  readShown: (id: string) => call<{ file: ShownFile; text: string }>('shown/read', { id } satisfies ShownReadParams),
   /** Every notification the runtime pushes to the window's control subscription. */
   onControlPush: (take: (p: ControlPush) => void): Promise<UnlistenFn> =>
     listen<ControlPush>('control-push', (event) => take(event.payload)),

@@ -197,6 +197,8 @@ export type RemoteView = { enabled: boolean, scheduled: boolean, terminal: boole
  */
 sandbox: string, };
 
+export type RevokeParams = { session_id: string, grant: Grant, };
+
 export type Risk = "deletes" | "outside_folder" | "network" | "pipe_to_shell" | "sudo" | "protected" | "writes";
 
 export type RootView = { path: string, trusted: boolean, };
@@ -211,9 +213,15 @@ title: string | null,
  */
 wait_s: number, };
 
+export type SessionParams = { session_id: string, };
+
 export type SettingChange = { "setting": "remote_enabled", "value": boolean } | { "setting": "scheduled", "value": boolean } | { "setting": "terminal", "value": boolean } | { "setting": "require_trust", "value": boolean } | { "setting": "max_mode", "value": Mode } | { "setting": "add_root", "value": string } | { "setting": "remove_root", "value": string } | { "setting": "trust", "value": string } | { "setting": "untrust", "value": string };
 
 export type SettingText = { label: string, description: string, };
+
+export type ShownListParams = { session_id?: string, };
+
+export type ShownReadParams = { id: string, };
 
 export type Snapshot = { link: LinkView, held_by: string | null, server: string | null, connection: string | null, last_error: string | null, 
 /**
@@ -251,6 +259,14 @@ cut: boolean, };
 
 export type StepStatus = "pending" | "completed" | "failed" | "denied";
 
+export type TerminalParams = { id: string, };
+
+export type TerminalWriteParams = { id: string, 
+/**
+ * What was typed, as text (the window's xterm.js gives its keys as a string).
+ */
+data: string, };
+
 export type Timeline = { session_id: string, title: string, 
 /**
  * The session's folder.
@@ -286,5 +302,7 @@ rewound: boolean,
  * The files putting this turn back would restore: copies kept before its first write of each.
  */
 kept: Array<string>, put_back: PutBack | null, };
+
+export type UndoParams = { session_id: string, turn_id: string, };
 
 export type Verdict = "allow" | "allow_for_chat" | "deny";

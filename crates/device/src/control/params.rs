@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Verdict;
+use crate::engine::grants::Grant;
 
 /// `approvals/answer`'s params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,4 +47,66 @@ pub struct Streams {
     pub sessions: bool,
     /// The remote terminals' output.
     pub terminals: bool,
+}
+
+/// The `sessions/*` calls that name one chat (`sessions/timeline`, `sessions/stop`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct SessionParams {
+    pub session_id: String,
+}
+
+/// `sessions/undo`'s params: put back the files of this turn and every later one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct UndoParams {
+    pub session_id: String,
+    pub turn_id: String,
+}
+
+/// `sessions/revoke`'s params: an "Allow for this chat" taken back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct RevokeParams {
+    pub session_id: String,
+    pub grant: Grant,
+}
+
+/// The `terminals/*` calls that name one terminal (`terminals/replay`, `terminals/hang_up`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct TerminalParams {
+    pub id: String,
+}
+
+/// `terminals/write`'s params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct TerminalWriteParams {
+    pub id: String,
+    /// What was typed, as text (the window's xterm.js gives its keys as a string).
+    pub data: String,
+}
+
+/// `shown/list`'s params: one session's shown files, or every session's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct ShownListParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub session_id: Option<String>,
+}
+
+/// `shown/read`'s params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct ShownReadParams {
+    pub id: String,
 }

@@ -16,6 +16,7 @@ use super::cookie::{self, Cookie};
 use super::credentials;
 use super::endpoint::{self, Listener, Stream};
 use super::params::{AnswerParams, Answered, Streams};
+use super::params::{ShownListParams, ShownReadParams};
 use super::parts::Parts;
 use crate::face::pending::open_cards;
 use crate::rpc::{self, Incoming, RpcError};
@@ -378,18 +379,6 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> Joi
             }
         }
     })
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ShownListParams {
-    session_id: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ShownReadParams {
-    id: String,
 }
 
 async fn request(parts: &Parts, method: ControlMethod, params: Value) -> Result<Value, RpcError> {

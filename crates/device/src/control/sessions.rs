@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-use crate::engine::grants::Grant;
+use super::params::{RevokeParams, SessionParams, UndoParams};
 use crate::engine::{Engine, LiveSession, SessionUpdate};
 use crate::rpc::{self, RpcError};
 use crate::store::SessionSummary;
@@ -31,26 +31,6 @@ pub struct ListedSession {
     /// The running turn is a scheduled run.
     #[serde(default)]
     pub scheduled: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SessionParams {
-    session_id: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UndoParams {
-    session_id: String,
-    turn_id: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RevokeParams {
-    session_id: String,
-    grant: Grant,
 }
 
 /// A `sessions/*` request other than `sessions/list`'s store read; `None` when not one of them.

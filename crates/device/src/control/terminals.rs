@@ -3,25 +3,11 @@
 
 use base64::Engine as _;
 use lembas_protocol::{ControlMethod, ControlPush, Reason};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::params::{TerminalParams, TerminalWriteParams};
 use crate::rpc::{self, RpcError};
 use crate::terminal::board::{Board, Shown, WriteError};
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct IdParams {
-    id: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WriteParams {
-    id: String,
-    /// What was typed, as text (the window's xterm.js gives its keys as a string).
-    data: String,
-}
 
 /// A `terminals/*` request; `None` when the method is not one of them.
 pub(super) async fn request(board: &Board, method: ControlMethod, params: Value) -> Result<Value, RpcError> {
@@ -36,7 +22,7 @@ pub(super) async fn request(board: &Board, method: ControlMethod, params: Value)
 }
 
 fn replay(board: &Board, method: &str, params: Value) -> Result<Value, RpcError> {
-    let asked: IdParams = rpc::params(method, params)?;
+    let asked: TerminalParams = rpc::params(method, params)?;
     let (bytes, end) = board.replay(&asked.id).ok_or_else(|| not_open(&asked.id))?;
     Ok(json!({
         "id": asked.id,
@@ -46,7 +32,7 @@ fn replay(board: &Board, method: &str, params: Value) -> Result<Value, RpcError>
 }
 
 fn hang_up(board: &Board, method: &str, params: Value) -> Result<Value, RpcError> {
-    let asked: IdParams = rpc::params(method, params)?;
+    let asked: TerminalParams = rpc::params(method, params)?;
     if !board.hang_up(&asked.id) {
         return Err(not_open(&asked.id));
     }
@@ -54,7 +40,7 @@ fn hang_up(board: &Board, method: &str, params: Value) -> Result<Value, RpcError
 }
 
 async fn write(board: &Board, method: &str, params: Value) -> Result<Value, RpcError> {
-    let asked: WriteParams = rpc::params(method, params)?;
+    let asked: TerminalWriteParams = rpc::params(method, params)?;
     if asked.data.is_empty() {
         return Ok(json!({}));
     }

@@ -6,7 +6,10 @@ use std::path::Path;
 use ts_rs::{Config, TS, TypeVisitor};
 
 use crate::control::SettingChange;
-use crate::control::params::{ActivityParams, AnswerParams};
+use crate::control::params::{
+    ActivityParams, AnswerParams, RevokeParams, SessionParams, ShownListParams, ShownReadParams,
+    TerminalParams, TerminalWriteParams, UndoParams,
+};
 use crate::control::sessions::ListedSession;
 use crate::engine::PutBackAnswer;
 use crate::engine::grants::Grant;
@@ -31,6 +34,13 @@ fn declarations() -> String {
     all.visit::<SettingChange>();
     all.visit::<AnswerParams>();
     all.visit::<ActivityParams>();
+    all.visit::<SessionParams>();
+    all.visit::<UndoParams>();
+    all.visit::<RevokeParams>();
+    all.visit::<TerminalParams>();
+    all.visit::<TerminalWriteParams>();
+    all.visit::<ShownListParams>();
+    all.visit::<ShownReadParams>();
     // By name: ts-rs visits a type's dependencies in an order that differs from build to build, and
     // TypeScript needs no declaration before its use.
     all.out.sort();
