@@ -23,6 +23,7 @@ mod reason;
 pub mod rpc;
 pub mod scheduled;
 mod show;
+pub mod terminal;
 
 pub use capability::Capability;
 pub use control::{ControlMethod, ControlPush};

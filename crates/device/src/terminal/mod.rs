@@ -16,7 +16,6 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use portable_pty::PtySize;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::client::outbound::Outbound;
@@ -27,6 +26,10 @@ use crate::rpc::{self, RpcError};
 use crate::settings::Settings;
 use board::Board;
 use lembas_protocol::LinkMethod;
+use lembas_protocol::terminal::{
+    TerminalCloseParams, TerminalExit, TerminalInputParams, TerminalOpenParams, TerminalOpened,
+    TerminalResizeParams,
+};
 use session::Session;
 use shell::Environment;
 pub use shell::ShellKind;
@@ -58,35 +61,6 @@ struct Registry {
     last_id: u64,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct OpenParams {
-    cwd: Option<PathBuf>,
-    cols: Option<f64>,
-    rows: Option<f64>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct InputParams {
-    terminal_id: String,
-    data: String,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ResizeParams {
-    terminal_id: String,
-    cols: f64,
-    rows: f64,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CloseParams {
-    terminal_id: String,
-}
-
 impl Terminals {
     pub fn new(out: Outbound, board: Board) -> Self {
         Self::with_environment(out, Environment::default(), board)
@@ -106,7 +80,7 @@ impl Terminals {
     /// `{ terminalId, cwd, cols, rows, shell, integration }`.
     pub async fn open(&self, params: Value, settings: &Settings) -> Result<Value, RpcError> {
         let method = LinkMethod::TerminalOpen.name();
-        let params: OpenParams = rpc::params(method, params)?;
+        let params: TerminalOpenParams = rpc::params(method, params)?;
         let rules = settings.folder_rules();
         if !rules.enabled {
             // The policy's own sentence: remote work is off, and how to turn it on.
@@ -186,23 +160,29 @@ impl Terminals {
             drop(session);
             if !ended.link_closed {
                 // On the bulk lane, so it comes after every output frame of this terminal.
-                let exit = rpc::notification(EXIT, json!({ "terminalId": terminal_id, "code": ended.code }));
+                let exit = rpc::notification(
+                    EXIT,
+                    json!(TerminalExit {
+                        terminal_id,
+                        code: ended.code,
+                    }),
+                );
                 let _ = out.bulk(exit).await;
             }
         });
-        Ok(json!({
-            "terminalId": id,
-            "cwd": cwd_text,
-            "cols": size.cols,
-            "rows": size.rows,
-            "shell": kind.name(),
-            "integration": integration,
+        Ok(json!(TerminalOpened {
+            terminal_id: id,
+            cwd: cwd_text.into_owned(),
+            cols: size.cols,
+            rows: size.rows,
+            shell: kind.name().to_string(),
+            integration,
         }))
     }
 
     /// `_lembas/terminal/input`: `{ terminalId, data: <base64> }`.
     pub async fn input(&self, params: Value) -> Result<(), RpcError> {
-        let params: InputParams = rpc::params(LinkMethod::TerminalInput.name(), params)?;
+        let params: TerminalInputParams = rpc::params(LinkMethod::TerminalInput.name(), params)?;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(params.data.as_bytes())
             .map_err(|e| {
@@ -222,7 +202,7 @@ impl Terminals {
 
     /// `_lembas/terminal/resize`: `{ terminalId, cols, rows }`, clamped to the decided ranges.
     pub async fn resize(&self, params: Value) -> Result<(), RpcError> {
-        let params: ResizeParams = rpc::params(LinkMethod::TerminalResize.name(), params)?;
+        let params: TerminalResizeParams = rpc::params(LinkMethod::TerminalResize.name(), params)?;
         let session = self.find(&params.terminal_id)?;
         let size = PtySize {
             cols: clamp(params.cols, decisions().terminal.cols),
@@ -239,7 +219,7 @@ impl Terminals {
 
     /// `_lembas/terminal/close`: `{ terminalId }`, hung up (SIGHUP). Its exit follows.
     pub async fn close(&self, params: Value) -> Result<(), RpcError> {
-        let params: CloseParams = rpc::params(LinkMethod::TerminalClose.name(), params)?;
+        let params: TerminalCloseParams = rpc::params(LinkMethod::TerminalClose.name(), params)?;
         let session = self
             .lock()
             .sessions

@@ -4,6 +4,7 @@
 //! thread learns the shell's exit status without reaping it first, so no signal can reach a reused pid.
 
 use lembas_protocol::LinkMethod;
+use lembas_protocol::terminal::TerminalOutput;
 use std::fs::File;
 use std::io::{PipeReader, PipeWriter, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
@@ -279,7 +280,11 @@ pub async fn forward_output(
         // Shown on this computer too (the window's copy).
         shown(&frame);
         let data = base64::engine::general_purpose::STANDARD.encode(&frame);
-        let text = rpc::notification(OUTPUT, json!({ "terminalId": id, "data": data }));
+        let output = TerminalOutput {
+            terminal_id: id.to_string(),
+            data,
+        };
+        let text = rpc::notification(OUTPUT, json!(output));
         if out.bulk(text).await.is_err() {
             // Nobody is left to read it: the shell goes too.
             link_closed = true;
