@@ -2,21 +2,12 @@
 //! client's folder picker. Every `accepted`/`reason` comes from the roots policy.
 
 use lembas_protocol::LinkMethod;
-use serde::Deserialize;
+use lembas_protocol::directories::{Directories, DirectoriesParams, Directory};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 use crate::policy::roots::{self, FolderRules};
 use crate::rpc::{self, RpcError};
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Params {
-    path: Option<String>,
-    /// Every JSON-RPC method takes `_meta`; this one reads nothing of it.
-    #[serde(rename = "_meta", default)]
-    _meta: Option<serde::de::IgnoredAny>,
-}
 
 fn name_of(path: &Path) -> String {
     path.file_name()
@@ -24,7 +15,7 @@ fn name_of(path: &Path) -> String {
         .unwrap_or_else(|| path.display().to_string())
 }
 
-fn dir(path: &Path, rules: &FolderRules) -> Value {
+fn dir(path: &Path, rules: &FolderRules) -> Directory {
     let verdict = match roots::resolve(path) {
         Ok(resolved) => roots::folder_verdict(&resolved, rules),
         Err(reason) => roots::Verdict {
@@ -32,38 +23,42 @@ fn dir(path: &Path, rules: &FolderRules) -> Value {
             reason: Some(reason.to_string()),
         },
     };
-    let mut v =
-        json!({ "path": path.display().to_string(), "name": name_of(path), "accepted": verdict.accepted });
-    if let Some(reason) = verdict.reason {
-        v["reason"] = json!(reason);
+    Directory {
+        path: path.display().to_string(),
+        name: name_of(path),
+        accepted: verdict.accepted,
+        reason: verdict.reason,
     }
-    v
 }
 
 pub fn handle(params: Value, configured_roots: &[PathBuf], rules: &FolderRules) -> Result<Value, RpcError> {
-    let params: Params = rpc::params(LinkMethod::Directories.name(), params)?;
-    match params.path.filter(|p| !p.is_empty()) {
-        None => Ok(places(configured_roots, rules)),
-        Some(path) => listing(Path::new(&path), rules),
-    }
+    let params: DirectoriesParams = rpc::params(LinkMethod::Directories.name(), params)?;
+    let answer = match params.path.filter(|p| !p.is_empty()) {
+        None => places(configured_roots, rules),
+        Some(path) => listing(Path::new(&path), rules)?,
+    };
+    Ok(json!(answer))
 }
 
 /// The roots (as configured, a missing one with its reason) and every trusted folder inside them.
-fn places(configured_roots: &[PathBuf], rules: &FolderRules) -> Value {
-    if !rules.enabled {
-        return json!({ "path": "", "places": [] });
-    }
-    let mut places: Vec<Value> = configured_roots.iter().map(|root| dir(root, rules)).collect();
-    for trusted in &rules.trusted {
-        let inside = rules.roots.iter().any(|r| roots::is_within(trusted, r));
-        if inside && !rules.roots.contains(trusted) {
-            places.push(dir(trusted, rules));
+fn places(configured_roots: &[PathBuf], rules: &FolderRules) -> Directories {
+    let mut places = Vec::new();
+    if rules.enabled {
+        places.extend(configured_roots.iter().map(|root| dir(root, rules)));
+        for trusted in &rules.trusted {
+            let inside = rules.roots.iter().any(|r| roots::is_within(trusted, r));
+            if inside && !rules.roots.contains(trusted) {
+                places.push(dir(trusted, rules));
+            }
         }
     }
-    json!({ "path": "", "places": places })
+    Directories::Places {
+        path: String::new(),
+        places,
+    }
 }
 
-fn listing(path: &Path, rules: &FolderRules) -> Result<Value, RpcError> {
+fn listing(path: &Path, rules: &FolderRules) -> Result<Directories, RpcError> {
     if !path.is_absolute() {
         return Err(RpcError::invalid_params(format!(
             "{} is not an absolute path.",
@@ -76,12 +71,13 @@ fn listing(path: &Path, rules: &FolderRules) -> Result<Value, RpcError> {
     if !verdict.accepted {
         return Err(RpcError::invalid_params(verdict.reason.unwrap_or_default()));
     }
-    let mut out = dir(&resolved, rules);
+    let folder = dir(&resolved, rules);
     let parent = resolved
         .parent()
-        .filter(|p| rules.roots.iter().any(|r| roots::is_within(p, r)));
-    out["parent"] = json!(parent.map(|p| p.display().to_string()));
+        .filter(|p| rules.roots.iter().any(|r| roots::is_within(p, r)))
+        .map(|p| p.display().to_string());
     let mut entries = Vec::new();
+    let mut error = None;
     match std::fs::read_dir(&resolved) {
         Ok(read) => {
             let mut paths: Vec<PathBuf> = read
@@ -93,10 +89,14 @@ fn listing(path: &Path, rules: &FolderRules) -> Result<Value, RpcError> {
             paths.sort();
             entries.extend(paths.iter().map(|p| dir(p, rules)));
         }
-        Err(e) => out["error"] = json!(format!("{} cannot be read: {e}.", resolved.display())),
+        Err(e) => error = Some(format!("{} cannot be read: {e}.", resolved.display())),
     }
-    out["entries"] = Value::Array(entries);
-    Ok(out)
+    Ok(Directories::Listing {
+        folder,
+        parent,
+        entries,
+        error,
+    })
 }
 
 #[cfg(test)]

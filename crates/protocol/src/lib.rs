@@ -13,6 +13,7 @@
 
 mod capability;
 mod control;
+pub mod directories;
 pub mod generated;
 pub mod jobs;
 pub mod limits;
