@@ -17,7 +17,7 @@ use crate::scheduled;
 use crate::settings::Settings;
 use crate::terminal::Terminals;
 use crate::terminal::board::Board;
-use lembas_protocol::limits::Limits;
+use lembas_protocol::limits::{DeviceInfo, Hello, Limits};
 use lembas_protocol::{Capability, LinkMethod};
 
 pub const AGENT_NAME: &str = "LLeMbas CLI";
@@ -124,17 +124,20 @@ impl Announced {
         }
     }
 
-    pub fn hello(&self) -> Value {
+    pub fn hello(&self) -> Hello {
         let host = hostname::get()
             .map(|h| h.to_string_lossy().into_owned())
             .unwrap_or_default();
-        json!({
-            "protocol": decisions().protocol,
-            "version": VERSION,
-            "harness_spec": decisions().harness_spec,
-            "device": { "host": host, "platform": std::env::consts::OS },
-            "limits": self.hello_limits(),
-        })
+        Hello {
+            protocol: decisions().protocol,
+            version: VERSION.to_string(),
+            harness_spec: decisions().harness_spec.clone(),
+            device: DeviceInfo {
+                host,
+                platform: std::env::consts::OS.to_string(),
+            },
+            limits: self.hello_limits(),
+        }
     }
 
     /// ACP's agent capabilities: an editor reopens and lists its chats (`session/load`,

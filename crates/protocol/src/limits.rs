@@ -1,6 +1,6 @@
-//! The limits the device tells the instance (docs/protocol.md "Limits"): in `_lembas/hello`, and
-//! in `initialize`'s `_meta.lembas.limits`. The instance narrows what it offers to them; the device
-//! enforces them whatever the instance does.
+//! What the device says of itself when a link opens: `_lembas/hello` ([`Hello`]), and the limits
+//! (docs/protocol.md "Limits") in it and in `initialize`'s `_meta.lembas.limits`. The instance
+//! narrows what it offers to them; the device enforces them whatever the instance does.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +17,27 @@ pub struct Limits {
     pub require_trust: Option<bool>,
     /// Whether the device accepts scheduled work.
     pub scheduled: bool,
+}
+
+/// `_lembas/hello`'s params, the link's first message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    /// The link protocol's version (3).
+    pub protocol: u32,
+    /// The device's own version.
+    pub version: String,
+    /// The harness spec the device implements.
+    pub harness_spec: String,
+    pub device: DeviceInfo,
+    pub limits: Limits,
+}
+
+/// Which computer this is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    pub host: String,
+    /// `linux`, `macos`, `windows`.
+    pub platform: String,
 }
 
 /// As the wire has it, on one line (`lembas status`, the activity log).
