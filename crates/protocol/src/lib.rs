@@ -19,6 +19,7 @@ pub mod jobs;
 pub mod limits;
 mod link;
 pub mod mcp;
+pub mod notices;
 pub mod plan;
 mod reason;
 pub mod rpc;

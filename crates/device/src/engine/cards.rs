@@ -3,6 +3,7 @@
 //! and settled by the first answer from any side.
 
 use lembas_protocol::LinkMethod;
+use lembas_protocol::notices::{CancelRequest, PermissionSettled};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::MutexGuard;
@@ -211,7 +212,10 @@ impl Engine {
             let _ = client
                 .notify(
                     LinkMethod::PermissionSettled,
-                    json!({ "sessionId": session_id, "toolCallId": tool_call_id }),
+                    json!(PermissionSettled {
+                        session_id: session_id.to_string(),
+                        tool_call_id: tool_call_id.to_string(),
+                    }),
                 )
                 .await;
             return;
@@ -222,7 +226,7 @@ impl Engine {
             && serial == client.serial
         {
             let _ = client
-                .notify(LinkMethod::CancelRequest, json!({ "requestId": id }))
+                .notify(LinkMethod::CancelRequest, json!(CancelRequest { request_id: id }))
                 .await;
         }
     }

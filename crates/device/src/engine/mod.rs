@@ -55,6 +55,7 @@ use crate::setup::Setup;
 use crate::store::Store;
 use crate::tools::ToolContext;
 use lembas_protocol::LinkMethod;
+use lembas_protocol::notices::SessionDeleted;
 use session::Session;
 
 /// How often the engine looks for sessions deleted from a shell (`lembas sessions delete`).
@@ -326,7 +327,12 @@ impl Engine {
         let mut sent = Vec::new();
         for id in ids {
             if client
-                .notify(LinkMethod::SessionDeleted, json!({ "sessionId": id }))
+                .notify(
+                    LinkMethod::SessionDeleted,
+                    json!(SessionDeleted {
+                        session_id: id.clone()
+                    }),
+                )
                 .await
                 .is_err()
             {
