@@ -25,6 +25,7 @@ mod reason;
 pub mod rpc;
 pub mod scheduled;
 mod show;
+pub mod status;
 pub mod terminal;
 
 pub use capability::Capability;

@@ -20,6 +20,7 @@ use crate::policy::roots;
 use crate::rpc::{self, RpcError};
 use crate::scheduled::Run;
 use crate::store::{Record, SessionHeader, ids};
+use lembas_protocol::status::SessionStatus;
 use lembas_protocol::{LinkMethod, Reason};
 
 /// The engine's methods of the link; any other is -32601.
@@ -326,12 +327,10 @@ fn status(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     let id = session_id(&params)?;
     if let Some(session) = engine.sessions().get(&id).cloned() {
         judge_again(engine, &session)?;
-        return Ok(session.status());
+        return Ok(json!(session.status()));
     }
     if !ids::is_session_id(&id) || !engine.store().exists(&id) {
-        return Ok(
-            json!({ "sessionId": id, "exists": false, "held": "none", "busy": false, "title": "", "queued": [], "plan": null, "jobs": [] }),
-        );
+        return Ok(json!(SessionStatus::unknown(&id)));
     }
     let summary = engine.store().summary(&id).ok();
     if let Some(summary) = &summary {
@@ -358,15 +357,14 @@ fn status(engine: &Engine, params: Value) -> Result<Value, RpcError> {
             _ => {}
         }
     }
-    let jobs = super::job_board::Board::replayed(jobs).list();
-    let mut answer = json!({
-        "sessionId": id, "exists": true, "held": "none", "busy": false,
-        "title": summary.map(|s| s.title).unwrap_or_default(), "queued": [], "plan": plan, "jobs": jobs,
-    });
-    if let Some(last) = last {
-        answer["lastTurnId"] = json!(last.turn_id);
-    }
-    Ok(answer)
+    Ok(json!(SessionStatus {
+        exists: true,
+        title: summary.map(|s| s.title).unwrap_or_default(),
+        last_turn_id: last.map(|t| t.turn_id),
+        plan,
+        jobs: super::job_board::Board::replayed(jobs).list(),
+        ..SessionStatus::unknown(&id)
+    }))
 }
 
 fn history(engine: &Engine, params: Value) -> Result<Value, RpcError> {

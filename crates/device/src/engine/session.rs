@@ -3,6 +3,7 @@
 //! from the file when a session is opened again.
 
 use lembas_protocol::plan::Plan;
+use lembas_protocol::status::{Held, SessionStatus};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -311,26 +312,21 @@ impl Session {
     }
 
     /// `_lembas/session/status`'s fields for a session in memory.
-    pub fn status(&self) -> Value {
+    pub fn status(&self) -> SessionStatus {
         let state = self.state();
-        let queued: Vec<&str> = state.queued().collect();
-        let mut status = json!({
-            "sessionId": self.id,
-            "exists": true,
-            "held": "here",
-            "busy": state.running.is_some() || !queued.is_empty(),
-            "title": state.title,
-            "queued": queued,
-            "plan": state.plan,
-            "jobs": state.jobs.list(),
-        });
-        if let Some(running) = &state.running {
-            status["turnId"] = json!(running);
+        let queued: Vec<String> = state.queued().map(str::to_string).collect();
+        SessionStatus {
+            session_id: self.id.clone(),
+            exists: true,
+            held: Held::Here,
+            busy: state.running.is_some() || !queued.is_empty(),
+            title: state.title.clone(),
+            turn_id: state.running.clone(),
+            queued,
+            last_turn_id: state.last_turn_id.clone(),
+            plan: state.plan.clone(),
+            jobs: state.jobs.list(),
         }
-        if let Some(last) = &state.last_turn_id {
-            status["lastTurnId"] = json!(last);
-        }
-        status
     }
 
     /// `_lembas/session/history`.
