@@ -17,7 +17,8 @@ use serde_json::Value;
 
 use crate::PeerState;
 use crate::answers::{authorized, detail, unauthorized};
-use crate::link::{self, HelloRules};
+use crate::link::HelloRules;
+use crate::link_task;
 use crate::lock;
 use crate::mcp;
 use crate::model;
@@ -139,7 +140,7 @@ async fn link_upgrade(
         .links_accepted
         .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     upgrade.on_upgrade(move |socket| async move {
-        let (handle, run) = link::open(socket, headers, rules, shutdown);
+        let (handle, run) = link_task::open(socket, headers, rules, shutdown);
         if state.new_links.send(handle).is_err() {
             // Nobody will take it (the peer is gone): the handle is dropped and the link with it.
             tracing::warn!("a device linked after the peer stopped taking links");

@@ -22,6 +22,7 @@ mod answers;
 mod config;
 mod http;
 mod link;
+mod link_task;
 mod mcp;
 mod model;
 

@@ -1,5 +1,5 @@
-//! One device's link, seen from the instance: a task that owns the WebSocket (reads every frame,
-//! records it, judges the hello) and the [`LinkHandle`] a test drives it with.
+//! One device's link, seen from the instance: the [`LinkHandle`] a test drives it with, and what
+//! it shares with the task that owns the WebSocket (`link_task.rs`).
 
 use lembas_protocol::LinkMethod;
 use std::collections::VecDeque;
@@ -8,17 +8,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
-use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use axum::extract::ws::{CloseFrame, Message};
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use crate::config::{DEFAULT_MODEL, REFUSAL_CLOSE_CODE};
+use crate::config::DEFAULT_MODEL;
 use crate::lock;
-
-/// The close code a close frame without a payload stands for (RFC 6455 §7.1.5).
-const NO_STATUS_CODE: u16 = 1005;
 
 /// How long `close` waits for the device's half of the closing handshake before dropping the link.
 const CLOSE_HANDSHAKE_WAIT: Duration = Duration::from_secs(2);
@@ -31,13 +28,13 @@ pub(crate) struct HelloRules {
 }
 
 /// A frame to send, and where to say whether it went.
-struct Outgoing {
-    message: Message,
-    sent: oneshot::Sender<Result<(), String>>,
+pub(crate) struct Outgoing {
+    pub message: Message,
+    pub sent: oneshot::Sender<Result<(), String>>,
 }
 
 /// What the link task hands the handle, in the order it happened.
-enum Incoming {
+pub(crate) enum Incoming {
     Message(Value),
     /// A frame that is not a JSON-RPC message (not JSON, or binary): the sentence saying so.
     Unreadable(String),
@@ -65,12 +62,12 @@ impl LinkEnd {
 
 /// Everything recorded on one link, shared between the task and the handle.
 #[derive(Debug, Default)]
-struct LinkRecord {
-    received: Vec<Value>,
-    sent: Vec<Value>,
-    faults: Vec<String>,
-    peer_close: Option<(u16, String)>,
-    hello_refused: Option<String>,
+pub(crate) struct LinkRecord {
+    pub received: Vec<Value>,
+    pub sent: Vec<Value>,
+    pub faults: Vec<String>,
+    pub peer_close: Option<(u16, String)>,
+    pub hello_refused: Option<String>,
 }
 
 /// One device's link. Dropping it drops the connection without a close frame, like
@@ -96,6 +93,25 @@ enum Pulled {
 }
 
 impl LinkHandle {
+    /// The handle of a link whose task (`link_task.rs`) sends `outgoing` and hands
+    /// over what it reads through `incoming`, recording both in `record`.
+    pub(crate) fn new(
+        headers: HeaderMap,
+        outgoing: mpsc::Sender<Outgoing>,
+        incoming: mpsc::UnboundedReceiver<Incoming>,
+        record: Arc<Mutex<LinkRecord>>,
+    ) -> LinkHandle {
+        LinkHandle {
+            headers,
+            outgoing,
+            incoming,
+            pending: VecDeque::new(),
+            record,
+            next_id: 1,
+            ended: None,
+        }
+    }
+
     /// The first message of the link, which must be the `_lembas/hello` notification with a
     /// protocol this peer speaks; returns its params. An error says what the device did instead
     /// (and, when the hello's protocol was refused, that the peer closed the link with 4400).
@@ -418,7 +434,7 @@ impl LinkHandle {
     }
 }
 
-fn is_notification(message: &Value, method: &str) -> bool {
+pub(crate) fn is_notification(message: &Value, method: &str) -> bool {
     message.get("method").and_then(Value::as_str) == Some(method) && message.get("id").is_none()
 }
 
@@ -430,187 +446,4 @@ fn is_answer_to(message: &Value, id: u64) -> bool {
     message.get("method").is_none()
         && message.get("id").and_then(Value::as_u64) == Some(id)
         && (message.get("result").is_some() || message.get("error").is_some())
-}
-
-/// What the peer makes of the link's first message.
-enum FirstMessage {
-    Accepted,
-    /// Not a hello: a fault, but the link stays open (the spec says nothing of closing it).
-    NotHello(String),
-    /// A hello naming a protocol this server does not speak: closed with 4400.
-    Refused(String),
-}
-
-fn judge_first(message: &Value, rules: &HelloRules) -> FirstMessage {
-    if !is_notification(message, LinkMethod::Hello.name()) {
-        return FirstMessage::NotHello(format!(
-            "the device's first message was not the _lembas/hello notification: {message}"
-        ));
-    }
-    let protocol = message.pointer("/params/protocol");
-    match protocol.and_then(Value::as_u64) {
-        Some(protocol) if rules.protocols.contains(&protocol) => FirstMessage::Accepted,
-        _ => FirstMessage::Refused(format!(
-            "the device's hello says protocol {}, which this server does not speak ({:?}); the peer \
-             closed the link with {REFUSAL_CLOSE_CODE} \"{}\"",
-            protocol
-                .map(Value::to_string)
-                .unwrap_or_else(|| "nothing".to_string()),
-            rules.protocols,
-            rules.refusal_reason
-        )),
-    }
-}
-
-/// Makes the handle for a freshly upgraded link, and the future that runs the link until it ends.
-pub(crate) fn open(
-    socket: WebSocket,
-    headers: HeaderMap,
-    rules: HelloRules,
-    shutdown: watch::Receiver<bool>,
-) -> (LinkHandle, impl Future<Output = ()> + Send + 'static) {
-    // Room for a few frames: a sender waits on its own `sent` answer anyway.
-    let (outgoing_tx, outgoing_rx) = mpsc::channel(16);
-    let (incoming_tx, incoming_rx) = mpsc::unbounded_channel();
-    let record = Arc::new(Mutex::new(LinkRecord::default()));
-    let handle = LinkHandle {
-        headers,
-        outgoing: outgoing_tx,
-        incoming: incoming_rx,
-        pending: VecDeque::new(),
-        record: record.clone(),
-        next_id: 1,
-        ended: None,
-    };
-    let task = LinkTask {
-        socket,
-        record,
-        incoming: incoming_tx,
-        rules,
-        first: true,
-        close_seen: false,
-    };
-    (handle, task.run(outgoing_rx, shutdown))
-}
-
-struct LinkTask {
-    socket: WebSocket,
-    record: Arc<Mutex<LinkRecord>>,
-    // Unbounded on purpose: the peer is an examiner that keeps every message for the test, and
-    // the device's output must never be slowed by a test that reads late.
-    incoming: mpsc::UnboundedSender<Incoming>,
-    rules: HelloRules,
-    first: bool,
-    close_seen: bool,
-}
-
-impl LinkTask {
-    async fn run(mut self, mut outgoing: mpsc::Receiver<Outgoing>, mut shutdown: watch::Receiver<bool>) {
-        loop {
-            tokio::select! {
-                frame = self.socket.recv() => {
-                    let Some(frame) = frame else {
-                        self.end_abruptly("the connection ended without a close frame".to_string());
-                        break;
-                    };
-                    match frame {
-                        Ok(frame) => self.on_frame(frame).await,
-                        Err(error) => {
-                            self.end_abruptly(error.to_string());
-                            break;
-                        }
-                    }
-                }
-                next = outgoing.recv() => {
-                    // The handle is gone: drop the connection without a close frame.
-                    let Some(Outgoing { message, sent }) = next else { break };
-                    let _ = sent.send(self.socket.send(message).await.map_err(|error| error.to_string()));
-                }
-                // The peer stopped, or was dropped (the sender gone): cut the link.
-                () = stopped(&mut shutdown) => break,
-            }
-        }
-    }
-
-    fn end_abruptly(&mut self, why: String) {
-        if !self.close_seen {
-            let _ = self.incoming.send(Incoming::Abrupt(why));
-        }
-    }
-
-    fn fault(&mut self, fault: String) {
-        lock(&self.record).faults.push(fault.clone());
-        let _ = self.incoming.send(Incoming::Unreadable(fault));
-    }
-
-    async fn on_frame(&mut self, frame: Message) {
-        if self.close_seen {
-            return;
-        }
-        match frame {
-            Message::Text(text) => match serde_json::from_str::<Value>(text.as_str()) {
-                Ok(message) => self.on_message(message).await,
-                Err(error) => {
-                    let shown: String = text.as_str().chars().take(200).collect();
-                    self.fault(format!("the device sent a text frame that is not JSON ({error}): {shown}"));
-                }
-            },
-            Message::Binary(bytes) => self.fault(format!(
-                "the device sent a binary frame ({} bytes); the link carries one JSON-RPC message per text frame",
-                bytes.len()
-            )),
-            // axum answers pings itself.
-            Message::Ping(_) | Message::Pong(_) => {}
-            Message::Close(frame) => {
-                self.close_seen = true;
-                let close = frame
-                    .map(|frame| (frame.code, frame.reason.to_string()))
-                    .unwrap_or((NO_STATUS_CODE, String::new()));
-                let _ = self.incoming.send(Incoming::Closed(close));
-            }
-        }
-    }
-
-    async fn on_message(&mut self, message: Value) {
-        tracing::debug!(%message, "device → peer");
-        let verdict = if std::mem::take(&mut self.first) {
-            judge_first(&message, &self.rules)
-        } else {
-            FirstMessage::Accepted
-        };
-        let mut refusal = None;
-        {
-            let mut record = lock(&self.record);
-            record.received.push(message.clone());
-            match verdict {
-                FirstMessage::Accepted => {}
-                FirstMessage::NotHello(fault) => record.faults.push(fault),
-                FirstMessage::Refused(fault) => {
-                    record.faults.push(fault.clone());
-                    record.hello_refused = Some(fault);
-                    let close = (REFUSAL_CLOSE_CODE, self.rules.refusal_reason.clone());
-                    record.peer_close = Some(close.clone());
-                    refusal = Some(close);
-                }
-            }
-        }
-        let _ = self.incoming.send(Incoming::Message(message));
-        if let Some((code, reason)) = refusal {
-            tracing::info!(code, reason, "refusing the device's hello");
-            let frame = CloseFrame {
-                code,
-                reason: reason.into(),
-            };
-            if let Err(error) = self.socket.send(Message::Close(Some(frame))).await {
-                lock(&self.record)
-                    .faults
-                    .push(format!("could not send the 4400 close frame: {error}"));
-            }
-        }
-    }
-}
-
-/// Resolves when the peer stops (or is dropped, which ends the sender).
-async fn stopped(shutdown: &mut watch::Receiver<bool>) {
-    let _ = shutdown.wait_for(|stopped| *stopped).await;
 }
