@@ -383,6 +383,11 @@ mod description_tests {
         Remote::default()
     }
 
+    /// A home that is none of this machine's: these checks look at writable places only.
+    fn dirs() -> Dirs {
+        Dirs::under_home(Path::new("/home/nobody-here"), Path::new("/run/user/0"))
+    }
+
     #[test]
     fn plan_mode_writes_only_to_temp_and_devices() {
         let root = PathBuf::from("/nonexistent-root");
@@ -392,7 +397,7 @@ mod description_tests {
             &[],
             Mode::Edit,
             Kernel::Ask,
-            &Dirs::from_env(),
+            &dirs(),
         );
         let plan = Sandbox::new(
             &remote(),
@@ -400,7 +405,7 @@ mod description_tests {
             &[],
             Mode::Plan,
             Kernel::Ask,
-            &Dirs::from_env(),
+            &dirs(),
         );
         assert!(edit.writable.contains(&root));
         assert!(!plan.writable.contains(&root));
@@ -417,7 +422,7 @@ mod description_tests {
             &[],
             Mode::Edit,
             Kernel::Ask,
-            &Dirs::from_env(),
+            &dirs(),
         );
         let line = sandbox
             .refusal_line("bash: /home/p/x: Permission denied\n", Some(1))

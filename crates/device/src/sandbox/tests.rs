@@ -1,5 +1,5 @@
 //! The sandbox on this machine's real kernel (Landlock), through the bash tool's own runner. The
-//! protected places follow `HOME` and `XDG_*`, which a test may not change in its own process, so
+//! commands' shells inherit `HOME` and `XDG_*`, which a test may not change in its own process, so
 //! the checks run in a child of this test binary with a made-up home: a key file holding a marker,
 //! a config folder outside the home (`XDG_CONFIG_HOME`) and the state folder inside it, a keyring
 //! under `XDG_DATA_HOME`.
@@ -82,6 +82,9 @@ fn sandboxed_commands_child() {
     let base = PathBuf::from(std::env::var_os(CHILD).expect("run by its parent test"));
     let (home, root) = (base.join("home"), base.join("home/work"));
     let state = home.join(".local/state/lembas");
+    // The device's folders as a program run in this environment finds them; the commands' shells
+    // inherit the same environment (their `~` is the made-up home).
+    let dirs = Dirs::from_env();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -120,7 +123,7 @@ fn sandboxed_commands_child() {
         std::slice::from_ref(&root),
         &[],
         Mode::Edit,
-        &Dirs::from_env(),
+        &dirs,
     );
     assert!(support().starts_with("landlock ABI "), "{}", support());
     let (_, rules) = edit
@@ -188,7 +191,7 @@ fn sandboxed_commands_child() {
         std::slice::from_ref(&home),
         &[],
         Mode::Edit,
-        &Dirs::from_env(),
+        &dirs,
     );
     ok(
         &run(&whole_home, "echo w > ~/work/w.txt && cat ~/notes.txt"),
@@ -212,7 +215,7 @@ fn sandboxed_commands_child() {
         std::slice::from_ref(&root),
         &own,
         Mode::Edit,
-        &Dirs::from_env(),
+        &dirs,
     );
     let line = format!("cat {}/pasted.txt", own[0].display());
     ok(&run(&with_own, &line), &line);
@@ -227,7 +230,7 @@ fn sandboxed_commands_child() {
         std::slice::from_ref(&root),
         &own,
         Mode::Plan,
-        &Dirs::from_env(),
+        &dirs,
     );
     let outcome = run(&plan, "echo p > plan.txt");
     refused(&outcome, "plan");
@@ -265,7 +268,7 @@ fn sandboxed_commands_child() {
         &[],
         Mode::Edit,
         lacks(),
-        &Dirs::from_env(),
+        &dirs,
     );
     let error = runtime
         .block_on(run_command(
@@ -285,7 +288,7 @@ fn sandboxed_commands_child() {
         &[],
         Mode::Edit,
         lacks(),
-        &Dirs::from_env(),
+        &dirs,
     );
     ok(&run(&loose, "echo open > ~/open.txt"), "auto without a sandbox");
     assert!(home.join("open.txt").exists());
