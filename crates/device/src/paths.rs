@@ -26,28 +26,22 @@ impl Dirs {
     /// The folders as this process's environment places them. For the programs only: everything
     /// below them is handed the result.
     pub fn from_env() -> Dirs {
-        let var = |name: &str| {
-            std::env::var_os(name)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        let home = var("HOME").unwrap_or_else(|| PathBuf::from("/"));
-        let absolute = |name: &str| var(name).filter(|p| p.is_absolute());
-        let config = if cfg!(target_os = "macos") && var("XDG_CONFIG_HOME").is_none() {
+        let home = env_home();
+        let config = if cfg!(target_os = "macos") && env_var("XDG_CONFIG_HOME").is_none() {
             home.join("Library/Application Support/lembas")
         } else if cfg!(windows)
-            && let Some(appdata) = var("APPDATA")
+            && let Some(appdata) = env_var("APPDATA")
         {
             appdata.join("lembas")
         } else {
-            absolute("XDG_CONFIG_HOME")
+            env_folder("XDG_CONFIG_HOME")
                 .unwrap_or_else(|| home.join(".config"))
                 .join("lembas")
         };
-        let state = absolute("XDG_STATE_HOME")
+        let state = env_folder("XDG_STATE_HOME")
             .unwrap_or_else(|| home.join(".local/state"))
             .join("lembas");
-        let runtime = match absolute("XDG_RUNTIME_DIR") {
+        let runtime = match env_folder("XDG_RUNTIME_DIR") {
             Some(dir) => dir.join("lembas"),
             None => state.join("run"),
         };
@@ -56,7 +50,7 @@ impl Dirs {
             config,
             state,
             runtime,
-            keyrings: absolute("XDG_DATA_HOME").map(|d| d.join("keyrings")),
+            keyrings: env_folder("XDG_DATA_HOME").map(|d| d.join("keyrings")),
         }
     }
 
@@ -120,13 +114,24 @@ pub fn expand_tilde(path: &str, home: &Path) -> PathBuf {
 /// `$XDG_CONFIG_HOME` (`~/.config`) as this process's environment says: where a systemd user
 /// unit goes. For the programs only, as [`Dirs::from_env`].
 pub fn xdg_config_home_from_env() -> PathBuf {
-    match std::env::var_os("XDG_CONFIG_HOME")
+    env_folder("XDG_CONFIG_HOME").unwrap_or_else(|| env_home().join(".config"))
+}
+
+/// A variable of the environment, when set and not empty.
+fn env_var(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-    {
-        Some(p) if p.is_absolute() => p,
-        _ => Dirs::from_env().home.join(".config"),
-    }
+}
+
+/// A folder the environment names, when it names an absolute one (XDG ignores relative ones).
+fn env_folder(name: &str) -> Option<PathBuf> {
+    env_var(name).filter(|p| p.is_absolute())
+}
+
+/// `HOME`, else `/`.
+fn env_home() -> PathBuf {
+    env_var("HOME").unwrap_or_else(|| PathBuf::from("/"))
 }
 
 /// Creates `dir` and its parents when missing, private to the user on Unix (0700): the config and

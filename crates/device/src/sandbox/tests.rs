@@ -118,13 +118,7 @@ fn sandboxed_commands_child() {
         env_keep: vec!["KEEP_TOKEN".into()],
         ..Remote::default()
     };
-    let edit = Sandbox::for_remote(
-        &remote,
-        std::slice::from_ref(&root),
-        &[],
-        Mode::Edit,
-        &dirs,
-    );
+    let edit = Sandbox::for_remote(&remote, std::slice::from_ref(&root), &[], Mode::Edit, &dirs);
     assert!(support().starts_with("landlock ABI "), "{}", support());
     let (_, rules) = edit
         .prepare()
@@ -186,13 +180,7 @@ fn sandboxed_commands_child() {
     assert!(!root.join("stolen").exists());
 
     // A protected place inside a root stays out of reach, for writes too.
-    let whole_home = Sandbox::for_remote(
-        &remote,
-        std::slice::from_ref(&home),
-        &[],
-        Mode::Edit,
-        &dirs,
-    );
+    let whole_home = Sandbox::for_remote(&remote, std::slice::from_ref(&home), &[], Mode::Edit, &dirs);
     ok(
         &run(&whole_home, "echo w > ~/work/w.txt && cat ~/notes.txt"),
         "whole home",
@@ -210,13 +198,7 @@ fn sandboxed_commands_child() {
 
     // The session's own attachments are reachable though the state folder is not.
     let own = [state.join("attachments/s1")];
-    let with_own = Sandbox::for_remote(
-        &remote,
-        std::slice::from_ref(&root),
-        &own,
-        Mode::Edit,
-        &dirs,
-    );
+    let with_own = Sandbox::for_remote(&remote, std::slice::from_ref(&root), &own, Mode::Edit, &dirs);
     let line = format!("cat {}/pasted.txt", own[0].display());
     ok(&run(&with_own, &line), &line);
     refused(
@@ -225,13 +207,7 @@ fn sandboxed_commands_child() {
     );
 
     // Plan mode: not even the root is written.
-    let plan = Sandbox::for_remote(
-        &remote,
-        std::slice::from_ref(&root),
-        &own,
-        Mode::Plan,
-        &dirs,
-    );
+    let plan = Sandbox::for_remote(&remote, std::slice::from_ref(&root), &own, Mode::Plan, &dirs);
     let outcome = run(&plan, "echo p > plan.txt");
     refused(&outcome, "plan");
     assert!(outcome.sandbox_refusal.unwrap().contains("(plan mode)"));
