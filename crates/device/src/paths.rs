@@ -79,7 +79,7 @@ impl Dirs {
     /// The home folder with its symlinks resolved (as it is when unresolvable), for comparing with
     /// resolved paths: the policy judges paths after resolving them.
     pub fn resolved_home(&self) -> PathBuf {
-        std::fs::canonicalize(&self.home).unwrap_or_else(|_| self.home.clone())
+        resolved(&self.home)
     }
 
     /// Expands a leading `~` or `~/` to the home folder.
@@ -91,13 +91,18 @@ impl Dirs {
     /// the home folder's credential folders, the config and state folders wherever they are
     /// (resolved, as the policy compares resolved paths).
     pub fn protected_places(&self) -> crate::policy::protected::Protected {
-        let resolve = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         crate::policy::protected::Protected::new(
             &self.resolved_home(),
-            &resolve(&self.config),
-            &resolve(&self.state),
+            &resolved(&self.config),
+            &resolved(&self.state),
         )
     }
+}
+
+/// `path` with its symlinks resolved, or as it is when it cannot be (it does not exist yet): for
+/// comparing with resolved paths, as the policy judges paths after resolving them.
+pub fn resolved(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Expands a leading `~` or `~/` to `home`.

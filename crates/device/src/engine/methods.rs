@@ -215,7 +215,7 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
 fn deletable(engine: &Engine, id: &str, cwd: &Path) -> Result<(), RpcError> {
     let settings = engine.settings();
     let rules = settings.folder_rules();
-    let resolved = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let resolved = crate::paths::resolved(cwd);
     if !rules.enabled {
         return Err(RpcError::invalid_params(format!(
             "{id} was not made for LLeMbas, and remote work is off on this computer: it is not deleted from here. Turn remote work on, or delete it on this computer (lembas sessions delete {id})."

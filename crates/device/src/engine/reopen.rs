@@ -69,7 +69,7 @@ pub async fn list(engine: &Engine, params: Value) -> Result<Value, RpcError> {
 }
 
 fn resolved(folder: &str) -> std::path::PathBuf {
-    std::fs::canonicalize(folder).unwrap_or_else(|_| Path::new(folder).to_path_buf())
+    crate::paths::resolved(Path::new(folder))
 }
 
 /// `session/load { sessionId, cwd, mcpServers }`: the session opened from the store (or already

@@ -83,9 +83,7 @@ pub(super) fn update(
 /// is what gets replaced.
 fn write_target(path: &Path) -> PathBuf {
     match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
-        }
+        Ok(meta) if meta.file_type().is_symlink() => crate::paths::resolved(path),
         _ => path.to_owned(),
     }
 }

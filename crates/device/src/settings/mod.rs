@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-use crate::paths::{Dirs, expand_tilde};
+use crate::paths::{Dirs, expand_tilde, resolved};
 use crate::policy::Mode;
 pub use crate::policy::bash_judge::BashRules;
 use crate::policy::roots::{self, FolderRules};
@@ -146,7 +146,7 @@ impl Settings {
             roots: resolve_all(self.roots()),
             trusted: resolve_all(self.expanded(&self.trusted)),
             require_trust: self.remote.require_trust,
-            home: std::fs::canonicalize(&self.home).unwrap_or_else(|_| self.home.clone()),
+            home: resolved(&self.home),
         }
     }
 
