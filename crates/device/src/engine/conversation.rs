@@ -51,7 +51,7 @@ fn nothing_runs(id: &str) -> RpcError {
 /// A session at rest, or -32602 saying it works (rewind and compact wait for quiet).
 fn at_rest(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> {
     let session = held(engine, id)?;
-    if session.status().busy {
+    if session.state().busy() {
         return Err(RpcError::invalid_params(format!(
             "{id} is working now: wait for its turn to end (or cancel it) first."
         )));

@@ -93,7 +93,7 @@ impl Engine {
         sessions
             .iter()
             .map(|session| {
-                let busy = session.status().busy;
+                let busy = session.state().busy();
                 let state = session.state();
                 LiveSession {
                     id: session.id.clone(),
@@ -112,7 +112,7 @@ impl Engine {
         let Some(session) = self.sessions().get(session_id).cloned() else {
             return false;
         };
-        if !session.status().busy {
+        if !session.state().busy() {
             return false;
         }
         session.cancel();
@@ -124,7 +124,7 @@ impl Engine {
         let sessions: Vec<Arc<Session>> = self.sessions().values().cloned().collect();
         let mut stopped = 0;
         for session in sessions {
-            if session.status().busy {
+            if session.state().busy() {
                 session.cancel();
                 stopped += 1;
             }
@@ -162,7 +162,7 @@ impl Engine {
         let mut timeline = timeline_of(&file, kept);
         timeline.session_id = session_id.to_string();
         if let Some(session) = held {
-            timeline.running = session.status().busy;
+            timeline.running = session.state().busy();
             timeline.grants = grants::in_force(&session.state());
         }
         Ok(timeline)
@@ -180,7 +180,7 @@ impl Engine {
                 Reason::Refused,
             )
         };
-        if session.status().busy {
+        if session.state().busy() {
             return Err(busy());
         }
         let Ok(_gate) = session.gate.try_lock() else {

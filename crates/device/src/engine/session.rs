@@ -121,6 +121,11 @@ impl SessionState {
         reverted
     }
 
+    /// A turn runs or waits.
+    pub fn busy(&self) -> bool {
+        self.running.is_some() || self.queued().next().is_some()
+    }
+
     /// The turns accepted and waiting for the gate, in order.
     pub fn queued(&self) -> impl Iterator<Item = &str> {
         self.turns
@@ -319,7 +324,7 @@ impl Session {
             session_id: self.id.clone(),
             exists: true,
             held: Held::Here,
-            busy: state.running.is_some() || !queued.is_empty(),
+            busy: state.busy(),
             title: state.title.clone(),
             turn_id: state.running.clone(),
             queued,
