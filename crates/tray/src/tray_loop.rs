@@ -20,7 +20,7 @@ use crate::tray_socket::{self, Served};
 use crate::window::{View, WindowProcess};
 use crate::{Given, notices, notifier};
 
-/// How long after start the window's files are read ahead (see [`crate::window::warm_up`]).
+/// How long after start the window's files are read ahead (see [`crate::window::WindowProcess::warm_up`]).
 #[cfg(target_os = "linux")]
 const WARM_UP_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 

@@ -86,27 +86,6 @@ pub fn beside_this() -> PathBuf {
     }
 }
 
-/// Has the kernel read the window's files into the page cache (`lembas-window --warm-up`), so the
-/// first open after a boot does not wait on the disk for WebKit. The page cache is the system's:
-/// the tray's own memory does not grow. Silent when it cannot run (the window says why on open).
-#[cfg(target_os = "linux")]
-async fn warm_up(bin: &std::path::Path) {
-    let started = std::time::Instant::now();
-    let ran = Command::new(bin)
-        .arg("--warm-up")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .await;
-    match ran {
-        Ok(status) => {
-            tracing::debug!(ms = started.elapsed().as_millis() as u64, %status, "window files read ahead")
-        }
-        Err(e) => tracing::debug!("cannot read the window's files ahead: {e}"),
-    }
-}
-
 impl WindowProcess {
     /// No window yet; `bin` is the window's executable.
     pub fn new(bin: PathBuf) -> WindowProcess {
@@ -116,10 +95,26 @@ impl WindowProcess {
         }
     }
 
-    /// Reads the window's files ahead ([`warm_up`]).
+    /// Has the kernel read the window's files into the page cache (`lembas-window --warm-up`), so
+    /// the first open after a boot does not wait on the disk for WebKit. The page cache is the
+    /// system's: the tray's own memory does not grow. Silent when it cannot run (the window says
+    /// why on open).
     #[cfg(target_os = "linux")]
     pub async fn warm_up(&self) {
-        warm_up(&self.bin).await;
+        let started = std::time::Instant::now();
+        let ran = Command::new(self.bin.as_path())
+            .arg("--warm-up")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .await;
+        match ran {
+            Ok(status) => {
+                tracing::debug!(ms = started.elapsed().as_millis() as u64, %status, "window files read ahead")
+            }
+            Err(e) => tracing::debug!("cannot read the window's files ahead: {e}"),
+        }
     }
 
     fn slot(&self) -> MutexGuard<'_, Slot> {
