@@ -1,13 +1,11 @@
 //! `_lembas/directories` (capability `directories`): the folders a session could use, for the
 //! client's folder picker. Every `accepted`/`reason` comes from the roots policy.
 
-use lembas_protocol::LinkMethod;
 use lembas_protocol::directories::{Directories, DirectoriesParams, Directory};
-use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 use crate::policy::roots::{self, FolderRules};
-use crate::rpc::{self, RpcError};
+use crate::rpc::RpcError;
 
 fn name_of(path: &Path) -> String {
     path.file_name()
@@ -31,13 +29,15 @@ fn dir(path: &Path, rules: &FolderRules) -> Directory {
     }
 }
 
-pub fn handle(params: Value, configured_roots: &[PathBuf], rules: &FolderRules) -> Result<Value, RpcError> {
-    let params: DirectoriesParams = rpc::params(LinkMethod::Directories.name(), params)?;
-    let answer = match params.path.filter(|p| !p.is_empty()) {
-        None => places(configured_roots, rules),
-        Some(path) => listing(Path::new(&path), rules)?,
-    };
-    Ok(json!(answer))
+pub fn handle(
+    params: DirectoriesParams,
+    configured_roots: &[PathBuf],
+    rules: &FolderRules,
+) -> Result<Directories, RpcError> {
+    match params.path.filter(|p| !p.is_empty()) {
+        None => Ok(places(configured_roots, rules)),
+        Some(path) => listing(Path::new(&path), rules),
+    }
 }
 
 /// The roots (as configured, a missing one with its reason) and every trusted folder inside them.
@@ -102,6 +102,15 @@ fn listing(path: &Path, rules: &FolderRules) -> Result<Directories, RpcError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rpc;
+    use lembas_protocol::request::{self, method};
+    use serde_json::{Value, json};
+
+    /// As the dispatcher serves it: the params read, the answer written.
+    fn handle(params: Value, configured_roots: &[PathBuf], rules: &FolderRules) -> Result<Value, RpcError> {
+        let params = request::read(method::Directories, params)?;
+        request::answer(super::handle(params, configured_roots, rules)?)
+    }
 
     struct Tree {
         _tmp: tempfile::TempDir,

@@ -17,7 +17,13 @@ use crate::scheduled;
 use crate::settings::Settings;
 use crate::terminal::Terminals;
 use crate::terminal::board::Board;
+use lembas_protocol::initialize::{
+    AgentCapabilities, Client, DeviceSays, Implementation, InitializeAnswer, McpCapabilities,
+    PromptCapabilities, SessionCapabilities,
+};
 use lembas_protocol::limits::{DeviceInfo, Hello, Limits};
+use lembas_protocol::request::{self, method as m, serve};
+use lembas_protocol::session::{Empty, LembasMeta};
 use lembas_protocol::{Capability, LinkMethod};
 
 pub const AGENT_NAME: &str = "LLeMbas CLI";
@@ -143,32 +149,45 @@ impl Announced {
     /// ACP's agent capabilities: an editor reopens and lists its chats (`session/load`,
     /// `session/list`) and has its MCP servers run (stdio and HTTP); the link has the spec's own
     /// methods for the first, and runs no program the instance names.
-    fn agent_capabilities(&self) -> Value {
-        let mut capabilities = json!({
-            "loadSession": self.editor,
-            "promptCapabilities": { "image": true, "audio": false, "embeddedContext": true },
-            "mcpCapabilities": { "http": self.editor, "sse": false }
-        });
-        if self.editor {
-            capabilities["sessionCapabilities"] = json!({ "list": {}, "resume": {}, "close": {} });
+    fn agent_capabilities(&self) -> AgentCapabilities {
+        AgentCapabilities {
+            load_session: self.editor,
+            prompt_capabilities: PromptCapabilities {
+                image: true,
+                audio: false,
+                embedded_context: true,
+            },
+            mcp_capabilities: McpCapabilities {
+                http: self.editor,
+                sse: false,
+            },
+            session_capabilities: self.editor.then_some(SessionCapabilities {
+                list: Empty {},
+                resume: Empty {},
+                close: Empty {},
+            }),
         }
-        capabilities
     }
 
-    pub fn initialize_result(&self, connection: Option<&str>) -> Value {
-        json!({
-            "protocolVersion": 1,
-            "agentCapabilities": self.agent_capabilities(),
-            "authMethods": [],
-            "agentInfo": { "name": AGENT_NAME, "version": VERSION },
-            "_meta": { "lembas": {
-                "protocol": decisions().protocol,
-                "harness_spec": decisions().harness_spec,
-                "limits": self.initialize_limits(),
-                "connection": connection,
-                "capabilities": self.capabilities,
-            } }
-        })
+    pub fn initialize_answer(&self, connection: Option<&str>) -> InitializeAnswer {
+        InitializeAnswer {
+            protocol_version: 1,
+            agent_capabilities: self.agent_capabilities(),
+            auth_methods: Vec::new(),
+            agent_info: Implementation {
+                name: AGENT_NAME.to_string(),
+                version: VERSION.to_string(),
+            },
+            meta: LembasMeta {
+                lembas: DeviceSays {
+                    protocol: decisions().protocol,
+                    harness_spec: decisions().harness_spec.clone(),
+                    limits: self.initialize_limits(),
+                    connection: connection.map(str::to_string),
+                    capabilities: self.capabilities.clone(),
+                },
+            },
+        }
     }
 }
 
@@ -323,16 +342,11 @@ impl Dispatcher {
         let method = self.admitted(name)?;
         match method {
             Initialize => {
-                let lembas = params
-                    .pointer("/clientCapabilities/_meta/lembas")
-                    .is_some_and(|l| !l.is_null() && l != &Value::Bool(false));
-                // A protocol 1 client sends `lembas: true` and no protocol.
-                let protocol = params
-                    .pointer("/clientCapabilities/_meta/lembas/protocol")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(1);
-                let show =
-                    params.pointer("/clientCapabilities/_meta/lembas/show") == Some(&Value::Bool(true));
+                let Client {
+                    lembas,
+                    protocol,
+                    show,
+                } = request::read(m::Initialize, params)?.client();
                 let client = ClientLink::new(
                     self.serial,
                     self.out.clone(),
@@ -342,24 +356,20 @@ impl Dispatcher {
                     show,
                 );
                 *self.client.lock().recover() = Some(client);
-                Ok(self.announced.initialize_result(self.connection.as_deref()))
+                request::answer(self.announced.initialize_answer(self.connection.as_deref()))
             }
             Directories => {
                 let settings = self.now();
-                directories::handle(params, &settings.roots(), &settings.folder_rules())
+                let (roots, rules) = (settings.roots(), settings.folder_rules());
+                serve(m::Directories, params, |p| async move {
+                    directories::handle(p, &roots, &rules)
+                })
+                .await
             }
             Monitor => {
                 let settings = self.now();
-                let cwd = params
-                    .get("cwd")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                let command = params
-                    .get("command")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
+                let params = request::read(m::Monitor, params)?;
+                let (cwd, command) = (params.cwd.clone(), params.command.clone());
                 let _ = self.events.send(DeviceEvent::WatchStarted {
                     cwd: cwd.clone(),
                     command: command.clone(),
@@ -370,16 +380,16 @@ impl Dispatcher {
                     command,
                     outcome: outcome.end(),
                 });
-                serde_json::to_value(outcome).map_err(|e| RpcError::internal(e.to_string()))
+                request::answer(outcome.watched())
             }
             TerminalOpen => {
                 let settings = self.now();
                 let opened = self.terminals.open(params, &settings).await?;
                 let _ = self.events.send(DeviceEvent::TerminalOpened {
-                    terminal_id: opened["terminalId"].as_str().unwrap_or_default().to_string(),
-                    cwd: opened["cwd"].as_str().unwrap_or_default().to_string(),
+                    terminal_id: opened.terminal_id.clone(),
+                    cwd: opened.cwd.clone(),
                 });
-                Ok(opened)
+                request::answer(opened)
             }
             // Notifications sent as requests get an empty answer.
             TerminalInput | TerminalResize | TerminalClose => self
@@ -442,10 +452,7 @@ impl Dispatcher {
             Ok(
                 method @ (LinkMethod::TerminalInput | LinkMethod::TerminalResize | LinkMethod::TerminalClose),
             ) => self.terminal_notification(method, params).await,
-            Ok(LinkMethod::SessionCancel) => {
-                self.engine.cancel(&params);
-                Ok(())
-            }
+            Ok(method @ LinkMethod::SessionCancel) => self.engine.request(method, params).await.map(drop),
             Ok(LinkMethod::Initialized) => Ok(()),
             Ok(_) => Err(RpcError::new(
                 rpc::INVALID_REQUEST,

@@ -202,7 +202,7 @@ async fn write_lines_out<W: AsyncWrite + Unpin>(output: &mut W, lines: &[u8]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use lembas_protocol::Capability;
 
     #[test]
     fn an_editor_has_the_person_s_own_limits() {
@@ -228,19 +228,26 @@ mod tests {
         let mut settings = Settings::default();
         settings.remote.terminal = true;
         let announced = Announced::for_editor(&editor_settings(settings));
-        let result = announced.initialize_result(None);
-        assert_eq!(result["_meta"]["lembas"]["limits"], Value::Null);
-        let caps: Vec<&str> = result["_meta"]["lembas"]["capabilities"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
-        for only_link in ["directories", "scheduled", "terminal", "shell"] {
-            assert!(!caps.contains(&only_link), "{only_link} in {caps:?}");
+        let answer = announced.initialize_answer(None);
+        let says = &answer.meta.lembas;
+        assert_eq!(says.limits, None);
+        for only_link in [
+            Capability::Directories,
+            Capability::Scheduled,
+            Capability::Terminal,
+            Capability::Shell,
+        ] {
+            assert!(
+                !says.capabilities.contains(&only_link),
+                "{only_link} in {:?}",
+                says.capabilities
+            );
         }
-        assert!(caps.contains(&"sessions"));
-        assert_eq!(result["protocolVersion"], json!(1));
+        assert!(says.capabilities.contains(&Capability::Sessions));
+        assert_eq!(answer.protocol_version, 1);
+        // As written on the wire: the limits are there, and null.
+        let written = lembas_protocol::request::answer(&answer).unwrap();
+        assert_eq!(written["_meta"]["lembas"]["limits"], Value::Null);
     }
 
     async fn lines_of(input: &[u8]) -> Vec<Result<String, &'static str>> {

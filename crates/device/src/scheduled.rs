@@ -11,10 +11,11 @@ use crate::paths::Dirs;
 use crate::policy::Mode;
 use crate::policy::bash_judge::{self, Decision, JudgeContext};
 use crate::policy::roots::{self, FolderRules};
-use crate::rpc::{self, RpcError};
+use crate::rpc::RpcError;
 use crate::settings::{Permissions, Settings};
+use lembas_protocol::Reason;
+use lembas_protocol::scheduled::MonitorParams;
 use lembas_protocol::scheduled::{RunOutcome, RunStatus, ScheduledCard};
-use lembas_protocol::{LinkMethod, Reason};
 
 /// The mode a scheduled request runs in, or its refusal: the setting first (off, or remote work
 /// off), then plan (nobody can approve a plan), then lowered to `remote.max_mode`.
@@ -160,18 +161,6 @@ pub fn silent(reply: &str) -> Option<String> {
     Some(kept.join("\n").trim().to_string())
 }
 
-#[derive(Deserialize)]
-struct MonitorParams {
-    cwd: String,
-    command: String,
-    mode: Option<Mode>,
-    timeout_s: Option<f64>,
-    #[serde(rename = "schedule_id")]
-    _schedule_id: Option<String>,
-    #[serde(rename = "run_id")]
-    _run_id: Option<String>,
-}
-
 /// The rules a trusted project adds: the nearest `.lembas/config.yaml` from `folder` up to the
 /// trusted folder that holds it. A file that cannot be read refuses the watch rather than
 /// silently dropping the project's deny rules.
@@ -233,8 +222,11 @@ pub fn project_bash_rules(folder: &Path, settings: &Settings) -> Option<crate::s
 }
 
 /// `_lembas/monitor`: admit, judge the command as bash in that folder, run it, answer the outcome.
-pub async fn monitor(params: Value, settings: &Settings, dirs: &Dirs) -> Result<WatchOutcome, RpcError> {
-    let params: MonitorParams = rpc::params(LinkMethod::Monitor.name(), params)?;
+pub async fn monitor(
+    params: MonitorParams,
+    settings: &Settings,
+    dirs: &Dirs,
+) -> Result<WatchOutcome, RpcError> {
     let mode = admit(settings, params.mode)?;
     let rules = settings.folder_rules();
     let folder = admit_folder(Path::new(&params.cwd), &rules)?;
@@ -360,7 +352,7 @@ mod tests {
             match (got, want) {
                 (Ok(m), Ok(w)) => assert_eq!(m, *w),
                 (Err(e), Err(reason)) => {
-                    assert_eq!(e.code, rpc::INVALID_PARAMS);
+                    assert_eq!(e.code, crate::rpc::INVALID_PARAMS);
                     assert_eq!(e.data, Some(serde_json::json!({ "reason": reason })));
                     let text = if *reason == "plan" {
                         &texts.plan

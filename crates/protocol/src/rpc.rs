@@ -185,15 +185,24 @@ pub fn answer(id: &Value, result: Result<Value, RpcError>) -> String {
     }
 }
 
-/// Reads typed params, turning a mismatch into -32602 with serde's sentence about what is wrong.
+/// Reads typed params, turning a mismatch into -32602 with serde's sentence about what is wrong
+/// and where (`mcpServers[0].name: invalid type: …`).
 pub fn params<T: serde::de::DeserializeOwned>(method: &str, params: Value) -> Result<T, RpcError> {
     let params = if params.is_null() {
         Value::Object(Map::new())
     } else {
         params
     };
-    serde_json::from_value(params)
-        .map_err(|e| RpcError::invalid_params(format!("The params of {method} are not right: {e}.")))
+    serde_path_to_error::deserialize(params).map_err(|e| {
+        let place = e.path().to_string();
+        let why = e.into_inner();
+        let said = if place == "." {
+            why.to_string()
+        } else {
+            format!("{place}: {why}")
+        };
+        RpcError::invalid_params(format!("The params of {method} are not right: {said}."))
+    })
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::Mode;
+
 /// On a scheduled run's approval card: which run asks, and how long the card waits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScheduledCard {
@@ -33,4 +35,43 @@ pub struct RunOutcome {
     pub text: String,
     /// Why it failed; `null` otherwise.
     pub error: Option<String>,
+}
+
+/// `_lembas/monitor`'s params: a watch command run in a folder under the limits.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct MonitorParams {
+    /// Absolute; inside the roots, trusted where trust is required.
+    pub cwd: String,
+    /// Judged as `bash` in that folder, in `mode`.
+    pub command: String,
+    /// The schedule's mode (`edit` when absent), lowered to `max_mode`.
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    /// Clamped to the decided range; absent, zero or negative is the default.
+    #[serde(default)]
+    pub timeout_s: Option<f64>,
+    /// Which schedule and run asks: for the instance's own records; the device keeps none.
+    #[serde(default)]
+    pub schedule_id: Option<String>,
+    #[serde(default)]
+    pub run_id: Option<String>,
+}
+
+/// `_lembas/monitor`'s result: how the watch ended and a hash of what it printed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Watched {
+    /// `sha256:<hex>` of the output, a newline and the exit status (128 + signal when a signal
+    /// ended it); null when the watch timed out.
+    pub hash: Option<String>,
+    /// The exit status; null when a signal ended it or it timed out.
+    pub exit: Option<i32>,
+    pub timed_out: bool,
+    /// The start of the output decoded as UTF-8, invalid bytes replaced, at most `excerpt_chars`.
+    pub excerpt: String,
+    /// Whether the output had more than the excerpt shows.
+    pub truncated: bool,
+    /// The output's length in bytes: all of it, kept or not.
+    pub bytes: u64,
+    /// From starting bash to having the answer, stopping the group included.
+    pub duration_ms: u64,
 }

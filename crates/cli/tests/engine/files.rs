@@ -172,25 +172,28 @@ async fn search_limits_and_bad_params() {
 
     let outside = l.home.path();
     for (params, says) in [
-        (json!({ "cwd": work }), "query is missing"),
-        (json!({ "cwd": work, "query": 7 }), "query is missing"),
+        (json!({ "cwd": work }), "missing field `query`"),
+        (json!({ "cwd": work, "query": 7 }), "query: invalid type"),
         (json!({ "query": "" }), "sessionId"),
         (json!({ "cwd": work, "query": "", "limit": 0 }), "limit must be"),
-        (json!({ "cwd": work, "query": "", "limit": -1 }), "limit must be"),
+        (
+            json!({ "cwd": work, "query": "", "limit": -1 }),
+            "limit: invalid value",
+        ),
         (
             json!({ "cwd": work, "query": "", "limit": "ten" }),
-            "limit must be",
+            "limit: invalid type",
         ),
         (json!({ "cwd": "work", "query": "" }), "not an absolute path"),
         (json!({ "cwd": outside, "query": "" }), "outside the folders"),
-        (json!({ "cwd": 3, "query": "" }), "cwd must be a string"),
+        (json!({ "cwd": 3, "query": "" }), "cwd: invalid type"),
         (
             json!({ "sessionId": "ses_00000000000000000000000000", "query": "" }),
             "There is no session",
         ),
         (
             json!({ "sessionId": true, "query": "" }),
-            "sessionId must be a string",
+            "sessionId: invalid type",
         ),
     ] {
         let answer = search(&mut l, params.clone()).await;

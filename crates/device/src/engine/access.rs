@@ -14,6 +14,7 @@ use crate::policy::roots;
 use crate::rpc::RpcError;
 use crate::store::Record;
 use crate::store::ids;
+use lembas_protocol::session::{ModeChoice, Modes};
 
 /// The effort levels a session may have.
 pub(crate) const EFFORTS: [&str; 5] = ["off", "default", "low", "medium", "high"];
@@ -245,8 +246,8 @@ pub(crate) async fn tell_model(engine: &Engine, session: &Session) {
 }
 
 /// ACP's mode state: the current mode and those the device's `max_mode` allows.
-pub(crate) fn modes(current: Mode, max: Mode) -> Value {
-    let available: Vec<Value> = Mode::ALL
+pub(crate) fn modes(current: Mode, max: Mode) -> Modes {
+    let available_modes = Mode::ALL
         .into_iter()
         .filter(|m| *m <= max)
         .map(|m| {
@@ -256,10 +257,16 @@ pub(crate) fn modes(current: Mode, max: Mode) -> Value {
                 Mode::Edit => "Edit",
                 Mode::Auto => "Auto",
             };
-            json!({ "id": m.as_str(), "name": name })
+            ModeChoice {
+                id: m,
+                name: name.to_string(),
+            }
         })
         .collect();
-    json!({ "currentModeId": current.as_str(), "availableModes": available })
+    Modes {
+        current_mode_id: current,
+        available_modes,
+    }
 }
 
 #[cfg(test)]

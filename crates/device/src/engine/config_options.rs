@@ -3,8 +3,7 @@
 //! in `session/new`, `session/load` and `session/resume`'s answers, changed with
 //! `session/set_config_option` (the link has `_lembas/configure` for the same).
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use lembas_protocol::session::{ConfigChoice, ConfigOption, ConfigOptions, SetConfigOptionParams};
 
 use super::Engine;
 use super::access::{EFFORTS, check_model, choose_model, held};
@@ -16,7 +15,7 @@ const EFFORT: &str = "effort";
 
 /// The session's options as they are now. The model's choices are those the instance serves; where
 /// they cannot be read, the session's own model is the one choice.
-pub async fn options(engine: &Engine, session: &Session) -> Value {
+pub async fn options(engine: &Engine, session: &Session) -> Vec<ConfigOption> {
     let (model, effort) = {
         let state = session.state();
         (state.model.clone(), state.effort.clone())
@@ -28,31 +27,44 @@ pub async fn options(engine: &Engine, session: &Session) -> Value {
     if !models.contains(&model) {
         models.insert(0, model.clone());
     }
-    let choice = |value: &str| json!({ "value": value, "name": value });
-    json!([
-        {
-            "id": MODEL, "name": "Model", "category": "model", "type": "select",
-            "currentValue": model, "options": models.iter().map(|m| choice(m)).collect::<Vec<_>>(),
-        },
-        {
-            "id": EFFORT, "name": "Effort", "category": "thought_level", "type": "select",
-            "currentValue": effort, "options": EFFORTS.iter().map(|e| choice(e)).collect::<Vec<_>>(),
-        },
-    ])
+    let choices = |values: &mut dyn Iterator<Item = &str>| {
+        values
+            .map(|value| ConfigChoice {
+                value: value.to_string(),
+                name: value.to_string(),
+            })
+            .collect()
+    };
+    let select = |id: &str, name: &str, category: &str, current_value: String, options| ConfigOption {
+        id: id.to_string(),
+        name: name.to_string(),
+        category: Some(category.to_string()),
+        kind: "select".to_string(),
+        current_value,
+        options,
+    };
+    vec![
+        select(
+            MODEL,
+            "Model",
+            "model",
+            model,
+            choices(&mut models.iter().map(String::as_str)),
+        ),
+        select(
+            EFFORT,
+            "Effort",
+            "thought_level",
+            effort,
+            choices(&mut EFFORTS.into_iter()),
+        ),
+    ]
 }
 
 /// `session/set_config_option { sessionId, configId, value }`: the model (one the instance serves,
 /// in any name it goes by) or the effort; the model event follows a change, and the answer is
 /// every option as it is now.
-pub async fn set(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Params {
-        session_id: String,
-        config_id: String,
-        value: Value,
-    }
-    let params: Params = crate::rpc::params("session/set_config_option", params)?;
+pub async fn set(engine: &Engine, params: SetConfigOptionParams) -> Result<ConfigOptions, RpcError> {
     let session = held(engine, &params.session_id)?;
     let value = params.value.as_str().ok_or_else(|| {
         RpcError::invalid_params(format!(
@@ -76,5 +88,7 @@ pub async fn set(engine: &Engine, params: Value) -> Result<Value, RpcError> {
         }
     };
     choose_model(engine, &session, model, effort).await;
-    Ok(json!({ "configOptions": options(engine, &session).await }))
+    Ok(ConfigOptions {
+        config_options: options(engine, &session).await,
+    })
 }

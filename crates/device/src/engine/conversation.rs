@@ -1,29 +1,28 @@
 //! What changes a session's conversation between turns, or the running one: steer, rewind and
 //! compact (docs/protocol.md `_lembas/steer`, `_lembas/session/rewind`, `_lembas/session/compact`).
 
-use serde_json::{Value, json};
 use std::sync::Arc;
 
 use super::Engine;
-use super::access::{held, session_id};
+use super::access::held;
 use super::session::Session;
 use crate::rpc::{self, RpcError};
 use crate::store::Record;
 use lembas_protocol::Reason;
+use lembas_protocol::session::{Compacted, RewindParams, Rewound, SessionRef, SteerParams, Steered};
 
 /// `_lembas/steer`: a message for the running turn, taken in at its next step.
-pub(super) async fn steer(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let id = session_id(&params)?;
-    let text = params
-        .get("text")
-        .and_then(Value::as_str)
-        .filter(|t| !t.trim().is_empty())
-        .ok_or_else(|| RpcError::invalid_params("text is missing: the message for the running turn."))?
-        .to_string();
-    let message_id = params
-        .get("messageId")
-        .and_then(Value::as_str)
-        .map(str::to_string);
+pub(super) async fn steer(engine: &Engine, params: SteerParams) -> Result<Steered, RpcError> {
+    let SteerParams {
+        session_id: id,
+        text,
+        message_id,
+    } = params;
+    if text.trim().is_empty() {
+        return Err(RpcError::invalid_params(
+            "text is empty: the message for the running turn.",
+        ));
+    }
     let session = engine
         .sessions()
         .get(&id)
@@ -37,9 +36,15 @@ pub(super) async fn steer(engine: &Engine, params: Value) -> Result<Value, RpcEr
     state.steers.push((message_id, text));
     if state.acting {
         // Nothing of this prompt reaches the model: the next turn takes it in at its first step.
-        return Ok(json!({ "queued": state.steers.len(), "nextTurn": true }));
+        return Ok(Steered {
+            queued: state.steers.len(),
+            next_turn: true,
+        });
     }
-    Ok(json!({ "queued": state.steers.len() }))
+    Ok(Steered {
+        queued: state.steers.len(),
+        next_turn: false,
+    })
 }
 
 fn nothing_runs(id: &str) -> RpcError {
@@ -61,13 +66,11 @@ fn at_rest(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> {
 
 /// `_lembas/session/rewind`: the turn and every later one leave the conversation and the history;
 /// files stay as they are.
-pub(super) async fn rewind(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let id = session_id(&params)?;
-    let turn_id = params
-        .get("turnId")
-        .and_then(Value::as_str)
-        .ok_or_else(|| RpcError::invalid_params("turnId is missing: the turn to rewind to."))?
-        .to_string();
+pub(super) async fn rewind(engine: &Engine, params: RewindParams) -> Result<Rewound, RpcError> {
+    let RewindParams {
+        session_id: id,
+        turn_id,
+    } = params;
     let session = at_rest(engine, &id)?;
     let reverted = session.state().rewind(&turn_id);
     if reverted == 0 {
@@ -77,12 +80,12 @@ pub(super) async fn rewind(engine: &Engine, params: Value) -> Result<Value, RpcE
     }
     session.record(Record::Rewind { turn_id });
     session.flush();
-    Ok(json!({ "reverted": reverted }))
+    Ok(Rewound { reverted })
 }
 
 /// `_lembas/session/compact`: the model summarizes the conversation, and the summary replaces it.
-pub(super) async fn compact(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let id = session_id(&params)?;
+pub(super) async fn compact(engine: &Engine, params: SessionRef) -> Result<Compacted, RpcError> {
+    let id = params.session_id;
     let session = at_rest(engine, &id)?;
     // Holding the gate keeps a prompt from starting while the summary is written.
     let Ok(_gate) = session.gate.try_lock() else {
@@ -91,7 +94,7 @@ pub(super) async fn compact(engine: &Engine, params: Value) -> Result<Value, Rpc
         )));
     };
     let summary = compact_now(engine, &session).await?;
-    Ok(json!({ "summary": summary }))
+    Ok(Compacted { summary })
 }
 
 /// The summary replaces the conversation (`_lembas/session/compact` and `/compact`, the session's

@@ -1,7 +1,6 @@
 //! Capability `files` on the link: `_lembas/files/search` (the web composer's @ picker) and the
 //! `@path` mentions in a prompt's text, both over the session's folder (`crate::files`).
 
-use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 use super::Engine;
@@ -10,33 +9,31 @@ use super::session::Session;
 use crate::decisions::decisions;
 use crate::files::mention::{self, Attached, Scope};
 use crate::rpc::RpcError;
+use lembas_protocol::session::{FilesFound, FilesSearchParams, FoundFile};
 
-/// `_lembas/files/search`: { sessionId?, cwd?, query, limit? } → { root, files: [{ path, kind }] }.
-pub async fn search(engine: &Engine, params: Value) -> Result<Value, RpcError> {
+/// `_lembas/files/search`: the files of a session's folder (or a folder's) whose paths match what
+/// was typed after `@`.
+pub async fn search(engine: &Engine, params: FilesSearchParams) -> Result<FilesFound, RpcError> {
     let numbers = &decisions().files;
-    let query = params
-        .get("query")
-        .and_then(Value::as_str)
-        .ok_or_else(|| {
-            RpcError::invalid_params(
-                "query is missing: the text typed after @ (a string; empty for the recent files).",
-            )
-        })?
-        .to_string();
-    let limit = match params.get("limit") {
-        None | Some(Value::Null) => numbers.search_default_limit,
-        Some(v) => v
-            .as_u64()
-            .filter(|n| *n >= 1)
-            .map(|n| (n as usize).min(numbers.search_max_limit))
-            .ok_or_else(|| {
-                RpcError::invalid_params(format!(
-                    "limit must be a whole number from 1 to {} (default {}).",
-                    numbers.search_max_limit, numbers.search_default_limit
-                ))
-            })?,
+    let FilesSearchParams {
+        session_id,
+        cwd,
+        query,
+        limit,
+    } = params;
+    let limit = match limit {
+        None => numbers.search_default_limit,
+        Some(0) => {
+            return Err(RpcError::invalid_params(format!(
+                "limit must be a whole number from 1 to {} (default {}).",
+                numbers.search_max_limit, numbers.search_default_limit
+            )));
+        }
+        Some(n) => usize::try_from(n)
+            .unwrap_or(usize::MAX)
+            .min(numbers.search_max_limit),
     };
-    let (root, session) = folder(engine, &params)?;
+    let (root, session) = searched(engine, session_id, cwd)?;
     let protected = engine.setup().dirs.protected_places();
     let engine2 = engine.clone();
     let (root2, session2) = (root.clone(), session.clone());
@@ -47,30 +44,31 @@ pub async fn search(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     })
     .await
     .map_err(|e| RpcError::internal(format!("The file search stopped unexpectedly: {e}.")))?;
-    let files: Vec<Value> = found
-        .iter()
-        .map(|e| json!({ "path": e.path, "kind": e.kind.as_str() }))
-        .collect();
-    Ok(json!({ "root": root.display().to_string(), "files": files }))
+    Ok(FilesFound {
+        root: root.display().to_string(),
+        files: found
+            .iter()
+            .map(|e| FoundFile {
+                path: e.path.clone(),
+                kind: e.kind.as_str().to_string(),
+            })
+            .collect(),
+    })
 }
 
 /// The folder searched: the session's (judged again, as a prompt would be), or `cwd` under
 /// session/new's rules; with the session's id when there is one.
-fn folder(engine: &Engine, params: &Value) -> Result<(PathBuf, Option<String>), RpcError> {
-    match (params.get("sessionId"), params.get("cwd")) {
-        (Some(id), _) if !id.is_null() => {
-            let id = id.as_str().ok_or_else(|| {
-                RpcError::invalid_params("sessionId must be a string: a session of this device (ses_…).")
-            })?;
-            let session = held(engine, id)?;
-            Ok((session.cwd.clone(), Some(id.to_string())))
+fn searched(
+    engine: &Engine,
+    session_id: Option<String>,
+    cwd: Option<String>,
+) -> Result<(PathBuf, Option<String>), RpcError> {
+    match (session_id, cwd) {
+        (Some(id), _) => {
+            let session = held(engine, &id)?;
+            Ok((session.cwd.clone(), Some(id)))
         }
-        (_, Some(cwd)) if !cwd.is_null() => {
-            let cwd = cwd.as_str().ok_or_else(|| {
-                RpcError::invalid_params("cwd must be a string: an absolute folder on this computer.")
-            })?;
-            Ok((judge_cwd(engine, Path::new(cwd))?, None))
-        }
+        (None, Some(cwd)) => Ok((judge_cwd(engine, Path::new(&cwd))?, None)),
         _ => Err(RpcError::invalid_params(
             "Name the folder to search: sessionId (a session of this device) or cwd (an absolute folder).",
         )),

@@ -5,7 +5,8 @@
 //! its note goes to the model: at the next step of a running turn, or as a machine turn. The model
 //! has `job_list`, `job_output` and `job_stop`; a client has `_lembas/jobs` and `_lembas/job/*`.
 
-use lembas_protocol::jobs::{JobInfo, JobKind, JobState};
+use lembas_protocol::jobs::{JobInfo, JobKind, JobOutput, JobState};
+use lembas_protocol::session::{Empty, JobList, JobParams, JobStopped, SessionRef};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 use super::Engine;
-use super::access::{held, session_id};
+use super::access::held;
 use super::model::ToolCall;
 use super::session::{Session, ToolResult};
 use super::think;
@@ -287,64 +288,60 @@ fn stop_for_model(session: &Session, args: &Value) -> Result<String, String> {
     ))
 }
 
-/// The link's job methods.
-pub async fn request(
-    engine: &Engine,
-    method: lembas_protocol::LinkMethod,
-    params: Value,
-) -> Result<Value, RpcError> {
-    use lembas_protocol::LinkMethod::*;
-    let session = held(engine, &session_id(&params)?)?;
-    if method == Jobs {
-        return Ok(json!({ "jobs": session.state().jobs.list() }));
-    }
-    let id = params
-        .get("id")
-        .and_then(Value::as_str)
-        .ok_or_else(|| RpcError::invalid_params("id is missing: the job's id (job_…)."))?
-        .to_string();
-    let unknown = || {
-        RpcError::invalid_params(format!(
-            "{} has no job {id}: _lembas/jobs lists them.",
-            session.id
-        ))
+/// `_lembas/jobs`: the session's jobs, running ones first.
+pub async fn list(engine: &Engine, params: SessionRef) -> Result<JobList, RpcError> {
+    let session = held(engine, &params.session_id)?;
+    let jobs = session.state().jobs.list();
+    Ok(JobList { jobs })
+}
+
+/// `_lembas/job/output`: what the job wrote from `since` on.
+pub async fn output(engine: &Engine, params: JobParams) -> Result<JobOutput, RpcError> {
+    let session = held(engine, &params.session_id)?;
+    let state = session.state();
+    let job = state
+        .jobs
+        .get(&params.id)
+        .ok_or_else(|| unknown_job(&session, &params.id))?;
+    Ok(job.output_since(params.since.unwrap_or(0)))
+}
+
+/// `_lembas/job/stop`: answered once the job is gone (its group stopped), with the state it ended in.
+pub async fn stop(engine: &Engine, params: JobParams) -> Result<JobStopped, RpcError> {
+    let session = held(engine, &params.session_id)?;
+    let mut ended = {
+        let mut state = session.state();
+        let job = state
+            .jobs
+            .get(&params.id)
+            .ok_or_else(|| unknown_job(&session, &params.id))?;
+        let ended = job.ended();
+        state.jobs.stop(&params.id);
+        ended
     };
-    match method {
-        JobOutput => {
-            let since = match params.get("since") {
-                None | Some(Value::Null) => 0,
-                Some(v) => v.as_u64().ok_or_else(|| {
-                    RpcError::invalid_params("since must be a whole number of characters (0 or more).")
-                })?,
-            };
-            let state = session.state();
-            let job = state.jobs.get(&id).ok_or_else(unknown)?;
-            serde_json::to_value(job.output_since(since)).map_err(|e| RpcError::internal(e.to_string()))
-        }
-        JobStop => {
-            let mut ended = {
-                let mut state = session.state();
-                let job = state.jobs.get(&id).ok_or_else(unknown)?;
-                let ended = job.ended();
-                state.jobs.stop(&id);
-                ended
-            };
-            // Answered once it is gone (the group stopped), with the state it ended in.
-            let _ = tokio::time::timeout(STOP_WAIT, ended.wait_for(|s| *s != JobState::Running)).await;
-            let state = *ended.borrow();
-            Ok(json!({ "state": state }))
-        }
-        JobSend | JobTranscript => {
-            session.state().jobs.get(&id).ok_or_else(unknown)?;
-            let what = if method == JobSend {
-                "takes messages"
-            } else {
-                "has a transcript"
-            };
-            Err(RpcError::invalid_params(format!(
-                "{id} is a command job; only a subagent job {what}."
-            )))
-        }
-        other => Err(RpcError::method_not_found(other.name())),
-    }
+    let _ = tokio::time::timeout(STOP_WAIT, ended.wait_for(|s| *s != JobState::Running)).await;
+    let state = *ended.borrow();
+    Ok(JobStopped { state })
+}
+
+/// `_lembas/job/send` and `_lembas/job/transcript`: for a subagent job, which this device never
+/// runs: -32602 for every id.
+pub async fn subagent_only(engine: &Engine, params: JobParams, what: &str) -> Result<Empty, RpcError> {
+    let session = held(engine, &params.session_id)?;
+    session
+        .state()
+        .jobs
+        .get(&params.id)
+        .ok_or_else(|| unknown_job(&session, &params.id))?;
+    Err(RpcError::invalid_params(format!(
+        "{} is a command job; only a subagent job {what}.",
+        params.id
+    )))
+}
+
+fn unknown_job(session: &Session, id: &str) -> RpcError {
+    RpcError::invalid_params(format!(
+        "{} has no job {id}: _lembas/jobs lists them.",
+        session.id
+    ))
 }

@@ -11,11 +11,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lembas_protocol::mcp::McpServer;
-use serde_json::{Value, json};
+use lembas_protocol::session::McpReport;
+use serde_json::Value;
 
 use crate::decisions::decisions;
 use crate::mcp::{Connection, Endpoint, ToolInfo, object_arguments};
-use crate::rpc::RpcError;
 use crate::tools::ToolOutput;
 
 /// The longest function name the model APIs take.
@@ -41,18 +41,6 @@ pub struct Offered {
     pub server: String,
     pub tool: String,
     connection: Arc<Connection>,
-}
-
-/// The servers the params name (`mcpServers`; none when absent), each read as ACP's `McpServer`.
-pub fn named(method: &str, params: &Value) -> Result<Vec<McpServer>, RpcError> {
-    match params.get("mcpServers") {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(list) => serde_json::from_value(list.clone()).map_err(|e| {
-            RpcError::invalid_params(format!(
-                "{method}: mcpServers is not a list of MCP servers as ACP describes them ({e})."
-            ))
-        }),
-    }
 }
 
 /// What the link's client is told when it names servers: the device runs no program the instance
@@ -150,16 +138,17 @@ impl SessionServers {
     }
 
     /// The editor's view: each server, started or not.
-    pub fn report(&self) -> Value {
-        let started = self
-            .running
-            .iter()
-            .map(|r| json!({ "name": r.name, "started": true, "tools": r.tools.len() }));
-        let failed = self
-            .failures
-            .iter()
-            .map(|why| json!({ "started": false, "reason": why }));
-        Value::Array(started.chain(failed).collect())
+    pub fn report(&self) -> Vec<McpReport> {
+        let started = self.running.iter().map(|r| McpReport::Started {
+            name: r.name.clone(),
+            started: true,
+            tools: r.tools.len(),
+        });
+        let failed = self.failures.iter().map(|why| McpReport::Failed {
+            started: false,
+            reason: why.clone(),
+        });
+        started.chain(failed).collect()
     }
 
     /// What the model is told of servers that did not start.
@@ -260,16 +249,5 @@ mod tests {
         }];
         let notice = ignored_on_the_link(&named).unwrap();
         assert!(notice.contains("web") && notice.contains("were not started"));
-    }
-
-    #[test]
-    fn a_broken_list_is_refused_with_acp_words() {
-        let error = named(
-            "session/new",
-            &json!({ "mcpServers": [{ "type": "http", "name": "x" }] }),
-        )
-        .unwrap_err();
-        assert!(error.message.contains("mcpServers"), "{}", error.message);
-        assert!(named("session/new", &json!({})).unwrap().is_empty());
     }
 }

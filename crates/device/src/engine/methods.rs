@@ -1,7 +1,6 @@
 //! The session methods of the link (docs/protocol.md): params read, limits applied as they are at this
 //! moment, and the answers in the spec's shapes.
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -15,56 +14,80 @@ use super::attachments;
 use super::conversation;
 use super::mcp_servers::SessionServers;
 use super::session::{Context, Session, SessionState, TurnPhase};
-use crate::policy::Mode;
 use crate::policy::roots;
-use crate::rpc::{self, RpcError};
+use crate::rpc::RpcError;
 use crate::scheduled::Run;
 use crate::store::{Record, SessionHeader, ids};
+use lembas_protocol::request::serve;
+use lembas_protocol::session::{
+    CancelParams, ConfigureParams, Configured, Deleted, Empty, LembasMeta, NewSessionAnswer,
+    NewSessionParams, SessionRef, SessionSettings, SetModeParams, TitleParams, Titled,
+};
 use lembas_protocol::status::SessionStatus;
 use lembas_protocol::{LinkMethod, Reason};
 
 /// The engine's methods of the link; any other is -32601.
 pub async fn request(engine: &Engine, method: LinkMethod, params: Value) -> Result<Value, RpcError> {
     use LinkMethod::*;
+    use lembas_protocol::request::method as m;
     match method {
-        SessionNew => new_session(engine, params).await,
+        SessionNew => serve(m::SessionNew, params, |p| new_session(engine, p)).await,
         SessionPrompt => prompt_session(engine, params).await,
-        SessionSetMode => set_mode(engine, params).await,
-        SessionCancel => {
-            cancel(engine, &params);
-            Ok(json!({}))
-        }
-        Configure => configure(engine, params).await,
-        SessionStatus => status(engine, params),
+        SessionSetMode => serve(m::SessionSetMode, params, |p| set_mode(engine, p)).await,
+        SessionCancel => serve(m::SessionCancel, params, |p| async move { cancel(engine, p) }).await,
+        Configure => serve(m::Configure, params, |p| configure(engine, p)).await,
+        SessionStatus => serve(m::SessionStatus, params, |p| async move { status(engine, p) }).await,
         SessionHistory => history(engine, params),
-        SessionTitle => title(engine, params).await,
-        SessionDelete => delete(engine, params).await,
-        Steer => conversation::steer(engine, params).await,
-        SessionRewind => conversation::rewind(engine, params).await,
-        SessionCompact => conversation::compact(engine, params).await,
-        FilesSearch => super::files::search(engine, params).await,
-        Commands => super::commands::list(engine, params).await,
-        SessionLoad => super::reopen::load(engine, params).await,
-        SessionList => super::reopen::list(engine, params).await,
-        SessionResume => super::reopen::resume(engine, params).await,
-        SessionClose => super::reopen::close(engine, params),
-        SessionSetConfigOption => super::config_options::set(engine, params).await,
-        Jobs | JobOutput | JobStop | JobSend | JobTranscript => {
-            super::jobs::request(engine, method, params).await
+        SessionTitle => serve(m::SessionTitle, params, |p| title(engine, p)).await,
+        SessionDelete => serve(m::SessionDelete, params, |p| delete(engine, p)).await,
+        Steer => serve(m::Steer, params, |p| conversation::steer(engine, p)).await,
+        SessionRewind => serve(m::SessionRewind, params, |p| conversation::rewind(engine, p)).await,
+        SessionCompact => serve(m::SessionCompact, params, |p| conversation::compact(engine, p)).await,
+        FilesSearch => serve(m::FilesSearch, params, |p| super::files::search(engine, p)).await,
+        Commands => serve(m::Commands, params, |p| super::commands::list(engine, p)).await,
+        SessionLoad => serve(m::SessionLoad, params, |p| super::reopen::load(engine, p)).await,
+        SessionList => serve(m::SessionList, params, |p| super::reopen::list(engine, p)).await,
+        SessionResume => serve(m::SessionResume, params, |p| super::reopen::resume(engine, p)).await,
+        SessionClose => {
+            serve(m::SessionClose, params, |p| async move {
+                super::reopen::close(engine, p)
+            })
+            .await
+        }
+        SessionSetConfigOption => {
+            serve(m::SessionSetConfigOption, params, |p| {
+                super::config_options::set(engine, p)
+            })
+            .await
+        }
+        Jobs => serve(m::Jobs, params, |p| super::jobs::list(engine, p)).await,
+        JobOutput => serve(m::JobOutput, params, |p| super::jobs::output(engine, p)).await,
+        JobStop => serve(m::JobStop, params, |p| super::jobs::stop(engine, p)).await,
+        JobSend => {
+            serve(m::JobSend, params, |p| {
+                super::jobs::subagent_only(engine, p, "takes messages")
+            })
+            .await
+        }
+        JobTranscript => {
+            serve(m::JobTranscript, params, |p| {
+                super::jobs::subagent_only(engine, p, "has a transcript")
+            })
+            .await
         }
         other => Err(RpcError::method_not_found(other.name())),
     }
 }
 
 /// session/cancel.
-pub fn cancel(engine: &Engine, params: &Value) {
+pub fn cancel(engine: &Engine, params: CancelParams) -> Result<Empty, RpcError> {
     if let Some(session) = params
-        .get("sessionId")
-        .and_then(Value::as_str)
-        .and_then(|id| engine.sessions().get(id).cloned())
+        .session_id
+        .and_then(|id| engine.sessions().get(&id).cloned())
     {
         session.cancel();
     }
+    Ok(Empty {})
 }
 
 fn now_ms() -> u64 {
@@ -91,30 +114,17 @@ async fn default_model(engine: &Engine) -> Result<String, RpcError> {
         })
 }
 
-async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    #[derive(Deserialize)]
-    struct Params {
-        cwd: String,
-        #[serde(rename = "_meta", default)]
-        meta: Value,
-    }
-    let servers = super::mcp_servers::named(LinkMethod::SessionNew.name(), &params)?;
-    let params: Params = rpc::params(LinkMethod::SessionNew.name(), params)?;
+async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSessionAnswer, RpcError> {
+    let servers = params.mcp_servers.unwrap_or_default();
+    let meta = params.meta.unwrap_or_default();
     let settings = engine.settings();
     let rules = settings.folder_rules();
-    let lembas = params.meta.get("lembas");
+    let lembas = meta.lembas.as_ref();
     let scheduled = Run::read(lembas, engine.setup().least_approval_wait_s)?;
     let mode = match &scheduled {
         // A scheduled session's mode is the schedule's; _meta.mode is not read.
         Some(run) => crate::scheduled::admit(&settings, run.mode)?,
-        None => params
-            .meta
-            .get("mode")
-            .and_then(Value::as_str)
-            .map(|m| m.parse::<Mode>().map_err(RpcError::invalid_params))
-            .transpose()?
-            .unwrap_or_default()
-            .lowered_to(settings.remote.max_mode),
+        None => meta.mode.unwrap_or_default().lowered_to(settings.remote.max_mode),
     };
     let cwd = roots::judge_folder(Path::new(&params.cwd), &rules).map_err(|v| {
         let reason = v.reason.unwrap_or_default();
@@ -124,13 +134,7 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
             RpcError::invalid_params(reason)
         }
     })?;
-    let named = params
-        .meta
-        .get("lembas_model")
-        .or_else(|| params.meta.get("model"))
-        .and_then(Value::as_str)
-        .filter(|m| !m.is_empty())
-        .map(str::to_string);
+    let named = meta.lembas_model.or(meta.model).filter(|m| !m.is_empty());
     let model = match named {
         Some(model) => model,
         // An editor need not name one: the instance's default for this device.
@@ -142,7 +146,7 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
         }
     };
     let model = check_model(engine, &model).await?;
-    let effort = effort_of(params.meta.get("effort").and_then(Value::as_str));
+    let effort = effort_of(meta.effort.as_deref());
     let mut context = Context::default();
     context.update(lembas);
 
@@ -189,26 +193,32 @@ async fn new_session(engine: &Engine, params: Value) -> Result<Value, RpcError> 
         cwd: cwd.display().to_string(),
         model: model.clone(),
     });
-    let mut answer = json!({
-        "sessionId": id,
-        "modes": modes(mode, settings.remote.max_mode),
-        "_meta": { "lembas": { "model": model, "mode": mode.as_str(), "effort": effort, "instance": true } },
-    });
-    if let Some(report) = mcp_report {
-        answer["_meta"]["lembas"]["mcpServers"] = report;
-    }
-    if let Some(notice) = notice {
+    if let Some(notice) = &notice {
         tracing::warn!("{notice}");
-        answer["_meta"]["lembas"]["notice"] = json!(notice);
     }
     // An editor's pickers (the link's client has _lembas/configure).
     let opened = engine.sessions().get(&id).cloned();
-    if engine.serves_editor()
-        && let Some(session) = opened
-    {
-        answer["configOptions"] = super::config_options::options(engine, &session).await;
-    }
-    Ok(answer)
+    let config_options = match opened {
+        Some(session) if engine.serves_editor() => {
+            Some(super::config_options::options(engine, &session).await)
+        }
+        _ => None,
+    };
+    Ok(NewSessionAnswer {
+        session_id: id,
+        modes: modes(mode, settings.remote.max_mode),
+        config_options,
+        meta: LembasMeta {
+            lembas: SessionSettings {
+                model,
+                mode,
+                effort,
+                instance: true,
+                mcp_servers: mcp_report,
+                notice,
+            },
+        },
+    })
 }
 
 /// A session never given to the link's client: deleted only inside the roots with remote work on.
@@ -290,47 +300,32 @@ async fn wait_done(mut phase: tokio::sync::watch::Receiver<TurnPhase>) -> Result
     }
 }
 
-async fn set_mode(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let id = session_id(&params)?;
-    let requested: Mode = params
-        .get("modeId")
-        .and_then(Value::as_str)
-        .ok_or_else(|| RpcError::invalid_params("modeId is missing: plan, manual, edit or auto."))?
-        .parse()
-        .map_err(RpcError::invalid_params)?;
-    let session = held(engine, &id)?;
-    let mode = requested.lowered_to(engine.settings().remote.max_mode);
+async fn set_mode(engine: &Engine, params: SetModeParams) -> Result<Empty, RpcError> {
+    let session = held(engine, &params.session_id)?;
+    let mode = params.mode_id.lowered_to(engine.settings().remote.max_mode);
     switch_mode(engine, &session, mode).await;
-    Ok(json!({}))
+    Ok(Empty {})
 }
 
-async fn configure(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let id = session_id(&params)?;
-    let session = held(engine, &id)?;
-    let named = params
-        .get("model")
-        .and_then(Value::as_str)
-        .filter(|m| !m.is_empty());
-    let model = match named {
-        Some(named) => Some(check_model(engine, named).await?),
+async fn configure(engine: &Engine, params: ConfigureParams) -> Result<Configured, RpcError> {
+    let session = held(engine, &params.session_id)?;
+    let model = match params.model.filter(|m| !m.is_empty()) {
+        Some(named) => Some(check_model(engine, &named).await?),
         None => None,
     };
-    let effort = params
-        .get("effort")
-        .and_then(Value::as_str)
-        .map(|e| effort_of(Some(e)));
+    let effort = params.effort.map(|e| effort_of(Some(&e)));
     let (model, effort) = choose_model(engine, &session, model, effort).await;
-    Ok(json!({ "model": model, "effort": effort }))
+    Ok(Configured { model, effort })
 }
 
-fn status(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let id = session_id(&params)?;
+fn status(engine: &Engine, params: SessionRef) -> Result<SessionStatus, RpcError> {
+    let id = params.session_id;
     if let Some(session) = engine.sessions().get(&id).cloned() {
         judge_again(engine, &session)?;
-        return Ok(json!(session.status()));
+        return Ok(session.status());
     }
     if !ids::is_session_id(&id) || !engine.store().exists(&id) {
-        return Ok(json!(SessionStatus::unknown(&id)));
+        return Ok(SessionStatus::unknown(&id));
     }
     let summary = engine.store().summary(&id).ok();
     if let Some(summary) = &summary {
@@ -357,14 +352,14 @@ fn status(engine: &Engine, params: Value) -> Result<Value, RpcError> {
             _ => {}
         }
     }
-    Ok(json!(SessionStatus {
+    Ok(SessionStatus {
         exists: true,
         title: summary.map(|s| s.title).unwrap_or_default(),
         last_turn_id: last.map(|t| t.turn_id),
         plan,
         jobs: super::job_board::Board::replayed(jobs).list(),
         ..SessionStatus::unknown(&id)
-    }))
+    })
 }
 
 fn history(engine: &Engine, params: Value) -> Result<Value, RpcError> {
@@ -372,14 +367,9 @@ fn history(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     Ok(held(engine, &id)?.history())
 }
 
-async fn title(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let id = session_id(&params)?;
-    let title = params
-        .get("title")
-        .and_then(Value::as_str)
-        .ok_or_else(|| RpcError::invalid_params("title is missing (a string of at most 200 characters)."))?
-        .trim()
-        .to_string();
+async fn title(engine: &Engine, params: TitleParams) -> Result<Titled, RpcError> {
+    let id = params.session_id;
+    let title = params.title.trim().to_string();
     let max = crate::decisions::decisions().engine.title_max_chars;
     if title.chars().count() > max {
         return Err(RpcError::invalid_params(format!(
@@ -393,14 +383,14 @@ async fn title(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     engine
         .event(&id, json!({ "type": "title", "id": id, "title": title }))
         .await;
-    Ok(json!({ "title": title }))
+    Ok(Titled { title })
 }
 
 /// docs/protocol.md: the device deletes a session the client holds now or was ever given (the `given` mark
 /// in the store), or else one whose folder is inside the roots while remote work is on (trust not
 /// asked: deleting runs nothing there). Anything else, an editor's session elsewhere say: -32602.
-async fn delete(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let id = session_id(&params)?;
+async fn delete(engine: &Engine, params: SessionRef) -> Result<Deleted, RpcError> {
+    let id = params.session_id;
     if !ids::is_session_id(&id) {
         return Err(RpcError::invalid_params(format!(
             "{id} is not a session id of this device (ses_…)."
@@ -432,5 +422,7 @@ async fn delete(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     if deleted || in_memory.is_some() {
         engine.device_event(crate::events::DeviceEvent::SessionDeleted { session_id: id });
     }
-    Ok(json!({ "deleted": deleted || in_memory.is_some() }))
+    Ok(Deleted {
+        deleted: deleted || in_memory.is_some(),
+    })
 }

@@ -416,9 +416,4 @@ impl Engine {
     pub async fn request(&self, method: LinkMethod, params: Value) -> Result<Value, RpcError> {
         methods::request(self, method, params).await
     }
-
-    /// session/cancel: the session's running turn stops.
-    pub fn cancel(&self, params: &Value) {
-        methods::cancel(self, params)
-    }
 }

@@ -3,7 +3,6 @@
 //! stored session opened and its history replayed as `session/update`s before the answer),
 //! `session/resume` (opened, no history) and `session/close` (let go of here).
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -16,20 +15,16 @@ use crate::rpc::RpcError;
 use crate::store::ids;
 use crate::utc::rfc3339 as utc;
 use lembas_protocol::mcp::McpServer;
+use lembas_protocol::session::{
+    Empty, LembasMeta, ListParams, McpReport, OpenSessionParams, OpenedSession, SessionInfo, SessionList,
+    SessionRef, SessionSettings,
+};
 
 /// Sessions on one page of `session/list`.
 const PAGE: usize = 50;
 
 /// `session/list { cwd?, cursor? }`: the latest first.
-pub async fn list(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    #[derive(Deserialize)]
-    struct Params {
-        #[serde(default)]
-        cwd: Option<String>,
-        #[serde(default)]
-        cursor: Option<String>,
-    }
-    let params: Params = crate::rpc::params("session/list", params)?;
+pub async fn list(engine: &Engine, params: ListParams) -> Result<SessionList, RpcError> {
     let start = match params.cursor.as_deref() {
         None => 0,
         Some(cursor) => cursor
@@ -49,23 +44,21 @@ pub async fn list(engine: &Engine, params: Value) -> Result<Value, RpcError> {
         .map_err(|e| RpcError::internal(format!("The stored sessions cannot be read: {e}.")))?;
     stored.retain(|s| folder.as_ref().is_none_or(|f| resolved(&s.cwd) == *f));
     stored.sort_by(|a, b| b.updated_ms.cmp(&a.updated_ms).then_with(|| a.id.cmp(&b.id)));
-    let page: Vec<Value> = stored
+    let sessions = stored
         .iter()
         .skip(start)
         .take(PAGE)
-        .map(|s| {
-            json!({
-                "sessionId": s.id, "cwd": s.cwd,
-                "title": (!s.title.is_empty()).then_some(&s.title),
-                "updatedAt": utc(s.updated_ms),
-            })
+        .map(|s| SessionInfo {
+            session_id: s.id.clone(),
+            cwd: s.cwd.clone(),
+            title: (!s.title.is_empty()).then(|| s.title.clone()),
+            updated_at: utc(s.updated_ms),
         })
         .collect();
-    let mut answer = json!({ "sessions": page });
-    if stored.len() > start + PAGE {
-        answer["nextCursor"] = json!(format!("after-{}", start + PAGE));
-    }
-    Ok(answer)
+    Ok(SessionList {
+        sessions,
+        next_cursor: (stored.len() > start + PAGE).then(|| format!("after-{}", start + PAGE)),
+    })
 }
 
 fn resolved(folder: &str) -> std::path::PathBuf {
@@ -74,28 +67,25 @@ fn resolved(folder: &str) -> std::path::PathBuf {
 
 /// `session/load { sessionId, cwd, mcpServers }`: the session opened from the store (or already
 /// open here), its history sent as `session/update`s, then the answer.
-pub async fn load(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let servers = super::mcp_servers::named("session/load", &params)?;
-    let session = open_in_its_folder(engine, "session/load", params)?;
+pub async fn load(engine: &Engine, params: OpenSessionParams) -> Result<OpenedSession, RpcError> {
+    let servers = params.mcp_servers.clone().unwrap_or_default();
+    let session = open_in_its_folder(engine, params)?;
     let report = with_servers(engine, &session, servers).await;
     let history = session.history();
     for update in replayed(&history["turns"]) {
         engine.update(&session.id, update).await;
     }
-    Ok(with_report(answer(engine, &session).await, report))
+    Ok(answer(engine, &session, report).await)
 }
 
-/// `session/resume { sessionId, cwd }`: as `session/load`, without the history.
-pub async fn resume(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let servers = super::mcp_servers::named("session/resume", &params)?;
-    let session = open_in_its_folder(engine, "session/resume", params)?;
+pub async fn resume(engine: &Engine, params: OpenSessionParams) -> Result<OpenedSession, RpcError> {
+    let servers = params.mcp_servers.clone().unwrap_or_default();
+    let session = open_in_its_folder(engine, params)?;
     let report = with_servers(engine, &session, servers).await;
-    Ok(with_report(answer(engine, &session).await, report))
+    Ok(answer(engine, &session, report).await)
 }
 
-/// The editor's servers for a session it reopens: started unless the session runs some already
-/// (an editor reattaching); what the answer says of them.
-async fn with_servers(engine: &Engine, session: &Session, servers: Vec<McpServer>) -> Option<Value> {
+async fn with_servers(engine: &Engine, session: &Session, servers: Vec<McpServer>) -> Option<Vec<McpReport>> {
     if !engine.serves_editor() {
         return None;
     }
@@ -103,7 +93,6 @@ async fn with_servers(engine: &Engine, session: &Session, servers: Vec<McpServer
         let started = Arc::new(SessionServers::start(&engine.0.http, &session.cwd, servers).await);
         let mut state = session.state();
         match &state.mcp {
-            // Another request started them meanwhile: these go.
             Some(_) => drop(started),
             None => state.mcp = Some(started),
         }
@@ -111,29 +100,14 @@ async fn with_servers(engine: &Engine, session: &Session, servers: Vec<McpServer
     session.state().mcp.as_ref().map(|s| s.report())
 }
 
-fn with_report(mut answer: Value, report: Option<Value>) -> Value {
-    if let Some(report) = report {
-        answer["_meta"]["lembas"]["mcpServers"] = report;
-    }
-    answer
-}
-
-/// `session/close { sessionId }`: its running turn cancelled, its jobs stopped, and the session let
-/// go of here (another process may hold it now); it stays in the store.
-pub fn close(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Params {
-        session_id: String,
-    }
-    let params: Params = crate::rpc::params("session/close", params)?;
+pub fn close(engine: &Engine, params: SessionRef) -> Result<Empty, RpcError> {
     let closed = engine.sessions().remove(&params.session_id);
     match closed {
         Some(session) => {
             session.cancel();
             session.state().jobs.stop_all();
             session.stop_mcp_servers();
-            Ok(json!({}))
+            Ok(Empty {})
         }
         None => Err(RpcError::invalid_params(format!(
             "{} is not open here: nothing to close.",
@@ -142,15 +116,7 @@ pub fn close(engine: &Engine, params: Value) -> Result<Value, RpcError> {
     }
 }
 
-/// The stored session named, opened (or already open here) when `cwd` is its folder.
-fn open_in_its_folder(engine: &Engine, method: &str, params: Value) -> Result<Arc<Session>, RpcError> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Params {
-        session_id: String,
-        cwd: String,
-    }
-    let params: Params = crate::rpc::params(method, params)?;
+fn open_in_its_folder(engine: &Engine, params: OpenSessionParams) -> Result<Arc<Session>, RpcError> {
     let id = params.session_id;
     let known = engine.sessions().contains_key(&id);
     if !known && (!ids::is_session_id(&id) || !engine.store().exists(&id)) {
@@ -171,16 +137,25 @@ fn open_in_its_folder(engine: &Engine, method: &str, params: Value) -> Result<Ar
 
 /// What `session/load` and `session/resume` answer: the modes, the pickers, and the session's
 /// model.
-async fn answer(engine: &Engine, session: &Session) -> Value {
+async fn answer(engine: &Engine, session: &Session, mcp_servers: Option<Vec<McpReport>>) -> OpenedSession {
     let (mode, model, effort) = {
         let state = session.state();
         (state.mode, state.model.clone(), state.effort.clone())
     };
-    json!({
-        "modes": modes(mode, engine.settings().remote.max_mode),
-        "configOptions": super::config_options::options(engine, session).await,
-        "_meta": { "lembas": { "model": model, "mode": mode.as_str(), "effort": effort, "instance": true } },
-    })
+    OpenedSession {
+        modes: modes(mode, engine.settings().remote.max_mode),
+        config_options: super::config_options::options(engine, session).await,
+        meta: LembasMeta {
+            lembas: SessionSettings {
+                model,
+                mode,
+                effort,
+                instance: true,
+                mcp_servers,
+                notice: None,
+            },
+        },
+    }
 }
 
 /// The history's turns as the `session/update`s a client draws them from, in order.

@@ -32,9 +32,9 @@ mod tests;
 use crate::decisions::decisions;
 use crate::events::WatchEnd;
 use crate::sandbox::Sandbox;
+use lembas_protocol::scheduled::Watched;
 use output::OutputSink;
 use process_group::ProcessGroup;
-use serde::Serialize;
 use std::io;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -50,9 +50,9 @@ const READ_CHUNK: usize = 64 * 1024;
 /// How often a stopping watch looks whether its group is gone (a group ending wakes nothing).
 const GROUP_POLL: Duration = Duration::from_millis(20);
 
-/// The result of `_lembas/monitor`, serialized exactly as the spec's result:
-/// `{ hash, exit, timed_out, excerpt, truncated, bytes, duration_ms }`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// How a watch (or a `bash` call) ended: `_lembas/monitor`'s result ([`Watched`]), and for the
+/// model why the sandbox refused it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchOutcome {
     /// `sha256:<hex>` of the output, a newline and the exit status (128 + signal when a signal
     /// ended it); null when the watch timed out.
@@ -70,11 +70,23 @@ pub struct WatchOutcome {
     pub duration_ms: u64,
     /// The line saying the sandbox refused a read or write, when the command failed that way while
     /// sandboxed: for the model, never part of `_lembas/monitor`'s result.
-    #[serde(skip)]
     pub sandbox_refusal: Option<String>,
 }
 
 impl WatchOutcome {
+    /// `_lembas/monitor`'s result.
+    pub fn watched(&self) -> Watched {
+        Watched {
+            hash: self.hash.clone(),
+            exit: self.exit,
+            timed_out: self.timed_out,
+            excerpt: self.excerpt.clone(),
+            truncated: self.truncated,
+            bytes: self.bytes,
+            duration_ms: self.duration_ms,
+        }
+    }
+
     /// How it ended, without what it printed: what the activity list is told.
     pub fn end(&self) -> WatchEnd {
         WatchEnd {

@@ -354,7 +354,7 @@ async fn a_folder_that_does_not_exist_is_an_error_that_names_it() {
 #[tokio::test]
 async fn the_result_has_exactly_the_spec_fields() {
     let dir = tempfile::tempdir().unwrap();
-    let value = serde_json::to_value(watch(dir.path(), "kill -TERM $$").await).unwrap();
+    let value = serde_json::to_value(watch(dir.path(), "kill -TERM $$").await.watched()).unwrap();
     let mut keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort_unstable();
     assert_eq!(

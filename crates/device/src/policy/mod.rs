@@ -3,9 +3,8 @@
 //! never re-implemented.
 
 pub mod bash_judge;
-pub mod mode;
 pub mod protected;
 pub mod risks;
 pub mod roots;
 pub mod tools;
-pub use mode::Mode;
+pub use lembas_protocol::Mode;

@@ -26,10 +26,8 @@ use crate::rpc::{self, RpcError};
 use crate::settings::Settings;
 use board::Board;
 use lembas_protocol::LinkMethod;
-use lembas_protocol::terminal::{
-    TerminalCloseParams, TerminalExit, TerminalInputParams, TerminalOpenParams, TerminalOpened,
-    TerminalResizeParams,
-};
+use lembas_protocol::request::{self, method};
+use lembas_protocol::terminal::{TerminalExit, TerminalOpened};
 use session::Session;
 use shell::Environment;
 pub use shell::ShellKind;
@@ -78,9 +76,8 @@ impl Terminals {
 
     /// `_lembas/terminal/open`: `{ cwd?, cols?, rows? }` →
     /// `{ terminalId, cwd, cols, rows, shell, integration }`.
-    pub async fn open(&self, params: Value, settings: &Settings) -> Result<Value, RpcError> {
-        let method = LinkMethod::TerminalOpen.name();
-        let params: TerminalOpenParams = rpc::params(method, params)?;
+    pub async fn open(&self, params: Value, settings: &Settings) -> Result<TerminalOpened, RpcError> {
+        let params = request::read(method::TerminalOpen, params)?;
         let rules = settings.folder_rules();
         if !rules.enabled {
             // The policy's own sentence: remote work is off, and how to turn it on.
@@ -170,19 +167,19 @@ impl Terminals {
                 let _ = out.bulk(exit).await;
             }
         });
-        Ok(json!(TerminalOpened {
+        Ok(TerminalOpened {
             terminal_id: id,
             cwd: cwd_text.into_owned(),
             cols: size.cols,
             rows: size.rows,
             shell: kind.name().to_string(),
             integration,
-        }))
+        })
     }
 
     /// `_lembas/terminal/input`: `{ terminalId, data: <base64> }`.
     pub async fn input(&self, params: Value) -> Result<(), RpcError> {
-        let params: TerminalInputParams = rpc::params(LinkMethod::TerminalInput.name(), params)?;
+        let params = request::read(method::TerminalInput, params)?;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(params.data.as_bytes())
             .map_err(|e| {
@@ -202,7 +199,7 @@ impl Terminals {
 
     /// `_lembas/terminal/resize`: `{ terminalId, cols, rows }`, clamped to the decided ranges.
     pub async fn resize(&self, params: Value) -> Result<(), RpcError> {
-        let params: TerminalResizeParams = rpc::params(LinkMethod::TerminalResize.name(), params)?;
+        let params = request::read(method::TerminalResize, params)?;
         let session = self.find(&params.terminal_id)?;
         let size = PtySize {
             cols: clamp(params.cols, decisions().terminal.cols),
@@ -219,7 +216,7 @@ impl Terminals {
 
     /// `_lembas/terminal/close`: `{ terminalId }`, hung up (SIGHUP). Its exit follows.
     pub async fn close(&self, params: Value) -> Result<(), RpcError> {
-        let params: TerminalCloseParams = rpc::params(LinkMethod::TerminalClose.name(), params)?;
+        let params = request::read(method::TerminalClose, params)?;
         let session = self
             .lock()
             .sessions

@@ -6,13 +6,14 @@
 //! followed, inside it and not protected: a file the model could have linked to `~/.ssh` is never
 //! sent to it.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 use crate::decisions::decisions;
 use crate::policy::Mode;
 use crate::policy::protected::protection;
 use crate::policy::roots;
+use lembas_protocol::session::{AvailableCommand, CommandInput, CommandKind, LembasMeta};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -48,16 +49,17 @@ pub struct Command {
 
 impl Command {
     /// ACP's `AvailableCommand`, with `_meta.lembas.kind`.
-    pub fn acp(&self) -> Value {
-        let mut command = json!({
-            "name": self.name,
-            "description": self.description,
-            "_meta": { "lembas": { "kind": self.kind.as_str() } },
-        });
-        if let Some(hint) = &self.hint {
-            command["input"] = json!({ "hint": hint });
+    pub fn acp(&self) -> AvailableCommand {
+        AvailableCommand {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            input: self.hint.clone().map(|hint| CommandInput { hint }),
+            meta: LembasMeta {
+                lembas: CommandKind {
+                    kind: self.kind.as_str().to_string(),
+                },
+            },
         }
-        command
     }
 }
 
@@ -325,7 +327,7 @@ mod tests {
             ]
         );
         assert_eq!(set[7].body, "Deploy $ARGUMENTS from the project");
-        assert_eq!(set[7].acp()["input"]["hint"], "arguments");
+        assert_eq!(set[7].acp().input.map(|i| i.hint).as_deref(), Some("arguments"));
         assert_eq!(set[8].description, "Last");
         assert_eq!(
             (set[8].mode, set[8].model.as_deref(), set[8].effort.as_deref()),
@@ -334,7 +336,10 @@ mod tests {
         assert_eq!((set[7].mode, &set[7].model), (None, &None));
         assert_eq!(set[9].description, "Lint it");
         assert_eq!(set[9].body, "Run the linter.");
-        assert_eq!(set[3].acp()["input"]["hint"], "head | <branch>");
+        assert_eq!(
+            set[3].acp().input.map(|i| i.hint).as_deref(),
+            Some("head | <branch>")
+        );
 
         // Without the project (untrusted): the user's own only.
         let sources = Sources {

@@ -23,6 +23,7 @@ use crate::rpc::RpcError;
 use builtin::Expansion;
 use catalog::{Command, Kind, Sources};
 use lembas_protocol::Reason;
+use lembas_protocol::session::{CommandList, FolderParams};
 
 /// The commands a session in `folder` offers now (the files are read each time: a command file
 /// written during a turn counts from the next prompt).
@@ -59,13 +60,10 @@ pub async fn tell(engine: &Engine, session: &Session, only_if_changed: bool) {
 
 /// `_lembas/commands`: a session's set, or a folder's (judged as session/new judges it) for a
 /// composer with no session yet.
-pub async fn list(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let folder = match (
-        params.get("sessionId").and_then(Value::as_str),
-        params.get("cwd").and_then(Value::as_str),
-    ) {
-        (Some(id), _) => held(engine, id)?.cwd.clone(),
-        (None, Some(cwd)) => judge_cwd(engine, Path::new(cwd))?,
+pub async fn list(engine: &Engine, params: FolderParams) -> Result<CommandList, RpcError> {
+    let folder = match (params.session_id, params.cwd) {
+        (Some(id), _) => held(engine, &id)?.cwd.clone(),
+        (None, Some(cwd)) => judge_cwd(engine, Path::new(&cwd))?,
         (None, None) => {
             return Err(RpcError::invalid_params(
                 "Name a session (sessionId) or a folder (cwd, absolute) to list its commands.",
@@ -73,7 +71,9 @@ pub async fn list(engine: &Engine, params: Value) -> Result<Value, RpcError> {
         }
     };
     let set = command_set(engine, &folder);
-    Ok(json!({ "commands": set.iter().map(Command::acp).collect::<Vec<_>>() }))
+    Ok(CommandList {
+        commands: set.iter().map(Command::acp).collect(),
+    })
 }
 
 /// `/name rest` at the start of a text: the name and the rest.

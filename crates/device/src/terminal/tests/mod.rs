@@ -89,7 +89,8 @@ impl Harness {
     }
 
     async fn open(&self, params: Value) -> Result<Value, RpcError> {
-        self.terminals.open(params, &self.settings()).await
+        let opened = self.terminals.open(params, &self.settings()).await?;
+        lembas_protocol::request::answer(opened)
     }
 
     async fn open_id(&self) -> String {

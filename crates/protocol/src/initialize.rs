@@ -1,0 +1,203 @@
+//! `initialize` (ACP's, with the `_lembas` extension in `_meta`): what a client says of itself,
+//! and what the device answers: its ACP capabilities, and in `_meta.lembas` the link protocol, the
+//! limits and the capabilities it lists (docs/protocol.md "initialize").
+
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
+
+use crate::Capability;
+use crate::limits::Limits;
+use crate::session::{Empty, LembasMeta};
+
+/// `initialize`'s params, as far as the device reads them: whether the client speaks the extension.
+/// Everything else a client says of itself (its file system, its terminals) is not used: the device
+/// reads and runs on its own computer.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeParams {
+    #[serde(default)]
+    pub client_capabilities: Option<ClientCapabilities>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ClientCapabilities {
+    #[serde(rename = "_meta", default)]
+    pub meta: Option<ClientMeta>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ClientMeta {
+    #[serde(default)]
+    pub lembas: Option<ClientLembas>,
+}
+
+/// `clientCapabilities._meta.lembas`: `true` from a protocol 1 client, an object from a later one.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ClientLembas {
+    Flag(bool),
+    Says(ClientSays),
+    /// A shape this device does not know: the client speaks the extension, at protocol 1.
+    Other(IgnoredAny),
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ClientSays {
+    #[serde(default)]
+    pub protocol: Option<u64>,
+    /// The client draws `_lembas/show`.
+    #[serde(default)]
+    pub show: bool,
+}
+
+/// What a client told of the extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Client {
+    /// Speaks `_lembas/*`.
+    pub lembas: bool,
+    /// Its link protocol (1 when it says none).
+    pub protocol: u64,
+    pub show: bool,
+}
+
+impl InitializeParams {
+    pub fn client(&self) -> Client {
+        let said = self
+            .client_capabilities
+            .as_ref()
+            .and_then(|c| c.meta.as_ref())
+            .and_then(|m| m.lembas.as_ref());
+        let (lembas, protocol, show) = match said {
+            None | Some(ClientLembas::Flag(false)) => (false, 1, false),
+            Some(ClientLembas::Flag(true) | ClientLembas::Other(_)) => (true, 1, false),
+            Some(ClientLembas::Says(says)) => (true, says.protocol.unwrap_or(1), says.show),
+        };
+        Client {
+            lembas,
+            protocol,
+            show,
+        }
+    }
+}
+
+/// `initialize`'s answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeAnswer {
+    /// ACP's version (1).
+    pub protocol_version: u32,
+    pub agent_capabilities: AgentCapabilities,
+    /// None: the device is signed in to its instance already.
+    pub auth_methods: Vec<AuthMethod>,
+    pub agent_info: Implementation,
+    #[serde(rename = "_meta")]
+    pub meta: LembasMeta<DeviceSays>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentCapabilities {
+    pub load_session: bool,
+    pub prompt_capabilities: PromptCapabilities,
+    pub mcp_capabilities: McpCapabilities,
+    /// An editor's (`session/list`, `session/resume`, `session/close`); none on the link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_capabilities: Option<SessionCapabilities>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptCapabilities {
+    pub image: bool,
+    pub audio: bool,
+    pub embedded_context: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct McpCapabilities {
+    pub http: bool,
+    pub sse: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionCapabilities {
+    pub list: Empty,
+    pub resume: Empty,
+    pub close: Empty,
+}
+
+/// ACP's `AuthMethod`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuthMethod {
+    pub id: String,
+    pub name: String,
+}
+
+/// ACP's `Implementation`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Implementation {
+    pub name: String,
+    pub version: String,
+}
+
+/// `_meta.lembas` of `initialize`'s answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceSays {
+    /// The link protocol.
+    pub protocol: u32,
+    pub harness_spec: String,
+    /// Null to an editor: the person's own machine has no limits for it.
+    pub limits: Option<Limits>,
+    /// The login's connection on the instance.
+    pub connection: Option<String>,
+    pub capabilities: Vec<Capability>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_says_whether_it_speaks_the_extension_in_each_shape() {
+        let cases = [
+            (r#"{}"#, (false, 1, false)),
+            (
+                r#"{"clientCapabilities":{"fs":{"readTextFile":true}}}"#,
+                (false, 1, false),
+            ),
+            (
+                r#"{"clientCapabilities":{"_meta":{"lembas":false}}}"#,
+                (false, 1, false),
+            ),
+            (
+                r#"{"clientCapabilities":{"_meta":{"lembas":null}}}"#,
+                (false, 1, false),
+            ),
+            (
+                r#"{"clientCapabilities":{"_meta":{"lembas":true}}}"#,
+                (true, 1, false),
+            ),
+            (
+                r#"{"clientCapabilities":{"_meta":{"lembas":{"protocol":3,"show":true}}}}"#,
+                (true, 3, true),
+            ),
+            (
+                r#"{"clientCapabilities":{"_meta":{"lembas":{"protocol":"3"}}}}"#,
+                (true, 1, false),
+            ),
+            (
+                r#"{"clientCapabilities":{"_meta":{"lembas":"yes"}}}"#,
+                (true, 1, false),
+            ),
+        ];
+        for (params, (lembas, protocol, show)) in cases {
+            let read: InitializeParams = serde_json::from_str(params).unwrap();
+            let client = read.client();
+            assert_eq!(
+                (client.lembas, client.protocol, client.show),
+                (lembas, protocol, show),
+                "{params}"
+            );
+        }
+    }
+}
