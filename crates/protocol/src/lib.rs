@@ -14,6 +14,7 @@
 mod capability;
 mod control;
 pub mod directories;
+pub mod event;
 pub mod generated;
 pub mod initialize;
 pub mod jobs;
@@ -31,6 +32,7 @@ pub mod session;
 mod show;
 pub mod status;
 pub mod terminal;
+pub mod update;
 
 pub use capability::Capability;
 pub use control::{ControlMethod, ControlPush};

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 
 use super::params::{RevokeParams, SessionParams, UndoParams};
-use crate::engine::{Engine, LiveSession, SessionUpdate};
+use crate::engine::{Engine, LiveSession, ShownUpdate};
 use crate::rpc::{self, RpcError};
 use crate::store::SessionSummary;
 
@@ -112,7 +112,7 @@ fn stop(engine: &Engine, method: &str, params: Value) -> Result<Value, RpcError>
 }
 
 /// The push a subscriber gets for a session's update.
-pub(super) fn push(update: SessionUpdate) -> String {
+pub(super) fn push(update: ShownUpdate) -> String {
     rpc::notification(ControlPush::SessionUpdate.name(), json!(update))
 }
 

@@ -3,7 +3,7 @@
 //! at this moment, its mode switched with the client told, and the model and effort a client
 //! names checked. Below the router ([`super::methods`]) and every handler that serves a session.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,7 +14,9 @@ use crate::policy::roots;
 use crate::rpc::RpcError;
 use crate::store::Record;
 use crate::store::ids;
+use lembas_protocol::event::Event;
 use lembas_protocol::session::{ModeChoice, Modes};
+use lembas_protocol::update::SessionUpdate;
 
 /// The effort levels a session may have.
 pub(crate) const EFFORTS: [&str; 5] = ["off", "default", "low", "medium", "high"];
@@ -183,12 +185,12 @@ pub(crate) async fn switch_mode(engine: &Engine, session: &Session, mode: Mode) 
     engine
         .update(
             &session.id,
-            json!({ "sessionUpdate": "current_mode_update", "currentModeId": mode.as_str() }),
+            SessionUpdate::CurrentModeUpdate {
+                current_mode_id: mode,
+            },
         )
         .await;
-    engine
-        .event(&session.id, json!({ "type": "mode", "mode": mode.as_str() }))
-        .await;
+    engine.event(&session.id, Event::Mode { mode }).await;
 }
 
 /// The session's model and effort, either or both chosen by a client (`_lembas/configure`,
@@ -240,7 +242,12 @@ pub(crate) async fn tell_model(engine: &Engine, session: &Session) {
     engine
         .event(
             &session.id,
-            json!({ "type": "model", "ref": model, "effort": effort, "connection": connection, "instance": true }),
+            Event::Model {
+                model: model.to_string(),
+                effort: effort.to_string(),
+                connection,
+                instance: true,
+            },
         )
         .await;
 }

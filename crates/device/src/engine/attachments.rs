@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use crate::decisions::decisions;
 use crate::rpc::RpcError;
 use crate::store::Store;
+use lembas_protocol::event::AttachmentInfo;
 
 /// The image types docs/protocol.md names for an image block.
 pub const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/webp", "image/gif"];
@@ -82,8 +83,12 @@ pub struct Attachment {
 
 impl Attachment {
     /// As the prompt event and the history list it: `{ name, mimeType, size }`.
-    pub fn listed(&self) -> Value {
-        json!({ "name": self.name, "mimeType": self.mime_type, "size": self.size })
+    pub fn listed(&self) -> AttachmentInfo {
+        AttachmentInfo {
+            name: self.name.clone(),
+            mime_type: self.mime_type.clone(),
+            size: self.size,
+        }
     }
 
     /// As the session file keeps it, with the user message.

@@ -15,6 +15,7 @@ use super::session::{self, Message, Session};
 use crate::decisions::decisions;
 use crate::store::Record;
 use crate::store::record::{Compact, KeptMessage};
+use lembas_protocol::event::Event;
 
 /// The model's context window: its `/v1/models` entry's `context_length` (or `context_window`),
 /// else `engine.context_window_default`. Kept with the session for its model, read once.
@@ -79,7 +80,12 @@ pub async fn compact(
     session.record(record);
     session.flush();
     engine
-        .event(&session.id, json!({ "type": "compacted", "summary": summary }))
+        .event(
+            &session.id,
+            Event::Compacted {
+                summary: summary.clone(),
+            },
+        )
         .await;
     Ok(summary)
 }

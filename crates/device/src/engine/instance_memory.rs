@@ -141,7 +141,7 @@ pub async fn run_tool(engine: &Engine, session: &Arc<Session>, turn_id: &str, ca
         turn_id,
         call,
         "Update the instance's memory",
-        "other",
+        lembas_protocol::update::ToolKind::Other,
         work,
     )
     .await

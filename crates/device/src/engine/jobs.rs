@@ -8,7 +8,7 @@
 use lembas_protocol::jobs::{JobInfo, JobKind, JobOutput, JobState};
 use lembas_protocol::session::{Empty, JobList, JobParams, JobStopped, SessionRef};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -24,6 +24,8 @@ use crate::rpc::RpcError;
 use crate::sandbox::Sandbox;
 use crate::store::Record;
 use crate::store::ids;
+use lembas_protocol::event::{Event, JobChange};
+use lembas_protocol::update::ToolKind;
 
 pub const JOB_LIST: &str = "job_list";
 pub const JOB_OUTPUT: &str = "job_output";
@@ -79,7 +81,7 @@ pub async fn start(
     session.state().jobs.add(info.clone(), stop);
     session.record(Record::Job { job: info.clone() });
     session.flush();
-    tell(engine, &session.id, "start", &info).await;
+    tell(engine, &session.id, JobChange::Start, &info).await;
     tokio::spawn(follow(
         engine.clone(),
         session.clone(),
@@ -120,7 +122,7 @@ async fn follow(
                     state.jobs.get_mut(&id).and_then(|j| std::mem::take(&mut j.news).then(|| j.info()))
                 };
                 if let Some(info) = info {
-                    tell(&engine, &session.id, "update", &info).await;
+                    tell(&engine, &session.id, JobChange::Update, &info).await;
                 }
             }
         }
@@ -174,7 +176,7 @@ async fn follow(
     }
     session.record(Record::Job { job: info.clone() });
     session.flush();
-    tell(&engine, &session.id, "end", &info).await;
+    tell(&engine, &session.id, JobChange::End, &info).await;
     let note = note(&info);
     session.state().job_notes.push((id, note));
     engine.wake(&session);
@@ -203,18 +205,17 @@ fn note(info: &JobInfo) -> String {
 }
 
 /// The `job` event.
-async fn tell(engine: &Engine, session_id: &str, state: &str, info: &JobInfo) {
-    engine
-        .event(session_id, json!({ "type": "job", "state": state, "job": info }))
-        .await;
+async fn tell(engine: &Engine, session_id: &str, state: JobChange, info: &JobInfo) {
+    let job = info.clone();
+    engine.event(session_id, Event::Job { state, job }).await;
 }
 
 /// Runs a job tool: nothing on this computer but the session's own jobs, so every mode.
 pub async fn run_tool(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &ToolCall) -> ToolResult {
     let (title, kind) = match call.name.as_str() {
-        JOB_LIST => ("List the background jobs", "read"),
-        JOB_OUTPUT => ("Read a job's output", "read"),
-        _ => ("Stop a job", "execute"),
+        JOB_LIST => ("List the background jobs", ToolKind::Read),
+        JOB_OUTPUT => ("Read a job's output", ToolKind::Read),
+        _ => ("Stop a job", ToolKind::Execute),
     };
     let work = async {
         let args = think::arguments(call)?;

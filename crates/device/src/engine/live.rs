@@ -4,7 +4,7 @@
 //! Take back.
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::broadcast;
 
@@ -18,15 +18,35 @@ use crate::store::record::DecisionRecord;
 use crate::store::{Record, copies_of_turn, ids};
 use crate::tools::copies;
 use lembas_protocol::Reason;
+use lembas_protocol::update::{ContentBlock, SessionUpdate};
 
 /// Updates the stream holds for its slowest reader (a window that lags re-reads the transcript).
 pub(super) const STREAM: usize = 512;
 
 /// One update as the window hears it.
 #[derive(Debug, Clone, Serialize)]
-pub struct SessionUpdate {
+pub struct ShownUpdate {
     pub session_id: String,
-    pub update: Value,
+    pub update: Shown,
+}
+
+/// What the window hears: every update the client gets, and two of its own the client never does.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Shown {
+    Client(SessionUpdate),
+    Window(WindowOnly),
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "sessionUpdate")]
+pub enum WindowOnly {
+    /// A turn started or ended, for the running mark (the client has its prompt's answer).
+    #[serde(rename = "_lembas_turn")]
+    Turn { running: bool },
+    /// A tool call's decision, as the session file records it.
+    #[serde(rename = "_lembas_decision")]
+    Decision { decision: Box<Record> },
 }
 
 /// A session open in this runtime, as the window lists it beside the stored ones.
@@ -42,16 +62,16 @@ pub struct LiveSession {
 }
 
 impl Engine {
-    pub fn updates(&self) -> broadcast::Receiver<SessionUpdate> {
+    pub fn updates(&self) -> broadcast::Receiver<ShownUpdate> {
         self.0.updates.subscribe()
     }
 
     /// Offers an update to the window; costs nothing while none listens.
-    pub(super) fn show(&self, session_id: &str, update: &Value) {
+    pub(super) fn show(&self, session_id: &str, update: impl FnOnce() -> Shown) {
         if self.0.updates.receiver_count() > 0 {
-            let _ = self.0.updates.send(SessionUpdate {
+            let _ = self.0.updates.send(ShownUpdate {
                 session_id: session_id.to_string(),
-                update: update.clone(),
+                update: update(),
             });
         }
     }
@@ -59,18 +79,14 @@ impl Engine {
     /// The person's message as typed, for the window (the client knows what it sent).
     pub(super) fn show_prompt(&self, session: &Session, body: &Value) {
         let text = user_text(body);
-        let update =
-            json!({ "sessionUpdate": "user_message_chunk", "content": { "type": "text", "text": text } });
-        self.show(&session.id, &update);
+        let update = || Shown::Client(SessionUpdate::user(ContentBlock::text(text)));
+        self.show(&session.id, update);
     }
 
     /// A turn started or ended, for the window's running mark (not an ACP update: the client has
     /// its prompt's answer).
     pub(super) fn show_turn(&self, session_id: &str, running: bool) {
-        self.show(
-            session_id,
-            &json!({ "sessionUpdate": "_lembas_turn", "running": running }),
-        );
+        self.show(session_id, || Shown::Window(WindowOnly::Turn { running }));
     }
 
     /// A tool call's decision: written with the session's step (the timeline reads it) and shown
@@ -79,10 +95,11 @@ impl Engine {
         let session = self.sessions().get(session_id).cloned();
         if let Some(session) = session {
             let record = Record::Decision(decision);
-            self.show(
-                session_id,
-                &json!({ "sessionUpdate": "_lembas_decision", "decision": record }),
-            );
+            self.show(session_id, || {
+                Shown::Window(WindowOnly::Decision {
+                    decision: Box::new(record.clone()),
+                })
+            });
             session.record(record);
         }
     }

@@ -1,7 +1,7 @@
 //! The session methods of the link (docs/protocol.md): params read, limits applied as they are at this
 //! moment, and the answers in the spec's shapes.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -18,6 +18,7 @@ use crate::policy::roots;
 use crate::rpc::RpcError;
 use crate::scheduled::Run;
 use crate::store::{Record, SessionHeader, ids};
+use lembas_protocol::event::Event;
 use lembas_protocol::request::serve;
 use lembas_protocol::session::{
     CancelParams, ConfigureParams, Configured, Deleted, Empty, LembasMeta, NewSessionAnswer,
@@ -381,7 +382,13 @@ async fn title(engine: &Engine, params: TitleParams) -> Result<Titled, RpcError>
     session.record(Record::Title { title: title.clone() });
     session.flush();
     engine
-        .event(&id, json!({ "type": "title", "id": id, "title": title }))
+        .event(
+            &id,
+            Event::Title {
+                id: id.clone(),
+                title: title.clone(),
+            },
+        )
         .await;
     Ok(Titled { title })
 }

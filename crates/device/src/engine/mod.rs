@@ -37,7 +37,7 @@ mod tool_call;
 mod turn;
 
 pub use approvals::{Answer, AnsweredBy, Card, CardFacts};
-pub use live::{LiveSession, PutBackAnswer, SessionUpdate};
+pub use live::{LiveSession, PutBackAnswer, ShownUpdate};
 
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -55,7 +55,9 @@ use crate::setup::Setup;
 use crate::store::Store;
 use crate::tools::ToolContext;
 use lembas_protocol::LinkMethod;
+use lembas_protocol::event::{Event, EventNotification};
 use lembas_protocol::notices::SessionDeleted;
+use lembas_protocol::update::{SessionNotification, SessionUpdate};
 use session::Session;
 
 /// How often the engine looks for sessions deleted from a shell (`lembas sessions delete`).
@@ -89,7 +91,7 @@ struct Inner {
     /// Capability `files`: folder indexes and what each session used recently.
     files: crate::files::Files,
     /// Every session/update, for this computer's window (bounded: a slow reader lags).
-    updates: broadcast::Sender<SessionUpdate>,
+    updates: broadcast::Sender<ShownUpdate>,
     /// What sessions showed, for the desktop's viewer.
     shelf: show::Shelf,
 }
@@ -278,27 +280,27 @@ impl Engine {
     }
 
     /// `session/update` to the client, whoever it is.
-    pub(crate) async fn update(&self, session_id: &str, update: Value) {
-        self.show(session_id, &update);
+    pub(crate) async fn update(&self, session_id: &str, update: SessionUpdate) {
+        self.show(session_id, || live::Shown::Client(update.clone()));
         if let Some(client) = self.client() {
+            let notification = SessionNotification {
+                session_id: session_id.to_string(),
+                update,
+            };
             let _ = client
-                .notify(
-                    LinkMethod::SessionUpdate,
-                    json!({ "sessionId": session_id, "update": update }),
-                )
+                .notify(LinkMethod::SessionUpdate, json!(notification))
                 .await;
         }
     }
 
     /// `_lembas/event`, only to a client that said `_meta.lembas`.
-    pub(crate) async fn event(&self, session_id: &str, event: Value) {
+    pub(crate) async fn event(&self, session_id: &str, event: Event) {
         if let Some(client) = self.client().filter(|c| c.lembas) {
-            let _ = client
-                .notify(
-                    LinkMethod::Event,
-                    json!({ "sessionId": session_id, "event": event }),
-                )
-                .await;
+            let notification = EventNotification {
+                session_id: session_id.to_string(),
+                event,
+            };
+            let _ = client.notify(LinkMethod::Event, json!(notification)).await;
         }
     }
 

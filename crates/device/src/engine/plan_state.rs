@@ -6,7 +6,7 @@
 
 use lembas_protocol::plan::{Phase, Plan, Step, Task, TaskStatus};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -16,6 +16,9 @@ use super::session::{Session, ToolResult};
 use super::think;
 use crate::decisions::decisions;
 use crate::store::Record;
+use lembas_protocol::event::Event;
+use lembas_protocol::session::LembasMeta;
+use lembas_protocol::update::{PlanEntry, PlanMeta, SessionUpdate};
 
 pub const PLAN_WRITE: &str = "plan_write";
 pub const PLAN_UPDATE: &str = "plan_update";
@@ -68,19 +71,28 @@ async fn keep(engine: &Engine, session: &Session, plan: Option<Plan>) {
 pub async fn tell(engine: &Engine, session_id: &str, plan: Option<&Plan>) {
     engine.update(session_id, update_of(plan)).await;
     engine
-        .event(session_id, json!({ "type": "plan", "plan": plan }))
+        .event(session_id, Event::Plan { plan: plan.cloned() })
         .await;
 }
 
 /// ACP's `plan` session update: every task in order as an entry (a dropped task `completed`,
 /// ACP having no word for it), and the whole plan in `_meta.lembas.plan`.
-pub fn update_of(plan: Option<&Plan>) -> Value {
-    let entries: Vec<Value> = plan
+pub fn update_of(plan: Option<&Plan>) -> SessionUpdate {
+    let entries = plan
         .into_iter()
         .flat_map(Plan::tasks)
-        .map(|t| json!({ "content": t.content, "priority": "medium", "status": t.status.acp() }))
+        .map(|t| PlanEntry {
+            content: t.content.clone(),
+            priority: "medium".to_string(),
+            status: t.status.acp().to_string(),
+        })
         .collect();
-    json!({ "sessionUpdate": "plan", "entries": entries, "_meta": { "lembas": { "plan": plan } } })
+    SessionUpdate::Plan {
+        entries,
+        meta: LembasMeta {
+            lembas: PlanMeta { plan: plan.cloned() },
+        },
+    }
 }
 
 /// A short account of the plan for the model.
@@ -347,6 +359,7 @@ fn check(plan: &Plan) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn written() -> Value {
         json!({ "plan": {
@@ -382,7 +395,7 @@ mod tests {
     fn entries_are_acp_plan_entries_and_a_dropped_task_is_completed() {
         let mut plan = write(&written()).unwrap();
         plan.phases[0].tasks[1].status = TaskStatus::Dropped;
-        let update = update_of(Some(&plan));
+        let update = json!(update_of(Some(&plan)));
         assert_eq!(
             update["entries"][1],
             json!({ "content": "Same id as the one given above by the device", "priority": "medium", "status": "completed" })
@@ -393,7 +406,7 @@ mod tests {
             "dropped"
         );
         assert_eq!(
-            update_of(None),
+            json!(update_of(None)),
             json!({ "sessionUpdate": "plan", "entries": [], "_meta": { "lembas": { "plan": null } } })
         );
     }

@@ -19,6 +19,9 @@ use lembas_protocol::session::{
     Empty, LembasMeta, ListParams, McpReport, OpenSessionParams, OpenedSession, SessionInfo, SessionList,
     SessionRef, SessionSettings,
 };
+use lembas_protocol::update::{
+    ContentBlock, SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolKind,
+};
 
 /// Sessions on one page of `session/list`.
 const PAGE: usize = 50;
@@ -159,48 +162,51 @@ async fn answer(engine: &Engine, session: &Session, mcp_servers: Option<Vec<McpR
 }
 
 /// The history's turns as the `session/update`s a client draws them from, in order.
-pub fn replayed(turns: &Value) -> Vec<Value> {
-    let text = |t: &str| json!({ "type": "text", "text": t });
+pub fn replayed(turns: &Value) -> Vec<SessionUpdate> {
+    let text = |t: &str| ContentBlock::text(t);
     let mut updates = Vec::new();
     for turn in turns.as_array().into_iter().flatten() {
         let said = |key: &str| turn[key].as_str().filter(|t| !t.is_empty());
         if turn["role"] == "user" {
             if let Some(words) = said("text") {
-                updates.push(json!({ "sessionUpdate": "user_message_chunk", "content": text(words) }));
+                updates.push(SessionUpdate::user(text(words)));
             }
             continue;
         }
         if let Some(thought) = said("reasoning") {
-            updates.push(json!({ "sessionUpdate": "agent_thought_chunk", "content": text(thought) }));
+            updates.push(SessionUpdate::thought(text(thought)));
         }
         for tool in turn["tools"].as_array().into_iter().flatten() {
             let name = tool["name"].as_str().unwrap_or("tool");
             let failed = tool["isError"] == json!(true);
-            let mut call = json!({
-                "sessionUpdate": "tool_call", "toolCallId": tool["id"].as_str().unwrap_or_default(),
-                "title": name, "kind": kind_of(name), "status": if failed { "failed" } else { "completed" },
-                "rawInput": tool["args"],
-            });
-            if let Some(output) = tool["output"].as_str() {
-                call["content"] = json!([{ "type": "content", "content": text(output) }]);
-            }
-            updates.push(call);
+            updates.push(SessionUpdate::ToolCall(ToolCall {
+                tool_call_id: tool["id"].as_str().unwrap_or_default().to_string(),
+                title: name.to_string(),
+                kind: kind_of(name),
+                status: ToolCallStatus::ended(failed),
+                raw_input: tool["args"].clone(),
+                content: tool["output"]
+                    .as_str()
+                    .map(ToolCallContent::text)
+                    .into_iter()
+                    .collect(),
+            }));
         }
         if let Some(words) = said("text") {
-            updates.push(json!({ "sessionUpdate": "agent_message_chunk", "content": text(words) }));
+            updates.push(SessionUpdate::agent(text(words)));
         }
     }
     updates
 }
 
 /// ACP's tool kind for a tool of this engine, by its name.
-fn kind_of(name: &str) -> &'static str {
+fn kind_of(name: &str) -> ToolKind {
     match name {
-        "read" => "read",
-        "ls" | "glob" | "grep" => "search",
-        "write" | "edit" => "edit",
-        "bash" => "execute",
-        _ => "think",
+        "read" => ToolKind::Read,
+        "ls" | "glob" | "grep" => ToolKind::Search,
+        "write" | "edit" => ToolKind::Edit,
+        "bash" => ToolKind::Execute,
+        _ => ToolKind::Think,
     }
 }
 
@@ -217,7 +223,8 @@ mod tests {
                 { "id": "c2", "name": "bash", "args": { "command": "false" }, "isError": true },
             ] },
         ]);
-        let kinds: Vec<String> = replayed(&turns)
+        let updates: Vec<Value> = replayed(&turns).iter().map(|u| json!(u)).collect();
+        let kinds: Vec<String> = updates
             .iter()
             .map(|u| {
                 format!(
@@ -237,7 +244,6 @@ mod tests {
                 "agent_message_chunk "
             ]
         );
-        let updates = replayed(&turns);
         assert_eq!(updates[2]["kind"], "read");
         assert_eq!(updates[2]["content"][0]["content"]["text"], "fn a() {}");
         assert_eq!(updates[3]["kind"], "execute");

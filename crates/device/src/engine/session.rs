@@ -91,7 +91,7 @@ pub struct SessionState {
     /// with no task): a steer waits for the next turn.
     pub acting: bool,
     /// The `available_commands_update` last sent for this session (capability `commands`).
-    pub commands_sent: Option<Value>,
+    pub commands_sent: Option<lembas_protocol::update::SessionUpdate>,
     /// The structured plan (capability `plan_state`), as the last plan tool left it.
     pub plan: Option<Plan>,
     /// The model's context window, for the model it was read for.

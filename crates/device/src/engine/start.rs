@@ -16,6 +16,7 @@ use crate::policy::Mode;
 use crate::rpc::RpcError;
 use crate::scheduled::Run;
 use crate::store::{TurnEntry, ids};
+use lembas_protocol::event::Event;
 
 /// What a turn runs on.
 pub enum Input {
@@ -115,7 +116,11 @@ async fn machine_turn(
         engine
             .event(
                 &session.id,
-                json!({ "type": "job_note", "jobId": job_id, "text": text }),
+                Event::JobNote {
+                    job_id: job_id.clone(),
+                    text: text.clone(),
+                    turn_id: None,
+                },
             )
             .await;
     }

@@ -3,13 +3,16 @@
 //! model reads, with the `tool_start`/`tool_end` events and the activity line. No judge and no
 //! approval: such a call is allowed in every mode.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::future::Future;
 
 use super::Engine;
 use super::model::ToolCall;
 use super::session::{Session, ToolResult};
 use crate::events::DeviceEvent;
+use lembas_protocol::update::{
+    SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolKind,
+};
 
 /// Reports `call` titled `title` around `work`, whose `Ok` or `Err` text the model reads.
 pub async fn reported(
@@ -20,7 +23,7 @@ pub async fn reported(
     title: &str,
     work: impl Future<Output = Result<String, String>>,
 ) -> ToolResult {
-    reported_as(engine, session, turn_id, call, title, "think", work).await
+    reported_as(engine, session, turn_id, call, title, ToolKind::Think, work).await
 }
 
 /// [`reported`] for a call of another ACP kind that is allowed in every mode all the same (the
@@ -31,7 +34,7 @@ pub async fn reported_as(
     turn_id: &str,
     call: &ToolCall,
     title: &str,
-    kind: &str,
+    kind: ToolKind,
     work: impl Future<Output = Result<String, String>>,
 ) -> ToolResult {
     let sid = session.id.clone();
@@ -39,32 +42,33 @@ pub async fn reported_as(
     engine
         .update(
             &sid,
-            json!({
-                "sessionUpdate": "tool_call", "toolCallId": call.id, "title": title,
-                "kind": kind, "status": "in_progress", "rawInput": args,
+            SessionUpdate::ToolCall(AcpToolCall {
+                tool_call_id: call.id.clone(),
+                title: title.to_string(),
+                kind,
+                status: ToolCallStatus::InProgress,
+                raw_input: args,
+                content: Vec::new(),
             }),
         )
         .await;
-    engine
-        .event(&sid, json!({ "type": "tool_start", "id": call.id, "name": call.name, "title": title, "turnId": turn_id }))
-        .await;
+    engine.event(&sid, call.started(title, turn_id)).await;
     let (text, is_error) = match work.await {
         Ok(text) => (text, false),
         Err(text) => (text, true),
     };
-    let status = if is_error { "failed" } else { "completed" };
+    let status = ToolCallStatus::ended(is_error);
     engine
         .update(
             &sid,
-            json!({
-                "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": status,
-                "content": [{ "type": "content", "content": { "type": "text", "text": text } }],
+            SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+                tool_call_id: call.id.clone(),
+                status,
+                content: Some(vec![ToolCallContent::text(&text)]),
             }),
         )
         .await;
-    engine
-        .event(&sid, json!({ "type": "tool_end", "id": call.id, "name": call.name, "isError": is_error, "turnId": turn_id }))
-        .await;
+    engine.event(&sid, call.ended(is_error, turn_id)).await;
     engine.device_event(DeviceEvent::ToolCall {
         session_id: sid,
         tool_call_id: call.id.clone(),
@@ -72,7 +76,7 @@ pub async fn reported_as(
         title: title.to_string(),
         decision: "allow".to_string(),
         answered_by: None,
-        outcome: status.to_string(),
+        outcome: status.as_str().to_string(),
     });
     ToolResult { text, is_error }
 }

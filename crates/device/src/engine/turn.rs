@@ -17,6 +17,8 @@ use crate::decisions::decisions;
 use crate::rpc::{self, RpcError};
 use crate::store::Record;
 use lembas_protocol::Reason;
+use lembas_protocol::event::{Event, TaskState};
+use lembas_protocol::update::{ContentBlock, SessionUpdate};
 
 /// How a turn ended, as ACP's stopReason says it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,18 +68,20 @@ pub async fn run(
     let mut cancel = session.cancel.subscribe();
     cancel.mark_unchanged();
     let sid = session.id.clone();
-    let mut prompt_event = json!({ "type": "prompt", "text": shown.unwrap_or(&text), "turnId": turn_id });
-    if !attached.is_empty() {
-        prompt_event["attachments"] = attached.iter().map(Attachment::listed).collect();
-    }
-    if machine {
-        prompt_event["machine"] = json!(true);
-    }
+    let prompt_event = Event::Prompt {
+        text: shown.unwrap_or(&text).to_string(),
+        turn_id: turn_id.to_string(),
+        attachments: attached.iter().map(Attachment::listed).collect(),
+        machine,
+    };
     engine.event(&sid, prompt_event).await;
     engine
         .event(
             &sid,
-            json!({ "type": "task", "state": "start", "turnId": turn_id }),
+            Event::Task {
+                state: TaskState::Start,
+                turn_id: turn_id.to_string(),
+            },
         )
         .await;
     engine.device_event(crate::events::DeviceEvent::Turn {
@@ -97,15 +101,18 @@ pub async fn run(
         session.state().title = title.clone();
         session.record(Record::Title { title: title.clone() });
         engine
-            .event(&sid, json!({ "type": "title", "id": sid, "title": title }))
+            .event(
+                &sid,
+                Event::Title {
+                    id: sid.clone(),
+                    title: title.clone(),
+                },
+            )
             .await;
         // An editor hears it as ACP's own update (the link's client has the title event).
         if engine.serves_editor() {
             engine
-                .update(
-                    &sid,
-                    json!({ "sessionUpdate": "session_info_update", "title": title }),
-                )
+                .update(&sid, SessionUpdate::SessionInfoUpdate { title: title.clone() })
                 .await;
         }
     }
@@ -146,7 +153,10 @@ pub async fn run(
             engine
                 .event(
                     &sid,
-                    json!({ "type": "error", "message": e.to_string(), "turnId": turn_id }),
+                    Event::Error {
+                        message: e.to_string(),
+                        turn_id: turn_id.to_string(),
+                    },
                 )
                 .await;
             let mut error = RpcError::with_reason(rpc::INTERNAL_ERROR, Reason::Model, e.to_string());
@@ -158,12 +168,21 @@ pub async fn run(
         }
     };
     engine
-        .event(&sid, json!({ "type": "task", "state": "end", "turnId": turn_id }))
+        .event(
+            &sid,
+            Event::Task {
+                state: TaskState::End,
+                turn_id: turn_id.to_string(),
+            },
+        )
         .await;
     engine
         .event(
             &sid,
-            json!({ "type": "done", "turnId": turn_id, "stopReason": stop }),
+            Event::Done {
+                turn_id: turn_id.to_string(),
+                stop_reason: stop.map(str::to_string),
+            },
         )
         .await;
     engine.device_event(crate::events::DeviceEvent::Turn {
@@ -282,14 +301,16 @@ async fn steps(
             engine
                 .event(
                     &session.id,
-                    json!({ "type": "usage", "usage": usage, "used": used, "size": window, "turnId": turn_id }),
+                    Event::Usage {
+                        usage: usage.clone(),
+                        used,
+                        size: window,
+                        turn_id: turn_id.to_string(),
+                    },
                 )
                 .await;
             engine
-                .update(
-                    &session.id,
-                    json!({ "sessionUpdate": "usage_update", "used": used, "size": window }),
-                )
+                .update(&session.id, SessionUpdate::UsageUpdate { used, size: window })
                 .await;
         }
         if step.finish_reason.as_deref() == Some("length") {
@@ -344,7 +365,11 @@ async fn take_steers(engine: &Engine, session: &Session, turn_id: &str) {
     engine
         .event(
             &session.id,
-            json!({ "type": "steered", "texts": texts, "ids": ids, "turnId": turn_id }),
+            Event::Steered {
+                texts,
+                ids,
+                turn_id: turn_id.to_string(),
+            },
         )
         .await;
 }
@@ -360,7 +385,11 @@ async fn take_job_notes(engine: &Engine, session: &Session, turn_id: &str) {
         engine
             .event(
                 &session.id,
-                json!({ "type": "job_note", "jobId": job_id, "text": text, "turnId": turn_id }),
+                Event::JobNote {
+                    job_id,
+                    text,
+                    turn_id: Some(turn_id.to_string()),
+                },
             )
             .await;
     }
@@ -392,25 +421,15 @@ async fn stream_step(
         match stream.next().await? {
             Streamed::Text(text) => {
                 engine
-                    .update(
-                        session_id,
-                        json!({ "sessionUpdate": "agent_message_chunk", "content": { "type": "text", "text": text } }),
-                    )
+                    .update(session_id, SessionUpdate::agent(ContentBlock::text(&text)))
                     .await;
-                engine
-                    .event(session_id, json!({ "type": "text", "text": text }))
-                    .await;
+                engine.event(session_id, Event::Text { text }).await;
             }
             Streamed::Reasoning(text) => {
                 engine
-                    .update(
-                        session_id,
-                        json!({ "sessionUpdate": "agent_thought_chunk", "content": { "type": "text", "text": text } }),
-                    )
+                    .update(session_id, SessionUpdate::thought(ContentBlock::text(&text)))
                     .await;
-                engine
-                    .event(session_id, json!({ "type": "reasoning", "text": text }))
-                    .await;
+                engine.event(session_id, Event::Reasoning { text }).await;
             }
             Streamed::Done(output) => return Ok(output),
         }

@@ -7,7 +7,7 @@ use super::copies::keep_before_write;
 use super::opened;
 use super::resolve::resolve;
 use super::{
-    Access, AcpKind, Diff, Planned, ToolContext, ToolError, ToolOutput, io_error, kept_error, shown,
+    Access, Diff, Planned, ToolContext, ToolError, ToolKind, ToolOutput, io_error, kept_error, shown,
 };
 
 pub struct EditArgs {
@@ -43,7 +43,7 @@ impl EditArgs {
         let path = resolve(&self.path, ctx);
         Planned {
             name: "edit".into(),
-            kind: AcpKind::Edit,
+            kind: ToolKind::Edit,
             access: Access::Write,
             title: format!("Edit {}", shown(&path, ctx)),
             path,

@@ -10,7 +10,7 @@ use ignore::WalkState;
 use super::arguments::Arguments;
 use super::resolve::resolve;
 use super::walk::{relative_text, walker};
-use super::{Access, AcpKind, Planned, ToolContext, ToolError, ToolOutput, io_error, named, shown};
+use super::{Access, Planned, ToolContext, ToolError, ToolKind, ToolOutput, io_error, named, shown};
 use crate::decisions::decisions;
 use crate::poison::Recover;
 
@@ -34,7 +34,7 @@ impl GlobArgs {
         let path = resolve(&self.path, ctx);
         Planned {
             name: "glob".into(),
-            kind: AcpKind::Search,
+            kind: ToolKind::Search,
             access: Access::Read,
             title: format!("Find \"{}\" in {}", self.pattern, shown(&path, ctx)),
             path,

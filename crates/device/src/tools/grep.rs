@@ -16,7 +16,7 @@ use super::arguments::Arguments;
 use super::glob::path_glob;
 use super::resolve::resolve;
 use super::walk::{relative_text, walker};
-use super::{Access, AcpKind, Planned, ToolContext, ToolError, ToolOutput, io_error, named, shown};
+use super::{Access, Planned, ToolContext, ToolError, ToolKind, ToolOutput, io_error, named, shown};
 use crate::decisions::decisions;
 use crate::poison::Recover;
 
@@ -72,7 +72,7 @@ impl GrepArgs {
         };
         Planned {
             name: "grep".into(),
-            kind: AcpKind::Search,
+            kind: ToolKind::Search,
             access: Access::Read,
             title: format!("Search \"{}\" in {}{within}", self.pattern, shown(&path, ctx)),
             path,

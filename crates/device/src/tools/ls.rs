@@ -7,7 +7,7 @@ use super::arguments::Arguments;
 use super::opened;
 use super::resolve::resolve;
 use super::walk::walker;
-use super::{Access, AcpKind, Planned, ToolContext, ToolError, ToolOutput, io_error, named, shown};
+use super::{Access, Planned, ToolContext, ToolError, ToolKind, ToolOutput, io_error, named, shown};
 use crate::decisions::decisions;
 
 pub struct LsArgs {
@@ -25,7 +25,7 @@ impl LsArgs {
         let path = resolve(&self.path, ctx);
         Planned {
             name: "ls".into(),
-            kind: AcpKind::Read,
+            kind: ToolKind::Read,
             access: Access::Read,
             title: format!("List {}", shown(&path, ctx)),
             path,

@@ -29,7 +29,7 @@ mod test_support;
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use lembas_protocol::update::ToolKind;
 use serde_json::Value;
 
 use crate::policy::Mode;
@@ -57,23 +57,12 @@ pub struct ToolContext {
     pub copies: Option<PathBuf>,
 }
 
-/// ACP's `ToolKind` for a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AcpKind {
-    Read,
-    Edit,
-    Search,
-    Execute,
-    Think,
-}
-
 /// What a call will touch, worked out before it runs (for the permission decision and the approval
 /// card).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Planned {
     pub name: String,
-    pub kind: AcpKind,
+    pub kind: ToolKind,
     pub access: Access,
     /// Resolved, symlinks followed; for a file that does not exist yet: its resolved parent joined
     /// with the name.

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read};
 use super::arguments::Arguments;
 use super::opened;
 use super::resolve::resolve;
-use super::{Access, AcpKind, Planned, ToolContext, ToolError, ToolOutput, io_error, shown};
+use super::{Access, Planned, ToolContext, ToolError, ToolKind, ToolOutput, io_error, shown};
 use crate::decisions::decisions;
 
 pub struct ReadArgs {
@@ -36,7 +36,7 @@ impl ReadArgs {
         let path = resolve(&self.path, ctx);
         Planned {
             name: "read".into(),
-            kind: AcpKind::Read,
+            kind: ToolKind::Read,
             access: Access::Read,
             title: format!("Read {}", shown(&path, ctx)),
             path,

@@ -61,42 +61,42 @@ fn each_tool_plans_its_kind_access_and_title() {
         (
             "read",
             json!({ "path": "src/main.rs" }),
-            AcpKind::Read,
+            ToolKind::Read,
             Access::Read,
             "Read src/main.rs",
         ),
         (
             "ls",
             json!({ "path": "src" }),
-            AcpKind::Read,
+            ToolKind::Read,
             Access::Read,
             "List src",
         ),
         (
             "glob",
             json!({ "pattern": "**/*.rs" }),
-            AcpKind::Search,
+            ToolKind::Search,
             Access::Read,
             "Find \"**/*.rs\" in .",
         ),
         (
             "grep",
             json!({ "pattern": "fn main", "path": "src" }),
-            AcpKind::Search,
+            ToolKind::Search,
             Access::Read,
             "Search \"fn main\" in src",
         ),
         (
             "write",
             json!({ "path": "new/a.md", "content": "" }),
-            AcpKind::Edit,
+            ToolKind::Edit,
             Access::Write,
             "Write new/a.md",
         ),
         (
             "edit",
             json!({ "path": "Cargo.toml", "old_string": "a", "new_string": "b" }),
-            AcpKind::Edit,
+            ToolKind::Edit,
             Access::Write,
             "Edit Cargo.toml",
         ),
@@ -113,11 +113,11 @@ fn each_tool_plans_its_kind_access_and_title() {
 #[test]
 fn kinds_serialize_as_acp_tool_kinds() {
     let kinds = [
-        AcpKind::Read,
-        AcpKind::Edit,
-        AcpKind::Search,
-        AcpKind::Execute,
-        AcpKind::Think,
+        ToolKind::Read,
+        ToolKind::Edit,
+        ToolKind::Search,
+        ToolKind::Execute,
+        ToolKind::Think,
     ];
     let text = serde_json::to_string(&kinds).unwrap_or_default();
     assert_eq!(text, r#"["read","edit","search","execute","think"]"#);

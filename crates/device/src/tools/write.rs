@@ -6,7 +6,7 @@ use super::copies::keep_before_write;
 use super::opened;
 use super::resolve::resolve;
 use super::{
-    Access, AcpKind, Diff, Planned, ToolContext, ToolError, ToolOutput, io_error, kept_error, shown,
+    Access, Diff, Planned, ToolContext, ToolError, ToolKind, ToolOutput, io_error, kept_error, shown,
 };
 
 pub struct WriteArgs {
@@ -26,7 +26,7 @@ impl WriteArgs {
         let path = resolve(&self.path, ctx);
         Planned {
             name: "write".into(),
-            kind: AcpKind::Edit,
+            kind: ToolKind::Edit,
             access: Access::Write,
             title: format!("Write {}", shown(&path, ctx)),
             path,

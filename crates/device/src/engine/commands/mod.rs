@@ -23,7 +23,9 @@ use crate::rpc::RpcError;
 use builtin::Expansion;
 use catalog::{Command, Kind, Sources};
 use lembas_protocol::Reason;
+use lembas_protocol::event::{Event, TaskState};
 use lembas_protocol::session::{CommandList, FolderParams};
+use lembas_protocol::update::SessionUpdate;
 
 /// The commands a session in `folder` offers now (the files are read each time: a command file
 /// written during a turn counts from the next prompt).
@@ -37,11 +39,10 @@ pub fn command_set(engine: &Engine, folder: &Path) -> Vec<Command> {
     catalog::command_set(&sources)
 }
 
-fn update_of(set: &[Command]) -> Value {
-    json!({
-        "sessionUpdate": "available_commands_update",
-        "availableCommands": set.iter().map(Command::acp).collect::<Vec<_>>(),
-    })
+fn update_of(set: &[Command]) -> SessionUpdate {
+    SessionUpdate::AvailableCommandsUpdate {
+        available_commands: set.iter().map(Command::acp).collect(),
+    }
 }
 
 /// Tells the client the session's commands; with `only_if_changed`, only when they differ from
@@ -170,8 +171,8 @@ async fn run_command(
             Ok(answer)
         }
         Expansion::Nothing(message) => {
-            quiet(engine, session, turn_id, typed, "start").await;
-            quiet(engine, session, turn_id, typed, "end").await;
+            quiet(engine, session, turn_id, typed, TaskState::Start).await;
+            quiet(engine, session, turn_id, typed, TaskState::End).await;
             Ok(answered(turn_id, &command.name, json!({ "message": message })))
         }
     }
@@ -251,7 +252,7 @@ async fn act(
 ) -> Result<Value, RpcError> {
     let texts = &decisions().commands.texts;
     let scheduled = session.state().run.is_some();
-    quiet(engine, session, turn_id, typed, "start").await;
+    quiet(engine, session, turn_id, typed, TaskState::Start).await;
     let outcome = match action {
         Action::Compact if session.state().messages.is_empty() => {
             Ok(("compact", json!({ "message": texts.compact_nothing })))
@@ -279,7 +280,7 @@ async fn act(
             Ok(("plan", json!({ "mode": mode.as_str() })))
         }
     };
-    quiet(engine, session, turn_id, typed, "end").await;
+    quiet(engine, session, turn_id, typed, TaskState::End).await;
     let (name, fields) = outcome?;
     Ok(answered(turn_id, name, fields))
 }
@@ -295,29 +296,39 @@ fn answered(turn_id: &str, name: &str, fields: Value) -> Value {
 
 /// The turn events of a prompt the model does not answer, so a client follows it like any turn:
 /// `prompt` and `task` start, then `task` end and `done`.
-async fn quiet(engine: &Engine, session: &Session, turn_id: &str, typed: &str, state: &str) {
+async fn quiet(engine: &Engine, session: &Session, turn_id: &str, typed: &str, state: TaskState) {
     let sid = &session.id;
-    if state == "start" {
-        engine
-            .event(sid, json!({ "type": "prompt", "text": typed, "turnId": turn_id }))
-            .await;
+    let turn = || turn_id.to_string();
+    if state == TaskState::Start {
+        let prompt = Event::Prompt {
+            text: typed.to_string(),
+            turn_id: turn(),
+            attachments: Vec::new(),
+            machine: false,
+        };
+        engine.event(sid, prompt).await;
     }
     engine
-        .event(sid, json!({ "type": "task", "state": state, "turnId": turn_id }))
+        .event(
+            sid,
+            Event::Task {
+                state,
+                turn_id: turn(),
+            },
+        )
         .await;
-    if state == "end" {
-        engine
-            .event(
-                sid,
-                json!({ "type": "done", "turnId": turn_id, "stopReason": "end_turn" }),
-            )
-            .await;
+    if state == TaskState::End {
+        let done = Event::Done {
+            turn_id: turn(),
+            stop_reason: Some("end_turn".to_string()),
+        };
+        engine.event(sid, done).await;
     }
     engine.device_event(crate::events::DeviceEvent::Turn {
         session_id: sid.clone(),
         turn_id: turn_id.to_string(),
-        state: state.to_string(),
-        stop_reason: (state == "end").then(|| "end_turn".to_string()),
+        state: state.as_str().to_string(),
+        stop_reason: (state == TaskState::End).then(|| "end_turn".to_string()),
         cwd: session.cwd.display().to_string(),
     });
 }

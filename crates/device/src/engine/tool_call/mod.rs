@@ -2,7 +2,7 @@
 //! asked of the person when the mode says ask, run, and reported to the client as ACP's
 //! tool_call / tool_call_update with the `_lembas/event`s beside them.
 
-use serde_json::{Value, json};
+use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +21,10 @@ use crate::tools::{self, ToolOutput};
 
 mod prepare;
 
+use lembas_protocol::event::Event;
+use lembas_protocol::update::{
+    SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolKind,
+};
 use prepare::{Work, always_pattern, judge_bash, mcp_tool, prepare, prepare_mcp, prepare_show};
 
 pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &ToolCall) -> ToolResult {
@@ -80,16 +84,17 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
             engine
                 .update(
                     &sid,
-                    json!({
-                        "sessionUpdate": "tool_call", "toolCallId": call.id, "title": call.name,
-                        "kind": "other", "status": "failed", "rawInput": { "arguments": call.arguments },
-                        "content": [text_content(&why)],
+                    SessionUpdate::ToolCall(AcpToolCall {
+                        tool_call_id: call.id.clone(),
+                        title: call.name.clone(),
+                        kind: ToolKind::Other,
+                        status: ToolCallStatus::Failed,
+                        raw_input: json!({ "arguments": call.arguments }),
+                        content: vec![ToolCallContent::text(&why)],
                     }),
                 )
                 .await;
-            engine
-                .event(&sid, json!({ "type": "tool_end", "id": call.id, "name": call.name, "isError": true, "turnId": turn_id }))
-                .await;
+            engine.event(&sid, call.ended(true, turn_id)).await;
             return ToolResult {
                 text: why,
                 is_error: true,
@@ -99,9 +104,13 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     engine
         .update(
             &sid,
-            json!({
-                "sessionUpdate": "tool_call", "toolCallId": call.id, "title": prepared.title,
-                "kind": prepared.kind, "status": "pending", "rawInput": prepared.raw_input,
+            SessionUpdate::ToolCall(AcpToolCall {
+                tool_call_id: call.id.clone(),
+                title: prepared.title.clone(),
+                kind: prepared.kind,
+                status: ToolCallStatus::Pending,
+                raw_input: prepared.raw_input.clone(),
+                content: Vec::new(),
             }),
         )
         .await;
@@ -204,12 +213,14 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     engine
         .update(
             &sid,
-            json!({ "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "in_progress" }),
+            SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+                tool_call_id: call.id.clone(),
+                status: ToolCallStatus::InProgress,
+                content: None,
+            }),
         )
         .await;
-    engine
-        .event(&sid, json!({ "type": "tool_start", "id": call.id, "name": call.name, "title": prepared.title, "turnId": turn_id }))
-        .await;
+    engine.event(&sid, call.started(&prepared.title, turn_id)).await;
     let output = match work {
         Work::File { planned, args } => {
             let ctx = ctx.clone();
@@ -257,18 +268,27 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     };
     let text = tools::cut_result(&output.text);
     let content = match &output.diff {
-        Some(d) => json!([{ "type": "diff", "path": d.path, "oldText": d.old_text, "newText": d.new_text }]),
-        None => json!([text_content(&text)]),
+        Some(d) => ToolCallContent::Diff {
+            path: d.path.clone(),
+            old_text: d.old_text.clone(),
+            new_text: d.new_text.clone(),
+        },
+        None => ToolCallContent::text(&text),
     };
-    let status = if output.is_error { "failed" } else { "completed" };
+    let status = ToolCallStatus::ended(output.is_error);
     engine
-        .update(&sid, json!({ "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": status, "content": content }))
+        .update(
+            &sid,
+            SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+                tool_call_id: call.id.clone(),
+                status,
+                content: Some(vec![content]),
+            }),
+        )
         .await;
-    engine
-        .event(&sid, json!({ "type": "tool_end", "id": call.id, "name": call.name, "isError": output.is_error, "turnId": turn_id }))
-        .await;
+    engine.event(&sid, call.ended(output.is_error, turn_id)).await;
     log.diff = output.diff.as_ref().map(|d| tools::unified_change(d, &ctx));
-    log.tell(engine, &sid, call, status);
+    log.tell(engine, &sid, call, status.as_str());
     ToolResult {
         text,
         is_error: output.is_error,
@@ -328,10 +348,6 @@ impl Logged {
     }
 }
 
-fn text_content(text: &str) -> Value {
-    json!({ "type": "content", "content": { "type": "text", "text": text } })
-}
-
 /// Why a call is not run: the reason the client's event gives, the person's words if any, and
 /// what the model reads.
 struct Refusal {
@@ -376,10 +392,26 @@ async fn refused(
         text,
     } = refusal;
     engine
-        .update(sid, json!({ "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "failed", "content": [text_content(&text)] }))
+        .update(
+            sid,
+            SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+                tool_call_id: call.id.clone(),
+                status: ToolCallStatus::Failed,
+                content: Some(vec![ToolCallContent::text(&text)]),
+            }),
+        )
         .await;
     engine
-        .event(sid, json!({ "type": "tool_denied", "id": call.id, "name": call.name, "reason": reason, "feedback": feedback, "turnId": turn_id }))
+        .event(
+            sid,
+            Event::ToolDenied {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                reason: reason.clone(),
+                feedback: feedback.clone(),
+                turn_id: turn_id.to_string(),
+            },
+        )
         .await;
     log.tell(engine, sid, call, "denied");
     ToolResult { text, is_error: true }

@@ -2,7 +2,7 @@
 //! with the judgement of the mode (the tool policy, the bash judge, or the MCP row), the title and
 //! kind the client is shown, and what the device says of it on a card.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::time::Duration;
 
 use crate::decisions::decisions;
@@ -16,11 +16,12 @@ use crate::policy::bash_judge::{self, Decision, JudgeContext, Judgement};
 use crate::policy::tools::{self as tool_policy, Access, Place};
 use crate::settings::BashRules;
 use crate::tools::{self, ToolContext};
+use lembas_protocol::update::ToolKind;
 
 /// A call ready to be judged: what the card and the client are shown.
 pub(super) struct Prepared {
     pub(super) title: String,
-    pub(super) kind: Value,
+    pub(super) kind: ToolKind,
     pub(super) raw_input: Value,
     pub(super) judgement: Judgement,
     /// What "Always allow in this session" would cover, said on the card.
@@ -79,7 +80,7 @@ pub(super) fn prepare_mcp(
         && tool_policy::decide_mcp(mode, false, &offered.exposed).decision != Decision::Allow;
     Ok(Prepared {
         title: format!("{} (MCP server {})", offered.tool, offered.server),
-        kind: json!("other"),
+        kind: ToolKind::Other,
         raw_input: args.clone(),
         judgement,
         always: format!(
@@ -129,7 +130,7 @@ pub(super) fn prepare(
         let facts = CardFacts::of_command(&command, description, background.is_some(), ctx);
         return Ok(Prepared {
             title,
-            kind: json!("execute"),
+            kind: ToolKind::Execute,
             raw_input: args,
             judgement,
             always: always_pattern(&command),
@@ -162,7 +163,7 @@ pub(super) fn prepare(
     }
     Ok(Prepared {
         title: planned.title.clone(),
-        kind: serde_json::to_value(planned.kind).unwrap_or(Value::Null),
+        kind: planned.kind,
         raw_input: args.clone(),
         judgement,
         always: format!("every write in {}", ctx.project.display()),
@@ -178,7 +179,7 @@ pub(super) fn prepare_show(call: &ToolCall, ctx: &ToolContext, mode: Mode) -> Re
     let (planned, line, args) = show::plan(&call.arguments, ctx)?;
     Ok(Prepared {
         title: planned.title.clone(),
-        kind: json!("read"),
+        kind: ToolKind::Read,
         raw_input: args,
         judgement: tools::judge(&planned, mode, ctx),
         always: String::new(),

@@ -1,0 +1,256 @@
+//! What this crate writes of ACP's own messages is what the official schema describes: each answer
+//! and each kind of `session/update`, built as the device builds them, validated against
+//! `shared/spec/acp-schema-v1/schema.json`.
+
+use lembas_protocol::Capability;
+use lembas_protocol::Mode;
+use lembas_protocol::initialize::{
+    AgentCapabilities, DeviceSays, Implementation, InitializeAnswer, McpCapabilities, PromptCapabilities,
+    SessionCapabilities,
+};
+use lembas_protocol::plan::Plan;
+use lembas_protocol::session::*;
+use lembas_protocol::update::*;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+fn schema() -> Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/spec/acp-schema-v1/schema.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Every error of `value` against the schema's `definition`.
+fn errors(schema: &Value, definition: &str, value: &impl Serialize) -> Vec<String> {
+    let mut schema = schema.clone();
+    let whole = schema.as_object_mut().unwrap();
+    whole.remove("anyOf");
+    whole.insert("$ref".into(), json!(format!("#/$defs/{definition}")));
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let value = serde_json::to_value(value).unwrap();
+    validator
+        .iter_errors(&value)
+        .map(|e| format!("{definition}: {e} at {} in {value}", e.instance_path()))
+        .collect()
+}
+
+fn settings() -> LembasMeta<SessionSettings> {
+    LembasMeta {
+        lembas: SessionSettings {
+            model: "m".into(),
+            mode: Mode::Edit,
+            effort: "default".into(),
+            instance: true,
+            mcp_servers: Some(vec![
+                McpReport::Started {
+                    name: "files".into(),
+                    started: true,
+                    tools: 3,
+                },
+                McpReport::Failed {
+                    started: false,
+                    reason: "no such program".into(),
+                },
+            ]),
+            notice: None,
+        },
+    }
+}
+
+fn modes() -> Modes {
+    Modes {
+        current_mode_id: Mode::Edit,
+        available_modes: [Mode::Plan, Mode::Manual, Mode::Edit]
+            .map(|id| ModeChoice {
+                id,
+                name: id.to_string(),
+            })
+            .to_vec(),
+    }
+}
+
+fn options() -> Vec<ConfigOption> {
+    vec![ConfigOption {
+        id: "effort".into(),
+        name: "Effort".into(),
+        category: Some("thought_level".into()),
+        kind: "select".into(),
+        current_value: "default".into(),
+        options: vec![ConfigChoice {
+            value: "default".into(),
+            name: "default".into(),
+        }],
+    }]
+}
+
+#[test]
+fn the_answers_the_device_writes_are_acps() {
+    let schema = schema();
+    let mut wrong = Vec::new();
+    for editor in [false, true] {
+        let initialize = InitializeAnswer {
+            protocol_version: 1,
+            agent_capabilities: AgentCapabilities {
+                load_session: editor,
+                prompt_capabilities: PromptCapabilities {
+                    image: true,
+                    audio: false,
+                    embedded_context: true,
+                },
+                mcp_capabilities: McpCapabilities {
+                    http: editor,
+                    sse: false,
+                },
+                session_capabilities: editor.then_some(SessionCapabilities {
+                    list: Empty {},
+                    resume: Empty {},
+                    close: Empty {},
+                }),
+            },
+            auth_methods: Vec::new(),
+            agent_info: Implementation {
+                name: "LLeMbas CLI".into(),
+                version: "2.0.0".into(),
+            },
+            meta: LembasMeta {
+                lembas: DeviceSays {
+                    protocol: 3,
+                    harness_spec: "3.2.0".into(),
+                    limits: None,
+                    connection: None,
+                    capabilities: vec![Capability::Sessions],
+                },
+            },
+        };
+        wrong.extend(errors(&schema, "InitializeResponse", &initialize));
+    }
+    let new = NewSessionAnswer {
+        session_id: "ses_1".into(),
+        modes: modes(),
+        config_options: Some(options()),
+        meta: settings(),
+    };
+    wrong.extend(errors(&schema, "NewSessionResponse", &new));
+    let opened = OpenedSession {
+        modes: modes(),
+        config_options: options(),
+        meta: settings(),
+    };
+    wrong.extend(errors(&schema, "LoadSessionResponse", &opened));
+    wrong.extend(errors(&schema, "ResumeSessionResponse", &opened));
+    let list = SessionList {
+        sessions: vec![SessionInfo {
+            session_id: "ses_1".into(),
+            cwd: "/w".into(),
+            title: None,
+            updated_at: "2026-12-05T00:00:00Z".into(),
+        }],
+        next_cursor: Some("after-50".into()),
+    };
+    wrong.extend(errors(&schema, "ListSessionsResponse", &list));
+    wrong.extend(errors(
+        &schema,
+        "SetSessionConfigOptionResponse",
+        &ConfigOptions {
+            config_options: options(),
+        },
+    ));
+    wrong.extend(errors(&schema, "SetSessionModeResponse", &Empty {}));
+    wrong.extend(errors(&schema, "CloseSessionResponse", &Empty {}));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_kind_of_session_update_is_acps() {
+    let schema = schema();
+    let call = ToolCall {
+        tool_call_id: "c1".into(),
+        title: "Read a.rs".into(),
+        kind: ToolKind::Read,
+        status: ToolCallStatus::Pending,
+        raw_input: json!({ "path": "a.rs" }),
+        content: vec![ToolCallContent::text("fn a() {}")],
+    };
+    let plan: Plan = serde_json::from_value(json!({
+        "title": "Fix it", "version": 1, "summary": "", "objectives": [], "findings": [],
+        "phases": [{ "id": "p1", "title": "Look", "tasks": [
+            { "id": "t1", "content": "read", "status": "pending", "steps": [{ "text": "a.rs", "done": false }] }
+        ] }]
+    }))
+    .unwrap();
+    let updates = [
+        SessionUpdate::user(ContentBlock::text("fix it")),
+        SessionUpdate::agent(ContentBlock::text("Fixed.")),
+        SessionUpdate::thought(ContentBlock::text("look first")),
+        SessionUpdate::ToolCall(call),
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: "c1".into(),
+            status: ToolCallStatus::InProgress,
+            content: None,
+        }),
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: "c2".into(),
+            status: ToolCallStatus::Completed,
+            content: Some(vec![ToolCallContent::Diff {
+                path: "/w/a.rs".into(),
+                old_text: None,
+                new_text: "fn a() {}".into(),
+            }]),
+        }),
+        SessionUpdate::Plan {
+            entries: vec![PlanEntry {
+                content: "read".into(),
+                priority: "medium".into(),
+                status: "pending".into(),
+            }],
+            meta: LembasMeta {
+                lembas: PlanMeta { plan: Some(plan) },
+            },
+        },
+        SessionUpdate::Plan {
+            entries: Vec::new(),
+            meta: LembasMeta {
+                lembas: PlanMeta { plan: None },
+            },
+        },
+        SessionUpdate::AvailableCommandsUpdate {
+            available_commands: vec![AvailableCommand {
+                name: "undo".into(),
+                description: "Put back the files the last turn changed".into(),
+                input: Some(CommandInput {
+                    hint: "head | <branch>".into(),
+                }),
+                meta: LembasMeta {
+                    lembas: CommandKind {
+                        kind: "builtin".into(),
+                    },
+                },
+            }],
+        },
+        SessionUpdate::CurrentModeUpdate {
+            current_mode_id: Mode::Plan,
+        },
+        SessionUpdate::SessionInfoUpdate {
+            title: "Fix it".into(),
+        },
+        SessionUpdate::UsageUpdate { used: 5, size: 10 },
+    ];
+    // The check has teeth: a kind ACP does not have is refused.
+    let unknown_kind = json!({ "sessionId": "ses_1", "update": {
+        "sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t", "kind": "reading"
+    } });
+    assert!(!errors(&schema, "SessionNotification", &unknown_kind).is_empty());
+    let wrong: Vec<String> = updates
+        .iter()
+        .flat_map(|update| {
+            let notification = SessionNotification {
+                session_id: "ses_1".into(),
+                update: update.clone(),
+            };
+            errors(&schema, "SessionNotification", &notification)
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
