@@ -155,7 +155,7 @@ pub fn watch_in_process(args: &[String]) -> anyhow::Result<()> {
         Duration::from_secs(WATCH_TIMEOUT_S),
         &sandbox,
     ))?;
-    let mut result = serde_json::to_value(outcome.watched())?;
+    let mut result = serde_json::to_value(&outcome.watched)?;
     result["peak_rss"] = json!(peak_rss(std::process::id()));
     println!("{result}");
     Ok(())

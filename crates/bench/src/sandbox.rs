@@ -159,8 +159,11 @@ fn timed(
         &sandbox(),
     ))?;
     let took = started.elapsed();
-    if outcome.exit != Some(0) {
-        bail!("`true` failed in the sandbox benchmark: {}", outcome.excerpt);
+    if outcome.watched.exit != Some(0) {
+        bail!(
+            "`true` failed in the sandbox benchmark: {}",
+            outcome.watched.excerpt
+        );
     }
     Ok(took)
 }

@@ -380,7 +380,7 @@ impl Dispatcher {
                     command,
                     outcome: outcome.end(),
                 });
-                request::answer(outcome.watched())
+                request::answer(outcome.watched)
             }
             TerminalOpen => {
                 let settings = self.now();

@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::Mode;
 use crate::jobs::JobInfo;
 use crate::plan::Plan;
+use crate::session::StopReason;
 
 /// `_lembas/event`'s params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -117,7 +118,7 @@ pub enum Event {
     /// A turn ended; `stopReason` as the prompt's answer says it, null when it failed.
     Done {
         turn_id: String,
-        stop_reason: Option<String>,
+        stop_reason: Option<StopReason>,
     },
 }
 

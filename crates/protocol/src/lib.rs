@@ -1,17 +1,22 @@
 //! The wire of LLeMbas Desktop, declared once. Everything that crosses a process boundary is
 //! named here: JSON-RPC itself ([`rpc`]), the capabilities the device lists in `initialize`
-//! ([`Capability`]), the methods of the link to the instance ([`LinkMethod`], docs/protocol.md), the methods
-//! and pushes of the local control socket ([`ControlMethod`], [`ControlPush`]) and the codes an
+//! ([`Capability`]), the methods of the link to the instance ([`LinkMethod`], docs/protocol.md) with
+//! what each request takes and answers ([`request`]), what the device tells as a turn goes
+//! (`session/update`, [`update`]; `_lembas/event`, [`event`]), the methods and pushes of the local
+//! control socket ([`ControlMethod`], [`ControlPush`]) and the codes an
 //! error carries in `data.reason` ([`Reason`]). The device routes on these enums, its clients (the
 //! CLI, the tray, the window, the reference peer) call through them, and `ui/src/protocol.ts` and
 //! the tables of `docs/protocol.md` are generated from them ([`generated`]), so a method is added in
 //! one place.
 //!
 //! Adding a link method: one line in [`link`]'s table (its name, who sends it, request or
-//! notification, the capability that lists it); the compiler then points at the one `match` in
-//! the device's dispatcher (or the engine's router) that must serve it.
+//! notification, the capability that lists it), its params and answer declared beside its family
+//! ([`session`], [`terminal`]…) and bound to it with one line in [`request`]'s table; the compiler
+//! then points at the one `match` in the device's dispatcher (or the engine's router) that must
+//! serve it, with [`request::serve`].
 
 mod capability;
+pub mod content;
 mod control;
 pub mod directories;
 pub mod event;

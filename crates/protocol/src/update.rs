@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Mode;
+use crate::content::ContentBlock;
 use crate::plan::Plan;
 use crate::session::{AvailableCommand, LembasMeta};
 
@@ -70,19 +71,6 @@ impl SessionUpdate {
 
     pub fn thought(content: ContentBlock) -> SessionUpdate {
         SessionUpdate::AgentThoughtChunk { content }
-    }
-}
-
-/// ACP's `ContentBlock`, as far as the device sends them: text.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ContentBlock {
-    Text { text: String },
-}
-
-impl ContentBlock {
-    pub fn text(text: impl Into<String>) -> ContentBlock {
-        ContentBlock::Text { text: text.into() }
     }
 }
 

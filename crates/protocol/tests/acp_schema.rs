@@ -4,6 +4,7 @@
 
 use lembas_protocol::Capability;
 use lembas_protocol::Mode;
+use lembas_protocol::content::ContentBlock;
 use lembas_protocol::initialize::{
     AgentCapabilities, DeviceSays, Implementation, InitializeAnswer, McpCapabilities, PromptCapabilities,
     SessionCapabilities,
@@ -158,6 +159,14 @@ fn the_answers_the_device_writes_are_acps() {
         },
     ));
     wrong.extend(errors(&schema, "SetSessionModeResponse", &Empty {}));
+    let mut ended = PromptAnswer::ended(StopReason::Cancelled, "t1");
+    ended.end().unsent = vec!["and the tests".into()];
+    let mut undone = PromptAnswer::ended(StopReason::EndTurn, "t2");
+    undone.end().command = Some("undo".into());
+    undone.end().undone = Some(None);
+    for answer in [ended, undone] {
+        wrong.extend(errors(&schema, "PromptResponse", &answer));
+    }
     wrong.extend(errors(&schema, "CloseSessionResponse", &Empty {}));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
@@ -253,4 +262,45 @@ fn every_kind_of_session_update_is_acps() {
         })
         .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Every block ACP lets a client put in a prompt, with the fields a client may add (annotations,
+/// `_meta`, a link's title and size), is read; what the device does not take is refused later, in
+/// a sentence.
+#[test]
+fn every_prompt_block_acp_allows_is_read() {
+    let schema = schema();
+    let blocks = [
+        json!({ "type": "text", "text": "look", "annotations": { "priority": 1 }, "_meta": { "x": 1 } }),
+        json!({ "type": "image", "data": "UE5H", "mimeType": "image/png", "uri": "file:///a.png" }),
+        json!({ "type": "audio", "data": "UklG", "mimeType": "audio/wav" }),
+        json!({ "type": "resource_link", "uri": "file:///w/a.rs", "name": "a.rs", "title": "A", "size": 3 }),
+        json!({ "type": "resource", "resource": { "uri": "file:///w/n.md", "text": "a", "mimeType": "text/markdown" } }),
+        json!({ "type": "resource", "resource": { "uri": "zip://a", "blob": "UEs=" } }),
+    ];
+    for block in blocks {
+        assert_eq!(errors(&schema, "ContentBlock", &block), Vec::<String>::new());
+        let read: Result<ContentBlock, _> = serde_json::from_value(block.clone());
+        assert!(read.is_ok(), "{block}: {read:?}");
+    }
+}
+
+/// `/undo` with nothing to undo says `undone: null`, and reads back as it was written.
+#[test]
+fn an_answer_reads_back_as_it_was_written() {
+    let mut answer = PromptAnswer::ended(StopReason::EndTurn, "t1");
+    answer.end().undone = Some(None);
+    let written = serde_json::to_value(&answer).unwrap();
+    assert_eq!(
+        written["_meta"]["lembas"],
+        json!({ "turnId": "t1", "undone": null })
+    );
+    assert_eq!(serde_json::from_value::<PromptAnswer>(written).unwrap(), answer);
+    let plain = PromptAnswer::ended(StopReason::EndTurn, "t2");
+    let written = serde_json::to_value(&plain).unwrap();
+    assert_eq!(
+        written,
+        json!({ "stopReason": "end_turn", "_meta": { "lembas": { "turnId": "t2" } } })
+    );
+    assert_eq!(serde_json::from_value::<PromptAnswer>(written).unwrap(), plain);
 }

@@ -62,13 +62,15 @@ fn a_line_is_at_ms_then_kind_then_the_events_fields() {
 fn a_watch_line_keeps_how_it_ended_never_what_it_printed() {
     // What `_lembas/monitor` answers has the output's start and its hash; the event has neither.
     let outcome = crate::monitor::WatchOutcome {
-        hash: Some("sha256:ab".into()),
-        exit: Some(0),
-        timed_out: false,
-        excerpt: "hunter2".into(),
-        truncated: false,
-        bytes: 8,
-        duration_ms: 12,
+        watched: lembas_protocol::scheduled::Watched {
+            hash: Some("sha256:ab".into()),
+            exit: Some(0),
+            timed_out: false,
+            excerpt: "hunter2".into(),
+            truncated: false,
+            bytes: 8,
+            duration_ms: 12,
+        },
         sandbox_refusal: None,
     };
     let watch = DeviceEvent::Watch {

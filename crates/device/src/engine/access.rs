@@ -3,7 +3,6 @@
 //! at this moment, its mode switched with the client told, and the model and effort a client
 //! names checked. Below the router ([`super::methods`]) and every handler that serves a session.
 
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -58,14 +57,6 @@ fn served_name(models: &[String], connection: Option<&str>, named: &str) -> Opti
     }
     let older = named.strip_prefix(connection?)?.strip_prefix('/')?;
     models.iter().find(|m| *m == older).cloned()
-}
-
-pub(crate) fn session_id(params: &Value) -> Result<String, RpcError> {
-    params
-        .get("sessionId")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(|| RpcError::invalid_params("sessionId is missing: name the session (ses_…)."))
 }
 
 pub(crate) fn unknown(id: &str) -> RpcError {

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use crate::decisions::decisions;
 use crate::rpc::RpcError;
 use crate::store::Store;
+use lembas_protocol::content::{ContentBlock, EmbeddedResource};
 use lembas_protocol::event::AttachmentInfo;
 
 /// The image types docs/protocol.md names for an image block.
@@ -67,7 +68,7 @@ pub struct Upload {
 /// `prompt::text_of`.
 #[derive(Debug)]
 pub struct Blocks {
-    pub others: Value,
+    pub others: Vec<ContentBlock>,
     pub uploads: Vec<Upload>,
 }
 
@@ -120,40 +121,25 @@ pub fn mentioned_image(mention: &mut crate::files::mention::Attached) -> Option<
 /// Takes the image and resource blocks out of `blocks` and decodes them, within the limits
 /// (decisions' `prompt`: a block, and the whole prompt with its text). Anything wrong is -32602
 /// with a sentence, before anything is written. Other blocks are left as they are.
-pub fn read(blocks: &Value) -> Result<Blocks, RpcError> {
-    let Some(list) = blocks.as_array() else {
-        // prompt::text_of says what is wrong with it.
-        return Ok(Blocks {
-            others: blocks.clone(),
-            uploads: Vec::new(),
-        });
-    };
+pub fn read(blocks: Vec<ContentBlock>) -> Result<Blocks, RpcError> {
     let limits = &decisions().prompt;
     let mut others = Vec::new();
     let mut uploads = Vec::new();
     let mut total = 0usize;
-    for block in list {
-        match block.get("type").and_then(Value::as_str) {
-            Some(kind @ ("image" | "resource")) => {
-                let upload = if kind == "image" {
-                    image(block)?
-                } else {
-                    resource(block)?
-                };
-                let size = upload.bytes.len();
-                if size > limits.max_block_bytes {
-                    return Err(RpcError::invalid_params(format!(
-                        "The attachment {} is {size} bytes; a block may be at most {} bytes (10 MB). Send a smaller file.",
-                        upload.name, limits.max_block_bytes
-                    )));
-                }
-                total += size;
-                uploads.push(upload);
+    for block in blocks {
+        match block {
+            ContentBlock::Image { data, mime_type, uri } => {
+                uploads.push(sized(image(&data, &mime_type, uri.as_deref())?, &mut total)?)
             }
-            _ => {
+            ContentBlock::Resource { resource } => {
+                uploads.push(sized(self::resource(&resource)?, &mut total)?)
+            }
+            other => {
                 // A text block's own limit is prompt::text_of's; it counts towards the prompt's.
-                total += block.get("text").and_then(Value::as_str).map_or(0, str::len);
-                others.push(block.clone());
+                if let ContentBlock::Text { text } = &other {
+                    total += text.len();
+                }
+                others.push(other);
             }
         }
         // Text alone is prompt::text_of's to judge.
@@ -166,24 +152,30 @@ pub fn read(blocks: &Value) -> Result<Blocks, RpcError> {
     }
     // A prompt that is only a file may come with a blank text block; the file is the prompt.
     if !uploads.is_empty() {
-        others.retain(|b| {
-            b.get("type").and_then(Value::as_str) != Some("text")
-                || b.get("text")
-                    .and_then(Value::as_str)
-                    .is_none_or(|t| !t.trim().is_empty())
-        });
+        others.retain(|b| !matches!(b, ContentBlock::Text { text } if text.trim().is_empty()));
     }
-    Ok(Blocks {
-        others: Value::Array(others),
-        uploads,
-    })
+    Ok(Blocks { others, uploads })
+}
+
+/// An upload within a block's limit, counted towards the prompt's.
+fn sized(upload: Upload, total: &mut usize) -> Result<Upload, RpcError> {
+    let limits = &decisions().prompt;
+    let size = upload.bytes.len();
+    if size > limits.max_block_bytes {
+        return Err(RpcError::invalid_params(format!(
+            "The attachment {} is {size} bytes; a block may be at most {} bytes (10 MB). Send a smaller file.",
+            upload.name, limits.max_block_bytes
+        )));
+    }
+    *total += size;
+    Ok(upload)
 }
 
 /// A prompt's text (`prompt::text_of` of the blocks that are not files) and its files, checked and
 /// decoded. A prompt may be files alone, with no text.
-pub fn prompt_of(blocks: &Value) -> Result<(String, Vec<Upload>), RpcError> {
+pub fn prompt_of(blocks: Vec<ContentBlock>) -> Result<(String, Vec<Upload>), RpcError> {
     let Blocks { others, uploads } = read(blocks)?;
-    let only_files = !uploads.is_empty() && others.as_array().is_some_and(Vec::is_empty);
+    let only_files = !uploads.is_empty() && others.is_empty();
     let text = if only_files {
         String::new()
     } else {
@@ -211,23 +203,13 @@ pub async fn save(store: &Store, id: &str, uploads: Vec<Upload>) -> Result<Vec<A
 }
 
 /// `{ type: "image", data, mimeType, uri? }`.
-fn image(block: &Value) -> Result<Upload, RpcError> {
-    let mime_type = block.get("mimeType").and_then(Value::as_str).ok_or_else(|| {
-        RpcError::invalid_params(
-            "An image block needs `mimeType` (image/png, image/jpeg, image/webp or image/gif).",
-        )
-    })?;
+fn image(data: &str, mime_type: &str, uri: Option<&str>) -> Result<Upload, RpcError> {
     if !IMAGE_TYPES.contains(&mime_type) {
         return Err(RpcError::invalid_params(format!(
             "{mime_type:?} is not an image type this device takes: send image/png, image/jpeg, image/webp or image/gif."
         )));
     }
-    let name = name_of(block.get("uri"), &format!("image.{}", extension(mime_type)));
-    let data = block.get("data").and_then(Value::as_str).ok_or_else(|| {
-        RpcError::invalid_params(format!(
-            "The image block {name} needs `data` (the file base64-encoded)."
-        ))
-    })?;
+    let name = name_of(uri, &format!("image.{}", extension(mime_type)));
     let bytes = decode(data, &name)?;
     if bytes.is_empty() {
         return Err(RpcError::invalid_params(format!(
@@ -243,28 +225,23 @@ fn image(block: &Value) -> Result<Upload, RpcError> {
 }
 
 /// `{ type: "resource", resource: { uri, mimeType?, text } }` or `{ …, blob }`.
-fn resource(block: &Value) -> Result<Upload, RpcError> {
-    let resource = block.get("resource").filter(|r| r.is_object()).ok_or_else(|| {
-        RpcError::invalid_params(
-            "A resource block needs `resource`: { uri, mimeType?, text } or { uri, mimeType?, blob }.",
-        )
-    })?;
-    let mime_type = resource.get("mimeType").and_then(Value::as_str);
-    if let Some(text) = resource.get("text").and_then(Value::as_str) {
-        let name = name_of(resource.get("uri"), "resource.txt");
+fn resource(resource: &EmbeddedResource) -> Result<Upload, RpcError> {
+    let mime_type = resource.mime_type.as_deref();
+    let uri = resource.uri.as_deref();
+    if let Some(text) = &resource.text {
         return Ok(Upload {
-            name,
+            name: name_of(uri, "resource.txt"),
             mime_type: mime_type.unwrap_or("text/plain").to_string(),
             kind: Kind::Text,
             bytes: text.as_bytes().to_vec(),
         });
     }
-    let Some(blob) = resource.get("blob").and_then(Value::as_str) else {
+    let Some(blob) = &resource.blob else {
         return Err(RpcError::invalid_params(
             "A resource block needs `text` (a string) or `blob` (base64) in its resource.",
         ));
     };
-    let name = name_of(resource.get("uri"), "resource.bin");
+    let name = name_of(uri, "resource.bin");
     let is_image = mime_type.is_some_and(|m| IMAGE_TYPES.contains(&m));
     Ok(Upload {
         bytes: decode(blob, &name)?,
@@ -291,8 +268,8 @@ fn extension(mime_type: &str) -> &str {
 
 /// The name a block gives: the last part of its uri, percent-decoded, with nothing that could
 /// make it a path or hide in a listing (separators, control characters, a leading dot).
-pub fn name_of(uri: Option<&Value>, default: &str) -> String {
-    let uri = uri.and_then(Value::as_str).unwrap_or_default();
+pub fn name_of(uri: Option<&str>, default: &str) -> String {
+    let uri = uri.unwrap_or_default();
     let path = uri.split(['?', '#']).next().unwrap_or_default();
     let last = path.rsplit('/').next().unwrap_or_default();
     let cleaned: String = percent_decoded(last)

@@ -18,7 +18,8 @@ use crate::store::record::DecisionRecord;
 use crate::store::{Record, copies_of_turn, ids};
 use crate::tools::copies;
 use lembas_protocol::Reason;
-use lembas_protocol::update::{ContentBlock, SessionUpdate};
+use lembas_protocol::content::ContentBlock;
+use lembas_protocol::update::SessionUpdate;
 
 /// Updates the stream holds for its slowest reader (a window that lags re-reads the transcript).
 pub(super) const STREAM: usize = 512;

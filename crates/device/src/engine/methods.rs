@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::access::{
-    check_model, choose_model, effort_of, held, holder, judge_again, judge_cwd, modes, opened, session_id,
-    switch_mode,
+    check_model, choose_model, effort_of, held, holder, judge_again, judge_cwd, modes, opened, switch_mode,
 };
 use super::attachments;
 use super::conversation;
@@ -21,8 +20,9 @@ use crate::store::{Record, SessionHeader, ids};
 use lembas_protocol::event::Event;
 use lembas_protocol::request::serve;
 use lembas_protocol::session::{
-    CancelParams, ConfigureParams, Configured, Deleted, Empty, LembasMeta, NewSessionAnswer,
-    NewSessionParams, SessionRef, SessionSettings, SetModeParams, TitleParams, Titled,
+    CancelParams, ConfigureParams, Configured, Deleted, Empty, History, LembasMeta, NewSessionAnswer,
+    NewSessionParams, PromptAnswer, PromptParams, SessionRef, SessionSettings, SetModeParams, TitleParams,
+    Titled,
 };
 use lembas_protocol::status::SessionStatus;
 use lembas_protocol::{LinkMethod, Reason};
@@ -33,12 +33,12 @@ pub async fn request(engine: &Engine, method: LinkMethod, params: Value) -> Resu
     use lembas_protocol::request::method as m;
     match method {
         SessionNew => serve(m::SessionNew, params, |p| new_session(engine, p)).await,
-        SessionPrompt => prompt_session(engine, params).await,
+        SessionPrompt => serve(m::SessionPrompt, params, |p| prompt_session(engine, p)).await,
         SessionSetMode => serve(m::SessionSetMode, params, |p| set_mode(engine, p)).await,
         SessionCancel => serve(m::SessionCancel, params, |p| async move { cancel(engine, p) }).await,
         Configure => serve(m::Configure, params, |p| configure(engine, p)).await,
         SessionStatus => serve(m::SessionStatus, params, |p| async move { status(engine, p) }).await,
-        SessionHistory => history(engine, params),
+        SessionHistory => serve(m::SessionHistory, params, |p| async move { history(engine, p) }).await,
         SessionTitle => serve(m::SessionTitle, params, |p| title(engine, p)).await,
         SessionDelete => serve(m::SessionDelete, params, |p| delete(engine, p)).await,
         Steer => serve(m::Steer, params, |p| conversation::steer(engine, p)).await,
@@ -211,12 +211,8 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
         config_options,
         meta: LembasMeta {
             lembas: SessionSettings {
-                model,
-                mode,
-                effort,
-                instance: true,
-                mcp_servers: mcp_report,
                 notice,
+                ..SessionSettings::of(model, mode, effort, mcp_report).lembas
             },
         },
     })
@@ -241,13 +237,10 @@ fn deletable(engine: &Engine, id: &str, cwd: &Path) -> Result<(), RpcError> {
     Ok(())
 }
 
-async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let id = session_id(&params)?;
-    let lembas = params.pointer("/_meta/lembas");
-    let turn_id = lembas
-        .and_then(|l| l.get("turnId"))
-        .and_then(Value::as_str)
-        .map(str::to_string);
+async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptAnswer, RpcError> {
+    let id = params.session_id.clone();
+    let lembas = params.lembas();
+    let turn_id = params.turn_id().map(str::to_string);
     let scheduled = Run::read(lembas, engine.setup().least_approval_wait_s)?;
     let session = opened(engine, &id).map_err(|e| match &scheduled {
         Some(_) if e.code == crate::rpc::INVALID_PARAMS => RpcError::refused(e.message, Reason::Folder),
@@ -270,10 +263,10 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
     if let Some(phase) = turn_id.as_ref().and_then(|t| session.turn(t)) {
         return wait_done(phase).await;
     }
-    let (text, mut uploads) = attachments::prompt_of(params.get("prompt").unwrap_or(&Value::Null))?;
     // `@path` in what the person typed (capability files); resource links and commands' text are
     // not read for mentions. An image mentioned goes with the prompt as an attached image does.
-    let typed = super::prompt::typed_texts(params.get("prompt").unwrap_or(&Value::Null));
+    let typed = super::prompt::typed_texts(&params.prompt);
+    let (text, mut uploads) = attachments::prompt_of(params.prompt.clone())?;
     let mut mentioned = super::files::attach(engine, &session, typed).await;
     uploads.extend(mentioned.iter_mut().filter_map(attachments::mentioned_image));
     // Written only once the prompt is accepted: a refused one keeps nothing.
@@ -290,10 +283,10 @@ async fn prompt_session(engine: &Engine, params: Value) -> Result<Value, RpcErro
     wait_done(phase).await
 }
 
-async fn wait_done(mut phase: tokio::sync::watch::Receiver<TurnPhase>) -> Result<Value, RpcError> {
+async fn wait_done(mut phase: tokio::sync::watch::Receiver<TurnPhase>) -> Result<PromptAnswer, RpcError> {
     loop {
         if let TurnPhase::Done(answer) = &*phase.borrow_and_update() {
-            return answer.clone();
+            return (**answer).clone();
         }
         if phase.changed().await.is_err() {
             return Err(RpcError::internal("The turn was lost before it finished."));
@@ -363,9 +356,8 @@ fn status(engine: &Engine, params: SessionRef) -> Result<SessionStatus, RpcError
     })
 }
 
-fn history(engine: &Engine, params: Value) -> Result<Value, RpcError> {
-    let id = session_id(&params)?;
-    Ok(held(engine, &id)?.history())
+fn history(engine: &Engine, params: SessionRef) -> Result<History, RpcError> {
+    Ok(held(engine, &params.session_id)?.history())
 }
 
 async fn title(engine: &Engine, params: TitleParams) -> Result<Titled, RpcError> {

@@ -9,6 +9,7 @@ use super::session::Context;
 use crate::decisions::decisions;
 use crate::policy::Mode;
 use crate::rpc::RpcError;
+use lembas_protocol::content::ContentBlock;
 
 fn mode_text(mode: Mode) -> &'static str {
     match mode {
@@ -88,19 +89,12 @@ pub fn title_of(text: &str) -> String {
 
 /// The prompt's blocks as the text the model reads: text blocks joined by a blank line, a
 /// resource_link as `(see <uri>)`. Image and resource blocks are taken out before (attachments.rs).
-pub fn text_of(blocks: &Value) -> Result<String, RpcError> {
-    let blocks = blocks
-        .as_array()
-        .ok_or_else(|| RpcError::invalid_params("prompt must be a list of content blocks."))?;
+pub fn text_of(blocks: &[ContentBlock]) -> Result<String, RpcError> {
     let mut parts = Vec::new();
     let limits = &decisions().prompt;
     for block in blocks {
-        match block.get("type").and_then(Value::as_str) {
-            Some("text") => {
-                let text = block
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| RpcError::invalid_params("A text block needs `text` (a string)."))?;
+        match block {
+            ContentBlock::Text { text } => {
                 if text.len() > limits.max_block_bytes {
                     return Err(RpcError::invalid_params(format!(
                         "A text block is {} bytes; a block may be at most {} bytes. Send less, or split it.",
@@ -108,27 +102,12 @@ pub fn text_of(blocks: &Value) -> Result<String, RpcError> {
                         limits.max_block_bytes
                     )));
                 }
-                parts.push(text.to_string());
+                parts.push(text.clone());
             }
-            Some("resource_link") => {
-                let uri = block.get("uri").and_then(Value::as_str).ok_or_else(|| {
-                    RpcError::invalid_params("A resource_link block needs `uri` (a string).")
-                })?;
-                parts.push(format!("(see {uri})"));
-            }
-            Some(kind @ ("image" | "resource" | "audio")) => {
-                return Err(RpcError::invalid_params(format!(
-                    "This device does not take {kind} blocks yet: send the prompt as text."
-                )));
-            }
-            other => {
-                return Err(RpcError::invalid_params(format!(
-                    "{} is not a content block this device reads: use text or resource_link.",
-                    other
-                        .map(|k| format!("A block of type {k:?}"))
-                        .unwrap_or_else(|| "A block without a type".into())
-                )));
-            }
+            ContentBlock::ResourceLink { uri, .. } => parts.push(format!("(see {uri})")),
+            ContentBlock::Image { .. } => return Err(not_taken("image")),
+            ContentBlock::Resource { .. } => return Err(not_taken("resource")),
+            ContentBlock::Audio { .. } => return Err(not_taken("audio")),
         }
     }
     let text = parts.join("\n\n");
@@ -145,15 +124,21 @@ pub fn text_of(blocks: &Value) -> Result<String, RpcError> {
     Ok(text)
 }
 
+fn not_taken(kind: &str) -> RpcError {
+    RpcError::invalid_params(format!(
+        "This device does not take {kind} blocks yet: send the prompt as text."
+    ))
+}
+
 /// The texts the person typed: the prompt's text blocks, where `@path` mentions are read
-/// (never a resource link's uri). Call after [`text_of`] accepted the blocks.
-pub fn typed_texts(blocks: &Value) -> Vec<String> {
+/// (never a resource link's uri).
+pub fn typed_texts(blocks: &[ContentBlock]) -> Vec<String> {
     blocks
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-        .filter_map(|b| b.get("text").and_then(Value::as_str).map(str::to_string))
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.clone()),
+            _ => None,
+        })
         .collect()
 }
 
@@ -162,10 +147,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// As session/prompt reads them off the wire.
+    fn blocks(blocks: Value) -> Result<Vec<ContentBlock>, RpcError> {
+        crate::rpc::params("session/prompt", blocks)
+    }
+
     #[test]
     fn blocks_become_text() {
         let ok = text_of(
-            &json!([{"type":"text","text":"a"},{"type":"resource_link","uri":"file:///x","name":"x"}]),
+            &blocks(
+                json!([{"type":"text","text":"a"},{"type":"resource_link","uri":"file:///x","name":"x"}]),
+            )
+            .unwrap(),
         );
         assert_eq!(ok.unwrap(), "a\n\n(see file:///x)");
         for bad in [
@@ -175,7 +168,7 @@ mod tests {
             json!([{}]),
             json!([]),
         ] {
-            let e = text_of(&bad).unwrap_err();
+            let e = blocks(bad.clone()).and_then(|b| text_of(&b)).unwrap_err();
             assert_eq!(e.code, crate::rpc::INVALID_PARAMS, "{bad}");
         }
     }
@@ -187,8 +180,10 @@ mod tests {
             {"type":"resource_link","uri":"file:///w/@b.md","name":"b"},
             {"type":"text","text":"and @c.md"}
         ]);
-        assert_eq!(typed_texts(&blocks), ["see @a.md", "and @c.md"]);
-        assert!(typed_texts(&json!("x")).is_empty());
+        assert_eq!(
+            typed_texts(&self::blocks(blocks).unwrap()),
+            ["see @a.md", "and @c.md"]
+        );
     }
 
     #[test]

@@ -3,7 +3,6 @@
 //! stored session opened and its history replayed as `session/update`s before the answer),
 //! `session/resume` (opened, no history) and `session/close` (let go of here).
 
-use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -14,14 +13,13 @@ use super::session::Session;
 use crate::rpc::RpcError;
 use crate::store::ids;
 use crate::utc::rfc3339 as utc;
+use lembas_protocol::content::ContentBlock;
 use lembas_protocol::mcp::McpServer;
 use lembas_protocol::session::{
-    Empty, LembasMeta, ListParams, McpReport, OpenSessionParams, OpenedSession, SessionInfo, SessionList,
+    Empty, HistoryTurn, ListParams, McpReport, OpenSessionParams, OpenedSession, SessionInfo, SessionList,
     SessionRef, SessionSettings,
 };
-use lembas_protocol::update::{
-    ContentBlock, SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolKind,
-};
+use lembas_protocol::update::{SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolKind};
 
 /// Sessions on one page of `session/list`.
 const PAGE: usize = 50;
@@ -75,7 +73,7 @@ pub async fn load(engine: &Engine, params: OpenSessionParams) -> Result<OpenedSe
     let session = open_in_its_folder(engine, params)?;
     let report = with_servers(engine, &session, servers).await;
     let history = session.history();
-    for update in replayed(&history["turns"]) {
+    for update in replayed(&history.turns) {
         engine.update(&session.id, update).await;
     }
     Ok(answer(engine, &session, report).await)
@@ -148,52 +146,35 @@ async fn answer(engine: &Engine, session: &Session, mcp_servers: Option<Vec<McpR
     OpenedSession {
         modes: modes(mode, engine.settings().remote.max_mode),
         config_options: super::config_options::options(engine, session).await,
-        meta: LembasMeta {
-            lembas: SessionSettings {
-                model,
-                mode,
-                effort,
-                instance: true,
-                mcp_servers,
-                notice: None,
-            },
-        },
+        meta: SessionSettings::of(model, mode, effort, mcp_servers),
     }
 }
 
 /// The history's turns as the `session/update`s a client draws them from, in order.
-pub fn replayed(turns: &Value) -> Vec<SessionUpdate> {
-    let text = |t: &str| ContentBlock::text(t);
+pub fn replayed(turns: &[HistoryTurn]) -> Vec<SessionUpdate> {
+    let said = |text: &str| (!text.is_empty()).then(|| ContentBlock::text(text));
     let mut updates = Vec::new();
-    for turn in turns.as_array().into_iter().flatten() {
-        let said = |key: &str| turn[key].as_str().filter(|t| !t.is_empty());
-        if turn["role"] == "user" {
-            if let Some(words) = said("text") {
-                updates.push(SessionUpdate::user(text(words)));
+    for turn in turns {
+        match turn {
+            HistoryTurn::User { text, .. } => updates.extend(said(text).map(SessionUpdate::user)),
+            HistoryTurn::Assistant {
+                text,
+                reasoning,
+                tools,
+            } => {
+                updates.extend(said(reasoning).map(SessionUpdate::thought));
+                updates.extend(tools.iter().map(|tool| {
+                    SessionUpdate::ToolCall(ToolCall {
+                        tool_call_id: tool.id.clone(),
+                        title: tool.name.clone(),
+                        kind: kind_of(&tool.name),
+                        status: ToolCallStatus::ended(tool.is_error),
+                        raw_input: tool.args.clone(),
+                        content: tool.output.iter().map(ToolCallContent::text).collect(),
+                    })
+                }));
+                updates.extend(said(text).map(SessionUpdate::agent));
             }
-            continue;
-        }
-        if let Some(thought) = said("reasoning") {
-            updates.push(SessionUpdate::thought(text(thought)));
-        }
-        for tool in turn["tools"].as_array().into_iter().flatten() {
-            let name = tool["name"].as_str().unwrap_or("tool");
-            let failed = tool["isError"] == json!(true);
-            updates.push(SessionUpdate::ToolCall(ToolCall {
-                tool_call_id: tool["id"].as_str().unwrap_or_default().to_string(),
-                title: name.to_string(),
-                kind: kind_of(name),
-                status: ToolCallStatus::ended(failed),
-                raw_input: tool["args"].clone(),
-                content: tool["output"]
-                    .as_str()
-                    .map(ToolCallContent::text)
-                    .into_iter()
-                    .collect(),
-            }));
-        }
-        if let Some(words) = said("text") {
-            updates.push(SessionUpdate::agent(text(words)));
         }
     }
     updates
@@ -213,6 +194,7 @@ fn kind_of(name: &str) -> ToolKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
 
     #[test]
     fn a_history_replays_as_the_updates_a_client_draws() {
@@ -223,6 +205,7 @@ mod tests {
                 { "id": "c2", "name": "bash", "args": { "command": "false" }, "isError": true },
             ] },
         ]);
+        let turns: Vec<HistoryTurn> = serde_json::from_value(turns).unwrap();
         let updates: Vec<Value> = replayed(&turns).iter().map(|u| json!(u)).collect();
         let kinds: Vec<String> = updates
             .iter()

@@ -2,7 +2,9 @@
 //! model sees it, its turns, and its append-only file in the store. The conversation is rebuilt
 //! from the file when a session is opened again.
 
+use lembas_protocol::event::AttachmentInfo;
 use lembas_protocol::plan::Plan;
+use lembas_protocol::session::{History, HistoryTool, HistoryTurn, PromptAnswer, StopReason};
 use lembas_protocol::status::{Held, SessionStatus};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
@@ -51,7 +53,7 @@ impl Context {
 pub enum TurnPhase {
     Queued,
     Running,
-    Done(Result<Value, RpcError>),
+    Done(Box<Result<PromptAnswer, RpcError>>),
 }
 
 /// A message of the conversation with the turn that added it.
@@ -335,14 +337,14 @@ impl Session {
     }
 
     /// `_lembas/session/history`.
-    pub fn history(&self) -> Value {
+    pub fn history(&self) -> History {
         let state = self.state();
-        json!({
-            "sessionId": self.id,
-            "title": state.title,
-            "root": self.cwd.display().to_string(),
-            "turns": history_turns(&state.record),
-        })
+        History {
+            session_id: self.id.clone(),
+            title: state.title.clone(),
+            root: self.cwd.display().to_string(),
+            turns: history_turns(&state.record),
+        }
     }
 }
 
@@ -389,61 +391,76 @@ pub fn compacted_from_record(record: Compact) -> Vec<Message> {
 
 /// The conversation as history turns: each user message, then what the assistant said and did
 /// until the next one, as one assistant turn.
-pub fn history_turns(messages: &[Message]) -> Vec<Value> {
+pub fn history_turns(messages: &[Message]) -> Vec<HistoryTurn> {
     let mut turns = Vec::new();
-    let mut assistant: Option<Value> = None;
+    let mut assistant: Option<Said> = None;
     let mut by_call: HashMap<String, usize> = HashMap::new();
     for message in messages {
         let body = &message.body;
         match body["role"].as_str() {
             Some("user") => {
-                turns.extend(assistant.take());
+                turns.extend(assistant.take().map(Said::turn));
                 by_call.clear();
-                let mut turn = json!({ "role": "user", "text": user_text(body) });
-                if let Some(id) = &message.turn_id {
-                    turn["turnId"] = json!(id);
-                }
-                if let Some(listed) = listed_attachments(body) {
-                    turn["attachments"] = listed;
-                }
-                turns.push(turn);
+                turns.push(HistoryTurn::User {
+                    text: user_text(body).to_string(),
+                    turn_id: message.turn_id.clone(),
+                    attachments: listed_attachments(body),
+                });
             }
             Some("assistant") => {
-                let a = assistant.get_or_insert_with(
-                    || json!({ "role": "assistant", "text": "", "reasoning": "", "tools": [] }),
-                );
-                append_text(&mut a["text"], body["content"].as_str());
-                append_text(&mut a["reasoning"], body["reasoning_content"].as_str());
+                let said = assistant.get_or_insert_with(Said::default);
+                append_text(&mut said.text, body["content"].as_str());
+                append_text(&mut said.reasoning, body["reasoning_content"].as_str());
                 for call in body["tool_calls"].as_array().into_iter().flatten() {
-                    let tools = a["tools"].as_array_mut();
-                    if let Some(tools) = tools {
-                        let id = call["id"].as_str().unwrap_or_default().to_string();
-                        by_call.insert(id.clone(), tools.len());
-                        let args = call
-                            .pointer("/function/arguments")
-                            .and_then(Value::as_str)
-                            .map(|a| serde_json::from_str(a).unwrap_or_else(|_| json!(a)))
-                            .unwrap_or(Value::Null);
-                        tools.push(json!({ "id": id, "name": call.pointer("/function/name"), "args": args }));
-                    }
+                    let id = call["id"].as_str().unwrap_or_default().to_string();
+                    by_call.insert(id.clone(), said.tools.len());
+                    let args = call
+                        .pointer("/function/arguments")
+                        .and_then(Value::as_str)
+                        .map(|a| serde_json::from_str(a).unwrap_or_else(|_| json!(a)))
+                        .unwrap_or(Value::Null);
+                    let name = call.pointer("/function/name").and_then(Value::as_str);
+                    said.tools.push(HistoryTool {
+                        id,
+                        name: name.unwrap_or_default().to_string(),
+                        args,
+                        output: None,
+                        is_error: false,
+                    });
                 }
             }
             Some("tool") => {
                 let id = body["tool_call_id"].as_str().unwrap_or_default();
-                if let (Some(a), Some(i)) = (assistant.as_mut(), by_call.get(id))
-                    && let Some(tool) = a["tools"].get_mut(*i)
+                if let (Some(said), Some(i)) = (assistant.as_mut(), by_call.get(id))
+                    && let Some(tool) = said.tools.get_mut(*i)
                 {
-                    tool["output"] = body["content"].clone();
-                    if body.get("is_error").and_then(Value::as_bool) == Some(true) {
-                        tool["isError"] = json!(true);
-                    }
+                    tool.output = body["content"].as_str().map(str::to_string);
+                    tool.is_error = body.get("is_error").and_then(Value::as_bool) == Some(true);
                 }
             }
             _ => {}
         }
     }
-    turns.extend(assistant);
+    turns.extend(assistant.map(Said::turn));
     turns
+}
+
+/// An assistant turn as it is gathered.
+#[derive(Default)]
+struct Said {
+    text: String,
+    reasoning: String,
+    tools: Vec<HistoryTool>,
+}
+
+impl Said {
+    fn turn(self) -> HistoryTurn {
+        HistoryTurn::Assistant {
+            text: self.text,
+            reasoning: self.reasoning,
+            tools: self.tools,
+        }
+    }
 }
 
 /// A person's message as they typed it: a command's name, not the text it expanded to.
@@ -456,13 +473,12 @@ pub fn user_text(body: &Value) -> &str {
         .unwrap_or_default()
 }
 
-fn append_text(into: &mut Value, text: Option<&str>) {
+fn append_text(into: &mut String, text: Option<&str>) {
     if let Some(t) = text.filter(|t| !t.is_empty()) {
-        let joined = match into.as_str() {
-            Some("") | None => t.to_string(),
-            Some(before) => format!("{before}\n\n{t}"),
-        };
-        *into = json!(joined);
+        if !into.is_empty() {
+            into.push_str("\n\n");
+        }
+        into.push_str(t);
     }
 }
 
@@ -523,11 +539,14 @@ pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result
     // done: a prompt sent again with its id runs it again.
     for entry in turns.iter().filter(|t| t.state == "done") {
         let answer = entry.answer.clone().unwrap_or(Value::Null);
-        let phase = match answer.get("error") {
-            Some(error) => TurnPhase::Done(Err(serde_json::from_value(error.clone())
-                .unwrap_or_else(|_| RpcError::internal("The turn failed.")))),
-            None => TurnPhase::Done(Ok(answer)),
+        let answered = match answer.get("error") {
+            Some(error) => Err(serde_json::from_value(error.clone())
+                .unwrap_or_else(|_| RpcError::internal("The turn failed."))),
+            // A turn a terminal finished may have kept only its stop reason.
+            None => Ok(serde_json::from_value(answer)
+                .unwrap_or_else(|_| PromptAnswer::ended(StopReason::EndTurn, &entry.turn_id))),
         };
+        let phase = TurnPhase::Done(Box::new(answered));
         state
             .turns
             .push_back((entry.turn_id.clone(), watch::channel(phase).0));
@@ -536,12 +555,9 @@ pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result
     Ok(Replayed { cwd, state })
 }
 
-/// The history's list for a stored user message (`{ name, mimeType, size }` each), if it has any.
-pub(super) fn listed_attachments(body: &Value) -> Option<Value> {
-    let list = body["attachments"].as_array()?;
-    Some(Value::Array(
-        list.iter()
-            .map(|a| json!({ "name": a["name"], "mimeType": a["mimeType"], "size": a["size"] }))
-            .collect(),
-    ))
+/// The history's list for a stored user message (`{ name, mimeType, size }` each).
+pub(super) fn listed_attachments(body: &Value) -> Vec<AttachmentInfo> {
+    let list = body["attachments"].as_array().into_iter().flatten();
+    list.filter_map(|a| serde_json::from_value(a.clone()).ok())
+        .collect()
 }

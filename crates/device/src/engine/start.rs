@@ -17,6 +17,7 @@ use crate::rpc::RpcError;
 use crate::scheduled::Run;
 use crate::store::{TurnEntry, ids};
 use lembas_protocol::event::Event;
+use lembas_protocol::session::{PromptAnswer, StopReason};
 
 /// What a turn runs on.
 pub enum Input {
@@ -66,14 +67,14 @@ pub fn spawn(
             }
         };
         let stored = match &answer {
-            Ok(v) => v.clone(),
+            Ok(answer) => json!(answer),
             Err(e) => json!({ "error": e }),
         };
         // The turns file holds the answer before it goes out, so a device killed right after still
         // answers a prompt sent again with it; waiting for the disk comes after the answer.
         let (engine2, session2, turn2) = (engine.clone(), session.clone(), turn_id.clone());
         let saved = tokio::task::spawn_blocking(move || save_turn(&engine2, &session2, &turn2, stored)).await;
-        session.set_phase(&turn_id, TurnPhase::Done(answer));
+        session.set_phase(&turn_id, TurnPhase::Done(Box::new(answer)));
         engine.show_turn(&session.id, false);
         if let Ok(true) = saved {
             let (engine2, id) = (engine.clone(), session.id.clone());
@@ -111,7 +112,7 @@ async fn machine_turn(
     session: &Arc<Session>,
     turn_id: &str,
     notes: Vec<(String, String)>,
-) -> Result<Value, RpcError> {
+) -> Result<PromptAnswer, RpcError> {
     for (job_id, text) in &notes {
         engine
             .event(
@@ -141,19 +142,20 @@ fn scheduled_answer(
     session: &Session,
     turn_id: &str,
     run: &Run,
-    answer: Result<Value, RpcError>,
-) -> Result<Value, RpcError> {
+    answer: Result<PromptAnswer, RpcError>,
+) -> Result<PromptAnswer, RpcError> {
     let reply = session.last_reply(turn_id);
     Ok(match answer {
         Ok(mut answer) => {
-            let stop = answer["stopReason"].as_str().map(str::to_string);
-            answer["_meta"]["lembas"]["scheduled"] = json!(run.outcome(stop.as_deref(), &reply, None));
+            let stop = answer.stop_reason.as_str();
+            answer.end().scheduled = Some(run.outcome(Some(stop), &reply, None));
             answer
         }
-        Err(e) => json!({
-            "stopReason": "end_turn",
-            "_meta": { "lembas": { "turnId": turn_id, "scheduled": run.outcome(None, &reply, Some(&e.message)) } },
-        }),
+        Err(e) => {
+            let mut answer = PromptAnswer::ended(StopReason::EndTurn, turn_id);
+            answer.end().scheduled = Some(run.outcome(None, &reply, Some(&e.message)));
+            answer
+        }
     })
 }
 

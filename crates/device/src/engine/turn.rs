@@ -17,28 +17,10 @@ use crate::decisions::decisions;
 use crate::rpc::{self, RpcError};
 use crate::store::Record;
 use lembas_protocol::Reason;
+use lembas_protocol::content::ContentBlock;
 use lembas_protocol::event::{Event, TaskState};
-use lembas_protocol::update::{ContentBlock, SessionUpdate};
-
-/// How a turn ended, as ACP's stopReason says it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stop {
-    EndTurn,
-    MaxTurnRequests,
-    MaxTokens,
-    Cancelled,
-}
-
-impl Stop {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Stop::EndTurn => "end_turn",
-            Stop::MaxTurnRequests => "max_turn_requests",
-            Stop::MaxTokens => "max_tokens",
-            Stop::Cancelled => "cancelled",
-        }
-    }
-}
+use lembas_protocol::session::{PromptAnswer, StopReason};
+use lembas_protocol::update::SessionUpdate;
 
 /// What came with a prompt besides its text: the files sent with it, and what the `@path`
 /// mentions in the person's text attached.
@@ -59,7 +41,7 @@ pub async fn run(
     text: String,
     shown: Option<&str>,
     enclosed: Enclosed,
-) -> Result<Value, RpcError> {
+) -> Result<PromptAnswer, RpcError> {
     let Enclosed {
         files: attached,
         mentioned,
@@ -142,12 +124,9 @@ pub async fn run(
         .collect();
     let (result, stop) = match outcome {
         Ok(stop) => {
-            let mut answer =
-                json!({ "stopReason": stop.as_str(), "_meta": { "lembas": { "turnId": turn_id } } });
-            if !unsent.is_empty() {
-                answer["_meta"]["lembas"]["unsent"] = json!(unsent);
-            }
-            (Ok(answer), Some(stop.as_str()))
+            let mut answer = PromptAnswer::ended(stop, turn_id);
+            answer.end().unsent = unsent;
+            (Ok(answer), Some(stop))
         }
         Err(e) => {
             engine
@@ -181,7 +160,7 @@ pub async fn run(
             &sid,
             Event::Done {
                 turn_id: turn_id.to_string(),
-                stop_reason: stop.map(str::to_string),
+                stop_reason: stop,
             },
         )
         .await;
@@ -189,7 +168,7 @@ pub async fn run(
         session_id: sid,
         turn_id: turn_id.to_string(),
         state: "end".into(),
-        stop_reason: stop.map(str::to_string),
+        stop_reason: stop.map(|s| s.as_str().to_string()),
         cwd: session.cwd.display().to_string(),
     });
     result
@@ -200,7 +179,7 @@ async fn steps(
     session: &Arc<Session>,
     turn_id: &str,
     cancel: &mut tokio::sync::watch::Receiver<u64>,
-) -> Result<Stop, model::ModelError> {
+) -> Result<StopReason, model::ModelError> {
     let max_requests = decisions().engine.max_turn_requests;
     let instance = match engine.instance().await {
         Ok(i) => i,
@@ -246,7 +225,7 @@ async fn steps(
         // The last step's prompt filled the window: this one is sent compacted.
         if session.state().compact_first {
             tokio::select! {
-                _ = cancel.changed() => return Ok(Stop::Cancelled),
+                _ = cancel.changed() => return Ok(StopReason::Cancelled),
                 compacted = compaction::compact(engine, session, compaction::Moment::BeforeStep) => { compacted?; }
             }
         }
@@ -273,7 +252,7 @@ async fn steps(
             model::request_body(&state.model, &messages, &tools, &state.effort)
         };
         let step = tokio::select! {
-            _ = cancel.changed() => return Ok(Stop::Cancelled),
+            _ = cancel.changed() => return Ok(StopReason::Cancelled),
             step = stream_step(engine, &session.id, &instance, &body) => step,
         };
         let step = match step {
@@ -321,10 +300,10 @@ async fn steps(
                 &step.tool_calls,
                 "The answer was cut off by the length limit; this call was not run.",
             );
-            return Ok(Stop::MaxTokens);
+            return Ok(StopReason::MaxTokens);
         }
         if step.tool_calls.is_empty() {
-            return Ok(Stop::EndTurn);
+            return Ok(StopReason::EndTurn);
         }
         for (i, call) in step.tool_calls.iter().enumerate() {
             let result = tokio::select! {
@@ -339,7 +318,7 @@ async fn steps(
                     "The person stopped the turn; this call did not finish.",
                 );
                 engine.withdraw_cards_of(&session.id).await;
-                return Ok(Stop::Cancelled);
+                return Ok(StopReason::Cancelled);
             };
             session.push_message(
                 Some(turn_id),
@@ -348,7 +327,7 @@ async fn steps(
         }
         session.flush();
     }
-    Ok(Stop::MaxTurnRequests)
+    Ok(StopReason::MaxTurnRequests)
 }
 
 /// Gives the model the steer messages that came since the last step, as the person's words.

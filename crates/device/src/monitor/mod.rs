@@ -50,51 +50,26 @@ const READ_CHUNK: usize = 64 * 1024;
 /// How often a stopping watch looks whether its group is gone (a group ending wakes nothing).
 const GROUP_POLL: Duration = Duration::from_millis(20);
 
-/// How a watch (or a `bash` call) ended: `_lembas/monitor`'s result ([`Watched`]), and for the
-/// model why the sandbox refused it.
+/// How a watch (or a `bash` call) ended: `_lembas/monitor`'s result, and for the model why the
+/// sandbox refused it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchOutcome {
-    /// `sha256:<hex>` of the output, a newline and the exit status (128 + signal when a signal
-    /// ended it); null when the watch timed out.
-    pub hash: Option<String>,
-    /// The exit status; null when a signal ended it or it timed out.
-    pub exit: Option<i32>,
-    pub timed_out: bool,
-    /// The start of the output decoded as UTF-8, invalid bytes replaced, at most `excerpt_chars`.
-    pub excerpt: String,
-    /// Whether the output had more than the excerpt shows.
-    pub truncated: bool,
-    /// The output's length in bytes: all of it, kept or not.
-    pub bytes: u64,
-    /// From starting bash to having the answer, stopping the group included.
-    pub duration_ms: u64,
+    pub watched: Watched,
     /// The line saying the sandbox refused a read or write, when the command failed that way while
     /// sandboxed: for the model, never part of `_lembas/monitor`'s result.
     pub sandbox_refusal: Option<String>,
 }
 
 impl WatchOutcome {
-    /// `_lembas/monitor`'s result.
-    pub fn watched(&self) -> Watched {
-        Watched {
-            hash: self.hash.clone(),
-            exit: self.exit,
-            timed_out: self.timed_out,
-            excerpt: self.excerpt.clone(),
-            truncated: self.truncated,
-            bytes: self.bytes,
-            duration_ms: self.duration_ms,
-        }
-    }
-
     /// How it ended, without what it printed: what the activity list is told.
     pub fn end(&self) -> WatchEnd {
+        let w = &self.watched;
         WatchEnd {
-            exit: self.exit,
-            timed_out: self.timed_out,
-            truncated: self.truncated,
-            bytes: self.bytes,
-            duration_ms: self.duration_ms,
+            exit: w.exit,
+            timed_out: w.timed_out,
+            truncated: w.truncated,
+            bytes: w.bytes,
+            duration_ms: w.duration_ms,
         }
     }
 }
@@ -243,13 +218,15 @@ async fn run_watch_within(
         _ => None,
     };
     Ok(WatchOutcome {
-        hash,
-        exit,
-        timed_out: !finished,
-        excerpt,
-        truncated,
-        bytes: watch.sink.bytes(),
-        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        watched: Watched {
+            hash,
+            exit,
+            timed_out: !finished,
+            excerpt,
+            truncated,
+            bytes: watch.sink.bytes(),
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        },
         sandbox_refusal,
     })
 }

@@ -125,13 +125,17 @@ async fn conformance_cases_hash_and_describe_the_output() {
         let dir = tempfile::tempdir().unwrap();
         let outcome = watch(dir.path(), command).await;
 
-        assert_eq!(outcome.hash.as_deref(), case["hash"].as_str(), "{name}: hash");
         assert_eq!(
-            outcome.exit,
+            outcome.watched.hash.as_deref(),
+            case["hash"].as_str(),
+            "{name}: hash"
+        );
+        assert_eq!(
+            outcome.watched.exit,
             case["exit"].as_i64().map(|e| e as i32),
             "{name}: exit"
         );
-        assert!(!outcome.timed_out, "{name}");
+        assert!(!outcome.watched.timed_out, "{name}");
         let output = match case["output_b64"].as_str() {
             Some(b64) => base64::engine::general_purpose::STANDARD.decode(b64).unwrap(),
             None => {
@@ -145,15 +149,15 @@ async fn conformance_cases_hash_and_describe_the_output() {
                 output
             }
         };
-        assert_eq!(outcome.bytes, output.len() as u64, "{name}: bytes");
+        assert_eq!(outcome.watched.bytes, output.len() as u64, "{name}: bytes");
         if let Some(bytes) = case["bytes"].as_u64() {
-            assert_eq!(outcome.bytes, bytes, "{name}: bytes");
+            assert_eq!(outcome.watched.bytes, bytes, "{name}: bytes");
         }
         let (excerpt, truncated) = expected_excerpt(&output);
-        assert_eq!(outcome.excerpt, excerpt, "{name}: excerpt");
-        assert_eq!(outcome.truncated, truncated, "{name}: truncated");
+        assert_eq!(outcome.watched.excerpt, excerpt, "{name}: excerpt");
+        assert_eq!(outcome.watched.truncated, truncated, "{name}: truncated");
         if let Some(truncated) = case["truncated"].as_bool() {
-            assert_eq!(outcome.truncated, truncated, "{name}: truncated");
+            assert_eq!(outcome.watched.truncated, truncated, "{name}: truncated");
         }
     }
 }
@@ -162,11 +166,15 @@ async fn conformance_cases_hash_and_describe_the_output() {
 async fn a_signal_hashes_128_plus_its_number_and_has_no_exit() {
     let dir = tempfile::tempdir().unwrap();
     let outcome = watch(dir.path(), "printf before; kill -9 $$").await;
-    assert_eq!(outcome.exit, None);
-    assert!(!outcome.timed_out);
-    assert_eq!(outcome.hash, Some(expected_hash(b"before", 137)));
+    assert_eq!(outcome.watched.exit, None);
+    assert!(!outcome.watched.timed_out);
+    assert_eq!(outcome.watched.hash, Some(expected_hash(b"before", 137)));
     assert_eq!(
-        (outcome.excerpt.as_str(), outcome.bytes, outcome.truncated),
+        (
+            outcome.watched.excerpt.as_str(),
+            outcome.watched.bytes,
+            outcome.watched.truncated
+        ),
         ("before", 6, false)
     );
 }
@@ -181,11 +189,11 @@ async fn a_timeout_stops_the_whole_group() {
     )
     .await
     .unwrap();
-    assert!(outcome.timed_out);
-    assert_eq!((outcome.hash, outcome.exit), (None, None));
+    assert!(outcome.watched.timed_out);
+    assert_eq!((outcome.watched.hash, outcome.watched.exit), (None, None));
     // What was read before the timeout is still described.
-    assert!(outcome.bytes > 0);
-    assert_group_gone(pgid_from(&outcome.excerpt));
+    assert!(outcome.watched.bytes > 0);
+    assert_group_gone(pgid_from(&outcome.watched.excerpt));
 }
 
 #[tokio::test]
@@ -194,9 +202,9 @@ async fn a_background_job_holding_the_output_after_bash_exits_is_a_timeout() {
     let outcome = run_watch(dir.path(), "echo $$; sleep 100 &", Duration::from_secs(1))
         .await
         .unwrap();
-    assert!(outcome.timed_out);
-    assert_eq!((outcome.hash, outcome.exit), (None, None));
-    assert_group_gone(pgid_from(&outcome.excerpt));
+    assert!(outcome.watched.timed_out);
+    assert_eq!((outcome.watched.hash, outcome.watched.exit), (None, None));
+    assert_group_gone(pgid_from(&outcome.watched.excerpt));
 }
 
 #[tokio::test]
@@ -209,23 +217,26 @@ async fn a_group_that_ignores_sigterm_is_killed_after_the_grace() {
     )
     .await
     .unwrap();
-    assert!(outcome.timed_out);
+    assert!(outcome.watched.timed_out);
     assert!(
-        outcome.duration_ms >= 1000 + numbers().kill_grace_ms,
+        outcome.watched.duration_ms >= 1000 + numbers().kill_grace_ms,
         "{}",
-        outcome.duration_ms
+        outcome.watched.duration_ms
     );
-    assert_group_gone(pgid_from(&outcome.excerpt));
+    assert_group_gone(pgid_from(&outcome.watched.excerpt));
 }
 
 #[tokio::test]
 async fn leftovers_of_a_finished_watch_are_stopped() {
     let dir = tempfile::tempdir().unwrap();
     let outcome = watch(dir.path(), "echo $$; sleep 100 >/dev/null 2>&1 &").await;
-    assert!(!outcome.timed_out);
-    assert_eq!(outcome.exit, Some(0));
-    assert_eq!(outcome.hash, Some(expected_hash(outcome.excerpt.as_bytes(), 0)));
-    assert_group_gone(pgid_from(&outcome.excerpt));
+    assert!(!outcome.watched.timed_out);
+    assert_eq!(outcome.watched.exit, Some(0));
+    assert_eq!(
+        outcome.watched.hash,
+        Some(expected_hash(outcome.watched.excerpt.as_bytes(), 0))
+    );
+    assert_group_gone(pgid_from(&outcome.watched.excerpt));
 }
 
 #[tokio::test]
@@ -272,8 +283,8 @@ async fn watches_run_side_by_side_without_blocking_the_runtime() {
     );
     let (a, b) = tokio::join!(waiting, flagging);
     let (a, b) = (a.unwrap(), b.unwrap());
-    assert_eq!((a.excerpt.as_str(), a.timed_out), ("a\n", false));
-    assert_eq!((b.excerpt.as_str(), b.timed_out), ("b\n", false));
+    assert_eq!((a.watched.excerpt.as_str(), a.watched.timed_out), ("a\n", false));
+    assert_eq!((b.watched.excerpt.as_str(), b.watched.timed_out), ("b\n", false));
 }
 
 #[tokio::test]
@@ -285,17 +296,17 @@ async fn the_excerpt_is_cut_at_a_character_and_replaces_invalid_bytes() {
         &format!("head -c {before} /dev/zero | tr '\\0' a; printf '\u{e9}\u{e9}\u{e9}'"),
     )
     .await;
-    assert_eq!(outcome.excerpt, format!("{}\u{e9}", "a".repeat(before)));
-    assert_eq!(outcome.excerpt.chars().count(), numbers().excerpt_chars);
-    assert!(outcome.truncated);
-    assert_eq!(outcome.bytes, before as u64 + 6);
+    assert_eq!(outcome.watched.excerpt, format!("{}\u{e9}", "a".repeat(before)));
+    assert_eq!(outcome.watched.excerpt.chars().count(), numbers().excerpt_chars);
+    assert!(outcome.watched.truncated);
+    assert_eq!(outcome.watched.bytes, before as u64 + 6);
 
     let outcome = watch(dir.path(), "printf 'ok\\377\\376end'").await;
     assert_eq!(
-        (outcome.excerpt.as_str(), outcome.truncated),
+        (outcome.watched.excerpt.as_str(), outcome.watched.truncated),
         ("ok\u{fffd}\u{fffd}end", false)
     );
-    assert_eq!(outcome.hash, Some(expected_hash(b"ok\xff\xfeend", 0)));
+    assert_eq!(outcome.watched.hash, Some(expected_hash(b"ok\xff\xfeend", 0)));
 }
 
 #[tokio::test]
@@ -316,17 +327,27 @@ async fn only_the_start_is_kept_and_a_cut_character_is_left_out() {
     .await
     .unwrap();
     assert_eq!(
-        (outcome.excerpt.as_str(), outcome.truncated, outcome.bytes),
+        (
+            outcome.watched.excerpt.as_str(),
+            outcome.watched.truncated,
+            outcome.watched.bytes
+        ),
         ("abc", true, 8)
     );
-    assert_eq!(outcome.hash, Some(expected_hash("abc\u{e9}xyz".as_bytes(), 0)));
+    assert_eq!(
+        outcome.watched.hash,
+        Some(expected_hash("abc\u{e9}xyz".as_bytes(), 0))
+    );
 }
 
 #[tokio::test]
 async fn no_input_is_given() {
     let dir = tempfile::tempdir().unwrap();
     let outcome = watch(dir.path(), "cat; echo done").await;
-    assert_eq!((outcome.excerpt.as_str(), outcome.exit), ("done\n", Some(0)));
+    assert_eq!(
+        (outcome.watched.excerpt.as_str(), outcome.watched.exit),
+        ("done\n", Some(0))
+    );
 }
 
 #[tokio::test]
@@ -334,7 +355,7 @@ async fn runs_in_the_folder_it_is_given() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("marker"), "here").unwrap();
     let outcome = watch(dir.path(), "cat marker").await;
-    assert_eq!(outcome.excerpt, "here");
+    assert_eq!(outcome.watched.excerpt, "here");
 }
 
 #[tokio::test]
@@ -354,7 +375,7 @@ async fn a_folder_that_does_not_exist_is_an_error_that_names_it() {
 #[tokio::test]
 async fn the_result_has_exactly_the_spec_fields() {
     let dir = tempfile::tempdir().unwrap();
-    let value = serde_json::to_value(watch(dir.path(), "kill -TERM $$").await.watched()).unwrap();
+    let value = serde_json::to_value(watch(dir.path(), "kill -TERM $$").await.watched).unwrap();
     let mut keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort_unstable();
     assert_eq!(
@@ -419,12 +440,16 @@ async fn half_a_gibibyte_is_hashed_whole_in_bounded_memory() {
         .unwrap();
     let digest = String::from_utf8(reference.stdout).unwrap();
     let digest = digest.split_whitespace().next().unwrap();
-    assert_eq!(outcome.hash, Some(format!("sha256:{digest}")));
+    assert_eq!(outcome.watched.hash, Some(format!("sha256:{digest}")));
     assert_eq!(
-        (outcome.bytes, outcome.truncated, outcome.exit),
+        (
+            outcome.watched.bytes,
+            outcome.watched.truncated,
+            outcome.watched.exit
+        ),
         (SIZE, true, Some(0))
     );
-    assert_eq!(outcome.excerpt, "\0".repeat(numbers().excerpt_chars));
+    assert_eq!(outcome.watched.excerpt, "\0".repeat(numbers().excerpt_chars));
     // Other tests run beside this one, hence the slack; keeping the output would be 512 MiB.
     assert!(grown_kib < 64 * 1024, "peak memory grew by {grown_kib} KiB");
 }

@@ -101,15 +101,25 @@ fn sandboxed_commands_child() {
             .unwrap_or_else(|e| panic!("{line}: {e}"))
     };
     let ok = |outcome: &WatchOutcome, line: &str| {
-        assert_eq!(outcome.exit, Some(0), "{line}: {}", outcome.excerpt);
+        assert_eq!(
+            outcome.watched.exit,
+            Some(0),
+            "{line}: {}",
+            outcome.watched.excerpt
+        );
         assert_eq!(outcome.sandbox_refusal, None, "{line}");
     };
     let refused = |outcome: &WatchOutcome, line: &str| {
-        assert_ne!(outcome.exit, Some(0), "{line}: {}", outcome.excerpt);
-        assert!(
-            outcome.excerpt.contains("Permission denied"),
+        assert_ne!(
+            outcome.watched.exit,
+            Some(0),
             "{line}: {}",
-            outcome.excerpt
+            outcome.watched.excerpt
+        );
+        assert!(
+            outcome.watched.excerpt.contains("Permission denied"),
+            "{line}: {}",
+            outcome.watched.excerpt
         );
         let why = outcome.sandbox_refusal.as_deref().unwrap_or_default();
         assert!(why.starts_with("[the sandbox refused"), "{line}: {why:?}");
@@ -175,7 +185,11 @@ fn sandboxed_commands_child() {
     ] {
         let outcome = run(&edit, line);
         refused(&outcome, line);
-        assert!(!outcome.excerpt.contains(marker), "{line}: {}", outcome.excerpt);
+        assert!(
+            !outcome.watched.excerpt.contains(marker),
+            "{line}: {}",
+            outcome.watched.excerpt
+        );
     }
     assert!(!root.join("stolen").exists());
 
@@ -192,7 +206,7 @@ fn sandboxed_commands_child() {
     ] {
         let outcome = run(&whole_home, line);
         refused(&outcome, line);
-        assert!(!outcome.excerpt.contains(KEY_MARKER), "{line}");
+        assert!(!outcome.watched.excerpt.contains(KEY_MARKER), "{line}");
     }
     assert!(home.join(".ssh/id_ed25519").exists() && !home.join(".ssh/authorized_keys").exists());
 
@@ -219,9 +233,14 @@ fn sandboxed_commands_child() {
 
     // No new privileges; no secret-looking variables unless kept.
     let outcome = run(&edit, "grep NoNewPrivs /proc/self/status");
-    assert!(outcome.excerpt.contains("NoNewPrivs:\t1"), "{}", outcome.excerpt);
+    assert!(
+        outcome.watched.excerpt.contains("NoNewPrivs:\t1"),
+        "{}",
+        outcome.watched.excerpt
+    );
     let outcome = run(&edit, "env");
     let names: Vec<&str> = outcome
+        .watched
         .excerpt
         .lines()
         .filter_map(|l| l.split('=').next())

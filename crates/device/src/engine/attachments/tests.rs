@@ -5,8 +5,17 @@ fn b64(bytes: &[u8]) -> String {
     BASE64.encode(bytes)
 }
 
+/// As session/prompt reads them off the wire: a block of the wrong shape is refused there.
+fn blocks(blocks: &Value) -> Result<Vec<ContentBlock>, RpcError> {
+    crate::rpc::params("session/prompt", blocks.clone())
+}
+
+fn read_blocks(blocks: &Value) -> Result<Blocks, RpcError> {
+    read(self::blocks(blocks)?)
+}
+
 fn refused(blocks: Value) -> String {
-    let e = read(&blocks).expect_err("refused");
+    let e = read_blocks(&blocks).expect_err("refused");
     assert_eq!(e.code, INVALID_PARAMS, "{blocks:.200}");
     assert!(e.message.ends_with('.'), "a sentence: {}", e.message);
     e.message
@@ -22,9 +31,9 @@ fn blocks_are_taken_out_and_decoded() {
         { "type": "resource", "resource": { "uri": "x", "mimeType": "image/gif", "blob": b64(b"GIF") } },
         { "type": "resource_link", "uri": "file:///y", "name": "y" },
     ]);
-    let read = read(&blocks).unwrap();
+    let read = read_blocks(&blocks).unwrap();
     assert_eq!(
-        read.others,
+        json!(read.others),
         json!([{ "type": "text", "text": "look" }, { "type": "resource_link", "uri": "file:///y", "name": "y" }])
     );
     let got: Vec<(&str, &str, Kind, &[u8])> = read
@@ -49,20 +58,24 @@ fn a_file_alone_is_a_prompt_and_a_blank_text_beside_it_is_dropped() {
         { "type": "text", "text": "  " },
         { "type": "image", "data": b64(b"x"), "mimeType": "image/webp" },
     ]);
-    let read = read(&blocks).unwrap();
-    assert_eq!(read.others, json!([]));
+    let read = read_blocks(&blocks).unwrap();
+    assert!(read.others.is_empty());
     assert_eq!(read.uploads[0].name, "image.webp");
 }
 
 #[test]
 fn a_prompt_is_its_text_and_its_files() {
     let image = json!({ "type": "image", "data": b64(b"x"), "mimeType": "image/png" });
-    let (text, files) = prompt_of(&json!([image])).unwrap();
+    let (text, files) = prompt_of(blocks(&json!([image])).unwrap()).unwrap();
     assert_eq!((text.as_str(), files.len()), ("", 1));
-    let (text, files) = prompt_of(&json!([{ "type": "text", "text": "see" }, image])).unwrap();
+    let (text, files) =
+        prompt_of(blocks(&json!([{ "type": "text", "text": "see" }, image])).unwrap()).unwrap();
     assert_eq!((text.as_str(), files.len()), ("see", 1));
     for empty in [json!([]), json!([{ "type": "text", "text": " " }])] {
-        assert_eq!(prompt_of(&empty).unwrap_err().code, INVALID_PARAMS);
+        assert_eq!(
+            prompt_of(blocks(&empty).unwrap()).unwrap_err().code,
+            INVALID_PARAMS
+        );
     }
 }
 
@@ -87,7 +100,10 @@ fn the_limits_are_a_block_and_a_prompt() {
     let limits = &decisions().prompt;
     let at_limit = vec![b'a'; limits.max_block_bytes];
     let ok = json!([{ "type": "resource", "resource": { "uri": "a", "blob": b64(&at_limit) } }]);
-    assert_eq!(read(&ok).unwrap().uploads[0].bytes.len(), limits.max_block_bytes);
+    assert_eq!(
+        read_blocks(&ok).unwrap().uploads[0].bytes.len(),
+        limits.max_block_bytes
+    );
     let over = vec![b'a'; limits.max_block_bytes + 1];
     let m = refused(json!([{ "type": "resource", "resource": { "uri": "big.bin", "blob": b64(&over) } }]));
     assert!(m.contains("big.bin") && m.contains("10 MB"), "{m}");
@@ -107,7 +123,7 @@ fn the_limits_are_a_block_and_a_prompt() {
 
 #[test]
 fn names_are_the_uris_last_part_and_never_a_path() {
-    let name = |uri: Value| name_of(Some(&uri), "dflt");
+    let name = |uri: Value| name_of(uri.as_str(), "dflt");
     assert_eq!(name(json!("file:///home/p/shot.png")), "shot.png");
     assert_eq!(name(json!("file:///a/caf%C3%A9.md?x=1#y")), "café.md");
     assert_eq!(name(json!("../../etc/passwd")), "passwd");
@@ -214,7 +230,7 @@ fn the_model_reads_text_numbered_binaries_by_path_and_images_by_vision() {
     );
     assert_eq!(body["text"], "look at these");
     assert_eq!(
-        super::super::session::listed_attachments(&body).unwrap()[2],
+        json!(super::super::session::listed_attachments(&body)[2]),
         json!({ "name": "shot.png", "mimeType": "image/png", "size": 4 })
     );
 

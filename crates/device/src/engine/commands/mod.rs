@@ -8,7 +8,6 @@ mod builtin;
 mod catalog;
 mod undo;
 
-use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -24,7 +23,7 @@ use builtin::Expansion;
 use catalog::{Command, Kind, Sources};
 use lembas_protocol::Reason;
 use lembas_protocol::event::{Event, TaskState};
-use lembas_protocol::session::{CommandList, FolderParams};
+use lembas_protocol::session::{CommandList, FolderParams, PromptAnswer, StopReason, TurnEnd};
 use lembas_protocol::update::SessionUpdate;
 
 /// The commands a session in `folder` offers now (the files are read each time: a command file
@@ -92,7 +91,7 @@ pub async fn run_prompt(
     turn_id: &str,
     text: String,
     enclosed: Enclosed,
-) -> Result<Value, RpcError> {
+) -> Result<PromptAnswer, RpcError> {
     let set = command_set(engine, &session.cwd);
     let named = split(&text).and_then(|(name, args)| {
         set.iter()
@@ -123,7 +122,7 @@ async fn run_command(
     command: &Command,
     args: &str,
     enclosed: Enclosed,
-) -> Result<Value, RpcError> {
+) -> Result<PromptAnswer, RpcError> {
     let scheduled = session.state().run.is_some();
     let task = args.trim();
     let action = match (command.kind, command.name.as_str()) {
@@ -167,13 +166,17 @@ async fn run_command(
                 tell_model(engine, session).await;
             }
             let mut answer = answer?;
-            answer["_meta"]["lembas"]["command"] = json!(command.name);
+            answer.end().command = Some(command.name.clone());
             Ok(answer)
         }
         Expansion::Nothing(message) => {
             quiet(engine, session, turn_id, typed, TaskState::Start).await;
             quiet(engine, session, turn_id, typed, TaskState::End).await;
-            Ok(answered(turn_id, &command.name, json!({ "message": message })))
+            let said = TurnEnd {
+                message: Some(message),
+                ..TurnEnd::default()
+            };
+            Ok(answered(turn_id, &command.name, said))
         }
     }
 }
@@ -236,7 +239,7 @@ async fn run_action(
     turn_id: &str,
     typed: &str,
     action: Action,
-) -> Result<Value, RpcError> {
+) -> Result<PromptAnswer, RpcError> {
     session.state().acting = true;
     let outcome = act(engine, session, turn_id, typed, action).await;
     session.state().acting = false;
@@ -249,49 +252,69 @@ async fn act(
     turn_id: &str,
     typed: &str,
     action: Action,
-) -> Result<Value, RpcError> {
+) -> Result<PromptAnswer, RpcError> {
     let texts = &decisions().commands.texts;
     let scheduled = session.state().run.is_some();
     quiet(engine, session, turn_id, typed, TaskState::Start).await;
-    let outcome = match action {
-        Action::Compact if session.state().messages.is_empty() => {
-            Ok(("compact", json!({ "message": texts.compact_nothing })))
-        }
-        Action::Compact => compact_now(engine, session)
-            .await
-            .map(|summary| ("compact", json!({ "summary": summary }))),
-        Action::Undo if scheduled => Err(RpcError::refused(texts.undo_scheduled.clone(), Reason::Undo)),
-        Action::Undo => undo::undo(engine, session).await.map(|(undone, left)| {
-            let mut fields = json!({ "undone": undone });
-            if let Some(left) = left {
-                fields["message"] = json!(left);
-            } else if undone.is_null() {
-                fields["message"] = json!(texts.undo_nothing);
-            }
-            ("undo", fields)
-        }),
-        Action::Plan if scheduled => Err(RpcError::refused(
-            decisions().scheduled.texts.plan.clone(),
-            Reason::Plan,
-        )),
+    let (name, outcome) = match action {
+        Action::Compact if session.state().messages.is_empty() => (
+            "compact",
+            Ok(TurnEnd {
+                message: Some(texts.compact_nothing.clone()),
+                ..TurnEnd::default()
+            }),
+        ),
+        Action::Compact => (
+            "compact",
+            compact_now(engine, session).await.map(|summary| TurnEnd {
+                summary: Some(summary),
+                ..TurnEnd::default()
+            }),
+        ),
+        Action::Undo if scheduled => (
+            "undo",
+            Err(RpcError::refused(texts.undo_scheduled.clone(), Reason::Undo)),
+        ),
+        Action::Undo => (
+            "undo",
+            undo::undo(engine, session).await.map(|(undone, left)| TurnEnd {
+                message: left.or_else(|| undone.is_none().then(|| texts.undo_nothing.clone())),
+                undone: Some(undone),
+                ..TurnEnd::default()
+            }),
+        ),
+        Action::Plan if scheduled => (
+            "plan",
+            Err(RpcError::refused(
+                decisions().scheduled.texts.plan.clone(),
+                Reason::Plan,
+            )),
+        ),
         Action::Plan => {
             let mode = Mode::Plan.lowered_to(engine.settings().remote.max_mode);
             switch_mode(engine, session, mode).await;
-            Ok(("plan", json!({ "mode": mode.as_str() })))
+            (
+                "plan",
+                Ok(TurnEnd {
+                    mode: Some(mode),
+                    ..TurnEnd::default()
+                }),
+            )
         }
     };
     quiet(engine, session, turn_id, typed, TaskState::End).await;
-    let (name, fields) = outcome?;
-    Ok(answered(turn_id, name, fields))
+    Ok(answered(turn_id, name, outcome?))
 }
 
-/// session/prompt's answer for a command the model did not run: `_meta.lembas` with `fields`.
-fn answered(turn_id: &str, name: &str, fields: Value) -> Value {
-    let mut lembas = json!({ "turnId": turn_id, "command": name });
-    if let (Some(into), Some(from)) = (lembas.as_object_mut(), fields.as_object()) {
-        into.extend(from.clone());
-    }
-    json!({ "stopReason": "end_turn", "_meta": { "lembas": lembas } })
+/// session/prompt's answer for a command the model did not run: what it `said` in `_meta.lembas`.
+fn answered(turn_id: &str, name: &str, said: TurnEnd) -> PromptAnswer {
+    let mut answer = PromptAnswer::ended(StopReason::EndTurn, turn_id);
+    *answer.end() = TurnEnd {
+        turn_id: turn_id.to_string(),
+        command: Some(name.to_string()),
+        ..said
+    };
+    answer
 }
 
 /// The turn events of a prompt the model does not answer, so a client follows it like any turn:
@@ -320,7 +343,7 @@ async fn quiet(engine: &Engine, session: &Session, turn_id: &str, typed: &str, s
     if state == TaskState::End {
         let done = Event::Done {
             turn_id: turn(),
-            stop_reason: Some("end_turn".to_string()),
+            stop_reason: Some(StopReason::EndTurn),
         };
         engine.event(sid, done).await;
     }

@@ -3,7 +3,7 @@
 //! ([`put_back`]: judged as writes under the limits as they are now; the answer names the files
 //! left as they were). Changes made through `bash` have no copies and stay.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::super::Engine;
 use super::super::put_back::put_back;
@@ -11,14 +11,15 @@ use super::super::session::{Message, Session, user_text};
 use crate::decisions::decisions;
 use crate::rpc::RpcError;
 use crate::store::Record;
+use lembas_protocol::session::Undone;
 
 /// What was undone: `undone` (`{ prompt, files }`, or null when no turn was left), and a sentence
 /// naming the files that stayed as they were, if any.
-pub async fn undo(engine: &Engine, session: &Session) -> Result<(Value, Option<String>), RpcError> {
+pub async fn undo(engine: &Engine, session: &Session) -> Result<(Option<Undone>, Option<String>), RpcError> {
     let (turn_id, prompt, wrote) = {
         let state = session.state();
         let Some(turn_id) = state.messages.iter().rev().find_map(|m| m.turn_id.clone()) else {
-            return Ok((Value::Null, None));
+            return Ok((None, None));
         };
         let prompt = state
             .messages
@@ -44,7 +45,11 @@ pub async fn undo(engine: &Engine, session: &Session) -> Result<(Value, Option<S
     } else {
         None
     };
-    Ok((json!({ "prompt": prompt, "files": done.restored }), message))
+    let undone = Undone {
+        prompt,
+        files: done.restored,
+    };
+    Ok((Some(undone), message))
 }
 
 /// Whether a `write` or `edit` call of the turn succeeded.

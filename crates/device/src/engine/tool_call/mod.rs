@@ -462,14 +462,14 @@ async fn run_bash(
     let keep = decisions().engine.bash_output_kept_bytes;
     match crate::monitor::run_command(folder, command, timeout, keep, sandbox).await {
         Ok(outcome) => {
-            let mut text = outcome.excerpt;
-            if outcome.bytes > keep as u64 {
+            let mut text = outcome.watched.excerpt;
+            if outcome.watched.bytes > keep as u64 {
                 text.push_str(&format!(
                     "\n[{} bytes of output in all; only the first {keep} were kept]",
-                    outcome.bytes
+                    outcome.watched.bytes
                 ));
             }
-            let (note, is_error) = match (outcome.timed_out, outcome.exit) {
+            let (note, is_error) = match (outcome.watched.timed_out, outcome.watched.exit) {
                 (true, _) => (
                     format!(
                         "\n[stopped after {} s: the command did not finish in time]",
