@@ -28,6 +28,7 @@ mod link;
 pub mod mcp;
 mod mode;
 pub mod notices;
+pub mod permission;
 pub mod plan;
 mod reason;
 pub mod request;

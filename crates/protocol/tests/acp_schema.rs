@@ -9,7 +9,9 @@ use lembas_protocol::initialize::{
     AgentCapabilities, DeviceSays, Implementation, InitializeAnswer, McpCapabilities, PromptCapabilities,
     SessionCapabilities,
 };
+use lembas_protocol::permission::*;
 use lembas_protocol::plan::Plan;
+use lembas_protocol::scheduled::ScheduledCard;
 use lembas_protocol::session::*;
 use lembas_protocol::update::*;
 use serde::Serialize;
@@ -303,4 +305,49 @@ fn an_answer_reads_back_as_it_was_written() {
         json!({ "stopReason": "end_turn", "_meta": { "lembas": { "turnId": "t2" } } })
     );
     assert_eq!(serde_json::from_value::<PromptAnswer>(written).unwrap(), plain);
+}
+
+/// An approval card is ACP's request, and every answer ACP allows is read.
+#[test]
+fn a_card_and_its_answers_are_acps() {
+    let schema = schema();
+    let card = PermissionRequest {
+        session_id: "ses_1".into(),
+        tool_call: AskedCall {
+            tool_call_id: "c1".into(),
+            title: "Run cargo test".into(),
+            kind: ToolKind::Execute,
+            status: ToolCallStatus::Pending,
+            raw_input: json!({ "command": "cargo test" }),
+        },
+        options: PermissionOption::offered(),
+        meta: LembasMeta {
+            lembas: CardSays {
+                reason: "Commands ask in edit mode.".into(),
+                always: "cargo test *".into(),
+                scheduled: Some(ScheduledCard {
+                    schedule_id: "sch_1".into(),
+                    run_id: "run_1".into(),
+                    wait_s: 600,
+                }),
+            },
+        },
+    };
+    assert_eq!(
+        errors(&schema, "RequestPermissionRequest", &card),
+        Vec::<String>::new()
+    );
+    let answers = [
+        json!({ "outcome": { "outcome": "selected", "optionId": "once" } }),
+        json!({ "outcome": { "outcome": "selected", "optionId": "deny" }, "_meta": { "lembas": { "feedback": "no" } } }),
+        json!({ "outcome": { "outcome": "cancelled" } }),
+    ];
+    for answer in answers {
+        assert_eq!(
+            errors(&schema, "RequestPermissionResponse", &answer),
+            Vec::<String>::new()
+        );
+        let read: Result<PermissionAnswer, _> = serde_json::from_value(answer.clone());
+        assert!(read.is_ok(), "{answer}: {read:?}");
+    }
 }

@@ -3,6 +3,7 @@
 //! whichever place it comes: the client over the link, or the desktop.
 
 use lembas_protocol::LinkMethod;
+use lembas_protocol::permission::{AnswerSays, PermissionAnswer, PermissionOutcome};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -33,25 +34,18 @@ pub enum Answer {
 
 impl Answer {
     /// `once`, `session` or `deny`, with the client's `_meta.lembas.command` / `feedback`.
-    pub fn from_option(option_id: &str, meta: Option<&Value>) -> Answer {
-        let text = |key: &str| {
-            meta.and_then(|m| m.get(key))
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
+    pub fn from_option(option_id: &str, says: AnswerSays) -> Answer {
         match option_id {
             "once" => Answer::Allow {
                 always: false,
-                command: text("command"),
+                command: said(says.command),
             },
             "session" => Answer::Allow {
                 always: true,
-                command: text("command"),
+                command: said(says.command),
             },
             _ => Answer::Deny {
-                feedback: text("feedback"),
+                feedback: said(says.feedback),
             },
         }
     }
@@ -61,7 +55,7 @@ impl Answer {
     /// LLeMbas can widen it); its Deny dismisses it, so the model stops and waits.
     pub fn from_desktop(method: LinkMethod, option_id: &str) -> Answer {
         if method != LinkMethod::Plan {
-            return Answer::from_option(option_id, None);
+            return Answer::from_option(option_id, AnswerSays::default());
         }
         Answer::Reply(match option_id {
             "once" | "session" => serde_json::json!({ "outcome": "approve", "mode": "manual" }),
@@ -71,21 +65,16 @@ impl Answer {
 
     /// ACP's `session/request_permission` result read as an answer; anything unreadable (or
     /// `cancelled`) is a denial.
-    pub fn from_client(result: &Value) -> Answer {
-        let meta = result.pointer("/_meta/lembas");
-        match result.pointer("/outcome/outcome").and_then(Value::as_str) {
-            Some("selected") => {
-                let option = result
-                    .pointer("/outcome/optionId")
-                    .and_then(Value::as_str)
-                    .unwrap_or("deny");
-                Answer::from_option(option, meta)
-            }
-            _ => Answer::Deny {
-                feedback: meta
-                    .and_then(|m| m.get("feedback"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
+    pub fn from_client(result: Value) -> Answer {
+        // An answer that is not ACP's is a denial: nothing runs on an answer the device cannot read.
+        let Ok(answer) = serde_json::from_value::<PermissionAnswer>(result) else {
+            return Answer::Deny { feedback: None };
+        };
+        let says = answer.meta.and_then(|m| m.lembas).unwrap_or_default();
+        match answer.outcome {
+            PermissionOutcome::Selected { option_id } => Answer::from_option(&option_id, says),
+            PermissionOutcome::Cancelled => Answer::Deny {
+                feedback: said(says.feedback),
             },
         }
     }
@@ -99,6 +88,11 @@ impl Answer {
             Answer::Unsupported => "unsupported",
         }
     }
+}
+
+/// A line the person wrote (a corrected command, why they denied), when there is one.
+fn said(text: Option<String>) -> Option<String> {
+    text.map(|t| t.trim().to_string()).filter(|t| !t.is_empty())
 }
 
 /// Where a card's answer came from, for the activity log.
@@ -343,9 +337,33 @@ mod tests {
                 Answer::Deny { feedback: None },
             ),
             (json!("nonsense"), Answer::Deny { feedback: None }),
+            // A client's own `_meta` is no part of the answer.
+            (
+                json!({"outcome": {"outcome": "selected", "optionId": "once"}, "_meta": {"traceId": "x"}}),
+                Answer::Allow {
+                    always: false,
+                    command: None,
+                },
+            ),
+            // What cannot be read is a denial: nothing runs on an answer the device cannot read.
+            (
+                json!({"outcome": {"outcome": "selected"}}),
+                Answer::Deny { feedback: None },
+            ),
+            (
+                json!({"outcome": {"outcome": "selected", "optionId": "once"}, "_meta": {"lembas": {"command": 5}}}),
+                Answer::Deny { feedback: None },
+            ),
+            (
+                json!({"outcome": {"outcome": "selected", "optionId": "session"}, "_meta": {"lembas": {"command": "  "}}}),
+                Answer::Allow {
+                    always: true,
+                    command: None,
+                },
+            ),
         ];
         for (result, want) in cases {
-            assert_eq!(Answer::from_client(&result), want, "{result}");
+            assert_eq!(Answer::from_client(result.clone()), want, "{result}");
         }
     }
 

@@ -36,7 +36,7 @@ impl Engine {
             engine.card_requests().remove(&tool_call_id);
             if let Ok(result) = answered {
                 let answer = match result {
-                    Ok(result) if method == LinkMethod::RequestPermission => Answer::from_client(&result),
+                    Ok(result) if method == LinkMethod::RequestPermission => Answer::from_client(result),
                     Ok(result) => Answer::Reply(result),
                     // A client that does not know questions and plans: protocol 1 from now on.
                     Err(e)

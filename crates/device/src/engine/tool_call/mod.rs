@@ -22,6 +22,8 @@ use crate::tools::{self, ToolOutput};
 mod prepare;
 
 use lembas_protocol::event::Event;
+use lembas_protocol::permission::{AskedCall, CardSays, PermissionOption, PermissionRequest};
+use lembas_protocol::session::LembasMeta;
 use lembas_protocol::update::{
     SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolKind,
 };
@@ -135,28 +137,32 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
             return denied(engine, &sid, turn_id, call, reason, None, &log).await;
         }
         Decision::Ask => {
-            let mut params = json!({
-                "sessionId": sid,
-                "toolCall": {
-                    "toolCallId": call.id, "title": prepared.title, "kind": prepared.kind,
-                    "status": "pending", "rawInput": prepared.raw_input,
+            let params = PermissionRequest {
+                session_id: sid.clone(),
+                tool_call: AskedCall {
+                    tool_call_id: call.id.clone(),
+                    title: prepared.title.clone(),
+                    kind: prepared.kind,
+                    status: ToolCallStatus::Pending,
+                    raw_input: prepared.raw_input.clone(),
                 },
-                "options": [
-                    { "optionId": "once", "kind": "allow_once", "name": "Allow" },
-                    { "optionId": "session", "kind": "allow_always", "name": "Always allow in this session" },
-                    { "optionId": "deny", "kind": "reject_once", "name": "Deny" },
-                ],
-                "_meta": { "lembas": { "reason": prepared.judgement.reason, "always": prepared.always } },
-            });
-            if let Some(run) = &run {
-                params["_meta"]["lembas"]["scheduled"] = json!(run.card_meta());
-            }
+                options: PermissionOption::offered(),
+                meta: LembasMeta {
+                    lembas: CardSays {
+                        reason: prepared.judgement.reason.clone(),
+                        always: prepared.always.clone(),
+                        scheduled: run.as_ref().map(|run| run.card_meta()),
+                    },
+                },
+            };
             let title = session.state().title.clone();
             let facts = prepared
                 .facts
                 .clone()
                 .in_chat(&session.cwd, title, ctx.protected.home());
-            let (answer, by) = engine.ask(&sid, &call.id, facts, params, run.as_ref()).await;
+            let (answer, by) = engine
+                .ask(&sid, &call.id, facts, json!(params), run.as_ref())
+                .await;
             log.answered_by = by;
             log.answer = Some(answer.label());
             log.answered_ms = Some(crate::status::now_ms());
