@@ -15,6 +15,7 @@
 //! then points at the one `match` in the device's dispatcher (or the engine's router) that must
 //! serve it, with [`request::serve`].
 
+pub mod ask;
 mod capability;
 pub mod content;
 mod control;
@@ -35,7 +36,7 @@ pub mod request;
 pub mod rpc;
 pub mod scheduled;
 pub mod session;
-mod show;
+pub mod show;
 pub mod status;
 pub mod terminal;
 pub mod update;

@@ -17,6 +17,8 @@ use super::model::ToolCall;
 use super::session::{Session, ToolResult};
 use super::think;
 use crate::policy::Mode;
+use lembas_protocol::ask::{Patience, PlanAnswer, PlanRequest, QuestionRequest};
+use lembas_protocol::session::LembasMeta;
 
 pub const ASK_USER: &str = "ask_user";
 pub const PLAN_SUBMIT: &str = "plan_submit";
@@ -54,24 +56,24 @@ async fn ask_user(
     args: &Value,
 ) -> Result<String, String> {
     let asked = question::read(args)?;
-    let mut params = json!({
-        "sessionId": session.id, "toolCallId": call.id, "questions": asked.card,
-        "_meta": { "lembas": { "patient": false } },
-    });
-    if let Some(why) = args.get("why").and_then(Value::as_str) {
-        params["why"] = json!(why);
-    }
+    let params = QuestionRequest {
+        session_id: session.id.clone(),
+        tool_call_id: call.id.clone(),
+        why: args.get("why").and_then(Value::as_str).map(str::to_string),
+        questions: asked.card.clone(),
+        meta: not_patient(),
+    };
     let answer = if scheduled(session) {
         None
     } else {
         engine
-            .ask_card(&session.id, &call.id, LinkMethod::Question, params)
+            .ask_card(&session.id, &call.id, LinkMethod::Question, json!(params))
             .await
     };
     let mut text = match answer {
         None => NOBODY.to_string(),
         Some(Answer::Reply(result)) => {
-            question::answered(&asked, &result).unwrap_or_else(|| DISMISSED.to_string())
+            question::answered(&asked, result).unwrap_or_else(|| DISMISSED.to_string())
         }
         Some(_) => DISMISSED.to_string(),
     };
@@ -112,19 +114,20 @@ async fn plan_submit(
         Some(why) => format!("{why}\n{text}"),
         None => text,
     };
-    let mut params = json!({
-        "sessionId": session.id, "toolCallId": call.id, "path": path, "text": text,
-        "_meta": { "lembas": { "patient": false } },
-    });
-    // The session's structured plan beside the text (capability plan_state).
-    if let Some(plan) = session.state().plan.clone() {
-        params["plan"] = json!(plan);
-    }
+    let params = PlanRequest {
+        session_id: session.id.clone(),
+        tool_call_id: call.id.clone(),
+        path: path.clone(),
+        text: text.to_string(),
+        // The session's structured plan beside the text (capability plan_state).
+        plan: session.state().plan.clone(),
+        meta: not_patient(),
+    };
     let answer = if scheduled(session) {
         None
     } else {
         engine
-            .ask_card(&session.id, &call.id, LinkMethod::Plan, params)
+            .ask_card(&session.id, &call.id, LinkMethod::Plan, json!(params))
             .await
     };
     decided(engine, session, answer, &path).await.map(said)
@@ -148,20 +151,13 @@ async fn decided(
                 "The plan was saved to {path}. Nobody can review it now: stop here, and say where the plan is."
             ));
         }
-        Some(Answer::Reply(result)) => result,
-        Some(_) => Value::Null,
+        Some(Answer::Reply(result)) => serde_json::from_value(result).unwrap_or(PlanAnswer::Dismissed),
+        Some(_) => PlanAnswer::Dismissed,
     };
     let dismissed =
         format!("The person closed the plan ({path}) without deciding. Stop here and wait for them.");
-    match result.get("outcome").and_then(Value::as_str) {
-        Some("approve") => {
-            let Some(mode) = result
-                .get("mode")
-                .and_then(Value::as_str)
-                .and_then(|m| m.parse::<Mode>().ok())
-            else {
-                return Ok(dismissed);
-            };
+    match result {
+        PlanAnswer::Approve { mode } => {
             let max = engine.settings().remote.max_mode;
             // Where even manual is beyond the limit, an approval cannot move the session on.
             if max < Mode::Manual {
@@ -175,13 +171,17 @@ async fn decided(
                 "The person approved the plan ({path}). The session is now in {mode} mode: carry the plan out."
             ))
         }
-        Some("revise") => {
-            let feedback = result.get("feedback").and_then(Value::as_str).unwrap_or_default();
-            Ok(format!(
-                "The person asked for changes to the plan ({path}): {feedback}\nRevise it and submit it again."
-            ))
-        }
-        _ => Ok(dismissed),
+        PlanAnswer::Revise { feedback } => Ok(format!(
+            "The person asked for changes to the plan ({path}): {feedback}\nRevise it and submit it again."
+        )),
+        PlanAnswer::Dismissed => Ok(dismissed),
+    }
+}
+
+/// Not patient: no terminal shows the card, so the client times it out like an approval.
+fn not_patient() -> LembasMeta<Patience> {
+    LembasMeta {
+        lembas: Patience { patient: false },
     }
 }
 

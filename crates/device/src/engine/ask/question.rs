@@ -1,7 +1,8 @@
 //! `ask_user`'s questions as the card shows them (cut to the decisions' numbers, the recommended
 //! option first, long labels shortened), and the client's answer as the model reads it.
 
-use serde_json::{Map, Value, json};
+use lembas_protocol::ask::{Answered, Question, QuestionAnswer, QuestionOption};
+use serde_json::{Map, Value};
 
 use crate::decisions::decisions;
 
@@ -9,7 +10,7 @@ use crate::decisions::decisions;
 /// was cut, for the model.
 #[derive(Debug)]
 pub struct Asked {
-    pub card: Vec<Value>,
+    pub card: Vec<Question>,
     questions: Vec<Asking>,
     pub notes: Vec<String>,
 }
@@ -85,22 +86,19 @@ pub fn read(args: &Value) -> Result<Asked, String> {
         for o in options {
             let whole = o.get("label").and_then(Value::as_str).unwrap_or_default();
             let on_card = cut_label(whole, numbers.label_chars);
-            let mut option = json!({ "label": on_card });
-            if let Some(d) = o.get("description").and_then(Value::as_str) {
-                option["description"] = json!(d);
-            }
-            if o.get("recommended").and_then(Value::as_bool) == Some(true) {
-                option["recommended"] = json!(true);
-            }
-            shown.push(option);
+            shown.push(QuestionOption {
+                label: on_card.clone(),
+                description: o.get("description").and_then(Value::as_str).map(str::to_string),
+                recommended: o.get("recommended").and_then(Value::as_bool) == Some(true),
+            });
             labels.push((on_card, whole.to_string()));
         }
-        card.push(json!({
-            "header": header,
-            "question": question,
-            "multiple": q.get("multiple").and_then(Value::as_bool).unwrap_or(false),
-            "options": shown,
-        }));
+        card.push(Question {
+            header: header.to_string(),
+            question: question.to_string(),
+            multiple: q.get("multiple").and_then(Value::as_bool).unwrap_or(false),
+            options: shown,
+        });
         questions.push(Asking {
             header: header.to_string(),
             question: question.to_string(),
@@ -134,39 +132,26 @@ fn cut_label(label: &str, max: usize) -> String {
 
 /// What the model reads of the client's result; `None` when it reads as dismissed (docs/protocol.md:
 /// anything but a well-formed `answered` is).
-pub fn answered(asked: &Asked, result: &Value) -> Option<String> {
-    if result.get("outcome").and_then(Value::as_str) != Some("answered") {
+pub fn answered(asked: &Asked, result: Value) -> Option<String> {
+    let QuestionAnswer::Answered { answers } = serde_json::from_value(result).ok()? else {
         return None;
-    }
-    let answers = result.get("answers").and_then(Value::as_array)?;
+    };
     let mut lines = vec!["The person answered:".to_string()];
     for (i, q) in asked.questions.iter().enumerate() {
         // A question the client left out of its answers has no answer, as if skipped.
-        let answer = answers.get(i).cloned().unwrap_or(json!({ "kind": "skipped" }));
-        let said = match answer.get("kind").and_then(Value::as_str)? {
-            "options" => {
-                let labels: Vec<String> = answer
-                    .get("labels")
-                    .and_then(Value::as_array)?
-                    .iter()
-                    .map(|l| l.as_str().map(|l| q.whole_label(l)))
-                    .collect::<Option<_>>()?;
-                if labels.is_empty() {
-                    "no option chosen".to_string()
-                } else {
-                    labels.iter().map(|l| quoted(l)).collect::<Vec<_>>().join(", ")
-                }
-            }
-            "custom" => format!(
-                "in their own words: {}",
-                quoted(answer.get("text").and_then(Value::as_str)?)
-            ),
-            "back" => format!(
+        let said = match answers.get(i).unwrap_or(&Answered::Skipped) {
+            Answered::Options { labels } if labels.is_empty() => "no option chosen".to_string(),
+            Answered::Options { labels } => labels
+                .iter()
+                .map(|l| quoted(&q.whole_label(l)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Answered::Custom { text } => format!("in their own words: {}", quoted(text)),
+            Answered::Back { text } => format!(
                 "they asked you a question instead: {}. Answer it before you ask again.",
-                quoted(answer.get("text").and_then(Value::as_str)?)
+                quoted(text)
             ),
-            "skipped" => "no answer (they skipped it)".to_string(),
-            _ => return None,
+            Answered::Skipped => "no answer (they skipped it)".to_string(),
         };
         let header = if q.header.is_empty() {
             String::new()
@@ -192,6 +177,7 @@ impl Asking {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn options(n: usize) -> Vec<Value> {
         (1..=n).map(|i| json!({ "label": format!("opt{i}") })).collect()
@@ -203,7 +189,7 @@ mod tests {
             { "header": "H", "question": "Which?", "options": options(7) }
         ] }))
         .unwrap();
-        assert_eq!(asked.card[0]["options"].as_array().unwrap().len(), 6);
+        assert_eq!(asked.card[0].options.len(), 6);
         assert_eq!(asked.notes.len(), 1);
         assert!(asked.notes[0].contains("\"opt7\""), "{:?}", asked.notes);
     }
@@ -223,10 +209,10 @@ mod tests {
         let asked = read(&json!({ "questions": [{ "header": "H", "question": "Which?", "options": opts }] }))
             .unwrap();
         assert_eq!(
-            asked.card[0]["options"][0],
+            json!(asked.card[0].options[0]),
             json!({ "label": "opt7", "recommended": true })
         );
-        assert_eq!(asked.card[0]["options"][1]["label"], "opt1");
+        assert_eq!(asked.card[0].options[1].label, "opt1");
         assert!(asked.notes[0].contains("\"opt6\""), "{:?}", asked.notes);
     }
 
@@ -237,11 +223,11 @@ mod tests {
             { "header": "H", "question": "Which?", "options": [{ "label": long }, { "label": "short" }] }
         ] }))
         .unwrap();
-        let on_card = asked.card[0]["options"][0]["label"].as_str().unwrap().to_string();
+        let on_card = asked.card[0].options[0].label.clone();
         assert_eq!(on_card.chars().count(), 240);
         let text = answered(
             &asked,
-            &json!({ "outcome": "answered", "answers": [{ "kind": "options", "labels": [on_card] }] }),
+            json!({ "outcome": "answered", "answers": [{ "kind": "options", "labels": [on_card] }] }),
         )
         .unwrap();
         assert!(text.contains(&long), "{text}");
@@ -253,7 +239,7 @@ mod tests {
         let asked = read(&json!({ "questions": (1..=4).map(q).collect::<Vec<_>>() })).unwrap();
         let text = answered(
             &asked,
-            &json!({ "outcome": "answered", "answers": [
+            json!({ "outcome": "answered", "answers": [
                 { "kind": "options", "labels": ["opt1", "opt2"] },
                 { "kind": "custom", "text": "mine" },
                 { "kind": "back", "text": "why?" },
@@ -279,7 +265,7 @@ mod tests {
             json!({ "outcome": "answered", "answers": [{ "kind": "options", "labels": [1] }] }),
             json!("nonsense"),
         ] {
-            assert_eq!(answered(&asked, &result), None, "{result}");
+            assert_eq!(answered(&asked, result.clone()), None, "{result}");
         }
     }
 

@@ -13,6 +13,7 @@ pub use kind::ShownKind;
 pub use shelf::{Shelf, ShownFile};
 
 use lembas_protocol::LinkMethod;
+use lembas_protocol::show::{ShowAnswer, ShowRequest};
 use serde_json::{Value, json};
 use std::io::Read;
 use std::path::Path;
@@ -117,18 +118,18 @@ pub async fn run(
         line,
         size: kept.size,
     });
-    let mut params = json!({
-        "sessionId": session.id, "toolCallId": tool_call_id, "path": shown, "kind": kind, "text": text,
-    });
-    if let Some(language) = language {
-        params["language"] = json!(language);
-    }
-    if let Some(line) = line {
-        params["line"] = json!(line);
-    }
+    let params = ShowRequest {
+        session_id: session.id.clone(),
+        tool_call_id: tool_call_id.to_string(),
+        path: shown.clone(),
+        kind,
+        language: language.map(str::to_string),
+        line,
+        text: text.to_string(),
+    };
     let wait = Duration::from_secs(numbers.client_wait_seconds);
-    match tokio::time::timeout(wait, client.request(LinkMethod::Show, params)).await {
-        Ok(Ok(Ok(result))) => answered(&result, &shown),
+    match tokio::time::timeout(wait, client.request(LinkMethod::Show, json!(params))).await {
+        Ok(Ok(Ok(result))) => answered(result, &shown),
         Ok(Ok(Err(error))) => failed(format!(
             "{shown} was not shown: the client answered with an error ({}).",
             error.message
@@ -143,20 +144,20 @@ pub async fn run(
     }
 }
 
-/// The client's `{ shown, reason }` as the model reads it.
-fn answered(result: &Value, shown: &str) -> ToolOutput {
-    if result.get("shown") == Some(&Value::Bool(true)) {
+/// The client's `{ shown, reason }` as the model reads it; an answer of another shape is not shown.
+fn answered(result: Value, shown: &str) -> ToolOutput {
+    let answer = serde_json::from_value::<ShowAnswer>(result).ok();
+    if answer.as_ref().is_some_and(|a| a.shown) {
         return ToolOutput {
             text: format!("{shown} is shown to the person in their viewer."),
             is_error: false,
             diff: None,
         };
     }
-    let reason = result
-        .get("reason")
-        .and_then(Value::as_str)
+    let reason = answer
+        .and_then(|a| a.reason)
         .filter(|r| !r.trim().is_empty())
-        .unwrap_or("the client gave no reason");
+        .unwrap_or_else(|| "the client gave no reason".to_string());
     failed(format!("{shown} was not shown: {reason}"))
 }
 
