@@ -81,7 +81,7 @@ pub async fn request(engine: &Engine, method: LinkMethod, params: Value) -> Resu
 }
 
 /// session/cancel.
-pub fn cancel(engine: &Engine, params: CancelParams) -> Result<Empty, RpcError> {
+fn cancel(engine: &Engine, params: CancelParams) -> Result<Empty, RpcError> {
     if let Some(session) = params
         .session_id
         .and_then(|id| engine.sessions().get(&id).cloned())
