@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::Mode;
 use crate::jobs::JobInfo;
 use crate::plan::Plan;
-use crate::session::StopReason;
+use crate::prompt::StopReason;
 
 /// `_lembas/event`'s params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 //! Background jobs (capability `jobs`, docs/protocol.md "Background jobs"): a command the model
 //! started with `bash` `background: true`, as the `job` event, `_lembas/jobs`,
-//! `_lembas/session/status` and the model's `job_list` describe it.
+//! `_lembas/session/status` and the model's `job_list` describe it, and the `_lembas/job*` methods.
 
 use serde::{Deserialize, Serialize};
 
@@ -68,5 +68,30 @@ pub struct JobOutput {
     pub text: String,
     /// How many characters the job has written in all: the next call's `since`.
     pub length: u64,
+    pub state: JobState,
+}
+
+/// `_lembas/jobs`' answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobList {
+    pub jobs: Vec<JobInfo>,
+}
+
+/// `_lembas/job/output`'s, `…/stop`'s, `…/send`'s and `…/transcript`'s params: one job of a
+/// session.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobParams {
+    pub session_id: String,
+    /// `job_` and a ULID.
+    pub id: String,
+    /// `_lembas/job/output`: the first character wanted.
+    #[serde(default)]
+    pub since: Option<u64>,
+}
+
+/// `_lembas/job/stop`'s answer: the state it ended in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobStopped {
     pub state: JobState,
 }

@@ -17,6 +17,7 @@
 
 pub mod ask;
 mod capability;
+pub mod composer;
 pub mod content;
 mod control;
 pub mod directories;
@@ -31,6 +32,7 @@ mod mode;
 pub mod notices;
 pub mod permission;
 pub mod plan;
+pub mod prompt;
 mod reason;
 pub mod request;
 pub mod rpc;

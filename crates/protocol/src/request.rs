@@ -39,7 +39,10 @@ macro_rules! requests {
 /// One type per request, named as its [`LinkMethod`] variant: `serve(method::SessionNew, …)`.
 pub mod method {
     use super::{LinkMethod, Request};
+    use crate::composer::*;
     use crate::directories::DirectoriesParams;
+    use crate::jobs::{JobList, JobParams, JobStopped};
+    use crate::prompt::*;
     use crate::session::*;
     use crate::terminal::{
         TerminalCloseParams, TerminalInputParams, TerminalOpenParams, TerminalOpened, TerminalResizeParams,

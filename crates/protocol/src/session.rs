@@ -1,6 +1,7 @@
 //! What a client sends to a session and what it is answered (docs/protocol.md): ACP's
-//! `session/*` methods and the `_lembas/*` ones that name a session, each params type bound to its
-//! method and answer in [`crate::request`].
+//! `session/*` methods and the `_lembas/*` ones that name a session (a prompt's are in
+//! [`crate::prompt`], the composer's in [`crate::composer`], the jobs' in [`crate::jobs`]), each
+//! params type bound to its method and answer in [`crate::request`].
 //!
 //! `_meta.lembas` (the instance's Context, a scheduled run) stays JSON here: the device reads it in
 //! one place (`Context::update`, `scheduled::Run::read`), and an older instance's keys must not
@@ -10,11 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Mode;
-use crate::content::ContentBlock;
 use crate::event::AttachmentInfo;
-use crate::jobs::{JobInfo, JobState};
 use crate::mcp::McpServer;
-use crate::scheduled::RunOutcome;
 
 /// A request that names one session and nothing else (`_lembas/session/status`, `…/history`,
 /// `…/compact`, `…/delete`, `_lembas/jobs`, `session/close`).
@@ -231,140 +229,6 @@ pub struct ConfigOptions {
     pub config_options: Vec<ConfigOption>,
 }
 
-/// `session/prompt`'s params.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PromptParams {
-    pub session_id: String,
-    pub prompt: Vec<ContentBlock>,
-    #[serde(rename = "_meta", default)]
-    pub meta: Option<PromptMeta>,
-}
-
-/// `session/prompt`'s `_meta`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct PromptMeta {
-    /// The Context, `turnId` (the client's id of the turn) and `scheduled` for a scheduled run.
-    #[serde(default)]
-    pub lembas: Option<Value>,
-}
-
-impl PromptParams {
-    /// `_meta.lembas`.
-    pub fn lembas(&self) -> Option<&Value> {
-        self.meta.as_ref().and_then(|m| m.lembas.as_ref())
-    }
-
-    /// The client's id of the turn (`_meta.lembas.turnId`): a turn id the session knows is never
-    /// run twice.
-    pub fn turn_id(&self) -> Option<&str> {
-        self.lembas()
-            .and_then(|l| l.get("turnId"))
-            .and_then(Value::as_str)
-    }
-}
-
-/// `session/prompt`'s answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PromptAnswer {
-    pub stop_reason: StopReason,
-    #[serde(rename = "_meta")]
-    pub meta: LembasMeta<TurnEnd>,
-}
-
-impl PromptAnswer {
-    /// A turn that ended as `stop_reason` says, with nothing more to tell.
-    pub fn ended(stop_reason: StopReason, turn_id: &str) -> PromptAnswer {
-        PromptAnswer {
-            stop_reason,
-            meta: LembasMeta {
-                lembas: TurnEnd {
-                    turn_id: turn_id.to_string(),
-                    ..TurnEnd::default()
-                },
-            },
-        }
-    }
-
-    /// `_meta.lembas`.
-    pub fn end(&mut self) -> &mut TurnEnd {
-        &mut self.meta.lembas
-    }
-}
-
-/// ACP's `StopReason`: why a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    EndTurn,
-    MaxTokens,
-    MaxTurnRequests,
-    Refusal,
-    Cancelled,
-}
-
-impl StopReason {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            StopReason::EndTurn => "end_turn",
-            StopReason::MaxTokens => "max_tokens",
-            StopReason::MaxTurnRequests => "max_turn_requests",
-            StopReason::Refusal => "refusal",
-            StopReason::Cancelled => "cancelled",
-        }
-    }
-}
-
-/// `_meta.lembas` of `session/prompt`'s answer: the turn's id, and what else the turn has to say.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TurnEnd {
-    #[serde(default)]
-    pub turn_id: String,
-    /// Steers the turn ended before taking in: send them next.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unsent: Vec<String>,
-    /// A scheduled run's outcome.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scheduled: Option<RunOutcome>,
-    /// The prompt was this command.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-    /// `/compact`'s summary.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary: Option<String>,
-    /// `/undo`'s: what was put back, or null when there was nothing to undo.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
-    )]
-    pub undone: Option<Option<Undone>>,
-    /// `/plan` without a task: the mode now.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<Mode>,
-    /// A command that had nothing to do, said instead.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
-
-/// `/undo`'s turn: its prompt, and the files put back as they were before it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Undone {
-    pub prompt: String,
-    pub files: Vec<String>,
-}
-
-/// A field that is there, null or not: `Some` of what it holds (absent is `None` by `default`).
-fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(d).map(Some)
-}
-
 /// `session/set_mode`'s params.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -509,100 +373,4 @@ pub struct Rewound {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Compacted {
     pub summary: String,
-}
-
-/// `_lembas/files/search`'s and `_lembas/commands`' params: a session's folder, or a folder for a
-/// composer with no session yet.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FolderParams {
-    #[serde(default)]
-    pub session_id: Option<String>,
-    /// Absolute.
-    #[serde(default)]
-    pub cwd: Option<String>,
-}
-
-/// `_lembas/files/search`'s params.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FilesSearchParams {
-    #[serde(default)]
-    pub session_id: Option<String>,
-    /// Absolute.
-    #[serde(default)]
-    pub cwd: Option<String>,
-    /// What was typed after `@`; empty for the recent files.
-    pub query: String,
-    #[serde(default)]
-    pub limit: Option<u64>,
-}
-
-/// `_lembas/files/search`'s answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FilesFound {
-    /// The folder searched; every path is relative to it.
-    pub root: String,
-    pub files: Vec<FoundFile>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FoundFile {
-    pub path: String,
-    /// `file` or `dir`.
-    pub kind: String,
-}
-
-/// `_lembas/commands`' answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CommandList {
-    pub commands: Vec<AvailableCommand>,
-}
-
-/// ACP's `AvailableCommand`, with `_meta.lembas.kind`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AvailableCommand {
-    pub name: String,
-    pub description: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input: Option<CommandInput>,
-    #[serde(rename = "_meta")]
-    pub meta: LembasMeta<CommandKind>,
-}
-
-/// What the command takes after its name.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CommandInput {
-    pub hint: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CommandKind {
-    /// `builtin`, `custom` or `skill`.
-    pub kind: String,
-}
-
-/// `_lembas/jobs`' answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JobList {
-    pub jobs: Vec<JobInfo>,
-}
-
-/// `_lembas/job/output`'s, `…/stop`'s, `…/send`'s and `…/transcript`'s params: one job of a
-/// session.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JobParams {
-    pub session_id: String,
-    /// `job_` and a ULID.
-    pub id: String,
-    /// `_lembas/job/output`: the first character wanted.
-    #[serde(default)]
-    pub since: Option<u64>,
-}
-
-/// `_lembas/job/stop`'s answer: the state it ended in.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JobStopped {
-    pub state: JobState,
 }

@@ -4,6 +4,7 @@
 
 use lembas_protocol::Capability;
 use lembas_protocol::Mode;
+use lembas_protocol::composer::{AvailableCommand, CommandInput, CommandKind};
 use lembas_protocol::content::ContentBlock;
 use lembas_protocol::initialize::{
     AgentCapabilities, DeviceSays, Implementation, InitializeAnswer, McpCapabilities, PromptCapabilities,
@@ -11,6 +12,7 @@ use lembas_protocol::initialize::{
 };
 use lembas_protocol::permission::*;
 use lembas_protocol::plan::Plan;
+use lembas_protocol::prompt::{PromptAnswer, StopReason};
 use lembas_protocol::scheduled::ScheduledCard;
 use lembas_protocol::session::*;
 use lembas_protocol::update::*;

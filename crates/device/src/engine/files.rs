@@ -9,7 +9,7 @@ use super::session::Session;
 use crate::decisions::decisions;
 use crate::files::mention::{self, Attached, Scope};
 use crate::rpc::RpcError;
-use lembas_protocol::session::{FilesFound, FilesSearchParams, FoundFile};
+use lembas_protocol::composer::{FilesFound, FilesSearchParams, FoundFile};
 
 /// `_lembas/files/search`: the files of a session's folder (or a folder's) whose paths match what
 /// was typed after `@`.

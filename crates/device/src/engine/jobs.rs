@@ -6,7 +6,8 @@
 //! has `job_list`, `job_output` and `job_stop`; a client has `_lembas/jobs` and `_lembas/job/*`.
 
 use lembas_protocol::jobs::{JobInfo, JobKind, JobOutput, JobState};
-use lembas_protocol::session::{Empty, JobList, JobParams, JobStopped, SessionRef};
+use lembas_protocol::jobs::{JobList, JobParams, JobStopped};
+use lembas_protocol::session::{Empty, SessionRef};
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;

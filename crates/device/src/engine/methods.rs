@@ -18,11 +18,11 @@ use crate::rpc::RpcError;
 use crate::scheduled::Run;
 use crate::store::{Record, SessionHeader, ids};
 use lembas_protocol::event::Event;
+use lembas_protocol::prompt::{PromptAnswer, PromptParams};
 use lembas_protocol::request::serve;
 use lembas_protocol::session::{
     CancelParams, ConfigureParams, Configured, Deleted, Empty, History, LembasMeta, NewSessionAnswer,
-    NewSessionParams, PromptAnswer, PromptParams, SessionRef, SessionSettings, SetModeParams, TitleParams,
-    Titled,
+    NewSessionParams, SessionRef, SessionSettings, SetModeParams, TitleParams, Titled,
 };
 use lembas_protocol::status::SessionStatus;
 use lembas_protocol::{LinkMethod, Reason};

@@ -4,7 +4,8 @@
 
 use lembas_protocol::event::AttachmentInfo;
 use lembas_protocol::plan::Plan;
-use lembas_protocol::session::{History, HistoryTool, HistoryTurn, PromptAnswer, StopReason};
+use lembas_protocol::prompt::{PromptAnswer, StopReason};
+use lembas_protocol::session::{History, HistoryTool, HistoryTurn};
 use lembas_protocol::status::{Held, SessionStatus};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};

@@ -17,7 +17,7 @@ use crate::rpc::RpcError;
 use crate::scheduled::Run;
 use crate::store::{TurnEntry, ids};
 use lembas_protocol::event::Event;
-use lembas_protocol::session::{PromptAnswer, StopReason};
+use lembas_protocol::prompt::{PromptAnswer, StopReason};
 
 /// What a turn runs on.
 pub enum Input {

@@ -19,7 +19,7 @@ use crate::store::Record;
 use lembas_protocol::Reason;
 use lembas_protocol::content::ContentBlock;
 use lembas_protocol::event::{Event, TaskState};
-use lembas_protocol::session::{PromptAnswer, StopReason};
+use lembas_protocol::prompt::{PromptAnswer, StopReason};
 use lembas_protocol::update::SessionUpdate;
 
 /// What came with a prompt besides its text: the files sent with it, and what the `@path`

@@ -13,7 +13,8 @@ use crate::decisions::decisions;
 use crate::policy::Mode;
 use crate::policy::protected::protection;
 use crate::policy::roots;
-use lembas_protocol::session::{AvailableCommand, CommandInput, CommandKind, LembasMeta};
+use lembas_protocol::composer::{AvailableCommand, CommandInput, CommandKind};
+use lembas_protocol::session::LembasMeta;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

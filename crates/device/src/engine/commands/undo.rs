@@ -11,7 +11,7 @@ use super::super::session::{Message, Session, user_text};
 use crate::decisions::decisions;
 use crate::rpc::RpcError;
 use crate::store::Record;
-use lembas_protocol::session::Undone;
+use lembas_protocol::prompt::Undone;
 
 /// What was undone: `undone` (`{ prompt, files }`, or null when no turn was left), and a sentence
 /// naming the files that stayed as they were, if any.
