@@ -434,13 +434,8 @@ impl Dispatcher {
             LinkMethod::TerminalInput => self.terminals.input(params).await,
             LinkMethod::TerminalResize => self.terminals.resize(params).await,
             _ => {
-                let id = params
-                    .get("terminalId")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                self.terminals.close(params).await?;
-                let _ = self.events.send(DeviceEvent::TerminalClosed { terminal_id: id });
+                let terminal_id = self.terminals.close(params).await?;
+                let _ = self.events.send(DeviceEvent::TerminalClosed { terminal_id });
                 Ok(())
             }
         }

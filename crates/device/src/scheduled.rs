@@ -14,8 +14,7 @@ use crate::policy::roots::{self, FolderRules};
 use crate::rpc::RpcError;
 use crate::settings::{Permissions, Settings};
 use lembas_protocol::Reason;
-use lembas_protocol::scheduled::MonitorParams;
-use lembas_protocol::scheduled::{RunOutcome, RunStatus, ScheduledCard};
+use lembas_protocol::scheduled::{MonitorParams, RunOutcome, RunStatus, ScheduledCard};
 
 /// The mode a scheduled request runs in, or its refusal: the setting first (off, or remote work
 /// off), then plan (nobody can approve a plan), then lowered to `remote.max_mode`.

@@ -5,8 +5,7 @@
 //! its note goes to the model: at the next step of a running turn, or as a machine turn. The model
 //! has `job_list`, `job_output` and `job_stop`; a client has `_lembas/jobs` and `_lembas/job/*`.
 
-use lembas_protocol::jobs::{JobInfo, JobKind, JobOutput, JobState};
-use lembas_protocol::jobs::{JobList, JobParams, JobStopped};
+use lembas_protocol::jobs::{JobInfo, JobKind, JobList, JobOutput, JobParams, JobState, JobStopped};
 use lembas_protocol::session::{Empty, SessionRef};
 use serde::Deserialize;
 use serde_json::Value;

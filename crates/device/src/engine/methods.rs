@@ -238,9 +238,15 @@ fn deletable(engine: &Engine, id: &str, cwd: &Path) -> Result<(), RpcError> {
 }
 
 async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptAnswer, RpcError> {
-    let id = params.session_id.clone();
-    let lembas = params.lembas();
     let turn_id = params.turn_id().map(str::to_string);
+    // Taken apart, not cloned: the blocks may carry megabytes of base64.
+    let PromptParams {
+        session_id: id,
+        prompt,
+        meta,
+    } = params;
+    let lembas = meta.and_then(|m| m.lembas);
+    let lembas = lembas.as_ref();
     let scheduled = Run::read(lembas, engine.setup().least_approval_wait_s)?;
     let session = opened(engine, &id).map_err(|e| match &scheduled {
         Some(_) if e.code == crate::rpc::INVALID_PARAMS => RpcError::refused(e.message, Reason::Folder),
@@ -265,8 +271,8 @@ async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptA
     }
     // `@path` in what the person typed (capability files); resource links and commands' text are
     // not read for mentions. An image mentioned goes with the prompt as an attached image does.
-    let typed = super::prompt::typed_texts(&params.prompt);
-    let (text, mut uploads) = attachments::prompt_of(params.prompt.clone())?;
+    let typed = super::prompt::typed_texts(&prompt);
+    let (text, mut uploads) = attachments::prompt_of(prompt)?;
     let mut mentioned = super::files::attach(engine, &session, typed).await;
     uploads.extend(mentioned.iter_mut().filter_map(attachments::mentioned_image));
     // Written only once the prompt is accepted: a refused one keeps nothing.

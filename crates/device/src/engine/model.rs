@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::keychain::Token;
-use lembas_protocol::event::Event;
 
 /// The retry waits before the second and the third try; a `Retry-After` up to the cap replaces one.
 const RETRY_WAITS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(4)];
@@ -82,27 +81,6 @@ pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub arguments: String,
-}
-
-/// The `tool_start` and `tool_end` events of a call.
-impl ToolCall {
-    pub fn started(&self, title: &str, turn_id: &str) -> Event {
-        Event::ToolStart {
-            id: self.id.clone(),
-            name: self.name.clone(),
-            title: title.to_string(),
-            turn_id: turn_id.to_string(),
-        }
-    }
-
-    pub fn ended(&self, is_error: bool, turn_id: &str) -> Event {
-        Event::ToolEnd {
-            id: self.id.clone(),
-            name: self.name.clone(),
-            is_error,
-            turn_id: turn_id.to_string(),
-        }
-    }
 }
 
 /// What one step streamed, once it is over.

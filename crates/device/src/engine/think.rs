@@ -11,7 +11,7 @@ use super::model::ToolCall;
 use super::session::{Session, ToolResult};
 use crate::events::DeviceEvent;
 use lembas_protocol::update::{
-    SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolKind,
+    SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallStatus, ToolKind,
 };
 
 /// Reports `call` titled `title` around `work`, whose `Ok` or `Err` text the model reads.
@@ -61,11 +61,7 @@ pub async fn reported_as(
     engine
         .update(
             &sid,
-            SessionUpdate::ToolCallUpdate(ToolCallUpdate {
-                tool_call_id: call.id.clone(),
-                status,
-                content: Some(vec![ToolCallContent::text(&text)]),
-            }),
+            call.update(status, Some(vec![ToolCallContent::text(&text)])),
         )
         .await;
     engine.event(&sid, call.ended(is_error, turn_id)).await;

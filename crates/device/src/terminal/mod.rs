@@ -214,8 +214,9 @@ impl Terminals {
         Ok(())
     }
 
-    /// `_lembas/terminal/close`: `{ terminalId }`, hung up (SIGHUP). Its exit follows.
-    pub async fn close(&self, params: Value) -> Result<(), RpcError> {
+    /// `_lembas/terminal/close`: `{ terminalId }`, hung up (SIGHUP); the id it closed. Its exit
+    /// follows.
+    pub async fn close(&self, params: Value) -> Result<String, RpcError> {
         let params = request::read(method::TerminalClose, params)?;
         let session = self
             .lock()
@@ -223,7 +224,7 @@ impl Terminals {
             .remove(&params.terminal_id)
             .ok_or_else(|| unknown(&params.terminal_id))?;
         session.hang_up();
-        Ok(())
+        Ok(params.terminal_id)
     }
 
     /// The link closed: every shell is hung up.

@@ -25,6 +25,7 @@ use lembas_protocol::Reason;
 use lembas_protocol::composer::{CommandList, FolderParams};
 use lembas_protocol::event::{Event, TaskState};
 use lembas_protocol::prompt::{PromptAnswer, StopReason, TurnEnd};
+use lembas_protocol::session::LembasMeta;
 use lembas_protocol::update::SessionUpdate;
 
 /// The commands a session in `folder` offers now (the files are read each time: a command file
@@ -233,6 +234,17 @@ enum Action {
     Plan,
 }
 
+impl Action {
+    /// The command's name, as the answer says it.
+    fn name(self) -> &'static str {
+        match self {
+            Action::Compact => "compact",
+            Action::Undo => "undo",
+            Action::Plan => "plan",
+        }
+    }
+}
+
 /// An action: nothing goes to the model except compact's request for a summary.
 async fn run_action(
     engine: &Engine,
@@ -257,65 +269,50 @@ async fn act(
     let texts = &decisions().commands.texts;
     let scheduled = session.state().run.is_some();
     quiet(engine, session, turn_id, typed, TaskState::Start).await;
-    let (name, outcome) = match action {
-        Action::Compact if session.state().messages.is_empty() => (
-            "compact",
-            Ok(TurnEnd {
-                message: Some(texts.compact_nothing.clone()),
-                ..TurnEnd::default()
-            }),
-        ),
-        Action::Compact => (
-            "compact",
-            compact_now(engine, session).await.map(|summary| TurnEnd {
-                summary: Some(summary),
-                ..TurnEnd::default()
-            }),
-        ),
-        Action::Undo if scheduled => (
-            "undo",
-            Err(RpcError::refused(texts.undo_scheduled.clone(), Reason::Undo)),
-        ),
-        Action::Undo => (
-            "undo",
-            undo::undo(engine, session).await.map(|(undone, left)| TurnEnd {
-                message: left.or_else(|| undone.is_none().then(|| texts.undo_nothing.clone())),
-                undone: Some(undone),
-                ..TurnEnd::default()
-            }),
-        ),
-        Action::Plan if scheduled => (
-            "plan",
-            Err(RpcError::refused(
-                decisions().scheduled.texts.plan.clone(),
-                Reason::Plan,
-            )),
-        ),
+    let outcome = match action {
+        Action::Compact if session.state().messages.is_empty() => Ok(TurnEnd {
+            message: Some(texts.compact_nothing.clone()),
+            ..TurnEnd::default()
+        }),
+        Action::Compact => compact_now(engine, session).await.map(|summary| TurnEnd {
+            summary: Some(summary),
+            ..TurnEnd::default()
+        }),
+        Action::Undo if scheduled => Err(RpcError::refused(texts.undo_scheduled.clone(), Reason::Undo)),
+        Action::Undo => undo::undo(engine, session).await.map(|(undone, left)| TurnEnd {
+            message: left.or_else(|| undone.is_none().then(|| texts.undo_nothing.clone())),
+            undone: Some(undone),
+            ..TurnEnd::default()
+        }),
+        Action::Plan if scheduled => Err(RpcError::refused(
+            decisions().scheduled.texts.plan.clone(),
+            Reason::Plan,
+        )),
         Action::Plan => {
             let mode = Mode::Plan.lowered_to(engine.settings().remote.max_mode);
             switch_mode(engine, session, mode).await;
-            (
-                "plan",
-                Ok(TurnEnd {
-                    mode: Some(mode),
-                    ..TurnEnd::default()
-                }),
-            )
+            Ok(TurnEnd {
+                mode: Some(mode),
+                ..TurnEnd::default()
+            })
         }
     };
     quiet(engine, session, turn_id, typed, TaskState::End).await;
-    Ok(answered(turn_id, name, outcome?))
+    Ok(answered(turn_id, action.name(), outcome?))
 }
 
 /// session/prompt's answer for a command the model did not run: what it `said` in `_meta.lembas`.
 fn answered(turn_id: &str, name: &str, said: TurnEnd) -> PromptAnswer {
-    let mut answer = PromptAnswer::ended(StopReason::EndTurn, turn_id);
-    *answer.end() = TurnEnd {
-        turn_id: turn_id.to_string(),
-        command: Some(name.to_string()),
-        ..said
-    };
-    answer
+    PromptAnswer {
+        stop_reason: StopReason::EndTurn,
+        meta: LembasMeta {
+            lembas: TurnEnd {
+                turn_id: turn_id.to_string(),
+                command: Some(name.to_string()),
+                ..said
+            },
+        },
+    }
 }
 
 /// The turn events of a prompt the model does not answer, so a client follows it like any turn:

@@ -29,6 +29,40 @@ use lembas_protocol::update::{
 };
 use prepare::{Work, always_pattern, judge_bash, mcp_tool, prepare, prepare_mcp, prepare_show};
 
+/// What the client hears of a call as it goes: ACP's `tool_call_update`, and the `tool_start` and
+/// `tool_end` events.
+impl ToolCall {
+    pub(super) fn update(
+        &self,
+        status: ToolCallStatus,
+        content: Option<Vec<ToolCallContent>>,
+    ) -> SessionUpdate {
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: self.id.clone(),
+            status,
+            content,
+        })
+    }
+
+    pub(super) fn started(&self, title: &str, turn_id: &str) -> Event {
+        Event::ToolStart {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            title: title.to_string(),
+            turn_id: turn_id.to_string(),
+        }
+    }
+
+    pub(super) fn ended(&self, is_error: bool, turn_id: &str) -> Event {
+        Event::ToolEnd {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            is_error,
+            turn_id: turn_id.to_string(),
+        }
+    }
+}
+
 pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &ToolCall) -> ToolResult {
     // Questions and plans are asked of the person whatever the mode: no judge, no approval.
     if call.name == super::ask::ASK_USER || call.name == super::ask::PLAN_SUBMIT {
@@ -217,14 +251,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     }
 
     engine
-        .update(
-            &sid,
-            SessionUpdate::ToolCallUpdate(ToolCallUpdate {
-                tool_call_id: call.id.clone(),
-                status: ToolCallStatus::InProgress,
-                content: None,
-            }),
-        )
+        .update(&sid, call.update(ToolCallStatus::InProgress, None))
         .await;
     engine.event(&sid, call.started(&prepared.title, turn_id)).await;
     let output = match work {
@@ -283,14 +310,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     };
     let status = ToolCallStatus::ended(output.is_error);
     engine
-        .update(
-            &sid,
-            SessionUpdate::ToolCallUpdate(ToolCallUpdate {
-                tool_call_id: call.id.clone(),
-                status,
-                content: Some(vec![content]),
-            }),
-        )
+        .update(&sid, call.update(status, Some(vec![content])))
         .await;
     engine.event(&sid, call.ended(output.is_error, turn_id)).await;
     log.diff = output.diff.as_ref().map(|d| tools::unified_change(d, &ctx));
@@ -400,11 +420,7 @@ async fn refused(
     engine
         .update(
             sid,
-            SessionUpdate::ToolCallUpdate(ToolCallUpdate {
-                tool_call_id: call.id.clone(),
-                status: ToolCallStatus::Failed,
-                content: Some(vec![ToolCallContent::text(&text)]),
-            }),
+            call.update(ToolCallStatus::Failed, Some(vec![ToolCallContent::text(&text)])),
         )
         .await;
     engine
