@@ -27,9 +27,9 @@ id: string, session_id: string,
  */
 title: string, 
 /**
- * ACP's tool kind (`execute`, `edit`, …).
+ * ACP's tool kind (`execute`, `edit`, …); none on a plan card.
  */
-kind: string | null, 
+kind: ToolKind | null, 
 /**
  * Why it asks (the judge's sentence).
  */
@@ -302,6 +302,8 @@ rewound: boolean,
  * The files putting this turn back would restore: copies kept before its first write of each.
  */
 kept: Array<string>, put_back: PutBack | null, };
+
+export type ToolKind = "read" | "edit" | "delete" | "move" | "search" | "execute" | "think" | "fetch" | "switch_mode" | "other";
 
 export type UndoParams = { session_id: string, turn_id: string, };
 

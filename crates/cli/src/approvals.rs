@@ -166,7 +166,7 @@ mod tests {
             id: "call_1".into(),
             session_id: "ses_a".into(),
             title: "Write notes.txt".into(),
-            kind: Some("edit".into()),
+            kind: Some(lembas_protocol::update::ToolKind::Edit),
             reason: "Writes a file.".into(),
             detail: Detail::Change {
                 path: "notes.txt".into(),

@@ -16,6 +16,7 @@
 //! serve it, with [`request::serve`].
 
 pub mod ask;
+pub mod card;
 mod capability;
 pub mod composer;
 pub mod content;

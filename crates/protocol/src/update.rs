@@ -77,6 +77,7 @@ impl SessionUpdate {
 
 /// ACP's `ToolKind`: what a call does, for the client's icon.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ToolKind {
     Read,

@@ -396,7 +396,7 @@ async fn request(parts: &Parts, method: ControlMethod, params: Value) -> Result<
                 .engine
                 .cards()
                 .into_iter()
-                .find(|c| c.tool_call_id == asked.id);
+                .find(|c| c.tool_call_id() == asked.id);
             let answered = match &card {
                 Some(_) => {
                     parts
@@ -409,7 +409,7 @@ async fn request(parts: &Parts, method: ControlMethod, params: Value) -> Result<
             match card {
                 Some(card) if answered => Ok(json!(Answered {
                     id: asked.id,
-                    session_id: card.session_id,
+                    session_id: card.session_id().to_string(),
                     answer: asked.answer,
                 })),
                 _ => Err(RpcError::refused(

@@ -3,9 +3,10 @@
 //! whichever place it comes: the client over the link, or the desktop.
 
 use lembas_protocol::LinkMethod;
+use lembas_protocol::ask::{PlanAnswer, QuestionAnswer};
+use lembas_protocol::card::{CardAnswer, CardRequest};
 use lembas_protocol::permission::{AnswerSays, PermissionAnswer, PermissionOutcome};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::HashMap;
 
 use crate::events::ScheduledAsk;
@@ -26,8 +27,10 @@ pub enum Answer {
     Allow { always: bool, command: Option<String> },
     /// Denied, with what the person said why, for the model.
     Deny { feedback: Option<String> },
-    /// A question or plan card's result, as the client sent it (read by `ask`).
-    Reply(Value),
+    /// A question card's answer (read by `ask`).
+    Question(QuestionAnswer),
+    /// A plan card's answer.
+    Plan(PlanAnswer),
     /// The client does not know the card's method (method-not-found): nobody can be asked.
     Unsupported,
 }
@@ -57,19 +60,27 @@ impl Answer {
         if method != LinkMethod::Plan {
             return Answer::from_option(option_id, AnswerSays::default());
         }
-        Answer::Reply(match option_id {
-            "once" | "session" => serde_json::json!({ "outcome": "approve", "mode": "manual" }),
-            _ => serde_json::json!({ "outcome": "dismissed" }),
+        Answer::Plan(match option_id {
+            "once" | "session" => PlanAnswer::Approve {
+                mode: crate::policy::Mode::Manual,
+            },
+            _ => PlanAnswer::Dismissed,
         })
     }
 
-    /// ACP's `session/request_permission` result read as an answer; anything unreadable (or
-    /// `cancelled`) is a denial.
-    pub fn from_client(result: Value) -> Answer {
-        // An answer that is not ACP's is a denial: nothing runs on an answer the device cannot read.
-        let Ok(answer) = serde_json::from_value::<PermissionAnswer>(result) else {
-            return Answer::Deny { feedback: None };
-        };
+    /// The client's answer to a card ([`CardRequest::answer_of`]); one it could not read (`None`)
+    /// is a denial: nothing runs on an answer the device cannot read.
+    pub fn from_client(answer: Option<CardAnswer>) -> Answer {
+        match answer {
+            Some(CardAnswer::Permission(answer)) => Answer::from_permission(answer),
+            Some(CardAnswer::Question(answer)) => Answer::Question(answer),
+            Some(CardAnswer::Plan(answer)) => Answer::Plan(answer),
+            None => Answer::Deny { feedback: None },
+        }
+    }
+
+    /// ACP's `session/request_permission` result; `cancelled` is a denial.
+    fn from_permission(answer: PermissionAnswer) -> Answer {
         let says = answer.meta.and_then(|m| m.lembas).unwrap_or_default();
         match answer.outcome {
             PermissionOutcome::Selected { option_id } => Answer::from_option(&option_id, says),
@@ -84,7 +95,7 @@ impl Answer {
             Answer::Allow { always: false, .. } => "allowed once",
             Answer::Allow { always: true, .. } => "allowed in this session",
             Answer::Deny { .. } => "denied",
-            Answer::Reply(_) => "answered",
+            Answer::Question(_) | Answer::Plan(_) => "answered",
             Answer::Unsupported => "unsupported",
         }
     }
@@ -118,9 +129,7 @@ impl AnsweredBy {
 
 /// A card still open.
 struct Open {
-    session_id: String,
-    method: LinkMethod,
-    params: Value,
+    request: CardRequest,
     asked_at_ms: u64,
     scheduled: Option<ScheduledAsk>,
     facts: CardFacts,
@@ -203,20 +212,49 @@ fn shown_path(path: &Path, home: &Path) -> String {
     }
 }
 
-/// A card as the desktop or a new link needs it: its session and the request's params.
+/// A card as the desktop or a new link needs it: the request that shows it.
 #[derive(Debug, Clone)]
 pub struct Card {
-    pub session_id: String,
-    /// The request that shows it: `session/request_permission`, `_lembas/question` or `_lembas/plan`.
-    pub method: LinkMethod,
-    pub tool_call_id: String,
-    pub params: Value,
+    pub request: CardRequest,
     /// Unix milliseconds when it opened.
     pub asked_at_ms: u64,
     /// A scheduled run's card: the schedule's title and its wait.
     pub scheduled: Option<ScheduledAsk>,
     /// Empty for a question or plan card.
     pub facts: CardFacts,
+}
+
+impl Card {
+    pub fn session_id(&self) -> &str {
+        self.request.session_id()
+    }
+
+    pub fn tool_call_id(&self) -> &str {
+        self.request.tool_call_id()
+    }
+}
+
+#[cfg(test)]
+impl Card {
+    /// A card opened at `asked_at_ms` on the request written as JSON (the client's view of it).
+    pub fn of_request(request: serde_json::Value, asked_at_ms: u64, scheduled: Option<ScheduledAsk>) -> Card {
+        Card {
+            request: serde_json::from_value(request).expect("a card's request"),
+            asked_at_ms,
+            scheduled,
+            facts: CardFacts::default(),
+        }
+    }
+
+    /// An approval card for a call of `kind` with the model's arguments `raw_input`.
+    pub fn approval(kind: &str, raw_input: serde_json::Value, meta: serde_json::Value) -> serde_json::Value {
+        serde_json::json!({
+            "sessionId": "ses_1",
+            "toolCall": { "toolCallId": "call_1", "title": "Tidy up", "kind": kind, "status": "pending", "rawInput": raw_input },
+            "options": [],
+            "_meta": { "lembas": meta },
+        })
+    }
 }
 
 #[derive(Default)]
@@ -230,23 +268,18 @@ impl Approvals {
     }
 
     /// Opens a card; the receiver gets the first answer (or is dropped when the card is withdrawn).
-    /// `schedule_title`: the title of the scheduled run that asks, if one does.
+    /// `scheduled`: the scheduled run that asks, if one does.
     pub fn ask(
         &self,
-        session_id: &str,
-        tool_call_id: &str,
-        method: LinkMethod,
-        params: Value,
+        request: CardRequest,
         scheduled: Option<ScheduledAsk>,
         facts: CardFacts,
     ) -> oneshot::Receiver<(Answer, AnsweredBy)> {
         let (tx, rx) = oneshot::channel();
         self.open().insert(
-            tool_call_id.to_string(),
+            request.tool_call_id().to_string(),
             Open {
-                session_id: session_id.to_string(),
-                method,
-                params,
+                request,
                 asked_at_ms: now_ms(),
                 scheduled,
                 facts,
@@ -259,7 +292,7 @@ impl Approvals {
     /// Gives the card its answer; `false` when it was already answered or withdrawn.
     pub fn answer(&self, tool_call_id: &str, answer: Answer, by: AnsweredBy) -> Option<String> {
         let open = self.open().remove(tool_call_id)?;
-        let session = open.session_id.clone();
+        let session = open.request.session_id().to_string();
         open.answer.send((answer, by)).ok().map(|()| session)
     }
 
@@ -270,25 +303,22 @@ impl Approvals {
 
     /// The request that shows an open card; `None` when it is not open.
     pub fn method_of(&self, tool_call_id: &str) -> Option<LinkMethod> {
-        self.open().get(tool_call_id).map(|open| open.method)
+        self.open().get(tool_call_id).map(|open| open.request.method())
     }
 
     /// Every card still open, for a new link to show again and for the desktop.
     pub fn cards(&self) -> Vec<Card> {
         let mut cards: Vec<Card> = self
             .open()
-            .iter()
-            .map(|(id, open)| Card {
-                session_id: open.session_id.clone(),
-                method: open.method,
-                tool_call_id: id.clone(),
-                params: open.params.clone(),
+            .values()
+            .map(|open| Card {
+                request: open.request.clone(),
                 asked_at_ms: open.asked_at_ms,
                 scheduled: open.scheduled.clone(),
                 facts: open.facts.clone(),
             })
             .collect();
-        cards.sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
+        cards.sort_by(|a, b| a.tool_call_id().cmp(b.tool_call_id()));
         cards
     }
 }
@@ -363,7 +393,10 @@ mod tests {
             ),
         ];
         for (result, want) in cases {
-            assert_eq!(Answer::from_client(result.clone()), want, "{result}");
+            let answer = serde_json::from_value(result.clone())
+                .ok()
+                .map(CardAnswer::Permission);
+            assert_eq!(Answer::from_client(answer), want, "{result}");
         }
     }
 
@@ -371,11 +404,13 @@ mod tests {
     fn the_desktop_answers_a_plan_as_approve_in_manual_or_dismissed() {
         assert_eq!(
             Answer::from_desktop(LinkMethod::Plan, "once"),
-            Answer::Reply(json!({ "outcome": "approve", "mode": "manual" }))
+            Answer::Plan(PlanAnswer::Approve {
+                mode: crate::policy::Mode::Manual
+            })
         );
         assert_eq!(
             Answer::from_desktop(LinkMethod::Plan, "deny"),
-            Answer::Reply(json!({ "outcome": "dismissed" }))
+            Answer::Plan(PlanAnswer::Dismissed)
         );
         assert_eq!(
             Answer::from_desktop(LinkMethod::RequestPermission, "once"),
@@ -393,14 +428,12 @@ mod tests {
     #[test]
     fn first_answer_wins() {
         let approvals = Approvals::default();
-        let mut rx = approvals.ask(
-            "ses_a",
-            "call_1",
-            LinkMethod::RequestPermission,
-            json!({}),
-            None,
-            CardFacts::default(),
-        );
+        let card = serde_json::from_value(json!({
+            "sessionId": "ses_a", "toolCallId": "call_1", "path": "", "text": "1. Tidy",
+            "_meta": { "lembas": { "patient": false } }
+        }))
+        .unwrap();
+        let mut rx = approvals.ask(card, None, CardFacts::default());
         assert_eq!(approvals.cards().len(), 1);
         assert_eq!(
             approvals

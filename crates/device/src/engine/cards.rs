@@ -3,7 +3,9 @@
 //! and settled by the first answer from any side.
 
 use lembas_protocol::LinkMethod;
+use lembas_protocol::card::CardRequest;
 use lembas_protocol::notices::{CancelRequest, PermissionSettled};
+use lembas_protocol::permission::PermissionRequest;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::MutexGuard;
@@ -16,28 +18,22 @@ use crate::events::DeviceEvent;
 use crate::poison::Recover;
 
 impl Engine {
-    pub(super) fn send_card(
-        &self,
-        client: &ClientLink,
-        method: LinkMethod,
-        tool_call_id: String,
-        params: Value,
-    ) {
+    pub(super) fn send_card(&self, client: &ClientLink, card: CardRequest) {
         let client = client.clone();
         let engine = self.clone();
         let id = client.next_id();
+        let (method, tool_call_id) = (card.method(), card.tool_call_id().to_string());
         if !client.lembas {
             engine
                 .card_requests()
                 .insert(tool_call_id.clone(), (client.serial, id.clone()));
         }
         tokio::spawn(async move {
-            let answered = client.request_as(id, method, params).await;
+            let answered = client.request_as(id, method, json!(card)).await;
             engine.card_requests().remove(&tool_call_id);
             if let Ok(result) = answered {
                 let answer = match result {
-                    Ok(result) if method == LinkMethod::RequestPermission => Answer::from_client(result),
-                    Ok(result) => Answer::Reply(result),
+                    Ok(result) => Answer::from_client(card.answer_of(result)),
                     // A client that does not know questions and plans: protocol 1 from now on.
                     Err(e)
                         if method != LinkMethod::RequestPermission
@@ -58,12 +54,12 @@ impl Engine {
     /// who gave it (none when the card was withdrawn).
     pub(crate) async fn ask(
         &self,
-        session_id: &str,
-        tool_call_id: &str,
         mut facts: CardFacts,
-        params: Value,
+        card: PermissionRequest,
         run: Option<&crate::scheduled::Run>,
     ) -> (Answer, Option<AnsweredBy>) {
+        let session_id = &card.session_id.clone();
+        let tool_call_id = &card.tool_call.tool_call_id.clone();
         // A scheduled run waits the schedule's time, not remote.approval_timeout.
         let (timeout, feedback) = match run {
             Some(run) => (run.wait, run.denied_text()),
@@ -78,33 +74,18 @@ impl Engine {
         let wait_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
         facts.deadline_ms = Some(crate::status::now_ms().saturating_add(wait_ms));
         let scheduled = run.map(crate::scheduled::Run::desktop_card);
-        let headline = facts.headline.clone();
-        let answer = self.0.approvals.ask(
-            session_id,
-            tool_call_id,
-            LinkMethod::RequestPermission,
-            params.clone(),
-            scheduled.clone(),
-            facts,
-        );
-        self.device_event(DeviceEvent::ApprovalAsked {
-            session_id: session_id.to_string(),
-            tool_call_id: tool_call_id.to_string(),
-            title: headline,
-            reason: params
-                .pointer("/_meta/lembas/reason")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            scheduled,
-        });
+        let asked = DeviceEvent::ApprovalAsked {
+            session_id: session_id.clone(),
+            tool_call_id: tool_call_id.clone(),
+            title: facts.headline.clone(),
+            reason: card.meta.lembas.reason.clone(),
+            scheduled: scheduled.clone(),
+        };
+        let card = CardRequest::Permission(card);
+        let answer = self.0.approvals.ask(card.clone(), scheduled, facts);
+        self.device_event(asked);
         if let Some(client) = self.client() {
-            self.send_card(
-                &client,
-                LinkMethod::RequestPermission,
-                tool_call_id.to_string(),
-                params,
-            );
+            self.send_card(&client, card);
         }
         match tokio::time::timeout(timeout, answer).await {
             Ok(Ok((answer, by))) => (answer, Some(by)),
@@ -120,46 +101,33 @@ impl Engine {
         }
     }
 
-    /// Opens a question or plan card (`method`) and waits for the first answer; `None` when no
-    /// client here takes such cards. After `remote.approval_timeout` it is dismissed and settled;
-    /// withdrawn (the turn was cancelled), it reads as dismissed too.
-    pub(crate) async fn ask_card(
-        &self,
-        session_id: &str,
-        tool_call_id: &str,
-        method: LinkMethod,
-        params: Value,
-    ) -> Option<Answer> {
+    /// Opens a question or plan card and waits for the first answer; `None` when no client here
+    /// takes such cards. After `remote.approval_timeout` it is dismissed and settled; withdrawn
+    /// (the turn was cancelled), it reads as dismissed too.
+    pub(crate) async fn ask_card(&self, card: CardRequest) -> Option<Answer> {
+        let (session_id, tool_call_id) = (card.session_id().to_string(), card.tool_call_id().to_string());
         let client = self.client();
         // A client that takes no such cards (an editor, an older LLeMbas) has nobody to ask. With
         // no link at this instant the card waits for the next one, as an approval card does.
         if client.as_ref().is_some_and(|c| !c.takes_cards()) {
             return None;
         }
-        let answer = self.0.approvals.ask(
-            session_id,
-            tool_call_id,
-            method,
-            params.clone(),
-            None,
-            CardFacts::default(),
-        );
-        if method == LinkMethod::Plan {
+        let answer = self.0.approvals.ask(card.clone(), None, CardFacts::default());
+        if let CardRequest::Plan(plan) = &card {
             // The desktop shows plans too (questions are answered in LLeMbas only).
             self.device_event(DeviceEvent::ApprovalAsked {
-                session_id: session_id.to_string(),
-                tool_call_id: tool_call_id.to_string(),
+                session_id: session_id.clone(),
+                tool_call_id: tool_call_id.clone(),
                 title: "Approve the plan".to_string(),
-                reason: params
-                    .get("path")
-                    .and_then(Value::as_str)
-                    .map(|path| format!("The plan is in {path}"))
-                    .unwrap_or_default(),
+                reason: match plan.path.as_str() {
+                    "" => String::new(),
+                    path => format!("The plan is in {path}"),
+                },
                 scheduled: None,
             });
         }
         if let Some(client) = &client {
-            self.send_card(client, method, tool_call_id.to_string(), params);
+            self.send_card(client, card);
         }
         let seconds = self.settings().remote.approval_timeout;
         match tokio::time::timeout(Duration::from_secs(seconds), answer).await {
@@ -167,8 +135,8 @@ impl Engine {
             Ok(Ok((answer, _))) => Some(answer),
             Ok(Err(_)) => Some(Answer::Deny { feedback: None }),
             Err(_) => {
-                self.0.approvals.withdraw(tool_call_id);
-                self.settled(session_id, tool_call_id, "timed out").await;
+                self.0.approvals.withdraw(&tool_call_id);
+                self.settled(&session_id, &tool_call_id, "timed out").await;
                 Some(Answer::Deny { feedback: None })
             }
         }
@@ -177,8 +145,8 @@ impl Engine {
     /// Takes the cards of a session down (its turn was cancelled or it was deleted).
     pub(crate) async fn withdraw_cards_of(&self, session_id: &str) {
         for card in self.0.approvals.cards() {
-            if card.session_id == session_id && self.0.approvals.withdraw(&card.tool_call_id) {
-                self.settled(session_id, &card.tool_call_id, "withdrawn").await;
+            if card.session_id() == session_id && self.0.approvals.withdraw(card.tool_call_id()) {
+                self.settled(session_id, card.tool_call_id(), "withdrawn").await;
             }
         }
     }
@@ -239,7 +207,7 @@ impl Engine {
     /// only: their answers are choices among the model's options, not Allow or Deny.
     pub fn cards(&self) -> Vec<Card> {
         let mut cards = self.0.approvals.cards();
-        cards.retain(|card| card.method == LinkMethod::RequestPermission || card.method == LinkMethod::Plan);
+        cards.retain(|card| !matches!(card.request, CardRequest::Question(_)));
         cards
     }
 

@@ -251,8 +251,8 @@ impl Engine {
         *self.0.client.lock().recover() = Some(client.clone());
         for card in self.0.approvals.cards() {
             // A question or plan waits for a client that takes them, or for its timeout.
-            if card.method == LinkMethod::RequestPermission || client.takes_cards() {
-                self.send_card(&client, card.method, card.tool_call_id, card.params);
+            if card.request.method() == LinkMethod::RequestPermission || client.takes_cards() {
+                self.send_card(&client, card.request);
             }
         }
         self.send_deletes().await;

@@ -109,15 +109,12 @@ mod tests {
 
     #[test]
     fn the_last_minute_is_a_minute_before_the_card_denies_by_itself() {
-        let mut view = of(&Card {
-            session_id: "ses_1".into(),
-            method: LinkMethod::RequestPermission,
-            tool_call_id: "call_1".into(),
-            params: json!({}),
-            asked_at_ms: 1_000_000,
-            scheduled: None,
-            facts: Default::default(),
-        });
+        let request = Card::approval(
+            "execute",
+            json!({ "command": "ls" }),
+            json!({ "reason": "", "always": "" }),
+        );
+        let mut view = of(&Card::of_request(request, 1_000_000, None));
         assert_eq!(view.last_minute_ms(), None, "no deadline: never urgent");
         view.facts.deadline_ms = Some(1_300_000);
         assert_eq!(view.last_minute_ms(), Some(1_240_000));
@@ -138,28 +135,15 @@ mod tests {
             "the notice says normal; the tray decides when"
         );
     }
-    use lembas_protocol::LinkMethod;
     use serde_json::json;
 
     fn card(kind: &str, raw: Value, scheduled: Option<ScheduledAsk>) -> Card {
-        let mut params = json!({
-            "toolCall": { "toolCallId": "call_1", "title": "Tidy up", "kind": kind, "rawInput": raw },
-            "_meta": { "lembas": { "reason": "Commands ask in manual mode." } },
-        });
+        let mut meta = json!({ "reason": "Commands ask in manual mode.", "always": "" });
         if let Some(ask) = &scheduled {
             // The schedule's ids as the runtime puts them in the request.
-            params["_meta"]["lembas"]["scheduled"] =
-                json!({ "schedule_id": "s1", "run_id": "r1", "wait_s": ask.wait_s });
+            meta["scheduled"] = json!({ "schedule_id": "s1", "run_id": "r1", "wait_s": ask.wait_s });
         }
-        Card {
-            session_id: "ses_1".into(),
-            method: LinkMethod::RequestPermission,
-            tool_call_id: "call_1".into(),
-            params,
-            asked_at_ms: 5,
-            scheduled,
-            facts: Default::default(),
-        }
+        Card::of_request(Card::approval(kind, raw, meta), 5, scheduled)
     }
 
     #[test]
@@ -258,15 +242,12 @@ mod tests {
 
     #[test]
     fn a_plan_card_shows_the_plan_and_what_allow_means() {
-        let plan = Card {
-            session_id: "ses_1".into(),
-            method: LinkMethod::Plan,
-            tool_call_id: "call_plan".into(),
-            params: json!({ "sessionId": "ses_1", "toolCallId": "call_plan", "path": ".agent/plans/p.md", "text": "1. Tidy" }),
-            asked_at_ms: 5,
-            scheduled: None,
-            facts: Default::default(),
-        };
+        let plan = Card::of_request(
+            json!({ "sessionId": "ses_1", "toolCallId": "call_plan", "path": ".agent/plans/p.md", "text": "1. Tidy",
+                    "_meta": { "lembas": { "patient": false } } }),
+            5,
+            None,
+        );
         let view = ApprovalCard::of(&plan, 5);
         assert_eq!(view.facts.headline, "Approve the plan");
         assert_eq!(

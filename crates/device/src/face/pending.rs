@@ -2,7 +2,8 @@
 //! the control socket lists (`approvals/list`), the window draws (`window/state`), the tray turns
 //! into a notification and `lembas approvals` prints; and how a person answers it from there.
 
-use lembas_protocol::LinkMethod;
+use lembas_protocol::card::CardRequest;
+use lembas_protocol::update::ToolKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -40,8 +41,8 @@ pub struct ApprovalCard {
     pub session_id: String,
     /// The model's own title of the call (a plan's: "Approve the plan"); a face shows `headline`.
     pub title: String,
-    /// ACP's tool kind (`execute`, `edit`, …).
-    pub kind: Option<String>,
+    /// ACP's tool kind (`execute`, `edit`, …); none on a plan card.
+    pub kind: Option<ToolKind>,
     /// Why it asks (the judge's sentence).
     pub reason: String,
     /// What the call would do, as a face draws it: the command, the change as a diff, the plan,
@@ -106,16 +107,27 @@ pub fn open_cards(cards: &[Card], now_ms: u64) -> Vec<ApprovalCard> {
 }
 
 impl ApprovalCard {
-    /// A card's view at `now_ms`; read from the request's params, never failing on their shape.
+    /// A card's view at `now_ms`, read from the request that shows it.
     pub fn of(card: &Card, now_ms: u64) -> ApprovalCard {
-        let params = &card.params;
-        let text = |pointer: &str| {
-            params
-                .pointer(pointer)
-                .and_then(Value::as_str)
-                .map(str::to_string)
+        let (title, kind, reason, input, run) = match &card.request {
+            CardRequest::Permission(asked) => (
+                asked.tool_call.title.clone(),
+                Some(asked.tool_call.kind),
+                asked.meta.lembas.reason.clone(),
+                Some(&asked.tool_call.raw_input),
+                asked.meta.lembas.scheduled.as_ref(),
+            ),
+            CardRequest::Plan(_) => (PLAN_TITLE.to_string(), None, PLAN_REASON.to_string(), None, None),
+            // Never listed (answered in LLeMbas only); its reason is the model's.
+            CardRequest::Question(asked) => (
+                QUESTION_TITLE.to_string(),
+                None,
+                asked.why.clone().unwrap_or_default(),
+                None,
+                None,
+            ),
         };
-        let input = params.pointer("/toolCall/rawInput");
+        // The call's arguments as the model gave them, passed through: read for what a face draws.
         let input_text = |key: &str| {
             input
                 .and_then(|i| i.get(key))
@@ -140,46 +152,38 @@ impl ApprovalCard {
             _ => None,
         };
         // A scheduled run's: its ids from the request, its title and wait from the engine's card.
-        let meta = params.pointer("/_meta/lembas/scheduled");
-        let scheduled = (meta.is_some() || card.scheduled.is_some()).then(|| {
-            let id = |key: &str| meta.and_then(|s| s[key].as_str()).unwrap_or_default().to_string();
-            ScheduledRun {
-                schedule_id: id("schedule_id"),
-                run_id: id("run_id"),
-                title: card
-                    .scheduled
-                    .as_ref()
-                    .map(|ask| ask.title.clone())
-                    .filter(|t| !t.is_empty()),
-                wait_s: card.scheduled.as_ref().map_or_else(
-                    || meta.and_then(|s| s["wait_s"].as_u64()).unwrap_or(0),
-                    |ask| ask.wait_s,
-                ),
-            }
+        let scheduled = (run.is_some() || card.scheduled.is_some()).then(|| ScheduledRun {
+            schedule_id: run.map(|r| r.schedule_id.clone()).unwrap_or_default(),
+            run_id: run.map(|r| r.run_id.clone()).unwrap_or_default(),
+            title: card
+                .scheduled
+                .as_ref()
+                .map(|ask| ask.title.clone())
+                .filter(|t| !t.is_empty()),
+            wait_s: card
+                .scheduled
+                .as_ref()
+                .map_or_else(|| run.map_or(0, |r| r.wait_s), |ask| ask.wait_s),
         });
         // A plan card (answered as the desktop answers it: allow approves, deny dismisses).
-        let plan = (card.method == LinkMethod::Plan).then(|| Plan {
-            path: text("/path").unwrap_or_default(),
-            text: text("/text").unwrap_or_default(),
-        });
+        let plan = match &card.request {
+            CardRequest::Plan(asked) => Some(Plan {
+                path: asked.path.clone(),
+                text: asked.text.clone(),
+            }),
+            _ => None,
+        };
         let command = input_text("command");
         let arguments = match (&plan, &command, &diff) {
             (None, None, None) => input.cloned(),
             _ => None,
         };
-        let (title, reason) = if card.method == LinkMethod::Plan {
-            (Some(PLAN_TITLE.to_string()), Some(PLAN_REASON.to_string()))
-        } else {
-            (text("/toolCall/title"), text("/_meta/lembas/reason"))
-        };
-        let title = title.unwrap_or_default();
-        let kind = text("/toolCall/kind");
-        let detail = match (&plan, &kind, &command, &diff) {
+        let detail = match (&plan, kind, &command, &diff) {
             (Some(plan), ..) => Detail::Plan {
                 path: plan.path.clone(),
                 text: plan.text.clone(),
             },
-            (None, Some(kind), Some(command), _) if kind == "execute" => Detail::Command {
+            (None, Some(ToolKind::Execute), Some(command), _) => Detail::Command {
                 command: command.clone(),
             },
             // The device's unified diff against the file on disk, when it made one.
@@ -197,11 +201,11 @@ impl ApprovalCard {
             facts.headline = title.clone();
         }
         ApprovalCard {
-            id: card.tool_call_id.clone(),
-            session_id: card.session_id.clone(),
+            id: card.tool_call_id().to_string(),
+            session_id: card.session_id().to_string(),
             title,
             kind,
-            reason: reason.unwrap_or_default(),
+            reason,
             detail,
             command,
             diff,
@@ -217,6 +221,7 @@ impl ApprovalCard {
 
 const PLAN_TITLE: &str = "Approve the plan";
 const PLAN_REASON: &str = "Allow approves it in manual mode (every change still asks); Deny dismisses it.";
+const QUESTION_TITLE: &str = "Answer the questions";
 
 /// What the call would do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,31 +264,34 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn card(params: Value, schedule_title: Option<&str>) -> Card {
-        Card {
-            session_id: "ses_a".into(),
-            method: LinkMethod::RequestPermission,
-            tool_call_id: "call_1".into(),
-            params,
-            asked_at_ms: 10_000,
-            scheduled: schedule_title.map(|title| crate::events::ScheduledAsk {
-                title: title.to_string(),
-                wait_s: 1800,
-            }),
-            facts: Default::default(),
-        }
+    fn card(kind: &str, raw_input: Value, meta: Value, schedule_title: Option<&str>) -> Card {
+        let scheduled = schedule_title.map(|title| crate::events::ScheduledAsk {
+            title: title.to_string(),
+            wait_s: 1800,
+        });
+        Card::of_request(Card::approval(kind, raw_input, meta), 10_000, scheduled)
+    }
+
+    fn said(reason: &str) -> Value {
+        json!({ "reason": reason, "always": "" })
     }
 
     #[test]
-    fn a_card_reads_from_the_request_whatever_its_shape() {
+    fn a_card_reads_from_the_request() {
         let bash = card(
-            json!({ "toolCall": { "title": "List", "kind": "execute", "rawInput": { "command": "ls -la" } },
-                    "_meta": { "lembas": { "reason": "Runs a command.",
-                        "scheduled": { "schedule_id": "s1", "run_id": "r7", "wait_s": 1800 } } } }),
+            "execute",
+            json!({ "command": "ls -la" }),
+            json!({ "reason": "Runs a command.", "always": "ls",
+                    "scheduled": { "schedule_id": "s1", "run_id": "r7", "wait_s": 1800 } }),
             Some("Waybread check"),
         );
         let seen = ApprovalCard::of(&bash, 75_500);
-        assert_eq!(seen.id, "call_1");
+        assert_eq!((seen.id.as_str(), seen.session_id.as_str()), ("call_1", "ses_1"));
+        assert_eq!(
+            (seen.title.as_str(), seen.reason.as_str()),
+            ("Tidy up", "Runs a command.")
+        );
+        assert_eq!(seen.kind, Some(ToolKind::Execute));
         assert_eq!(seen.command.as_deref(), Some("ls -la"));
         assert_eq!(seen.diff, None);
         assert_eq!(seen.waiting_s, 65);
@@ -298,7 +306,9 @@ mod tests {
         );
 
         let edit = card(
-            json!({ "toolCall": { "title": "Edit a.rs", "rawInput": { "path": "a.rs", "old_string": "x = 1", "new_string": "x = 2" } } }),
+            "edit",
+            json!({ "path": "a.rs", "old_string": "x = 1", "new_string": "x = 2" }),
+            said(""),
             None,
         );
         let seen = ApprovalCard::of(&edit, 0);
@@ -314,23 +324,26 @@ mod tests {
         );
 
         let write = card(
-            json!({ "toolCall": { "rawInput": { "path": "n.txt", "content": "yes" } } }),
+            "edit",
+            json!({ "path": "n.txt", "content": "yes" }),
+            said(""),
             None,
         );
         assert_eq!(ApprovalCard::of(&write, 0).diff.map(|d| d.old_text), Some(None));
-        let fetch = card(
-            json!({ "toolCall": { "title": "Fetch", "kind": "fetch", "rawInput": { "url": "https://example.org" } } }),
-            None,
-        );
+        let fetch = card("fetch", json!({ "url": "https://example.org" }), said(""), None);
         let seen = ApprovalCard::of(&fetch, 0);
         assert_eq!(seen.arguments, Some(json!({ "url": "https://example.org" })));
         assert_eq!(seen.plan, None);
+        // A command line under a kind that runs nothing is shown as arguments, not as a command.
+        let odd = ApprovalCard::of(&card("read", json!({ "command": "rm -rf ~" }), said(""), None), 0);
+        assert!(matches!(odd.detail, Detail::Arguments { .. }), "{:?}", odd.detail);
 
-        let mut plan = card(
-            json!({ "sessionId": "ses_a", "toolCallId": "call_1", "path": ".agent/plans/p.md", "text": "1. Tidy" }),
+        let plan = Card::of_request(
+            json!({ "sessionId": "ses_a", "toolCallId": "call_1", "path": ".agent/plans/p.md", "text": "1. Tidy",
+                    "_meta": { "lembas": { "patient": false } } }),
+            0,
             None,
         );
-        plan.method = LinkMethod::Plan;
         let seen = ApprovalCard::of(&plan, 0);
         assert_eq!(
             seen.plan,
@@ -339,11 +352,10 @@ mod tests {
                 text: "1. Tidy".into()
             })
         );
-        assert_eq!((seen.title.as_str(), seen.arguments), ("Approve the plan", None));
+        assert_eq!(
+            (seen.title.as_str(), seen.arguments, seen.kind),
+            ("Approve the plan", None, None)
+        );
         assert_eq!(seen.facts.headline, "Approve the plan");
-
-        // Params of an unexpected shape give empty fields, never a panic.
-        let odd = ApprovalCard::of(&card(json!("nonsense"), None), 0);
-        assert_eq!((odd.title.as_str(), odd.command, odd.diff), ("", None, None));
     }
 }

@@ -37,8 +37,8 @@ async fn the_desktop_answers_a_card_first_and_the_client_is_told() {
         .unwrap();
     let cards = runtime.engine.cards();
     assert_eq!(cards.len(), 1);
-    assert_eq!(cards[0].tool_call_id, "call_desk");
-    assert_eq!(cards[0].session_id, session);
+    assert_eq!(cards[0].tool_call_id(), "call_desk");
+    assert_eq!(cards[0].session_id(), session);
 
     assert!(
         runtime.engine.answer_card("call_desk", "once").await,

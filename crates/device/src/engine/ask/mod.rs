@@ -6,8 +6,8 @@
 mod plan;
 mod question;
 
-use lembas_protocol::LinkMethod;
-use serde_json::{Value, json};
+use lembas_protocol::card::CardRequest;
+use serde_json::Value;
 use std::sync::Arc;
 
 use super::Engine;
@@ -66,14 +66,12 @@ async fn ask_user(
     let answer = if scheduled(session) {
         None
     } else {
-        engine
-            .ask_card(&session.id, &call.id, LinkMethod::Question, json!(params))
-            .await
+        engine.ask_card(CardRequest::Question(params)).await
     };
     let mut text = match answer {
         None => NOBODY.to_string(),
-        Some(Answer::Reply(result)) => {
-            question::answered(&asked, result).unwrap_or_else(|| DISMISSED.to_string())
+        Some(Answer::Question(answer)) => {
+            question::answered(&asked, answer).unwrap_or_else(|| DISMISSED.to_string())
         }
         Some(_) => DISMISSED.to_string(),
     };
@@ -126,9 +124,7 @@ async fn plan_submit(
     let answer = if scheduled(session) {
         None
     } else {
-        engine
-            .ask_card(&session.id, &call.id, LinkMethod::Plan, json!(params))
-            .await
+        engine.ask_card(CardRequest::Plan(params)).await
     };
     decided(engine, session, answer, &path).await.map(said)
 }
@@ -151,7 +147,7 @@ async fn decided(
                 "The plan was saved to {path}. Nobody can review it now: stop here, and say where the plan is."
             ));
         }
-        Some(Answer::Reply(result)) => serde_json::from_value(result).unwrap_or(PlanAnswer::Dismissed),
+        Some(Answer::Plan(answer)) => answer,
         Some(_) => PlanAnswer::Dismissed,
     };
     let dismissed =

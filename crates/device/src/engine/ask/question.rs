@@ -132,8 +132,8 @@ fn cut_label(label: &str, max: usize) -> String {
 
 /// What the model reads of the client's result; `None` when it reads as dismissed (docs/protocol.md:
 /// anything but a well-formed `answered` is).
-pub fn answered(asked: &Asked, result: Value) -> Option<String> {
-    let QuestionAnswer::Answered { answers } = serde_json::from_value(result).ok()? else {
+pub fn answered(asked: &Asked, answer: QuestionAnswer) -> Option<String> {
+    let QuestionAnswer::Answered { answers } = answer else {
         return None;
     };
     let mut lines = vec!["The person answered:".to_string()];
@@ -177,7 +177,27 @@ impl Asking {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lembas_protocol::ask::{Patience, QuestionRequest};
+    use lembas_protocol::card::{CardAnswer, CardRequest};
+    use lembas_protocol::session::LembasMeta;
     use serde_json::json;
+
+    /// What the model reads of a client's result to the card these questions make.
+    fn reply(asked: &Asked, result: Value) -> Option<String> {
+        let card = CardRequest::Question(QuestionRequest {
+            session_id: "ses_1".into(),
+            tool_call_id: "call_1".into(),
+            why: None,
+            questions: asked.card.clone(),
+            meta: LembasMeta {
+                lembas: Patience { patient: false },
+            },
+        });
+        match card.answer_of(result) {
+            Some(CardAnswer::Question(answer)) => answered(asked, answer),
+            other => panic!("a question card answered {other:?}"),
+        }
+    }
 
     fn options(n: usize) -> Vec<Value> {
         (1..=n).map(|i| json!({ "label": format!("opt{i}") })).collect()
@@ -225,7 +245,7 @@ mod tests {
         .unwrap();
         let on_card = asked.card[0].options[0].label.clone();
         assert_eq!(on_card.chars().count(), 240);
-        let text = answered(
+        let text = reply(
             &asked,
             json!({ "outcome": "answered", "answers": [{ "kind": "options", "labels": [on_card] }] }),
         )
@@ -237,7 +257,7 @@ mod tests {
     fn every_answer_kind_reads() {
         let q = |i: usize| json!({ "header": format!("H{i}"), "question": format!("q{i}?"), "options": options(2) });
         let asked = read(&json!({ "questions": (1..=4).map(q).collect::<Vec<_>>() })).unwrap();
-        let text = answered(
+        let text = reply(
             &asked,
             json!({ "outcome": "answered", "answers": [
                 { "kind": "options", "labels": ["opt1", "opt2"] },
@@ -265,7 +285,7 @@ mod tests {
             json!({ "outcome": "answered", "answers": [{ "kind": "options", "labels": [1] }] }),
             json!("nonsense"),
         ] {
-            assert_eq!(answered(&asked, result.clone()), None, "{result}");
+            assert_eq!(reply(&asked, result.clone()), None, "{result}");
         }
     }
 

@@ -194,9 +194,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
                 .facts
                 .clone()
                 .in_chat(&session.cwd, title, ctx.protected.home());
-            let (answer, by) = engine
-                .ask(&sid, &call.id, facts, json!(params), run.as_ref())
-                .await;
+            let (answer, by) = engine.ask(facts, params, run.as_ref()).await;
             log.answered_by = by;
             log.answer = Some(answer.label());
             log.answered_ms = Some(crate::status::now_ms());
@@ -216,7 +214,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
                     return denied(engine, &sid, turn_id, call, reason, feedback, &log).await;
                 }
                 // Never the answer to an approval card; read as a denial all the same.
-                Answer::Reply(_) | Answer::Unsupported => {
+                Answer::Question(_) | Answer::Plan(_) | Answer::Unsupported => {
                     let reason = "The person did not allow this call.";
                     return denied(engine, &sid, turn_id, call, reason, None, &log).await;
                 }
