@@ -2,7 +2,6 @@
 //! as it is at that moment, and `_lembas/monitor`, the watch command of a schedule in monitor mode.
 
 use serde::Deserialize;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 use crate::decisions::decisions;
@@ -14,6 +13,7 @@ use crate::policy::roots::{self, FolderRules};
 use crate::rpc::RpcError;
 use crate::settings::{Permissions, Settings};
 use lembas_protocol::Reason;
+use lembas_protocol::context::ScheduledAsks;
 use lembas_protocol::scheduled::{MonitorParams, RunOutcome, RunStatus, ScheduledCard};
 
 /// The mode a scheduled request runs in, or its refusal: the setting first (off, or remote work
@@ -49,42 +49,21 @@ pub struct Run {
 }
 
 impl Run {
-    /// Reads `scheduled` from `_meta.lembas`; `Ok(None)` when the request is not scheduled.
+    /// The run `_meta.lembas.scheduled` asks for; `None` when the request is not scheduled.
     /// `least_wait_s` lowers the least wait (decided: 60 s) for tests, so one sees a scheduled
     /// approval time out in a second (the program's `Setup::least_approval_wait_s`).
-    pub fn read(lembas: Option<&Value>, least_wait_s: Option<u64>) -> Result<Option<Run>, RpcError> {
-        let Some(scheduled) = lembas.and_then(|l| l.get("scheduled")).filter(|s| !s.is_null()) else {
-            return Ok(None);
-        };
-        if !scheduled.is_object() {
-            return Err(RpcError::invalid_params(
-                "_meta.lembas.scheduled must be an object.",
-            ));
-        }
-        let text = |key: &str| {
-            scheduled
-                .get(key)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let mode = match scheduled.get("mode").and_then(Value::as_str) {
-            Some(m) => Some(m.parse::<Mode>().map_err(RpcError::invalid_params)?),
-            None => None,
-        };
+    pub fn of(asks: Option<&ScheduledAsks>, least_wait_s: Option<u64>) -> Option<Run> {
+        let asks = asks?;
         let range = &decisions().scheduled.approval_wait_seconds;
         let min = least_wait_s.unwrap_or(range.min).min(range.min);
-        let asked = scheduled
-            .get("approval_wait_s")
-            .and_then(Value::as_u64)
-            .unwrap_or(range.default);
-        Ok(Some(Run {
-            schedule_id: text("schedule_id"),
-            run_id: text("run_id"),
-            title: text("title"),
-            mode,
+        let asked = asks.approval_wait_s.unwrap_or(range.default);
+        Some(Run {
+            schedule_id: asks.schedule_id.clone(),
+            run_id: asks.run_id.clone(),
+            title: asks.title.clone(),
+            mode: asks.mode,
             wait: std::time::Duration::from_secs(asked.clamp(min, range.max)),
-        }))
+        })
     }
 
     /// `_meta.lembas.scheduled` on the run's approval cards.
@@ -274,7 +253,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/../../../shared/conformance/silent.json"
         );
-        let cases: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let cases: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         for case in cases["cases"].as_array().unwrap() {
             let reply = case["reply"].as_str().unwrap();
             let want = case["stripped"].as_str().map(str::to_string);

@@ -16,10 +16,11 @@
 //! serve it, with [`request::serve`].
 
 pub mod ask;
-pub mod card;
 mod capability;
+pub mod card;
 pub mod composer;
 pub mod content;
+pub mod context;
 mod control;
 pub mod directories;
 pub mod event;

@@ -2,8 +2,8 @@
 //! Context in `_meta.lembas`, and the answer once the turn has ended: why, and what else the turn
 //! has to say (the steers it did not take in, a command's outcome, a scheduled run's).
 
+use crate::context::LembasAsks;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::Mode;
 use crate::content::ContentBlock;
@@ -25,22 +25,7 @@ pub struct PromptParams {
 pub struct PromptMeta {
     /// The Context, `turnId` (the client's id of the turn) and `scheduled` for a scheduled run.
     #[serde(default)]
-    pub lembas: Option<Value>,
-}
-
-impl PromptParams {
-    /// `_meta.lembas`.
-    pub fn lembas(&self) -> Option<&Value> {
-        self.meta.as_ref().and_then(|m| m.lembas.as_ref())
-    }
-
-    /// The client's id of the turn (`_meta.lembas.turnId`): a turn id the session knows is never
-    /// run twice.
-    pub fn turn_id(&self) -> Option<&str> {
-        self.lembas()
-            .and_then(|l| l.get("turnId"))
-            .and_then(Value::as_str)
-    }
+    pub lembas: Option<LembasAsks>,
 }
 
 /// `session/prompt`'s answer.

@@ -64,7 +64,7 @@ pub struct NewSessionMeta {
     pub effort: Option<String>,
     /// The Context, and `scheduled` for a scheduled run.
     #[serde(default)]
-    pub lembas: Option<Value>,
+    pub lembas: Option<crate::context::LembasAsks>,
 }
 
 /// What `session/new`, `session/load` and `session/resume` answer in `_meta.lembas`.

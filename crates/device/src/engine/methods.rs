@@ -121,7 +121,10 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
     let settings = engine.settings();
     let rules = settings.folder_rules();
     let lembas = meta.lembas.as_ref();
-    let scheduled = Run::read(lembas, engine.setup().least_approval_wait_s)?;
+    let scheduled = Run::of(
+        lembas.and_then(|l| l.scheduled.as_ref()),
+        engine.setup().least_approval_wait_s,
+    );
     let mode = match &scheduled {
         // A scheduled session's mode is the schedule's; _meta.mode is not read.
         Some(run) => crate::scheduled::admit(&settings, run.mode)?,
@@ -238,7 +241,6 @@ fn deletable(engine: &Engine, id: &str, cwd: &Path) -> Result<(), RpcError> {
 }
 
 async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptAnswer, RpcError> {
-    let turn_id = params.turn_id().map(str::to_string);
     // Taken apart, not cloned: the blocks may carry megabytes of base64.
     let PromptParams {
         session_id: id,
@@ -247,7 +249,11 @@ async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptA
     } = params;
     let lembas = meta.and_then(|m| m.lembas);
     let lembas = lembas.as_ref();
-    let scheduled = Run::read(lembas, engine.setup().least_approval_wait_s)?;
+    let turn_id = lembas.and_then(|l| l.turn_id.clone());
+    let scheduled = Run::of(
+        lembas.and_then(|l| l.scheduled.as_ref()),
+        engine.setup().least_approval_wait_s,
+    );
     let session = opened(engine, &id).map_err(|e| match &scheduled {
         Some(_) if e.code == crate::rpc::INVALID_PARAMS => RpcError::refused(e.message, Reason::Folder),
         _ => e,

@@ -2,7 +2,6 @@
 //! then the instance's instructions and the person's personalization when the client sent them;
 //! and what the person's prompt blocks become.
 
-use serde_json::Value;
 use std::path::Path;
 
 use super::session::Context;
@@ -46,20 +45,14 @@ pub fn system(instance: &str, folder: &Path, mode: Mode, context: &Context, sect
         ));
     }
     if let Some(p) = &context.personalization {
-        let field = |k: &str| {
-            p.get(k)
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-        };
         let mut lines = Vec::new();
-        if let Some(personality) = field("personality").filter(|s| *s != "none") {
+        if let Some(personality) = said(&p.personality).filter(|s| *s != "none") {
             lines.push(format!("Personality: {personality}."));
         }
-        if let Some(custom) = field("personality_custom") {
+        if let Some(custom) = said(&p.personality_custom) {
             lines.push(custom.to_string());
         }
-        if let Some(instructions) = field("instructions") {
+        if let Some(instructions) = said(&p.instructions) {
             lines.push(instructions.to_string());
         }
         if !lines.is_empty() {
@@ -72,6 +65,11 @@ pub fn system(instance: &str, folder: &Path, mode: Mode, context: &Context, sect
         text.push_str(section);
     }
     text
+}
+
+/// A personalization field with something in it.
+fn said(field: &Option<String>) -> Option<&str> {
+    field.as_deref().map(str::trim).filter(|s| !s.is_empty())
 }
 
 /// What the model is asked for when a session is compacted.
@@ -148,7 +146,7 @@ mod tests {
     use serde_json::json;
 
     /// As session/prompt reads them off the wire.
-    fn blocks(blocks: Value) -> Result<Vec<ContentBlock>, RpcError> {
+    fn blocks(blocks: serde_json::Value) -> Result<Vec<ContentBlock>, RpcError> {
         crate::rpc::params("session/prompt", blocks)
     }
 
@@ -196,7 +194,11 @@ mod tests {
     fn system_text_carries_instructions_and_preferences() {
         let context = Context {
             system_prompt: "Be terse.".into(),
-            personalization: Some(json!({"personality": "friendly", "instructions": "Call me Sam."})),
+            personalization: Some(lembas_protocol::context::Personalization {
+                personality: Some("friendly".into()),
+                instructions: Some("Call me Sam.".into()),
+                ..Default::default()
+            }),
         };
         let text = system("the instance", Path::new("/w/p"), Mode::Edit, &context, &[]);
         assert!(

@@ -2,6 +2,7 @@
 //! model sees it, its turns, and its append-only file in the store. The conversation is rebuilt
 //! from the file when a session is opened again.
 
+use lembas_protocol::context::{LembasAsks, Personalization};
 use lembas_protocol::event::AttachmentInfo;
 use lembas_protocol::plan::Plan;
 use lembas_protocol::prompt::{PromptAnswer, StopReason};
@@ -33,18 +34,18 @@ pub struct ToolResult {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Context {
     pub system_prompt: String,
-    pub personalization: Option<Value>,
+    pub personalization: Option<Personalization>,
 }
 
 impl Context {
     /// Reads `_meta.lembas`'s Context fields over `self`: a field that is there replaces the older.
-    pub fn update(&mut self, lembas: Option<&Value>) {
+    pub fn update(&mut self, lembas: Option<&LembasAsks>) {
         let Some(lembas) = lembas else { return };
-        if let Some(prompt) = lembas.get("system_prompt") {
-            self.system_prompt = prompt.as_str().unwrap_or_default().to_string();
+        if let Some(prompt) = &lembas.system_prompt {
+            self.system_prompt = prompt.clone().unwrap_or_default();
         }
-        if let Some(p) = lembas.get("personalization") {
-            self.personalization = p.is_object().then(|| p.clone());
+        if let Some(personalization) = &lembas.personalization {
+            self.personalization = personalization.clone();
         }
     }
 }
