@@ -384,6 +384,7 @@ impl Dispatcher {
             }
             TerminalOpen => {
                 let settings = self.now();
+                let params = request::read(m::TerminalOpen, params)?;
                 let opened = self.terminals.open(params, &settings).await?;
                 let _ = self.events.send(DeviceEvent::TerminalOpened {
                     terminal_id: opened.terminal_id.clone(),
@@ -431,9 +432,18 @@ impl Dispatcher {
 
     async fn terminal_notification(&self, method: LinkMethod, params: Value) -> Result<(), RpcError> {
         match method {
-            LinkMethod::TerminalInput => self.terminals.input(params).await,
-            LinkMethod::TerminalResize => self.terminals.resize(params).await,
+            LinkMethod::TerminalInput => {
+                self.terminals
+                    .input(request::read(m::TerminalInput, params)?)
+                    .await
+            }
+            LinkMethod::TerminalResize => {
+                self.terminals
+                    .resize(request::read(m::TerminalResize, params)?)
+                    .await
+            }
             _ => {
+                let params = request::read(m::TerminalClose, params)?;
                 let terminal_id = self.terminals.close(params).await?;
                 let _ = self.events.send(DeviceEvent::TerminalClosed { terminal_id });
                 Ok(())

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use portable_pty::PtySize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::client::outbound::Outbound;
 use crate::decisions::decisions;
@@ -26,8 +26,10 @@ use crate::rpc::{self, RpcError};
 use crate::settings::Settings;
 use board::Board;
 use lembas_protocol::LinkMethod;
-use lembas_protocol::request::{self, method};
-use lembas_protocol::terminal::{TerminalExit, TerminalOpened};
+use lembas_protocol::terminal::{
+    TerminalCloseParams, TerminalExit, TerminalInputParams, TerminalOpenParams, TerminalOpened,
+    TerminalResizeParams,
+};
 use session::Session;
 use shell::Environment;
 pub use shell::ShellKind;
@@ -76,8 +78,11 @@ impl Terminals {
 
     /// `_lembas/terminal/open`: `{ cwd?, cols?, rows? }` →
     /// `{ terminalId, cwd, cols, rows, shell, integration }`.
-    pub async fn open(&self, params: Value, settings: &Settings) -> Result<TerminalOpened, RpcError> {
-        let params = request::read(method::TerminalOpen, params)?;
+    pub async fn open(
+        &self,
+        params: TerminalOpenParams,
+        settings: &Settings,
+    ) -> Result<TerminalOpened, RpcError> {
         let rules = settings.folder_rules();
         if !rules.enabled {
             // The policy's own sentence: remote work is off, and how to turn it on.
@@ -178,8 +183,7 @@ impl Terminals {
     }
 
     /// `_lembas/terminal/input`: `{ terminalId, data: <base64> }`.
-    pub async fn input(&self, params: Value) -> Result<(), RpcError> {
-        let params = request::read(method::TerminalInput, params)?;
+    pub async fn input(&self, params: TerminalInputParams) -> Result<(), RpcError> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(params.data.as_bytes())
             .map_err(|e| {
@@ -198,8 +202,7 @@ impl Terminals {
     }
 
     /// `_lembas/terminal/resize`: `{ terminalId, cols, rows }`, clamped to the decided ranges.
-    pub async fn resize(&self, params: Value) -> Result<(), RpcError> {
-        let params = request::read(method::TerminalResize, params)?;
+    pub async fn resize(&self, params: TerminalResizeParams) -> Result<(), RpcError> {
         let session = self.find(&params.terminal_id)?;
         let size = PtySize {
             cols: clamp(params.cols, decisions().terminal.cols),
@@ -216,8 +219,7 @@ impl Terminals {
 
     /// `_lembas/terminal/close`: `{ terminalId }`, hung up (SIGHUP); the id it closed. Its exit
     /// follows.
-    pub async fn close(&self, params: Value) -> Result<String, RpcError> {
-        let params = request::read(method::TerminalClose, params)?;
+    pub async fn close(&self, params: TerminalCloseParams) -> Result<String, RpcError> {
         let session = self
             .lock()
             .sessions

@@ -19,7 +19,10 @@ async fn sizes_are_clamped_and_resize_reaches_the_shell() {
     })
     .await;
     h.terminals
-        .resize(json!({ "terminalId": id, "cols": 100, "rows": 30 }))
+        .resize(params(
+            method::TerminalResize,
+            json!({ "terminalId": id, "cols": 100, "rows": 30 }),
+        ))
         .await
         .unwrap();
     h.send(&id, "stty size\r").await;
@@ -27,7 +30,10 @@ async fn sizes_are_clamped_and_resize_reaches_the_shell() {
         .await;
     let unknown = h
         .terminals
-        .resize(json!({ "terminalId": "t99", "cols": 100, "rows": 30 }))
+        .resize(params(
+            method::TerminalResize,
+            json!({ "terminalId": "t99", "cols": 100, "rows": 30 }),
+        ))
         .await;
     assert_eq!(unknown.unwrap_err().code, rpc::INVALID_PARAMS);
 }
@@ -46,18 +52,30 @@ async fn refusals_and_the_limit_per_link() {
 
     let mut off = h.settings();
     off.remote.terminal = false;
-    let refused = h.terminals.open(json!({}), &off).await.unwrap_err();
+    let refused = h
+        .terminals
+        .open(params(method::TerminalOpen, json!({})), &off)
+        .await
+        .unwrap_err();
     assert!(
         refused.code == rpc::INVALID_PARAMS && refused.message.contains("remote.terminal: true"),
         "{refused}"
     );
     let mut remote_off = h.settings();
     remote_off.remote.enabled = false;
-    let refused = h.terminals.open(json!({}), &remote_off).await.unwrap_err();
+    let refused = h
+        .terminals
+        .open(params(method::TerminalOpen, json!({})), &remote_off)
+        .await
+        .unwrap_err();
     assert!(refused.message.contains("Remote work is off"), "{refused}");
     let mut no_roots = h.settings();
     no_roots.remote.roots.clear();
-    let refused = h.terminals.open(json!({}), &no_roots).await.unwrap_err();
+    let refused = h
+        .terminals
+        .open(params(method::TerminalOpen, json!({})), &no_roots)
+        .await
+        .unwrap_err();
     assert!(refused.message.contains("allows no folders"), "{refused}");
     let bad = h.open(json!({ "cwd": "relative/dir" })).await.unwrap_err();
     assert!(bad.message.contains("not an absolute path"), "{bad}");
@@ -73,7 +91,10 @@ async fn refusals_and_the_limit_per_link() {
     assert_eq!(fifth.code, rpc::INVALID_PARAMS);
     assert!(fifth.message.contains(&max.to_string()), "{fifth}");
 
-    h.terminals.close(json!({ "terminalId": ids[0] })).await.unwrap();
+    h.terminals
+        .close(params(method::TerminalClose, json!({ "terminalId": ids[0] })))
+        .await
+        .unwrap();
     assert_eq!(h.terminals.open_count(), max - 1);
     let again = h.open_id().await;
     assert_eq!(again, format!("t{}", max + 1), "ids are never reused");
@@ -83,7 +104,10 @@ async fn refusals_and_the_limit_per_link() {
     .await;
     let closed = h
         .terminals
-        .input(json!({ "terminalId": ids[0], "data": "" }))
+        .input(params(
+            method::TerminalInput,
+            json!({ "terminalId": ids[0], "data": "" }),
+        ))
         .await
         .unwrap_err();
     assert!(closed.message.contains("no terminal t1"), "{closed}");
@@ -234,15 +258,18 @@ async fn bad_params_are_refused_with_a_reason() {
     let h = Harness::new("/bin/sh", &[]);
     let not_base64 = h
         .terminals
-        .input(json!({ "terminalId": "t1", "data": "%%%" }))
+        .input(params(
+            method::TerminalInput,
+            json!({ "terminalId": "t1", "data": "%%%" }),
+        ))
         .await
         .unwrap_err();
     assert!(not_base64.message.contains("base64"), "{not_base64}");
-    let missing = h.terminals.close(json!({})).await.unwrap_err();
+    let missing = request::read(method::TerminalClose, json!({})).unwrap_err();
     assert_eq!(missing.code, rpc::INVALID_PARAMS);
     let unknown = h
         .terminals
-        .close(json!({ "terminalId": "t7" }))
+        .close(params(method::TerminalClose, json!({ "terminalId": "t7" })))
         .await
         .unwrap_err();
     assert!(unknown.message.contains("t7"), "{unknown}");
@@ -256,8 +283,9 @@ fn the_handlers_can_run_as_tasks() {
     let terminals = Terminals::new(out, crate::terminal::board::Board::default());
     send_sync(&terminals);
     let settings = Settings::default();
-    send(&terminals.open(json!({}), &settings));
-    send(&terminals.input(json!({})));
-    send(&terminals.resize(json!({})));
-    send(&terminals.close(json!({})));
+    send(&terminals.open(params(method::TerminalOpen, json!({})), &settings));
+    let id = json!({ "terminalId": "t1", "data": "", "cols": 80, "rows": 24 });
+    send(&terminals.input(params(method::TerminalInput, id.clone())));
+    send(&terminals.resize(params(method::TerminalResize, id.clone())));
+    send(&terminals.close(params(method::TerminalClose, id)));
 }

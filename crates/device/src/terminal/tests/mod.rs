@@ -14,6 +14,12 @@ use super::shell::Environment;
 use super::*;
 use crate::client::outbound::{OutboundQueue, channel};
 use crate::settings::Remote;
+use lembas_protocol::request::{self, Request, method};
+
+/// `request`'s params as the client writes them.
+pub fn params<R: Request>(request: R, params: Value) -> R::Params {
+    request::read(request, params).expect("params of the right shape")
+}
 
 /// Every wait in these tests: generous, for a loaded machine; a pass never waits this long.
 const WAIT: Duration = Duration::from_secs(20);
@@ -89,8 +95,9 @@ impl Harness {
     }
 
     async fn open(&self, params: Value) -> Result<Value, RpcError> {
+        let params = request::read(method::TerminalOpen, params)?;
         let opened = self.terminals.open(params, &self.settings()).await?;
-        lembas_protocol::request::answer(opened)
+        request::answer(opened)
     }
 
     async fn open_id(&self) -> String {
@@ -101,7 +108,10 @@ impl Harness {
     async fn send(&self, id: &str, text: &str) {
         let data = base64::engine::general_purpose::STANDARD.encode(text);
         self.terminals
-            .input(json!({ "terminalId": id, "data": data }))
+            .input(params(
+                method::TerminalInput,
+                json!({ "terminalId": id, "data": data }),
+            ))
             .await
             .unwrap();
     }

@@ -83,7 +83,10 @@ async fn a_shell_that_ignores_the_hangup_is_killed() {
     let id = h.open_id().await;
     h.until("the first prompt", &id, |h| h.count(&id, "B") >= 1).await;
     let pid = h.terminals.session(&id).unwrap().pid();
-    h.terminals.close(json!({ "terminalId": id })).await.unwrap();
+    h.terminals
+        .close(params(method::TerminalClose, json!({ "terminalId": id })))
+        .await
+        .unwrap();
     h.until("the exit", &id, |h| h.exit_code(&id).is_some()).await;
     assert_eq!(h.exit_code(&id), Some(json!(128 + libc::SIGKILL)));
     assert_ne!(unsafe { libc::kill(pid, 0) }, 0, "the shell {pid} is still there");
