@@ -2,16 +2,14 @@
 //! old files), newest first. `lembas activity` takes the lines as logged; the window asks for them
 //! `described`, each with its kind and the sentence `lembas activity` prints, and shows the file.
 
-use lembas_protocol::ControlMethod;
 use std::path::Path;
 
-use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::params::ActivityParams;
+use super::params::{ActivityLines, ActivityPage, ActivityParams, Line};
 use super::parts::Parts;
 use crate::activity_log::{self, Limits};
-use crate::rpc::{self, RpcError};
+use crate::rpc::RpcError;
 
 /// The lines `activity` gives when `n` is absent, as `lembas activity` shows.
 const DEFAULT: usize = 50;
@@ -19,16 +17,7 @@ const DEFAULT: usize = 50;
 /// reads them as logged).
 pub const MOST: usize = 1000;
 
-/// A described line: when, its kind, and what happened in a sentence.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Line {
-    pub at_ms: u64,
-    pub kind: String,
-    pub text: String,
-}
-
-pub(super) async fn read(parts: &Parts, params: Value) -> Result<Value, RpcError> {
-    let asked: ActivityParams = rpc::params(ControlMethod::Activity.name(), params)?;
+pub(super) async fn read(parts: &Parts, asked: ActivityParams) -> Result<ActivityPage, RpcError> {
     let n = asked.n.unwrap_or(DEFAULT).max(1);
     // Described lines are for a view: a bounded page.
     let n = if asked.described { n.min(MOST) } else { n };
@@ -37,20 +26,24 @@ pub(super) async fn read(parts: &Parts, params: Value) -> Result<Value, RpcError
         tracing::debug!(n, "the window read the activity log");
     }
     let at = path.clone();
-    let page = tokio::task::spawn_blocking(move || newest(&at, n, asked.described))
+    let (lines, unreadable) = tokio::task::spawn_blocking(move || newest(&at, n, asked.described))
         .await
         .map_err(|e| RpcError::internal(e.to_string()))?
         .map_err(|e| RpcError::internal(format!("The activity log cannot be read: {e}")))?;
-    Ok(json!({ "lines": page.0, "unreadable": page.1, "path": path.display().to_string() }))
+    Ok(ActivityPage {
+        lines,
+        unreadable,
+        path: path.display().to_string(),
+    })
 }
 
 /// The newest `n` lines of the log at `path` and its old files: as logged, or described.
-fn newest(path: &Path, n: usize, described: bool) -> std::io::Result<(Vec<Value>, usize)> {
+fn newest(path: &Path, n: usize, described: bool) -> std::io::Result<(ActivityLines, usize)> {
     let newest = activity_log::newest(path, Limits::decided().kept_files, n)?;
     let lines = if described {
-        newest.lines.iter().map(|line| json!(describe(line))).collect()
+        ActivityLines::Described(newest.lines.iter().map(describe).collect())
     } else {
-        newest.lines
+        ActivityLines::Logged(newest.lines)
     };
     Ok((lines, newest.unreadable))
 }
@@ -82,22 +75,25 @@ mod tests {
             ),
         )
         .unwrap();
-        let (lines, unreadable) = newest(&path, 10, true).unwrap();
-        let kinds: Vec<_> = lines.iter().map(|l| l["kind"].as_str().unwrap()).collect();
+        let described = |n| match newest(&path, n, true).unwrap() {
+            (ActivityLines::Described(lines), unreadable) => (lines, unreadable),
+            other => panic!("not described: {other:?}"),
+        };
+        let (lines, unreadable) = described(10);
+        let kinds: Vec<_> = lines.iter().map(|l| l.kind.as_str()).collect();
         assert_eq!(kinds, ["refused", "terminal_opened"]);
-        let text = lines[0]["text"].as_str().unwrap();
-        assert!(text.contains("outside the roots"), "{text}");
+        assert!(lines[0].text.contains("outside the roots"), "{}", lines[0].text);
         assert_eq!(unreadable, 1);
-        assert_eq!(newest(&path, 1, true).unwrap().0.len(), 1);
+        assert_eq!(described(1).0.len(), 1);
         // As logged, the line keeps its own fields.
-        let (raw, _) = newest(&path, 1, false).unwrap();
+        let (ActivityLines::Logged(raw), _) = newest(&path, 1, false).unwrap() else {
+            panic!("not as logged");
+        };
         assert_eq!(raw[0]["method"], "fs/read_text_file");
         // No log yet is an empty page, not an error.
-        assert!(
-            newest(&dir.path().join("none.jsonl"), 10, true)
-                .unwrap()
-                .0
-                .is_empty()
+        assert_eq!(
+            newest(&dir.path().join("none.jsonl"), 10, true).unwrap().0,
+            ActivityLines::Described(Vec::new())
         );
     }
 }

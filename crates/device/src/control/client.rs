@@ -3,14 +3,19 @@
 //! ([`super::cookie`]), then one call at a time; [`Client::subscribe`] turns the connection into
 //! the live stream of status and events.
 
-use lembas_protocol::{ControlMethod, ControlPush};
+use lembas_protocol::ControlPush;
+use lembas_protocol::session::Empty;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, ReadHalf, WriteHalf};
 
+use super::calls::{ControlCall, call};
 use super::cookie::{self, Cookie};
 use super::endpoint::{self, Stream};
-use super::params::{ActivityParams, AnswerParams, Answered, Streams};
+use super::params::{
+    ActivityLines, ActivityParams, AnswerParams, Answered, HelloParams, RemoteStopped, Streams,
+};
 use super::{ApprovalCard, Verdict};
 use crate::events::DeviceEvent;
 use crate::paths::Dirs;
@@ -90,10 +95,12 @@ impl Client {
         // Said even without a cookie to present: a runtime that refuses this connection for
         // another reason (another user's) says why, and that says more than the unreadable file.
         let params = match &presented {
-            Ok(presented) => json!({ "cookie": presented.as_str() }),
+            Ok(presented) => json!(HelloParams {
+                cookie: presented.as_str().to_string()
+            }),
             Err(_) => json!({}),
         };
-        let answer = client.call(ControlMethod::Hello.name(), params).await;
+        let answer = client.call(call::Hello::METHOD.name(), params).await;
         match (presented, answer) {
             (_, Err(CallError::Rpc(refused))) if reason(&refused) != Some("cookie") => {
                 Err(ConnectError::Refused(refused))
@@ -174,20 +181,26 @@ impl Client {
         rpc::parse(line.trim_end()).map_err(|r| CallError::Unreadable(r.error.message))
     }
 
-    async fn typed<T: DeserializeOwned>(&mut self, method: &str, params: Value) -> Result<T, CallError> {
-        let value = self.call(method, params).await?;
-        serde_json::from_value(value).map_err(|e| CallError::Unreadable(e.to_string()))
+    /// One call of a control method, through its types.
+    pub async fn ask<C>(&mut self, _: C, params: C::Params) -> Result<C::Answer, CallError>
+    where
+        C: ControlCall,
+        C::Params: Serialize,
+        C::Answer: DeserializeOwned,
+    {
+        let params = serde_json::to_value(params).map_err(|e| CallError::Unreadable(e.to_string()))?;
+        let answer = self.call(C::METHOD.name(), params).await?;
+        serde_json::from_value(answer).map_err(|e| CallError::Unreadable(e.to_string()))
     }
 
     /// The runtime's state now.
     pub async fn status(&mut self) -> Result<Status, CallError> {
-        let answer = self.call(ControlMethod::Status.name(), json!({})).await?;
-        serde_json::from_value(answer["status"].clone()).map_err(|e| CallError::Unreadable(e.to_string()))
+        Ok(self.ask(call::Status, Empty {}).await?.status)
     }
 
     /// The approval cards waiting for a person, the oldest first.
     pub async fn approvals(&mut self) -> Result<Vec<ApprovalCard>, CallError> {
-        self.typed(ControlMethod::ApprovalsList.name(), json!({})).await
+        self.ask(call::ApprovalsList, Empty {}).await
     }
 
     /// Answers a card as the desktop does (first answer wins); an error with `data.reason`
@@ -197,36 +210,34 @@ impl Client {
             id: id.to_string(),
             answer: verdict,
         };
-        self.typed(ControlMethod::ApprovalsAnswer.name(), json!(asked))
-            .await
+        self.ask(call::ApprovalsAnswer, asked).await
     }
 
-    /// The activity log's newest `n` lines, newest first, and how many could not be read.
+    /// The activity log's newest `n` lines as logged (passed through), newest first, and how many
+    /// could not be read.
     pub async fn activity(&mut self, n: usize) -> Result<(Vec<Value>, usize), CallError> {
-        let answer = self
-            .call(
-                ControlMethod::Activity.name(),
-                json!(ActivityParams {
-                    n: Some(n),
-                    described: false,
-                }),
-            )
-            .await?;
-        let lines = answer["lines"].as_array().cloned().unwrap_or_default();
-        let unreadable = answer["unreadable"].as_u64().unwrap_or(0) as usize;
-        Ok((lines, unreadable))
+        let asked = ActivityParams {
+            n: Some(n),
+            described: false,
+        };
+        let page = self.ask(call::Activity, asked).await?;
+        match page.lines {
+            ActivityLines::Logged(lines) => Ok((lines, page.unreadable)),
+            ActivityLines::Described(_) => Err(CallError::Unreadable(
+                "the activity log came described, not as logged".to_string(),
+            )),
+        }
     }
 
     /// The sessions kept on this computer, the latest first.
     pub async fn sessions(&mut self) -> Result<Vec<SessionSummary>, CallError> {
-        self.typed(ControlMethod::SessionsList.name(), json!({})).await
+        let listed = self.ask(call::SessionsList, Empty {}).await?;
+        Ok(listed.into_iter().map(|session| session.summary).collect())
     }
 
     /// Stop all remote work: remote work off, and the link ends at once.
-    pub async fn stop_remote_work(&mut self) -> Result<(), CallError> {
-        self.call(ControlMethod::RemoteStop.name(), json!({}))
-            .await
-            .map(|_| ())
+    pub async fn stop_remote_work(&mut self) -> Result<RemoteStopped, CallError> {
+        self.ask(call::RemoteStop, Empty {}).await
     }
 
     /// Turns this connection into the live stream: the status first, then every event.
@@ -236,7 +247,7 @@ impl Client {
 
     /// [`Client::subscribe`] to more than status and events.
     pub async fn subscribe_with(mut self, streams: Streams) -> Result<Subscription, CallError> {
-        self.call(ControlMethod::Subscribe.name(), json!(streams)).await?;
+        self.ask(call::Subscribe, streams).await?;
         Ok(Subscription { client: self })
     }
 }

@@ -4,25 +4,25 @@
 //! then the link dials again at once. The token crosses the socket once and is never logged or
 //! echoed. Errors carry the code a face branches on in `data.reason`.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::keychain::{Token, TokenStorage};
 use crate::login::{self, LoginError};
 use crate::rpc::{self, RpcError};
 use lembas_protocol::Reason;
 
+use super::params::{LoginParams, Said};
 use super::parts::Parts;
 
 /// The server and the token from the params, read without serde's messages (which could quote a
 /// value given in the wrong place).
-fn asked(params: &Value) -> Result<(String, Token), RpcError> {
-    let text = |key: &str| params.get(key).and_then(Value::as_str);
-    let (Some(server), Some(token)) = (text("server"), text("token")) else {
+fn asked(params: Value) -> Result<(String, Token), RpcError> {
+    let Ok(LoginParams { server, token }) = serde_json::from_value(params) else {
         return Err(RpcError::invalid_params(
             "login takes { server, token }: the server's address and the device token, as strings.",
         ));
     };
-    let token = Token::new(token).map_err(|_| {
+    let token = Token::new(&token).map_err(|_| {
         RpcError::with_reason(
             rpc::INVALID_PARAMS,
             Reason::MalformedToken,
@@ -33,8 +33,7 @@ fn asked(params: &Value) -> Result<(String, Token), RpcError> {
 }
 
 pub(super) async fn login(parts: &Parts, params: Value) -> Result<Value, RpcError> {
-    let (server, token) = asked(&params)?;
-    drop(params);
+    let (server, token) = asked(params)?;
     let done = login::login(parts.engine.setup(), &server, token, TokenStorage::Keychain)
         .await
         .map_err(error)?;
@@ -46,12 +45,12 @@ pub(super) async fn login(parts: &Parts, params: Value) -> Result<Value, RpcErro
         .unwrap_or_else(|| done.base_url.clone());
     let account = done.account.map(|a| format!(" as {a}")).unwrap_or_default();
     let again = if done.fresh { "" } else { " again" };
-    Ok(json!({
-        "message": format!(
+    lembas_protocol::request::answer(Said {
+        message: format!(
             "Logged in{again} to {name} ({}), LLeMbas {}{account}. The token is in the OS keychain.",
             done.base_url, done.version
         ),
-    }))
+    })
 }
 
 /// A login error as a face gets it: bad input (-32602) or the device's trouble (-32603), with the
@@ -81,19 +80,19 @@ fn error(e: LoginError) -> RpcError {
     RpcError::with_reason(code, reason, e.to_string())
 }
 
-pub(super) async fn logout(parts: &Parts) -> Result<Value, RpcError> {
+pub(super) async fn logout(parts: &Parts) -> Result<Said, RpcError> {
     let said = login::logout(parts.engine.setup()).await;
     // A link open with the old token ends now, not at its next drop.
     let _ = parts.wake.send(());
     match said {
-        Ok(done) => Ok(json!({
-            "message": match done.server {
+        Ok(done) => Ok(Said {
+            message: match done.server {
                 Some(server) => format!(
                     "Logged out of {server}: the login is gone from the config and the token from this computer."
                 ),
                 None => "This device was not logged in; any token left is gone too.".to_string(),
             },
-        })),
+        }),
         Err(e) => Err(RpcError::with_reason(
             rpc::INTERNAL_ERROR,
             Reason::LogoutIncomplete,
@@ -105,12 +104,13 @@ pub(super) async fn logout(parts: &Parts) -> Result<Value, RpcError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn an_empty_or_broken_token_is_refused_without_echoing_it() {
-        let e = asked(&json!({ "server": "http://127.0.0.1:9", "token": "  " })).unwrap_err();
+        let e = asked(json!({ "server": "http://127.0.0.1:9", "token": "  " })).unwrap_err();
         assert_eq!(e.data, Some(json!({ "reason": "malformed_token" })));
-        let e = asked(&json!({ "server": "http://127.0.0.1:9", "token": 7 })).unwrap_err();
+        let e = asked(json!({ "server": "http://127.0.0.1:9", "token": 7 })).unwrap_err();
         assert_eq!(e.code, rpc::INVALID_PARAMS);
         let e = error(LoginError::MalformedToken);
         assert_eq!(e.data, Some(json!({ "reason": "malformed_token" })));

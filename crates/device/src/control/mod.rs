@@ -13,7 +13,9 @@
 //! remote session reads, so only the person's own processes (the CLI, the tray, the window) can.
 //! [`Client::connect`] presents it.
 //!
-//! What: JSON-RPC 2.0, one message a line, UTF-8. Requests (params an object or absent):
+//! What: JSON-RPC 2.0, one message a line, UTF-8. Each method is bound to its params and its
+//! answer once, in [`calls`]; the server serves and [`Client::ask`] calls through those types.
+//! Requests (params an object or absent):
 //! - `hello` `{ cookie }` → `{}`: the first request. Until it matched, every other request is
 //!   refused: -32600 with `data: { reason: "cookie" }` (a wrong cookie's `hello`: -32602, the same
 //!   reason); the connection goes on, and a right `hello` later admits it.
@@ -83,6 +85,7 @@
 //! A malformed line gets an error answer (-32700 / -32600, id null) and the connection goes on.
 
 mod activity;
+pub mod calls;
 pub mod client;
 pub mod cookie;
 pub mod credentials;

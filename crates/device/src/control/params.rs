@@ -1,10 +1,14 @@
-//! What the control socket's calls carry, where both ends use one type: the server reads it, the
-//! client ([`super::Client`]) writes it.
+//! What the control socket's calls carry (bound to their methods in [`super::calls`]): the server
+//! reads the params and writes the answers, the client ([`super::Client`]) the other way round.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::Verdict;
 use crate::engine::grants::Grant;
+use crate::engine::show::ShownFile;
+use crate::status::Status;
+use crate::store::SessionSummary;
 
 /// `approvals/answer`'s params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,4 +113,119 @@ pub struct ShownListParams {
 #[serde(deny_unknown_fields)]
 pub struct ShownReadParams {
     pub id: String,
+}
+
+/// `hello`'s params: the control cookie.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HelloParams {
+    pub cookie: String,
+}
+
+/// `status`'s answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusAnswer {
+    /// Always true: an answer comes from a running runtime.
+    pub running: bool,
+    pub status: Status,
+}
+
+/// `activity`'s answer: the newest lines, newest first, how many could not be read, and the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActivityPage {
+    pub lines: ActivityLines,
+    pub unreadable: usize,
+    pub path: String,
+}
+
+/// The lines as logged (each the activity log's record, passed through as written: old files
+/// hold older shapes), or described for a view. Read back, any list is `Logged`: a client reads
+/// the kind it asked for, and only a view (in TypeScript) asks for described lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ActivityLines {
+    Logged(Vec<Value>),
+    Described(Vec<Line>),
+}
+
+/// A described line: when, its kind, and what happened in a sentence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    pub at_ms: u64,
+    pub kind: String,
+    pub text: String,
+}
+
+/// `login`'s params. Read without serde's messages, which could quote a value given in the wrong
+/// place: see the control module's `login`.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoginParams {
+    pub server: String,
+    pub token: String,
+}
+
+impl std::fmt::Debug for LoginParams {
+    /// Never the token.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoginParams")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `login`'s and `logout`'s answer: what happened, in a sentence for the person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Said {
+    pub message: String,
+}
+
+/// `sessions/stop`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stopped {
+    pub session_id: String,
+    pub stopped: bool,
+}
+
+/// `terminals/replay`'s answer: the terminal's kept output (base64) up to byte `offset`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Replay {
+    pub id: String,
+    pub data: String,
+    pub offset: u64,
+}
+
+/// `remote/stop`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteStopped {
+    pub remote_enabled: bool,
+    /// How many turns were stopped.
+    pub stopped_turns: usize,
+}
+
+/// `shown/read`'s answer: the file and its text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShownText {
+    pub file: ShownFile,
+    pub text: String,
+}
+
+/// A line of `sessions/list`: the stored summary (its fields as they were) and what is live.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct ListedSession {
+    #[serde(flatten)]
+    pub summary: SessionSummary,
+    /// A turn is running or waiting in this runtime.
+    #[serde(default)]
+    pub running: bool,
+    /// Open in this runtime (model and mode known).
+    #[serde(default)]
+    pub open: bool,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// The running turn is a scheduled run.
+    #[serde(default)]
+    pub scheduled: bool,
 }

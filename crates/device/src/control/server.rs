@@ -3,8 +3,8 @@
 //! that subscribe. A bad line gets an error answer and the connection goes on; nothing a client
 //! sends can stop the runtime.
 
+use lembas_protocol::session::Empty;
 use lembas_protocol::{ControlMethod, ControlPush, Reason};
-use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,10 +12,11 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
+use super::calls::{self, call, serve_call};
 use super::cookie::{self, Cookie};
 use super::credentials;
 use super::endpoint::{self, Listener, Stream};
-use super::params::{AnswerParams, Answered, ShownListParams, ShownReadParams, Streams};
+use super::params::{AnswerParams, Answered, RemoteStopped, ShownReadParams, ShownText, StatusAnswer};
 use super::parts::Parts;
 use crate::face::pending::open_cards;
 use crate::rpc::{self, Incoming, RpcError};
@@ -108,17 +109,11 @@ struct Door {
     path: PathBuf,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HelloParams {
-    cookie: String,
-}
-
 impl Door {
     /// Answers `hello`: `{}` when its cookie is this runtime's.
     fn hello(&self, params: Value) -> Result<Value, RpcError> {
-        match serde_json::from_value::<HelloParams>(params) {
-            Ok(hello) if self.cookie.matches(&hello.cookie) => Ok(json!({})),
+        match calls::read(call::Hello, params) {
+            Ok(hello) if self.cookie.matches(&hello.cookie) => lembas_protocol::request::answer(Empty {}),
             _ => Err(cookie::wrong(&self.path)),
         }
     }
@@ -219,7 +214,7 @@ async fn serve(stream: Stream, peer: Option<u32>, own: u32, door: Arc<Door>, par
             continue;
         };
         if known == ControlMethod::Subscribe {
-            let wants = match rpc::params::<Streams>(known.name(), params) {
+            let wants = match calls::read(call::Subscribe, params) {
                 Ok(wants) => wants,
                 Err(e) => {
                     if outbox.send(rpc::answer(&id, Err(e))).await.is_err() {
@@ -305,7 +300,7 @@ async fn next_of<T: Clone>(
 
 /// Streams the status (now and on each change) and every event to one client, with the sessions'
 /// updates and the terminals' output when asked.
-fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> JoinHandle<()> {
+fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: super::params::Streams) -> JoinHandle<()> {
     let mut status = parts.status.clone();
     let mut events = parts.events.subscribe();
     let mut updates = wants.sessions.then(|| parts.engine.updates());
@@ -381,93 +376,133 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> Joi
 }
 
 async fn request(parts: &Parts, method: ControlMethod, params: Value) -> Result<Value, RpcError> {
+    use ControlMethod as M;
     match method {
         // Answered in `serve`, before a request reaches here.
-        ControlMethod::Hello | ControlMethod::Subscribe => Err(RpcError::method_not_found(method.name())),
-        ControlMethod::Status => {
-            let snapshot = parts.status.borrow().clone();
-            Ok(json!({ "running": true, "status": snapshot }))
-        }
-        ControlMethod::ApprovalsList => Ok(json!(open_cards(&parts.engine.cards(), status::now_ms()))),
-        ControlMethod::ApprovalsAnswer => {
-            let asked: AnswerParams = rpc::params(method.name(), params)?;
-            // Only approval cards: questions and plans are answered in LLeMbas.
-            let card = parts
-                .engine
-                .cards()
-                .into_iter()
-                .find(|c| c.tool_call_id() == asked.id);
-            let answered = match &card {
-                Some(_) => {
-                    parts
-                        .engine
-                        .answer_card(&asked.id, asked.answer.option_id())
-                        .await
-                }
-                None => false,
-            };
-            match card {
-                Some(card) if answered => Ok(json!(Answered {
-                    id: asked.id,
-                    session_id: card.session_id().to_string(),
-                    answer: asked.answer,
-                })),
-                _ => Err(RpcError::refused(
-                    format!(
-                        "No approval {} waits for an answer: it was already answered, timed out or withdrawn (lembas approvals lists those that wait).",
-                        asked.id
-                    ),
-                    Reason::NotOpen,
-                )),
-            }
-        }
-        ControlMethod::Activity => super::activity::read(parts, params).await,
-        ControlMethod::WindowState => Ok(json!(super::window_state::snapshot(parts).await?)),
-        ControlMethod::SettingsChange => super::settings::change(parts, params).await,
-        ControlMethod::Login => super::login::login(parts, params).await,
-        ControlMethod::Logout => super::login::logout(parts).await,
-        ControlMethod::RemoteStop => {
-            let dirs = parts.engine.setup().dirs.clone();
-            tokio::task::spawn_blocking(move || {
-                crate::settings::edit::apply(&dirs, &[Change::RemoteEnabled(false)])
+        M::Hello | M::Subscribe => Err(RpcError::method_not_found(method.name())),
+        M::Status => {
+            serve_call(call::Status, params, |_| async {
+                Ok(StatusAnswer {
+                    running: true,
+                    status: parts.status.borrow().clone(),
+                })
             })
             .await
-            .map_err(|e| RpcError::internal(e.to_string()))?
-            .map_err(|e| RpcError::internal(format!("remote work is still on: {e}")))?;
-            // Turns are the engine's, not the link's: they are cancelled here. Shells and watches
-            // end with the link; the runtime dials again with remote work off.
-            let stopped = parts.engine.stop_all();
-            // Their answers (`cancelled`) go out on this link before it ends.
-            parts.engine.cancel_all(TURNS_END_WAIT).await;
-            let _ = parts.wake.send(());
-            Ok(json!({ "remote_enabled": false, "stopped_turns": stopped }))
         }
-        ControlMethod::SessionsList
-        | ControlMethod::SessionsTimeline
-        | ControlMethod::SessionsStop
-        | ControlMethod::SessionsUndo
-        | ControlMethod::SessionsRevoke => super::sessions::request(&parts.engine, method, params).await,
-        ControlMethod::TerminalsList
-        | ControlMethod::TerminalsReplay
-        | ControlMethod::TerminalsHangUp
-        | ControlMethod::TerminalsWrite => super::terminals::request(&parts.board, method, params).await,
-        ControlMethod::ShownList => {
-            let asked: ShownListParams = rpc::params(method.name(), params)?;
-            Ok(json!(parts.engine.shown_list(asked.session_id.as_deref())))
+        M::ApprovalsList => {
+            serve_call(call::ApprovalsList, params, |_| async {
+                Ok(open_cards(&parts.engine.cards(), status::now_ms()))
+            })
+            .await
         }
-        ControlMethod::ShownRead => {
-            let asked: ShownReadParams = rpc::params(method.name(), params)?;
-            match parts.engine.shown_read(&asked.id) {
-                Some((file, text)) => Ok(json!({ "file": file, "text": &*text })),
-                None => Err(RpcError::refused(
-                    format!(
-                        "No shown file {} is kept: the runtime keeps the last {} of each session while it runs (shown/list lists them).",
-                        asked.id,
-                        crate::decisions::decisions().show.kept_per_session
-                    ),
-                    Reason::NotKept,
-                )),
-            }
+        M::ApprovalsAnswer => serve_call(call::ApprovalsAnswer, params, |asked| answer(parts, asked)).await,
+        M::Activity => {
+            serve_call(call::Activity, params, |asked| {
+                super::activity::read(parts, asked)
+            })
+            .await
         }
+        M::WindowState => {
+            serve_call(call::WindowState, params, |_| {
+                super::window_state::snapshot(parts)
+            })
+            .await
+        }
+        M::SettingsChange => {
+            serve_call(call::SettingsChange, params, |change| {
+                super::settings::change(parts, change)
+            })
+            .await
+        }
+        M::Login => super::login::login(parts, params).await,
+        M::Logout => serve_call(call::Logout, params, |_| super::login::logout(parts)).await,
+        M::RemoteStop => serve_call(call::RemoteStop, params, |_| stop_remote_work(parts)).await,
+        M::SessionsList | M::SessionsTimeline | M::SessionsStop | M::SessionsUndo | M::SessionsRevoke => {
+            super::sessions::request(&parts.engine, method, params).await
+        }
+        M::TerminalsList | M::TerminalsReplay | M::TerminalsHangUp | M::TerminalsWrite => {
+            super::terminals::request(&parts.board, method, params).await
+        }
+        M::ShownList => {
+            serve_call(call::ShownList, params, |asked| async move {
+                Ok(parts.engine.shown_list(asked.session_id.as_deref()))
+            })
+            .await
+        }
+        M::ShownRead => {
+            serve_call(call::ShownRead, params, |asked| async move {
+                shown_read(parts, asked)
+            })
+            .await
+        }
+    }
+}
+
+/// `approvals/answer`: the same path as the desktop's answer. Only approval and plan cards:
+/// questions are answered in LLeMbas.
+async fn answer(parts: &Parts, asked: AnswerParams) -> Result<Answered, RpcError> {
+    let card = parts
+        .engine
+        .cards()
+        .into_iter()
+        .find(|c| c.tool_call_id() == asked.id);
+    let answered = match &card {
+        Some(_) => {
+            parts
+                .engine
+                .answer_card(&asked.id, asked.answer.option_id())
+                .await
+        }
+        None => false,
+    };
+    match card {
+        Some(card) if answered => Ok(Answered {
+            id: asked.id,
+            session_id: card.session_id().to_string(),
+            answer: asked.answer,
+        }),
+        _ => Err(RpcError::refused(
+            format!(
+                "No approval {} waits for an answer: it was already answered, timed out or withdrawn (lembas approvals lists those that wait).",
+                asked.id
+            ),
+            Reason::NotOpen,
+        )),
+    }
+}
+
+/// `remote/stop`: remote work off in the config, every turn stopped, the link ended.
+async fn stop_remote_work(parts: &Parts) -> Result<RemoteStopped, RpcError> {
+    let dirs = parts.engine.setup().dirs.clone();
+    tokio::task::spawn_blocking(move || crate::settings::edit::apply(&dirs, &[Change::RemoteEnabled(false)]))
+        .await
+        .map_err(|e| RpcError::internal(e.to_string()))?
+        .map_err(|e| RpcError::internal(format!("remote work is still on: {e}")))?;
+    // Turns are the engine's, not the link's: they are cancelled here. Shells and watches end
+    // with the link; the runtime dials again with remote work off.
+    let stopped = parts.engine.stop_all();
+    // Their answers (`cancelled`) go out on this link before it ends.
+    parts.engine.cancel_all(TURNS_END_WAIT).await;
+    let _ = parts.wake.send(());
+    Ok(RemoteStopped {
+        remote_enabled: false,
+        stopped_turns: stopped,
+    })
+}
+
+fn shown_read(parts: &Parts, asked: ShownReadParams) -> Result<ShownText, RpcError> {
+    match parts.engine.shown_read(&asked.id) {
+        Some((file, text)) => Ok(ShownText {
+            file,
+            text: text.to_string(),
+        }),
+        None => Err(RpcError::refused(
+            format!(
+                "No shown file {} is kept: the runtime keeps the last {} of each session while it runs (shown/list lists them).",
+                asked.id,
+                crate::decisions::decisions().show.kept_per_session
+            ),
+            Reason::NotKept,
+        )),
     }
 }

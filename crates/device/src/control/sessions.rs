@@ -3,68 +3,59 @@
 //! Take back (`revoke`).
 
 use lembas_protocol::{ControlMethod, ControlPush, Reason};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-use super::params::{RevokeParams, SessionParams, UndoParams};
+use super::calls::{call, serve_call};
+use super::params::{ListedSession, SessionParams, Stopped};
+use crate::engine::timeline::Timeline;
 use crate::engine::{Engine, LiveSession, ShownUpdate};
 use crate::rpc::{self, RpcError};
 use crate::store::SessionSummary;
 
-/// A line of `sessions/list`: the stored summary (its fields as they were) and what is live.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-pub struct ListedSession {
-    #[serde(flatten)]
-    pub summary: SessionSummary,
-    /// A turn is running or waiting in this runtime.
-    #[serde(default)]
-    pub running: bool,
-    /// Open in this runtime (model and mode known).
-    #[serde(default)]
-    pub open: bool,
-    #[serde(default)]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub mode: Option<String>,
-    /// The running turn is a scheduled run.
-    #[serde(default)]
-    pub scheduled: bool,
-}
-
-/// A `sessions/*` request other than `sessions/list`'s store read; `None` when not one of them.
+/// A `sessions/*` request.
 pub(super) async fn request(
     engine: &Engine,
     method: ControlMethod,
     params: Value,
 ) -> Result<Value, RpcError> {
-    let name = method.name();
     match method {
-        ControlMethod::SessionsList => list(engine).await,
-        ControlMethod::SessionsTimeline => timeline(engine, name, params).await,
-        ControlMethod::SessionsStop => stop(engine, name, params),
+        ControlMethod::SessionsList => serve_call(call::SessionsList, params, |_| list(engine)).await,
+        ControlMethod::SessionsTimeline => {
+            serve_call(call::SessionsTimeline, params, |asked| timeline(engine, asked)).await
+        }
+        ControlMethod::SessionsStop => {
+            serve_call(
+                call::SessionsStop,
+                params,
+                |asked| async move { stop(engine, asked) },
+            )
+            .await
+        }
         ControlMethod::SessionsUndo => {
-            let asked: UndoParams = rpc::params(name, params)?;
-            let done = engine.put_back_from(&asked.session_id, &asked.turn_id).await?;
-            Ok(json!(done))
+            serve_call(call::SessionsUndo, params, |asked| async move {
+                engine.put_back_from(&asked.session_id, &asked.turn_id).await
+            })
+            .await
         }
         ControlMethod::SessionsRevoke => {
-            let asked: RevokeParams = rpc::params(name, params)?;
-            Ok(json!(engine.revoke(&asked.session_id, &asked.grant)?))
+            serve_call(call::SessionsRevoke, params, |asked| async move {
+                engine.revoke(&asked.session_id, &asked.grant)
+            })
+            .await
         }
         other => Err(RpcError::method_not_found(other.name())),
     }
 }
 
 /// Running first, then the latest; the stored order is kept within each.
-async fn list(engine: &Engine) -> Result<Value, RpcError> {
+async fn list(engine: &Engine) -> Result<Vec<ListedSession>, RpcError> {
     let store = engine.store().clone();
     let stored = tokio::task::spawn_blocking(move || store.list())
         .await
         .map_err(|e| RpcError::internal(e.to_string()))?
         .map_err(|e| RpcError::internal(format!("cannot read the sessions: {e}")))?;
-    Ok(json!(merged(stored, engine.live_sessions())))
+    Ok(merged(stored, engine.live_sessions()))
 }
 
 pub fn merged(stored: Vec<SessionSummary>, live: Vec<LiveSession>) -> Vec<ListedSession> {
@@ -88,17 +79,14 @@ pub fn merged(stored: Vec<SessionSummary>, live: Vec<LiveSession>) -> Vec<Listed
     listed
 }
 
-async fn timeline(engine: &Engine, method: &str, params: Value) -> Result<Value, RpcError> {
-    let asked: SessionParams = rpc::params(method, params)?;
+async fn timeline(engine: &Engine, asked: SessionParams) -> Result<Timeline, RpcError> {
     let engine = engine.clone();
-    let timeline = tokio::task::spawn_blocking(move || engine.timeline(&asked.session_id))
+    tokio::task::spawn_blocking(move || engine.timeline(&asked.session_id))
         .await
-        .map_err(|e| RpcError::internal(e.to_string()))??;
-    Ok(json!(timeline))
+        .map_err(|e| RpcError::internal(e.to_string()))?
 }
 
-fn stop(engine: &Engine, method: &str, params: Value) -> Result<Value, RpcError> {
-    let asked: SessionParams = rpc::params(method, params)?;
+fn stop(engine: &Engine, asked: SessionParams) -> Result<Stopped, RpcError> {
     if !engine.stop(&asked.session_id) {
         return Err(RpcError::refused(
             format!(
@@ -108,7 +96,10 @@ fn stop(engine: &Engine, method: &str, params: Value) -> Result<Value, RpcError>
             Reason::NotRunning,
         ));
     }
-    Ok(json!({ "session_id": asked.session_id, "stopped": true }))
+    Ok(Stopped {
+        session_id: asked.session_id,
+        stopped: true,
+    })
 }
 
 /// The push a subscriber gets for a session's update.

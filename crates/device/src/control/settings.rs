@@ -2,12 +2,12 @@
 //! with its comments kept (`settings::edit`); the runtime takes it from the file as it takes any
 //! edit. Answers the window's new snapshot.
 
-use lembas_protocol::{ControlMethod, Reason};
+use lembas_protocol::Reason;
 use std::path::PathBuf;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
 
+use crate::face::Snapshot;
 use crate::policy::Mode;
 use crate::rpc::{self, RpcError};
 use crate::settings::SettingsError;
@@ -60,19 +60,19 @@ pub fn error(e: SettingsError) -> RpcError {
     RpcError::with_reason(code, reason, e.to_string())
 }
 
-pub(super) async fn change(parts: &Parts, params: Value) -> Result<Value, RpcError> {
-    let change: SettingChange = rpc::params(ControlMethod::SettingsChange.name(), params)?;
+pub(super) async fn change(parts: &Parts, change: SettingChange) -> Result<Snapshot, RpcError> {
     let dirs = parts.engine.setup().dirs.clone();
     tokio::task::spawn_blocking(move || apply(&dirs, &[change.into()]))
         .await
         .map_err(|e| RpcError::internal(e.to_string()))?
         .map_err(error)?;
-    Ok(json!(super::window_state::snapshot(parts).await?))
+    super::window_state::snapshot(parts).await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_face_sends_typed_changes() {

@@ -5,47 +5,59 @@ use base64::Engine as _;
 use lembas_protocol::{ControlMethod, ControlPush, Reason};
 use serde_json::{Value, json};
 
-use super::params::{TerminalParams, TerminalWriteParams};
+use super::calls::{call, serve_call};
+use super::params::{Replay, TerminalParams, TerminalWriteParams};
 use crate::rpc::{self, RpcError};
 use crate::terminal::board::{Board, Shown, WriteError};
+use lembas_protocol::session::Empty;
 
-/// A `terminals/*` request; `None` when the method is not one of them.
+/// A `terminals/*` request.
 pub(super) async fn request(board: &Board, method: ControlMethod, params: Value) -> Result<Value, RpcError> {
-    let name = method.name();
     match method {
-        ControlMethod::TerminalsList => Ok(json!(board.list())),
-        ControlMethod::TerminalsReplay => replay(board, name, params),
-        ControlMethod::TerminalsHangUp => hang_up(board, name, params),
-        ControlMethod::TerminalsWrite => write(board, name, params).await,
+        ControlMethod::TerminalsList => {
+            serve_call(call::TerminalsList, params, |_| async { Ok(board.list()) }).await
+        }
+        ControlMethod::TerminalsReplay => {
+            serve_call(call::TerminalsReplay, params, |asked| async {
+                replay(board, asked)
+            })
+            .await
+        }
+        ControlMethod::TerminalsHangUp => {
+            serve_call(call::TerminalsHangUp, params, |asked| async {
+                hang_up(board, asked)
+            })
+            .await
+        }
+        ControlMethod::TerminalsWrite => {
+            serve_call(call::TerminalsWrite, params, |asked| write(board, asked)).await
+        }
         other => Err(RpcError::method_not_found(other.name())),
     }
 }
 
-fn replay(board: &Board, method: &str, params: Value) -> Result<Value, RpcError> {
-    let asked: TerminalParams = rpc::params(method, params)?;
+fn replay(board: &Board, asked: TerminalParams) -> Result<Replay, RpcError> {
     let (bytes, end) = board.replay(&asked.id).ok_or_else(|| not_open(&asked.id))?;
-    Ok(json!({
-        "id": asked.id,
-        "data": base64::engine::general_purpose::STANDARD.encode(&bytes),
-        "offset": end,
-    }))
+    Ok(Replay {
+        id: asked.id,
+        data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+        offset: end,
+    })
 }
 
-fn hang_up(board: &Board, method: &str, params: Value) -> Result<Value, RpcError> {
-    let asked: TerminalParams = rpc::params(method, params)?;
+fn hang_up(board: &Board, asked: TerminalParams) -> Result<TerminalParams, RpcError> {
     if !board.hang_up(&asked.id) {
         return Err(not_open(&asked.id));
     }
-    Ok(json!({ "id": asked.id }))
+    Ok(asked)
 }
 
-async fn write(board: &Board, method: &str, params: Value) -> Result<Value, RpcError> {
-    let asked: TerminalWriteParams = rpc::params(method, params)?;
+async fn write(board: &Board, asked: TerminalWriteParams) -> Result<Empty, RpcError> {
     if asked.data.is_empty() {
-        return Ok(json!({}));
+        return Ok(Empty {});
     }
     match board.write(&asked.id, asked.data.into_bytes()).await {
-        Ok(()) => Ok(json!({})),
+        Ok(()) => Ok(Empty {}),
         Err(WriteError::NotOpen) => Err(not_open(&asked.id)),
         Err(WriteError::Ended) => Err(RpcError::invalid_params(format!(
             "The terminal {} has ended: nothing was typed.",

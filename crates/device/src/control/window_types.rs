@@ -7,10 +7,9 @@ use ts_rs::{Config, TS, TypeVisitor};
 
 use crate::control::SettingChange;
 use crate::control::params::{
-    ActivityParams, AnswerParams, RevokeParams, SessionParams, ShownListParams, ShownReadParams,
-    TerminalParams, TerminalWriteParams, UndoParams,
+    ActivityParams, AnswerParams, ListedSession, RevokeParams, SessionParams, ShownListParams,
+    ShownReadParams, TerminalParams, TerminalWriteParams, UndoParams,
 };
-use crate::control::sessions::ListedSession;
 use crate::engine::PutBackAnswer;
 use crate::engine::grants::Grant;
 use crate::engine::timeline::Timeline;

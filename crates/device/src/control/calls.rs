@@ -1,0 +1,112 @@
+//! Each control method bound once to what it takes and what it answers: the server reads the one
+//! and writes the other ([`serve_call`]), and the client calls through the same types
+//! ([`super::Client::ask`]), so neither end reads the other's JSON by hand.
+
+use lembas_protocol::ControlMethod;
+use lembas_protocol::session::Empty;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::future::Future;
+
+use crate::rpc::{self, RpcError};
+
+/// A control method: its name, its params and its answer.
+pub trait ControlCall {
+    const METHOD: ControlMethod;
+    type Params: DeserializeOwned;
+    type Answer: Serialize;
+}
+
+macro_rules! calls {
+    ($($method:ident($params:ty) -> $answer:ty;)*) => {
+        $(
+            #[doc = concat!("[`ControlMethod::", stringify!($method), "`]: `", stringify!($params), "` → `", stringify!($answer), "`.")]
+            #[derive(Debug, Clone, Copy)]
+            pub struct $method;
+
+            impl ControlCall for $method {
+                const METHOD: ControlMethod = ControlMethod::$method;
+                type Params = $params;
+                type Answer = $answer;
+            }
+        )*
+
+        /// The methods bound here, in the order they are declared.
+        pub const TYPED: &[ControlMethod] = &[$(ControlMethod::$method,)*];
+    };
+}
+
+/// One type per method, named as its [`ControlMethod`] variant: `serve_call(call::Status, …)`.
+pub mod call {
+    use super::{ControlCall, ControlMethod, Empty};
+    use crate::control::SettingChange;
+    use crate::control::params::*;
+    use crate::engine::PutBackAnswer;
+    use crate::engine::grants::Grant;
+    use crate::engine::show::ShownFile;
+    use crate::engine::timeline::Timeline;
+    use crate::face::Snapshot;
+    use crate::face::pending::ApprovalCard;
+    use crate::terminal::board::Listed as ListedTerminal;
+
+    calls! {
+        Hello(HelloParams) -> Empty;
+        Status(Empty) -> StatusAnswer;
+        Subscribe(Streams) -> Empty;
+        ApprovalsList(Empty) -> Vec<ApprovalCard>;
+        ApprovalsAnswer(AnswerParams) -> Answered;
+        Activity(ActivityParams) -> ActivityPage;
+        WindowState(Empty) -> Snapshot;
+        SettingsChange(SettingChange) -> Snapshot;
+        Login(LoginParams) -> Said;
+        Logout(Empty) -> Said;
+        SessionsList(Empty) -> Vec<ListedSession>;
+        SessionsTimeline(SessionParams) -> Timeline;
+        SessionsStop(SessionParams) -> Stopped;
+        SessionsUndo(UndoParams) -> PutBackAnswer;
+        SessionsRevoke(RevokeParams) -> Vec<Grant>;
+        TerminalsList(Empty) -> Vec<ListedTerminal>;
+        TerminalsReplay(TerminalParams) -> Replay;
+        TerminalsHangUp(TerminalParams) -> TerminalParams;
+        TerminalsWrite(TerminalWriteParams) -> Empty;
+        RemoteStop(Empty) -> RemoteStopped;
+        ShownList(ShownListParams) -> Vec<ShownFile>;
+        ShownRead(ShownReadParams) -> ShownText;
+    }
+}
+
+/// Serves `call`: its params read (-32602 naming the field that is not right), `handler` run, its
+/// answer written.
+pub async fn serve_call<C, F>(
+    call: C,
+    params: Value,
+    handler: impl FnOnce(C::Params) -> F,
+) -> Result<Value, RpcError>
+where
+    C: ControlCall,
+    F: Future<Output = Result<C::Answer, RpcError>>,
+{
+    let params = read(call, params)?;
+    lembas_protocol::request::answer(handler(params).await?)
+}
+
+/// `call`'s params, or -32602 naming the field that is not right.
+pub fn read<C: ControlCall>(_: C, params: Value) -> Result<C::Params, RpcError> {
+    rpc::params(C::METHOD.name(), params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_control_method_is_bound_to_its_types() {
+        let untyped: Vec<&str> = ControlMethod::ALL
+            .iter()
+            .filter(|m| !call::TYPED.contains(m))
+            .map(|m| m.name())
+            .collect();
+        assert_eq!(untyped, Vec::<&str>::new());
+    }
+}
