@@ -50,7 +50,7 @@ fn session(store: &Store, cwd: &str, title: &str, messages: usize) -> String {
             &[TurnEntry {
                 turn_id: "t1".into(),
                 state: "done".into(),
-                answer: Some(json!({ "stopReason": "end_turn" })),
+                answer: Some(serde_json::from_value(json!({ "stopReason": "end_turn" })).unwrap()),
                 updated_ms: 1,
             }],
         )

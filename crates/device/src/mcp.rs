@@ -23,6 +23,7 @@ use tokio::io::AsyncBufReadExt;
 
 use crate::keychain::Token;
 use crate::poison::Recover;
+use crate::tools::ToolDefinition;
 
 /// Where a server is and how to reach it.
 pub enum Endpoint {
@@ -76,16 +77,13 @@ pub struct ToolInfo {
 impl ToolInfo {
     /// The tool as a model API's function, named `name` and described by `description`; a schema
     /// that is not an object is read as taking any object.
-    pub fn as_function(&self, name: &str, description: &str) -> Value {
+    pub fn as_function(&self, name: &str, description: &str) -> ToolDefinition {
         let parameters = if self.input_schema.is_object() {
             self.input_schema.clone()
         } else {
             json!({ "type": "object" })
         };
-        json!({
-            "type": "function",
-            "function": { "name": name, "description": description, "parameters": parameters },
-        })
+        ToolDefinition::function(name, description, parameters)
     }
 }
 

@@ -12,7 +12,6 @@
 
 use base64::Engine as _;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
-use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -20,6 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::decisions::decisions;
 use crate::rpc::RpcError;
 use crate::store::Store;
+use crate::store::message::{AttachmentKind as Kind, ChatMessage, StoredAttachment, UserMessage};
 use lembas_protocol::content::{ContentBlock, EmbeddedResource};
 use lembas_protocol::event::AttachmentInfo;
 
@@ -35,24 +35,6 @@ const BASE64: GeneralPurpose = GeneralPurpose::new(
     &base64::alphabet::STANDARD,
     GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
 );
-
-/// What the model is given for an attachment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Image,
-    Text,
-    Binary,
-}
-
-impl Kind {
-    fn as_str(self) -> &'static str {
-        match self {
-            Kind::Image => "image",
-            Kind::Text => "text",
-            Kind::Binary => "binary",
-        }
-    }
-}
 
 /// One block read and decoded, not written yet.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,11 +75,14 @@ impl Attachment {
     }
 
     /// As the session file keeps it, with the user message.
-    fn stored(&self) -> Value {
-        json!({
-            "name": self.name, "mimeType": self.mime_type, "size": self.size,
-            "kind": self.kind.as_str(), "path": self.path.display().to_string(),
-        })
+    fn stored(&self) -> StoredAttachment {
+        StoredAttachment {
+            name: self.name.clone(),
+            mime_type: self.mime_type.clone(),
+            size: self.size,
+            kind: self.kind,
+            path: self.path.display().to_string(),
+        }
     }
 }
 
@@ -376,9 +361,9 @@ fn write_one(dir: &Path, upload: &Upload) -> std::io::Result<PathBuf> {
 
 /// The user message of a turn: the person's text, and what the model reads of the attachments
 /// after it (a text resource line-numbered and cut like a read result, a line for the others).
-pub fn user_message(text: &str, attachments: &[Attachment]) -> Value {
+pub fn user_message(text: &str, attachments: &[Attachment]) -> UserMessage {
     if attachments.is_empty() {
-        return json!({ "role": "user", "content": text });
+        return UserMessage::says(text);
     }
     let mut content = text.to_string();
     for attachment in attachments {
@@ -387,8 +372,11 @@ pub fn user_message(text: &str, attachments: &[Attachment]) -> Value {
         }
         content.push_str(&rendered(attachment));
     }
-    let stored: Vec<Value> = attachments.iter().map(Attachment::stored).collect();
-    json!({ "role": "user", "content": content, "text": text, "attachments": stored })
+    UserMessage {
+        text: Some(text.to_string()),
+        attachments: attachments.iter().map(Attachment::stored).collect(),
+        ..UserMessage::says(content)
+    }
 }
 
 fn rendered(a: &Attachment) -> String {
@@ -428,62 +416,10 @@ fn rendered(a: &Attachment) -> String {
 /// Whether the conversation holds an image the model would be sent (so the model's list is read
 /// only for a turn that needs it).
 pub fn has_images(messages: &[super::session::Message]) -> bool {
-    messages.iter().any(|m| {
-        m.body["attachments"]
-            .as_array()
-            .is_some_and(|list| list.iter().any(|a| a["kind"] == "image"))
+    messages.iter().any(|m| match &m.body {
+        ChatMessage::User(user) => user.attachments.iter().any(|a| a.kind == Kind::Image),
+        _ => false,
     })
-}
-
-/// A stored message as the model API takes it: our own bookkeeping fields left out, attachments
-/// as the model can take them.
-pub fn for_model(body: &Value, vision: bool) -> Value {
-    let mut body = model_message(body, vision);
-    if let Some(map) = body.as_object_mut() {
-        map.remove("is_error");
-        map.remove("reasoning_content");
-        map.remove("shown");
-        map.remove("machine");
-        map.remove("compacted");
-    }
-    body
-}
-
-/// A stored user message as the model API takes it: our fields left out, and for a model that
-/// takes images, each image as an image part after the text, read from its saved file. For any
-/// other model the line in the text is all, as it is when a file is gone.
-pub fn model_message(body: &Value, vision: bool) -> Value {
-    let mut body = body.clone();
-    let Some(map) = body.as_object_mut() else {
-        return body;
-    };
-    map.remove("text");
-    let Some(attachments) = map.remove("attachments") else {
-        return body;
-    };
-    if !vision {
-        return body;
-    }
-    let mut parts = vec![json!({ "type": "text", "text": map.get("content").cloned().unwrap_or_default() })];
-    for a in attachments.as_array().into_iter().flatten() {
-        if a["kind"] != "image" {
-            continue;
-        }
-        let (Some(path), Some(mime)) = (a["path"].as_str(), a["mimeType"].as_str()) else {
-            continue;
-        };
-        match std::fs::read(path) {
-            Ok(bytes) => parts.push(json!({
-                "type": "image_url",
-                "image_url": { "url": format!("data:{mime};base64,{}", BASE64.encode(bytes)) },
-            })),
-            Err(e) => tracing::warn!("the attached image {path} could not be read: {e}"),
-        }
-    }
-    if parts.len() > 1 {
-        map.insert("content".into(), Value::Array(parts));
-    }
-    body
 }
 
 #[cfg(test)]

@@ -5,13 +5,11 @@
 //! `engine.compact_at_percent` of the model's context window makes the next step compact first.
 //! The history, the record of turns, is not changed.
 
-use serde_json::{Value, json};
-
 use super::Engine;
-use super::attachments;
 use super::model::{self, Streamed};
 use super::prompt;
 use super::session::{self, Message, Session};
+use super::step_request::{ApiMessage, StepRequest};
 use crate::decisions::decisions;
 use crate::store::Record;
 use crate::store::record::{Compact, KeptMessage};
@@ -96,7 +94,7 @@ fn last_request(messages: &[Message]) -> Option<Message> {
     messages
         .iter()
         .rev()
-        .find(|m| m.body["role"] == "user" && m.body["machine"] != true && m.body["compacted"] != true)
+        .find(|m| m.body.typed_by_the_person().is_some())
         .cloned()
 }
 
@@ -112,13 +110,13 @@ async fn summarize(engine: &Engine, session: &Session) -> Result<String, model::
         })?;
     let body = {
         let state = session.state();
-        let mut messages: Vec<Value> = state
+        let mut messages: Vec<ApiMessage> = state
             .messages
             .iter()
-            .map(|m| attachments::for_model(&m.body, false))
+            .map(|m| ApiMessage::of(&m.body, false))
             .collect();
-        messages.push(json!({ "role": "user", "content": prompt::COMPACT_REQUEST }));
-        model::request_body(&state.model, &messages, &[], &state.effort)
+        messages.push(ApiMessage::user(prompt::COMPACT_REQUEST));
+        StepRequest::new(&state.model, messages, Vec::new(), &state.effort)
     };
     let mut stream = instance.open(&body).await?;
     loop {
@@ -131,11 +129,13 @@ async fn summarize(engine: &Engine, session: &Session) -> Result<String, model::
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::message::ChatMessage;
+    use serde_json::json;
 
-    fn message(body: Value) -> Message {
+    fn message(body: serde_json::Value) -> Message {
         Message {
             turn_id: Some("t".into()),
-            body,
+            body: ChatMessage::read(body).expect("a message"),
         }
     }
 
@@ -147,7 +147,7 @@ mod tests {
             message(json!({ "role": "tool", "tool_call_id": "c", "content": "ok" })),
             message(json!({ "role": "user", "content": "[job job_1 ended] x", "machine": true })),
         ];
-        assert_eq!(last_request(&messages).unwrap().body["content"], "fix it");
+        assert_eq!(last_request(&messages).unwrap().body, ChatMessage::user("fix it"));
         let compacted = session::compacted("s", None, None);
         assert!(last_request(&compacted).is_none());
     }

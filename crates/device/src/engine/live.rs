@@ -4,16 +4,16 @@
 //! Take back.
 
 use serde::Serialize;
-use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::broadcast;
 
 use super::Engine;
 use super::grants::{self, Grant};
 use super::put_back::put_back;
-use super::session::{Session, user_text};
+use super::session::Session;
 use super::timeline::{Timeline, timeline_of};
 use crate::rpc::RpcError;
+use crate::store::message::UserMessage;
 use crate::store::record::DecisionRecord;
 use crate::store::{Record, copies_of_turn, ids};
 use crate::tools::copies;
@@ -78,8 +78,8 @@ impl Engine {
     }
 
     /// The person's message as typed, for the window (the client knows what it sent).
-    pub(super) fn show_prompt(&self, session: &Session, body: &Value) {
-        let text = user_text(body);
+    pub(super) fn show_prompt(&self, session: &Session, said: &UserMessage) {
+        let text = said.as_typed();
         let update = || Shown::Client(SessionUpdate::user(ContentBlock::text(text)));
         self.show(&session.id, update);
     }

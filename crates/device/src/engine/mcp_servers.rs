@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::decisions::decisions;
 use crate::mcp::{Connection, Endpoint, ToolInfo, object_arguments};
-use crate::tools::ToolOutput;
+use crate::tools::{ToolDefinition, ToolOutput};
 
 /// The longest function name the model APIs take.
 const NAME_MAX: usize = 64;
@@ -112,7 +112,7 @@ impl SessionServers {
     }
 
     /// Every tool, as the model gets it.
-    pub fn definitions(&self) -> Vec<Value> {
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
         self.offered()
             .map(|(exposed, running, tool)| {
                 let description = format!(

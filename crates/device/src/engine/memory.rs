@@ -2,9 +2,8 @@
 //! as it starts and kept for its whole life, and how the model is shown it: the prompt's
 //! `## Memory` and the instance's `memory` tool. Reading and calling it: `instance_memory.rs`.
 
-use serde_json::Value;
-
 use crate::mcp::ToolInfo;
+use crate::tools::ToolDefinition;
 
 /// The instance's memory tool, by the name its `tools/list` gives it.
 pub const MEMORY: &str = "memory";
@@ -45,7 +44,7 @@ pub fn section(memory: &SessionMemory) -> Option<String> {
 }
 
 /// The tool's definition for the model, when the session has it.
-pub fn definition(memory: &SessionMemory) -> Option<Value> {
+pub fn definition(memory: &SessionMemory) -> Option<ToolDefinition> {
     let SessionMemory::Read { tool: Some(tool), .. } = memory else {
         return None;
     };
@@ -92,9 +91,9 @@ mod tests {
             scope: None,
         };
         let offered = definition(&with).unwrap();
-        assert_eq!(offered["function"]["name"], MEMORY);
+        assert_eq!(offered.function.name, MEMORY);
         assert_eq!(
-            offered["function"]["parameters"]["properties"]["action"]["type"],
+            offered.function.parameters["properties"]["action"]["type"],
             "string"
         );
         let without = SessionMemory::Read {
@@ -112,7 +111,7 @@ mod tests {
             scope: None,
         };
         assert_eq!(
-            definition(&odd).unwrap()["function"]["parameters"],
+            definition(&odd).unwrap().function.parameters,
             json!({ "type": "object" })
         );
     }

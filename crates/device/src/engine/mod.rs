@@ -31,6 +31,7 @@ mod reopen;
 mod session;
 pub mod show;
 mod start;
+mod step_request;
 mod think;
 pub mod timeline;
 mod tool_call;
@@ -350,7 +351,7 @@ impl Engine {
     }
 
     /// The tools a step of `session` is offered: `show` only where someone looks.
-    pub(crate) fn tool_definitions(&self, session: &Session) -> Vec<Value> {
+    pub(crate) fn tool_definitions(&self, session: &Session) -> Vec<crate::tools::ToolDefinition> {
         let mut tools = crate::tools::definitions();
         if show::offered(self, session) {
             tools.push(crate::tools::show_definition());

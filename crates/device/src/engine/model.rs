@@ -3,10 +3,11 @@
 //! events with tool calls assembled from their fragments by index.
 
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::step_request::StepRequest;
 use crate::keychain::Token;
 
 /// The retry waits before the second and the third try; a `Retry-After` up to the cap replaces one.
@@ -232,8 +233,8 @@ impl Instance {
 
     /// Opens one step's stream, retrying a 429, a 5xx or a connection lost before the first byte
     /// (at most three tries, 1 s then 4 s, a Retry-After up to 30 s honoured).
-    pub async fn open(&self, body: &Value) -> Result<ModelStream, ModelError> {
-        let model = body["model"].as_str().unwrap_or_default().to_string();
+    pub async fn open(&self, body: &StepRequest) -> Result<ModelStream, ModelError> {
+        let model = body.model.clone();
         let url = self
             .url("v1/chat/completions")
             .map_err(|why| ModelError::Unreachable {
@@ -460,29 +461,10 @@ fn event_end(buffer: &[u8]) -> Option<(usize, usize)> {
     }
 }
 
-/// The request body of one step (docs/protocol.md: stream with usage, tools, tool_choice auto, the effort).
-pub fn request_body(model: &str, messages: &[Value], tools: &[Value], effort: &str) -> Value {
-    let mut body = json!({
-        "model": model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": { "include_usage": true },
-    });
-    if !tools.is_empty() {
-        body["tools"] = json!(tools);
-        body["tool_choice"] = json!("auto");
-    }
-    match effort {
-        "low" | "medium" | "high" => body["reasoning_effort"] = json!(effort),
-        "off" => body["reasoning_effort"] = json!("none"),
-        _ => {}
-    }
-    body
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn about_reads_what_the_instance_says_and_leaves_out_the_empty() {
@@ -568,18 +550,5 @@ mod tests {
         assert_eq!(event_end(b"data: a\n\ndata: b"), Some((7, 2)));
         assert_eq!(event_end(b"data: a\r\n\r\n"), Some((7, 4)));
         assert_eq!(event_end(b"data: a\n"), None);
-    }
-
-    #[test]
-    fn effort_becomes_reasoning_effort() {
-        let body = |e| request_body("m", &[], &[], e);
-        assert_eq!(body("high")["reasoning_effort"], "high");
-        assert_eq!(body("off")["reasoning_effort"], "none");
-        assert!(body("default").get("reasoning_effort").is_none());
-        assert!(body("default").get("tools").is_none());
-        assert_eq!(
-            request_body("m", &[], &[json!({})], "default")["tool_choice"],
-            "auto"
-        );
     }
 }

@@ -5,10 +5,10 @@
 use lembas_protocol::context::{LembasAsks, Personalization};
 use lembas_protocol::event::AttachmentInfo;
 use lembas_protocol::plan::Plan;
-use lembas_protocol::prompt::{PromptAnswer, StopReason};
+use lembas_protocol::prompt::PromptAnswer;
 use lembas_protocol::session::{History, HistoryTool, HistoryTurn};
 use lembas_protocol::status::{Held, SessionStatus};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -21,7 +21,9 @@ use crate::decisions::decisions;
 use crate::poison::Recover;
 use crate::policy::Mode;
 use crate::rpc::RpcError;
+use crate::store::message::{ChatMessage, StoredAttachment, UserMessage};
 use crate::store::record::Compact;
+use crate::store::turns::StoredAnswer;
 use crate::store::{Record, SessionFile, SessionLog, TurnEntry};
 
 /// What the model reads back from a tool call.
@@ -62,7 +64,7 @@ pub enum TurnPhase {
 #[derive(Debug, Clone)]
 pub struct Message {
     pub turn_id: Option<String>,
-    pub body: Value,
+    pub body: ChatMessage,
 }
 
 pub struct SessionState {
@@ -257,7 +259,7 @@ impl Session {
     }
 
     /// Adds a message to the conversation and to the next flush.
-    pub fn push_message(&self, turn_id: Option<&str>, body: Value) {
+    pub fn push_message(&self, turn_id: Option<&str>, body: ChatMessage) {
         let mut state = self.state();
         let message = Message {
             turn_id: turn_id.map(str::to_string),
@@ -313,10 +315,10 @@ impl Session {
             .iter()
             .rev()
             .take_while(|m| m.turn_id.as_deref() == Some(turn_id))
-            .find(|m| {
-                m.body["role"] == "assistant" && m.body["content"].as_str().is_some_and(|t| !t.is_empty())
+            .find_map(|m| match &m.body {
+                ChatMessage::Assistant(said) if !said.content.is_empty() => Some(said.content.clone()),
+                _ => None,
             })
-            .and_then(|m| m.body["content"].as_str().map(str::to_string))
             .unwrap_or_default()
     }
 
@@ -377,7 +379,10 @@ pub fn compacted(summary: &str, plan: Option<&Plan>, kept: Option<Message>) -> V
     }
     let first = Message {
         turn_id: None,
-        body: json!({ "role": "user", "content": text, "compacted": true }),
+        body: ChatMessage::User(UserMessage {
+            compacted: true,
+            ..UserMessage::says(text)
+        }),
     };
     std::iter::once(first).chain(kept).collect()
 }
@@ -398,49 +403,41 @@ pub fn history_turns(messages: &[Message]) -> Vec<HistoryTurn> {
     let mut assistant: Option<Said> = None;
     let mut by_call: HashMap<String, usize> = HashMap::new();
     for message in messages {
-        let body = &message.body;
-        match body["role"].as_str() {
-            Some("user") => {
+        match &message.body {
+            ChatMessage::User(user) => {
                 turns.extend(assistant.take().map(Said::turn));
                 by_call.clear();
                 turns.push(HistoryTurn::User {
-                    text: user_text(body).to_string(),
+                    text: user.as_typed().to_string(),
                     turn_id: message.turn_id.clone(),
-                    attachments: listed_attachments(body),
+                    attachments: listed_attachments(user),
                 });
             }
-            Some("assistant") => {
+            ChatMessage::Assistant(step) => {
                 let said = assistant.get_or_insert_with(Said::default);
-                append_text(&mut said.text, body["content"].as_str());
-                append_text(&mut said.reasoning, body["reasoning_content"].as_str());
-                for call in body["tool_calls"].as_array().into_iter().flatten() {
-                    let id = call["id"].as_str().unwrap_or_default().to_string();
-                    by_call.insert(id.clone(), said.tools.len());
-                    let args = call
-                        .pointer("/function/arguments")
-                        .and_then(Value::as_str)
-                        .map(|a| serde_json::from_str(a).unwrap_or_else(|_| json!(a)))
-                        .unwrap_or(Value::Null);
-                    let name = call.pointer("/function/name").and_then(Value::as_str);
+                append_text(&mut said.text, &step.content);
+                append_text(&mut said.reasoning, &step.reasoning_content);
+                for call in &step.tool_calls {
+                    by_call.insert(call.id.clone(), said.tools.len());
+                    // The arguments as the model wrote them: parsed where they parse.
+                    let arguments = &call.function.arguments;
                     said.tools.push(HistoryTool {
-                        id,
-                        name: name.unwrap_or_default().to_string(),
-                        args,
+                        id: call.id.clone(),
+                        name: call.function.name.clone(),
+                        args: serde_json::from_str(arguments).unwrap_or_else(|_| json!(arguments)),
                         output: None,
                         is_error: false,
                     });
                 }
             }
-            Some("tool") => {
-                let id = body["tool_call_id"].as_str().unwrap_or_default();
-                if let (Some(said), Some(i)) = (assistant.as_mut(), by_call.get(id))
+            ChatMessage::Tool(result) => {
+                if let (Some(said), Some(i)) = (assistant.as_mut(), by_call.get(&result.tool_call_id))
                     && let Some(tool) = said.tools.get_mut(*i)
                 {
-                    tool.output = body["content"].as_str().map(str::to_string);
-                    tool.is_error = body.get("is_error").and_then(Value::as_bool) == Some(true);
+                    tool.output = Some(result.content.clone());
+                    tool.is_error = result.is_error;
                 }
             }
-            _ => {}
         }
     }
     turns.extend(assistant.map(Said::turn));
@@ -465,22 +462,12 @@ impl Said {
     }
 }
 
-/// A person's message as they typed it: a command's name, not the text it expanded to.
-pub fn user_text(body: &Value) -> &str {
-    // What was typed: a command's line, else the person's text without the files attached.
-    body["shown"]
-        .as_str()
-        .or_else(|| body["text"].as_str())
-        .or_else(|| body["content"].as_str())
-        .unwrap_or_default()
-}
-
-fn append_text(into: &mut String, text: Option<&str>) {
-    if let Some(t) = text.filter(|t| !t.is_empty()) {
+fn append_text(into: &mut String, text: &str) {
+    if !text.is_empty() {
         if !into.is_empty() {
             into.push_str("\n\n");
         }
-        into.push_str(t);
+        into.push_str(text);
     }
 }
 
@@ -540,14 +527,7 @@ pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result
     // Turns that finished keep their answers; one that was running when the process ended is not
     // done: a prompt sent again with its id runs it again.
     for entry in turns.iter().filter(|t| t.state == "done") {
-        let answer = entry.answer.clone().unwrap_or(Value::Null);
-        let answered = match answer.get("error") {
-            Some(error) => Err(serde_json::from_value(error.clone())
-                .unwrap_or_else(|_| RpcError::internal("The turn failed."))),
-            // A turn a terminal finished may have kept only its stop reason.
-            None => Ok(serde_json::from_value(answer)
-                .unwrap_or_else(|_| PromptAnswer::ended(StopReason::EndTurn, &entry.turn_id))),
-        };
+        let answered = StoredAnswer::read(entry.answer.as_ref(), &entry.turn_id);
         let phase = TurnPhase::Done(Box::new(answered));
         state
             .turns
@@ -558,8 +538,11 @@ pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result
 }
 
 /// The history's list for a stored user message (`{ name, mimeType, size }` each).
-pub(super) fn listed_attachments(body: &Value) -> Vec<AttachmentInfo> {
-    let list = body["attachments"].as_array().into_iter().flatten();
-    list.filter_map(|a| serde_json::from_value(a.clone()).ok())
-        .collect()
+pub(super) fn listed_attachments(user: &UserMessage) -> Vec<AttachmentInfo> {
+    let listed = |a: &StoredAttachment| AttachmentInfo {
+        name: a.name.clone(),
+        mime_type: a.mime_type.clone(),
+        size: a.size,
+    };
+    user.attachments.iter().map(listed).collect()
 }

@@ -3,7 +3,6 @@
 //! and the machine turn that gives the model the notes of jobs that ended while it was idle both
 //! start here; when a turn ends, notes that came too late for it start the next.
 
-use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::sync::watch;
@@ -15,6 +14,7 @@ use super::turn::{self, Enclosed};
 use crate::policy::Mode;
 use crate::rpc::RpcError;
 use crate::scheduled::Run;
+use crate::store::turns::StoredAnswer;
 use crate::store::{TurnEntry, ids};
 use lembas_protocol::event::Event;
 use lembas_protocol::prompt::{PromptAnswer, StopReason};
@@ -66,10 +66,7 @@ pub fn spawn(
                 Err(unknown(&session.id))
             }
         };
-        let stored = match &answer {
-            Ok(answer) => json!(answer),
-            Err(e) => json!({ "error": e }),
-        };
+        let stored = StoredAnswer::of(&answer);
         // The turns file holds the answer before it goes out, so a device killed right after still
         // answers a prompt sent again with it; waiting for the disk comes after the answer.
         let (engine2, session2, turn2) = (engine.clone(), session.clone(), turn_id.clone());
@@ -160,7 +157,7 @@ fn scheduled_answer(
 }
 
 /// Writes a finished turn's answer to the turns file, not yet synced; `true` when written.
-fn save_turn(engine: &Engine, session: &Session, turn_id: &str, answer: Value) -> bool {
+fn save_turn(engine: &Engine, session: &Session, turn_id: &str, answer: StoredAnswer) -> bool {
     // A deleted session leaves nothing behind, not even the answer of the turn it stopped.
     if !engine.sessions().contains_key(&session.id) {
         return false;

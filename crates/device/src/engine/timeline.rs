@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 use super::grants::Grant;
-use super::session::user_text;
+use crate::store::message::ChatMessage;
 use crate::store::record::{DecisionRecord, PutBackRecord};
 use crate::store::{Record, SessionFile};
 use crate::tools::shortened;
@@ -204,9 +204,9 @@ fn message(
     turns: &mut Vec<TimelineTurn>,
     steps: &mut HashMap<String, (usize, usize)>,
     turn_id: Option<&str>,
-    body: &Value,
+    body: &ChatMessage,
 ) {
-    let starts = body["role"] == "user"
+    let starts = matches!(body, ChatMessage::User(_))
         || turns.is_empty()
         || (turn_id.is_some() && turns.last().and_then(|t| t.turn_id.as_deref()) != turn_id);
     if starts {
@@ -222,22 +222,18 @@ fn message(
     }
     let at = turns.len() - 1;
     let turn = &mut turns[at];
-    match body["role"].as_str() {
-        Some("user") => turn.prompt = user_text(body).to_string(),
-        Some("assistant") => {
-            let said = body["content"].as_str().unwrap_or_default().trim();
-            for call in body["tool_calls"].as_array().into_iter().flatten() {
-                let Some(id) = call["id"].as_str() else { continue };
-                let tool = call
-                    .pointer("/function/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let arguments = call
-                    .pointer("/function/arguments")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                steps.insert(id.to_string(), (at, turn.steps.len()));
-                turn.steps.push(step(id, tool, arguments, said));
+    match body {
+        ChatMessage::User(user) => turn.prompt = user.as_typed().to_string(),
+        ChatMessage::Assistant(assistant) => {
+            let said = assistant.content.trim();
+            for call in &assistant.tool_calls {
+                steps.insert(call.id.clone(), (at, turn.steps.len()));
+                turn.steps.push(step(
+                    &call.id,
+                    &call.function.name,
+                    &call.function.arguments,
+                    said,
+                ));
             }
             if !said.is_empty() {
                 if !turn.reply.is_empty() {
@@ -246,29 +242,24 @@ fn message(
                 turn.reply.push_str(said);
             }
         }
-        Some("tool") => {
-            let id = body["tool_call_id"].as_str().unwrap_or_default();
-            if let Some(&(t, s)) = steps.get(id)
+        ChatMessage::Tool(result) => {
+            if let Some(&(t, s)) = steps.get(&result.tool_call_id)
                 && let Some(step) = turns.get_mut(t).and_then(|t| t.steps.get_mut(s))
             {
-                let output = match &body["content"] {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                let failed = body["is_error"] == true;
-                let shown = shortened(&output, OUTPUT_SHOWN);
+                let output = &result.content;
+                let failed = result.is_error;
+                let shown = shortened(output, OUTPUT_SHOWN);
                 step.result = StepResult {
                     status: match (step.result.status, failed) {
                         (StepStatus::Denied, _) => StepStatus::Denied,
                         (_, true) => StepStatus::Failed,
                         (_, false) => StepStatus::Completed,
                     },
-                    cut: shown != output,
+                    cut: shown != *output,
                     output: shown,
                 };
             }
         }
-        _ => {}
     }
 }
 

@@ -2,7 +2,7 @@
 //! the client as it comes, and the tool calls each step asks for, until the model stops calling
 //! tools, runs out of tokens, or the turn is cancelled.
 
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 
 use super::Engine;
@@ -12,10 +12,12 @@ use super::memory::SessionMemory;
 use super::model::{self, StepOutput, Streamed, ToolCall};
 use super::prompt;
 use super::session::Session;
+use super::step_request::{ApiMessage, StepRequest};
 use super::tool_call;
 use crate::decisions::decisions;
 use crate::rpc::{self, RpcError};
 use crate::store::Record;
+use crate::store::message::{AssistantMessage, CalledTool, ChatMessage, UserMessage};
 use lembas_protocol::Reason;
 use lembas_protocol::content::ContentBlock;
 use lembas_protocol::event::{Event, TaskState};
@@ -101,18 +103,13 @@ pub async fn run(
     let mut message = attachments::user_message(&text, &attached);
     if !mentioned.is_empty() {
         // What `@path` mentions attached follows the text; the history shows the text as typed.
-        let content = message["content"].as_str().unwrap_or_default();
-        message["content"] = json!(format!("{content}\n\n{mentioned}"));
-        message["text"] = json!(text);
+        message.content = format!("{}\n\n{mentioned}", message.content);
+        message.text = Some(text);
     }
-    if let Some(shown) = shown {
-        message["shown"] = json!(shown);
-    }
-    if machine {
-        message["machine"] = json!(true);
-    }
+    message.shown = shown.map(str::to_string);
+    message.machine = machine;
     engine.show_prompt(session, &message);
-    session.push_message(Some(turn_id), message);
+    session.push_message(Some(turn_id), ChatMessage::User(message));
     session.flush_unsynced();
 
     let outcome = steps(engine, session, turn_id, &mut cancel).await;
@@ -233,23 +230,17 @@ async fn steps(
         let tools = engine.tool_definitions(session);
         let body = {
             let state = session.state();
-            let mut messages = vec![json!({
-                "role": "system",
-                "content": prompt::system(
+            let mut messages = vec![ApiMessage::System {
+                content: prompt::system(
                     &instance_name,
                     &session.cwd,
                     state.mode,
                     &state.context,
                     &sections,
                 ),
-            })];
-            messages.extend(
-                state
-                    .messages
-                    .iter()
-                    .map(|m| attachments::for_model(&m.body, vision)),
-            );
-            model::request_body(&state.model, &messages, &tools, &state.effort)
+            }];
+            messages.extend(state.messages.iter().map(|m| ApiMessage::of(&m.body, vision)));
+            StepRequest::new(&state.model, messages, tools, &state.effort)
         };
         let step = tokio::select! {
             _ = cancel.changed() => return Ok(StopReason::Cancelled),
@@ -265,14 +256,16 @@ async fn steps(
                 return Err(e);
             }
         };
-        let mut assistant = json!({ "role": "assistant", "content": step.text });
-        if !step.reasoning.is_empty() {
-            assistant["reasoning_content"] = json!(step.reasoning);
-        }
-        if !step.tool_calls.is_empty() {
-            assistant["tool_calls"] = Value::Array(step.tool_calls.iter().map(call_json).collect());
-        }
-        session.push_message(Some(turn_id), assistant);
+        let assistant = AssistantMessage {
+            content: step.text.clone(),
+            reasoning_content: step.reasoning.clone(),
+            tool_calls: step
+                .tool_calls
+                .iter()
+                .map(|c| CalledTool::new(&c.id, &c.name, &c.arguments))
+                .collect(),
+        };
+        session.push_message(Some(turn_id), ChatMessage::Assistant(assistant));
         if let Some(usage) = &step.usage {
             // How full the window is: the prompt's tokens of it.
             let used = usage["prompt_tokens"].as_u64().unwrap_or(0);
@@ -322,7 +315,7 @@ async fn steps(
             };
             session.push_message(
                 Some(turn_id),
-                json!({ "role": "tool", "tool_call_id": call.id, "content": result.text, "is_error": result.is_error }),
+                ChatMessage::tool(&call.id, result.text, result.is_error),
             );
         }
         session.flush();
@@ -338,7 +331,7 @@ async fn take_steers(engine: &Engine, session: &Session, turn_id: &str) {
     }
     let (ids, texts): (Vec<Option<String>>, Vec<String>) = steers.into_iter().unzip();
     for text in &texts {
-        session.push_message(Some(turn_id), json!({ "role": "user", "content": text }));
+        session.push_message(Some(turn_id), ChatMessage::user(text.clone()));
     }
     let ids: Vec<String> = ids.into_iter().flatten().collect();
     engine
@@ -357,10 +350,11 @@ async fn take_steers(engine: &Engine, session: &Session, turn_id: &str) {
 async fn take_job_notes(engine: &Engine, session: &Session, turn_id: &str) {
     let notes = std::mem::take(&mut session.state().job_notes);
     for (job_id, text) in notes {
-        session.push_message(
-            Some(turn_id),
-            json!({ "role": "user", "content": text, "machine": true }),
-        );
+        let note = UserMessage {
+            machine: true,
+            ..UserMessage::says(text.clone())
+        };
+        session.push_message(Some(turn_id), ChatMessage::User(note));
         engine
             .event(
                 &session.id,
@@ -377,15 +371,8 @@ async fn take_job_notes(engine: &Engine, session: &Session, turn_id: &str) {
 /// Every call the model made gets an answer in the conversation, so the next request is valid.
 fn answer_unrun(session: &Session, turn_id: &str, calls: &[ToolCall], why: &str) {
     for call in calls {
-        session.push_message(
-            Some(turn_id),
-            json!({ "role": "tool", "tool_call_id": call.id, "content": why, "is_error": true }),
-        );
+        session.push_message(Some(turn_id), ChatMessage::tool(&call.id, why, true));
     }
-}
-
-fn call_json(call: &ToolCall) -> Value {
-    json!({ "id": call.id, "type": "function", "function": { "name": call.name, "arguments": call.arguments } })
 }
 
 /// One model request, its text and thinking relayed to the client as they arrive.
@@ -393,7 +380,7 @@ async fn stream_step(
     engine: &Engine,
     session_id: &str,
     instance: &model::Instance,
-    body: &Value,
+    body: &StepRequest,
 ) -> Result<StepOutput, model::ModelError> {
     let mut stream = instance.open(body).await?;
     loop {

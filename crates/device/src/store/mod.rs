@@ -18,6 +18,7 @@ pub mod deleted;
 mod files;
 mod held;
 pub mod ids;
+pub mod message;
 pub mod record;
 pub mod sessions;
 pub mod turns;

@@ -8,17 +8,18 @@ use lembas_protocol::plan::Plan;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::message::ChatMessage;
 use crate::policy::Mode;
 
 /// One line of a session file after its header.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Record {
-    /// A message of the conversation as the model API has it (passed through, never read here).
+    /// A message of the conversation.
     Message {
         #[serde(rename = "turnId", default)]
         turn_id: Option<String>,
-        message: Value,
+        message: ChatMessage,
     },
     Title {
         title: String,
@@ -72,7 +73,7 @@ pub struct Compact {
 pub struct KeptMessage {
     #[serde(rename = "turnId", default)]
     pub turn_id: Option<String>,
-    pub message: Value,
+    pub message: ChatMessage,
 }
 
 /// A call's decision. The fields after `outcome` are newer: older files lack them.
@@ -122,13 +123,17 @@ pub struct PutBackRecord {
 }
 
 impl Record {
-    /// A line read back. Messages, most of a long session, are taken apart by hand: their body
-    /// moves as it is instead of being rebuilt (which made reopening a long session slower).
+    /// A line read back. Messages, most of a long session, are taken apart by hand: their text
+    /// moves as it is instead of going through serde's buffer of a tagged enum twice (the line's
+    /// `type`, the message's `role`), which made reopening a long session slower.
     pub fn read(mut line: Value) -> Record {
         if line["type"] == "message" {
+            let Some(message) = ChatMessage::read(line["message"].take()) else {
+                return Record::Unknown;
+            };
             return Record::Message {
                 turn_id: line["turnId"].as_str().map(str::to_string),
-                message: line["message"].take(),
+                message,
             };
         }
         serde_json::from_value(line).unwrap_or(Record::Unknown)
@@ -210,7 +215,7 @@ mod tests {
             json!({ "type": "model", "model": "m", "effort": "high" }),
             json!({ "type": "given" }),
             json!({ "type": "rewind", "turnId": "t1" }),
-            json!({ "type": "compact", "summary": "s", "plan": null, "kept": { "turnId": "t2", "message": { "role": "user" } } }),
+            json!({ "type": "compact", "summary": "s", "plan": null, "kept": { "turnId": "t2", "message": { "role": "user", "content": "go on" } } }),
             json!({ "type": "decision", "toolCallId": "c1", "decision": "ask", "answeredBy": "desktop",
                 "answer": "allowed once", "outcome": "completed" }),
             json!({ "type": "put_back", "turnId": "t1", "atMs": 5, "files": ["/p/a"], "left": [] }),
@@ -235,13 +240,20 @@ mod tests {
         ] {
             assert_eq!(Record::read(line.clone()), Record::Unknown, "{line}");
         }
-        // A message written with a null turn id; a model record from before efforts.
+        // A message written with a null turn id; one that is no message; a model record from
+        // before efforts.
         assert_eq!(
-            Record::read(json!({ "type": "message", "turnId": null, "message": {} })),
+            Record::read(
+                json!({ "type": "message", "turnId": null, "message": { "role": "user", "content": "hi" } })
+            ),
             Record::Message {
                 turn_id: None,
-                message: json!({})
+                message: ChatMessage::user("hi")
             }
+        );
+        assert_eq!(
+            Record::read(json!({ "type": "message", "message": {} })),
+            Record::Unknown
         );
         assert_eq!(
             Record::read(json!({ "type": "model", "model": "m" })),

@@ -14,6 +14,8 @@ use serde_json::Value;
 use super::files::{self, FileLock};
 use super::{Store, check_id, ids};
 use crate::decisions::decisions;
+use crate::rpc::RpcError;
+use lembas_protocol::prompt::{PromptAnswer, StopReason};
 
 const EXTENSION: &str = ".json";
 /// One lock for the whole folder rather than one per file: a lock file is never removed (removing
@@ -31,8 +33,38 @@ pub struct TurnEntry {
     pub state: String,
     /// The turn's answer, once done.
     #[serde(default)]
-    pub answer: Option<Value>,
+    pub answer: Option<StoredAnswer>,
     pub updated_ms: u64,
+}
+
+/// A done turn's answer as the turns file keeps it: the error it failed with, or the prompt's
+/// answer; one this version cannot read (an older terminal's kept only its stop reason) is kept
+/// as it was, so a merge never loses it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StoredAnswer {
+    Failed { error: RpcError },
+    Answered(PromptAnswer),
+    Unread(Value),
+}
+
+impl StoredAnswer {
+    pub fn of(answer: &Result<PromptAnswer, RpcError>) -> StoredAnswer {
+        match answer {
+            Ok(answer) => StoredAnswer::Answered(answer.clone()),
+            Err(error) => StoredAnswer::Failed { error: error.clone() },
+        }
+    }
+
+    /// The answer a prompt sent again with the turn's id gets: an answer that cannot be read (or
+    /// none) is the turn ended, with its id.
+    pub fn read(answer: Option<&StoredAnswer>, turn_id: &str) -> Result<PromptAnswer, RpcError> {
+        match answer {
+            Some(StoredAnswer::Failed { error }) => Err(error.clone()),
+            Some(StoredAnswer::Answered(answer)) => Ok(answer.clone()),
+            Some(StoredAnswer::Unread(_)) | None => Ok(PromptAnswer::ended(StopReason::EndTurn, turn_id)),
+        }
+    }
 }
 
 impl Store {
@@ -176,7 +208,8 @@ mod tests {
         TurnEntry {
             turn_id: turn_id.into(),
             state: state.into(),
-            answer: (state == "done").then(|| json!({ "stopReason": "end_turn" })),
+            answer: (state == "done")
+                .then(|| StoredAnswer::of(&Ok(PromptAnswer::ended(StopReason::EndTurn, turn_id)))),
             updated_ms,
         }
     }
@@ -185,6 +218,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path().to_path_buf());
         (dir, store)
+    }
+
+    #[test]
+    fn answers_read_back_as_they_were_kept_and_an_older_one_as_the_turn_ended() {
+        let read = |v| serde_json::from_value::<StoredAnswer>(v).unwrap();
+        let failed = read(json!({ "error": { "code": -32603, "message": "The model failed." } }));
+        assert_eq!(
+            StoredAnswer::read(Some(&failed), "t1").unwrap_err().message,
+            "The model failed."
+        );
+        let answered = StoredAnswer::of(&Ok(PromptAnswer::ended(StopReason::Cancelled, "t1")));
+        assert_eq!(read(json!(answered)), answered);
+        // An older terminal kept only the stop reason: kept as it was, read as the turn ended.
+        let older = json!({ "stopReason": "max_tokens" });
+        assert_eq!(read(older.clone()), StoredAnswer::Unread(older.clone()));
+        let ended = PromptAnswer::ended(StopReason::EndTurn, "t2");
+        assert_eq!(StoredAnswer::read(Some(&read(older)), "t2"), Ok(ended.clone()));
+        assert_eq!(StoredAnswer::read(None, "t2"), Ok(ended));
     }
 
     #[test]

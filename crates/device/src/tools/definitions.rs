@@ -1,6 +1,7 @@
 //! The tools as the model is told about them: entries of the OpenAI `tools` array, each a function
 //! with a JSON Schema for its arguments. The numbers in the texts come from `decisions.json`.
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::decisions::decisions;
@@ -28,7 +29,7 @@ pub fn tool_names() -> Vec<&'static str> {
 }
 
 /// The `tools` array entries, in the order of [`tool_names`].
-pub fn definitions() -> Vec<Value> {
+pub fn definitions() -> Vec<ToolDefinition> {
     let numbers = &decisions().tools;
     let lines = numbers.read_default_lines;
     let most = numbers.list_max_entries;
@@ -276,7 +277,7 @@ const STATUSES: [&str; 4] = ["pending", "in_progress", "completed", "dropped"];
 
 /// The `show` tool, offered only in a session whose client said `show: true` and never in a
 /// scheduled turn (the engine decides; see `engine::show`), so it is not in [`definitions`].
-pub fn show_definition() -> Value {
+pub fn show_definition() -> ToolDefinition {
     let most = decisions().show.max_bytes;
     function(
         "show",
@@ -298,29 +299,57 @@ fn path_schema(description: &str) -> Value {
     json!({ "type": "string", "description": description })
 }
 
-fn function(name: &str, description: &str, properties: Value, required: &[&str]) -> Value {
-    json!({
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": required,
-                "additionalProperties": false,
+fn function(name: &str, description: &str, properties: Value, required: &[&str]) -> ToolDefinition {
+    let parameters = json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    });
+    ToolDefinition::function(name, description, parameters)
+}
+
+/// A tool as the model API offers it: a function, its name, what it does, and the JSON Schema of
+/// its arguments (the model's to read: the device writes it and never reads it back).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDefinition {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    pub function: FunctionDefinition,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FunctionDefinition {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+impl ToolDefinition {
+    pub fn function(name: &str, description: &str, parameters: Value) -> ToolDefinition {
+        ToolDefinition {
+            kind: "function",
+            function: FunctionDefinition {
+                name: name.to_string(),
+                description: description.to_string(),
+                parameters,
             },
-        },
-    })
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The definitions as the model reads them.
+    fn written() -> Vec<Value> {
+        definitions().iter().map(|d| json!(d)).collect()
+    }
+
     #[test]
     fn every_tool_in_order_with_an_object_schema() {
-        let defs = definitions();
+        let defs = written();
         let names: Vec<&str> = defs
             .iter()
             .filter_map(|d| d["function"]["name"].as_str())
@@ -365,7 +394,7 @@ mod tests {
 
     #[test]
     fn numbers_come_from_the_decisions() {
-        let defs = definitions();
+        let defs = written();
         let bash = &defs[6]["function"]["parameters"]["properties"]["timeout_s"];
         assert_eq!(bash["maximum"], 600);
         let text = bash["description"].as_str().unwrap_or("");

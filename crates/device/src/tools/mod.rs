@@ -39,7 +39,7 @@ pub use crate::policy::tools::Access;
 use crate::policy::tools::decide_path;
 use arguments::Arguments;
 pub use cut::{cut_result, shortened};
-pub use definitions::{definitions, show_definition, tool_names};
+pub use definitions::{ToolDefinition, definitions, show_definition, tool_names};
 pub use preview::{preview, unified_change};
 pub(crate) use walk::{relative_text, walker};
 

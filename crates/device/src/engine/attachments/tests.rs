@@ -1,5 +1,7 @@
 use super::*;
+use crate::engine::step_request::{ContentPart, ImageUrl, UserContent, user_content};
 use crate::rpc::INVALID_PARAMS;
+use serde_json::{Value, json};
 
 fn b64(bytes: &[u8]) -> String {
     BASE64.encode(bytes)
@@ -211,7 +213,7 @@ fn the_model_reads_text_numbered_binaries_by_path_and_images_by_vision() {
     )
     .unwrap();
     let body = user_message("look at these", &written);
-    let content = body["content"].as_str().unwrap();
+    let content = body.content.as_str();
     assert!(content.starts_with("look at these\n\n"), "{content}");
     assert!(
         content.contains(&format!(
@@ -228,29 +230,39 @@ fn the_model_reads_text_numbered_binaries_by_path_and_images_by_vision() {
         )),
         "{content}"
     );
-    assert_eq!(body["text"], "look at these");
+    assert_eq!(body.text.as_deref(), Some("look at these"));
     assert_eq!(
         json!(super::super::session::listed_attachments(&body)[2]),
         json!({ "name": "shot.png", "mimeType": "image/png", "size": 4 })
     );
 
-    let plain = model_message(&body, false);
-    assert_eq!(plain, json!({ "role": "user", "content": content }));
-    let seeing = model_message(&body, true);
-    let parts = seeing["content"].as_array().unwrap();
-    assert_eq!(parts.len(), 2);
-    assert_eq!(parts[0], json!({ "type": "text", "text": content }));
+    let plain = user_content(&body, false);
+    assert_eq!(plain, UserContent::Text(content.to_string()));
     assert_eq!(
-        parts[1],
+        user_content(&body, true),
+        UserContent::Parts(vec![
+            ContentPart::Text {
+                text: content.to_string()
+            },
+            ContentPart::ImageUrl {
+                image_url: ImageUrl {
+                    url: "data:image/png;base64,iVBORw==".into()
+                }
+            },
+        ])
+    );
+    assert_eq!(
+        json!(user_content(&body, true))[1],
         json!({ "type": "image_url", "image_url": { "url": "data:image/png;base64,iVBORw==" } })
     );
-    assert!(seeing.get("attachments").is_none() && seeing.get("text").is_none());
 
     // A file gone from the folder: the line is all the model gets.
     std::fs::remove_file(&written[2].path).unwrap();
-    assert_eq!(model_message(&body, true), plain);
-    // Messages without attachments are left as they are.
-    let bare = json!({ "role": "user", "content": "hi" });
-    assert_eq!(model_message(&bare, true), bare);
-    assert_eq!(user_message("hi", &[]), bare);
+    assert_eq!(user_content(&body, true), plain);
+    // Messages without attachments are the text.
+    assert_eq!(user_message("hi", &[]), UserMessage::says("hi"));
+    assert_eq!(
+        user_content(&UserMessage::says("hi"), true),
+        UserContent::Text("hi".into())
+    );
 }

@@ -3,14 +3,13 @@
 //! ([`put_back`]: judged as writes under the limits as they are now; the answer names the files
 //! left as they were). Changes made through `bash` have no copies and stay.
 
-use serde_json::Value;
-
 use super::super::Engine;
 use super::super::put_back::put_back;
-use super::super::session::{Message, Session, user_text};
+use super::super::session::{Message, Session};
 use crate::decisions::decisions;
 use crate::rpc::RpcError;
 use crate::store::Record;
+use crate::store::message::ChatMessage;
 use lembas_protocol::prompt::Undone;
 
 /// What was undone: `undone` (`{ prompt, files }`, or null when no turn was left), and a sentence
@@ -24,8 +23,11 @@ pub async fn undo(engine: &Engine, session: &Session) -> Result<(Option<Undone>,
         let prompt = state
             .messages
             .iter()
-            .find(|m| m.turn_id.as_deref() == Some(turn_id.as_str()) && m.body["role"] == "user")
-            .map(|m| user_text(&m.body).to_string())
+            .filter(|m| m.turn_id.as_deref() == Some(turn_id.as_str()))
+            .find_map(|m| match &m.body {
+                ChatMessage::User(user) => Some(user.as_typed().to_string()),
+                _ => None,
+            })
             .unwrap_or_default();
         let wrote = wrote_files(&state.messages, &turn_id);
         (turn_id, prompt, wrote)
@@ -56,20 +58,15 @@ pub async fn undo(engine: &Engine, session: &Session) -> Result<(Option<Undone>,
 fn wrote_files(messages: &[Message], turn_id: &str) -> bool {
     let of_turn = || messages.iter().filter(|m| m.turn_id.as_deref() == Some(turn_id));
     let writes: Vec<&str> = of_turn()
-        .flat_map(|m| m.body["tool_calls"].as_array().into_iter().flatten())
-        .filter(|c| {
-            matches!(
-                c.pointer("/function/name").and_then(Value::as_str),
-                Some("write" | "edit")
-            )
+        .flat_map(|m| match &m.body {
+            ChatMessage::Assistant(said) => said.tool_calls.as_slice(),
+            _ => &[],
         })
-        .filter_map(|c| c["id"].as_str())
+        .filter(|c| matches!(c.function.name.as_str(), "write" | "edit"))
+        .map(|c| c.id.as_str())
         .collect();
-    of_turn().any(|m| {
-        m.body["role"] == "tool"
-            && m.body["is_error"] != true
-            && m.body["tool_call_id"]
-                .as_str()
-                .is_some_and(|id| writes.contains(&id))
+    of_turn().any(|m| match &m.body {
+        ChatMessage::Tool(result) => !result.is_error && writes.contains(&result.tool_call_id.as_str()),
+        _ => false,
     })
 }
