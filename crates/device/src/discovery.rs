@@ -1,7 +1,7 @@
 //! The server: its URL, discovery (`/.well-known/lembas.json`) and the link's address. Discovery
 //! runs before every login and every dial: a server that does not list protocol 3 stops the link.
 
-use serde_json::Value;
+use crate::instance_answers::DiscoveryAnswer;
 use std::net::IpAddr;
 use std::time::Duration;
 use url::Url;
@@ -134,24 +134,20 @@ pub async fn discover(client: &reqwest::Client, server: &Url) -> Result<Discover
             why: format!("discovery answered {status}"),
         });
     }
-    let body: Value = response.json().await.map_err(|e| DiscoveryError::NotLembas {
+    let body: DiscoveryAnswer = response.json().await.map_err(|e| DiscoveryError::NotLembas {
         server: shown.clone(),
-        why: format!("discovery is not JSON: {e}"),
+        why: format!("its discovery answer is not a discovery document: {e}"),
     })?;
     check(&shown, &body)
 }
 
 /// The pure half of [`discover`].
-pub fn check(server: &str, body: &Value) -> Result<Discovery, DiscoveryError> {
+pub fn check(server: &str, body: &DiscoveryAnswer) -> Result<Discovery, DiscoveryError> {
     let version = body
-        .get("version")
-        .and_then(Value::as_str)
-        .unwrap_or("(unknown version)")
-        .to_string();
-    let protocols: Vec<u64> = match body.get("protocols").and_then(Value::as_array) {
-        Some(list) => list.iter().filter_map(Value::as_u64).collect(),
-        None => body.get("protocol").and_then(Value::as_u64).into_iter().collect(),
-    };
+        .version
+        .clone()
+        .unwrap_or_else(|| "(unknown version)".to_string());
+    let protocols = body.protocols();
     if protocols.contains(&u64::from(decisions().protocol)) {
         Ok(Discovery { version, protocols })
     } else {
@@ -184,17 +180,15 @@ mod tests {
             (json!({}), false),
         ];
         for (body, ok) in cases {
-            assert_eq!(check("https://x", &body).is_ok(), ok, "{body}");
+            let read = serde_json::from_value(body.clone()).unwrap();
+            assert_eq!(check("https://x", &read).is_ok(), ok, "{body}");
         }
     }
 
     #[test]
     fn old_server_sentence_word_for_word() {
-        let e = check(
-            "https://old.example",
-            &json!({"protocol": 1, "protocols": [1, 2], "version": "1.9.0"}),
-        )
-        .unwrap_err();
+        let old = json!({"protocol": 1, "protocols": [1, 2], "version": "1.9.0"});
+        let e = check("https://old.example", &serde_json::from_value(old).unwrap()).unwrap_err();
         assert_eq!(
             e.to_string(),
             "https://old.example runs LLeMbas 1.9.0, which speaks link protocol 1 and 2; this LLeMbas CLI needs a LLeMbas 2.0 server (protocol 3) — update the server, or use LLeMbas CLI 1.x with it"

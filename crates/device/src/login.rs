@@ -9,10 +9,11 @@
 //! write path: `server: { url, connection }`, and `embedding:` when none is set.
 
 use serde::Serialize;
-use serde_json::Value;
+use serde::de::DeserializeOwned;
 use url::Url;
 
 use crate::discovery::{self, DiscoveryError};
+use crate::instance_answers::{InstanceAnswer, ModelList};
 use crate::keychain::{KeychainError, Token};
 use crate::settings::edit::{self, Change};
 use crate::settings::{self, Settings, SettingsError};
@@ -271,14 +272,14 @@ fn from_discovery(e: DiscoveryError) -> LoginError {
     }
 }
 
-/// GETs `path` with the token; the body of a 2xx answer, parsed.
-async fn get_json(
+/// GETs `path` with the token; the body of a 2xx answer, read.
+async fn get_json<T: DeserializeOwned>(
     client: &reqwest::Client,
     url: &Url,
     base_url: &str,
     token: &Token,
     what: &'static str,
-) -> Result<(reqwest::StatusCode, Option<Value>), LoginError> {
+) -> Result<(reqwest::StatusCode, Option<T>), LoginError> {
     let response = client
         .get(discovery::endpoint(url, what))
         .bearer_auth(token.expose())
@@ -292,14 +293,11 @@ async fn get_json(
     if !status.is_success() {
         return Ok((status, None));
     }
-    let body = response
-        .json::<Value>()
-        .await
-        .map_err(|e| LoginError::BadAnswer {
-            server: base_url.to_string(),
-            what,
-            answer: format!("something that is not JSON ({})", e.without_url()),
-        })?;
+    let body = response.json::<T>().await.map_err(|e| LoginError::BadAnswer {
+        server: base_url.to_string(),
+        what,
+        answer: format!("something that is not its JSON ({})", e.without_url()),
+    })?;
     Ok((status, Some(body)))
 }
 
@@ -348,9 +346,9 @@ async fn read_models(
 }
 
 /// The pure half of the instance check: a scope, and `link` in it.
-fn check_instance(server: &str, body: &Value) -> Result<Instance, LoginError> {
-    let text = |v: &Value| v.as_str().filter(|s| !s.is_empty()).map(str::to_string);
-    let Some(scope) = body.get("scope").and_then(Value::as_str) else {
+fn check_instance(server: &str, body: &InstanceAnswer) -> Result<Instance, LoginError> {
+    let text = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
+    let Some(scope) = &body.scope else {
         return Err(LoginError::OlderServer {
             server: server.to_string(),
             why: "its /api/v1/instance says no scope".to_string(),
@@ -362,23 +360,24 @@ fn check_instance(server: &str, body: &Value) -> Result<Instance, LoginError> {
             scope: scope.trim().to_string(),
         });
     }
-    let account = body.get("account").and_then(|a| {
-        match (a.get("name").and_then(text), a.get("email").and_then(text)) {
+    let account = body
+        .account
+        .as_ref()
+        .and_then(|a| match (text(&a.name), text(&a.email)) {
             (Some(name), Some(email)) => Some(format!("{name} <{email}>")),
             (one, other) => one.or(other),
-        }
-    });
+        });
     Ok(Instance {
-        connection: body.get("connection").and_then(text),
-        version: body.get("version").and_then(text),
-        name: body.get("name").and_then(text),
+        connection: text(&body.connection),
+        version: text(&body.version),
+        name: text(&body.name),
         account,
     })
 }
 
 /// The chat models (`kind: "chat"` or none) and the first embedding model of an OpenAI list.
-fn models_of(server: &str, body: &Value) -> Result<Models, LoginError> {
-    let Some(data) = body.get("data").and_then(Value::as_array) else {
+fn models_of(server: &str, body: &ModelList) -> Result<Models, LoginError> {
+    let Some(data) = &body.data else {
         return Err(LoginError::BadAnswer {
             server: server.to_string(),
             what: "/v1/models",
@@ -387,15 +386,15 @@ fn models_of(server: &str, body: &Value) -> Result<Models, LoginError> {
     };
     let mut models = Models::default();
     for entry in data {
-        let Some(id) = entry.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()) else {
+        let Some(id) = entry.id() else {
             continue;
         };
-        match entry.get("kind").and_then(Value::as_str) {
-            None | Some("chat") => models.chat.push(id.to_string()),
+        match entry.kind.as_deref() {
+            _ if entry.is_chat() => models.chat.push(id.to_string()),
             Some("embedding") if models.first_embedding.is_none() => {
                 models.first_embedding = Some(id.to_string());
             }
-            Some(_) => {}
+            _ => {}
         }
     }
     Ok(models)
@@ -441,7 +440,10 @@ mod tests {
             (json!({ "scope": ["link"] }), Err("says no scope")),
         ];
         for (body, want) in cases {
-            let got = check_instance("https://l.example", &body);
+            let got = check_instance(
+                "https://l.example",
+                &serde_json::from_value(body.clone()).unwrap(),
+            );
             match (got, want) {
                 (Ok(_), Ok(())) => {}
                 (Err(e), Err(part)) => assert!(e.to_string().contains(part), "{body}: {e}"),
@@ -452,14 +454,11 @@ mod tests {
 
     #[test]
     fn the_instance_answer_is_read() {
-        let instance = check_instance(
-            "https://l.example",
-            &json!({
-                "version": "2.0.1", "name": "Home", "connection": "home", "scope": "models link",
-                "account": { "email": "p@example.com", "name": "P" },
-            }),
-        )
-        .unwrap();
+        let body = json!({
+            "version": "2.0.1", "name": "Home", "connection": "home", "scope": "models link",
+            "account": { "email": "p@example.com", "name": "P" },
+        });
+        let instance = check_instance("https://l.example", &serde_json::from_value(body).unwrap()).unwrap();
         assert_eq!(
             instance,
             Instance {
@@ -482,11 +481,15 @@ mod tests {
             { "id": "a/img", "kind": "image" },
             { "kind": "chat" },
         ]});
-        let models = models_of("s", &body).unwrap();
+        let list = |v| serde_json::from_value::<ModelList>(v).unwrap();
+        let models = models_of("s", &list(body)).unwrap();
         assert_eq!(models.chat, ["a/chat", "a/deep"]);
         assert_eq!(models.first_embedding.as_deref(), Some("a/embed-1"));
-        assert!(models_of("s", &json!({ "models": [] })).is_err());
-        assert_eq!(models_of("s", &json!({ "data": [] })).unwrap(), Models::default());
+        assert!(models_of("s", &list(json!({ "models": [] }))).is_err());
+        assert_eq!(
+            models_of("s", &list(json!({ "data": [] }))).unwrap(),
+            Models::default()
+        );
     }
 
     #[test]

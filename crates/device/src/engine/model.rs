@@ -8,27 +8,15 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::step_request::StepRequest;
+use crate::instance_answers::{InstanceAnswer, ModelEntry, ModelList};
 use crate::keychain::Token;
+use serde::de::DeserializeOwned;
 
 /// The retry waits before the second and the third try; a `Retry-After` up to the cap replaces one.
 const RETRY_WAITS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(4)];
 const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
 /// How long a model may take to start answering, and to send its next chunk.
 const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// A `/v1/models` entry of a model that takes images (the spec leaves how to say so open; this
-/// is the input modalities' common form).
-pub fn entry_takes_images(entry: &Value) -> bool {
-    [
-        entry.get("input_modalities"),
-        entry.pointer("/architecture/input_modalities"),
-    ]
-    .into_iter()
-    .flatten()
-    .filter_map(Value::as_array)
-    .flatten()
-    .any(|m| m == "image")
-}
 
 /// Why a step could not get an answer from the model. `Display` is a sentence for a person.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,17 +103,18 @@ pub struct About {
 }
 
 impl About {
-    fn of(body: &Value) -> About {
-        let text = |key: &str| {
-            body.get(key)
-                .and_then(Value::as_str)
+    fn of(body: &InstanceAnswer) -> About {
+        let text = |field: &Option<String>| {
+            field
+                .as_deref()
                 .map(str::trim)
                 .filter(|t| !t.is_empty())
+                .map(str::to_string)
         };
         About {
-            name: text("name").map(|n| n.chars().take(200).collect()),
-            scope: text("scope").unwrap_or_default().to_string(),
-            default_model: text("default_model").map(str::to_string),
+            name: text(&body.name).map(|n| n.chars().take(200).collect()),
+            scope: text(&body.scope).unwrap_or_default(),
+            default_model: text(&body.default_model),
         }
     }
 }
@@ -151,8 +140,8 @@ impl Instance {
             .model_list()
             .await?
             .iter()
-            .filter(|m| matches!(m.get("kind").and_then(Value::as_str), None | Some("chat")))
-            .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+            .filter(|m| m.is_chat())
+            .filter_map(|m| m.id().map(str::to_string))
             .collect())
     }
 
@@ -163,8 +152,8 @@ impl Instance {
         match self.model_list().await {
             Ok(list) => list
                 .iter()
-                .find(|m| m.get("id").and_then(Value::as_str) == Some(model))
-                .is_some_and(entry_takes_images),
+                .find(|m| m.id() == Some(model))
+                .is_some_and(ModelEntry::takes_images),
             Err(why) => {
                 tracing::warn!("{why}; images go to {model} as lines");
                 false
@@ -182,19 +171,13 @@ impl Instance {
                 return None;
             }
         };
-        let entry = list
-            .into_iter()
-            .find(|m| m.get("id").and_then(Value::as_str) == Some(model))?;
-        ["context_length", "context_window"]
-            .iter()
-            .find_map(|key| entry.get(*key).and_then(Value::as_u64))
-            .filter(|size| *size > 0)
+        list.iter().find(|m| m.id() == Some(model))?.context_window()
     }
 
     /// The entries of `/v1/models`.
-    async fn model_list(&self) -> Result<Vec<Value>, String> {
-        let body = self.get_json("v1/models", "the instance's model list").await?;
-        Ok(body["data"].as_array().cloned().unwrap_or_default())
+    async fn model_list(&self) -> Result<Vec<ModelEntry>, String> {
+        let body: ModelList = self.get_json("v1/models", "the instance's model list").await?;
+        Ok(body.data.unwrap_or_default())
     }
 
     /// A GET of the instance's with the device's token, read as JSON; errors name `what`. One
@@ -202,7 +185,7 @@ impl Instance {
     /// connection the server closed just as it was reused (a server restarting) fails that way,
     /// and the second try gets a fresh connection (found by the chaos soak: session/new refused
     /// after a peer restart).
-    async fn get_json(&self, path: &str, what: &str) -> Result<Value, String> {
+    async fn get_json<T: DeserializeOwned>(&self, path: &str, what: &str) -> Result<T, String> {
         let url = self.url(path)?;
         let get = || self.http.get(url.clone()).bearer_auth(self.token.expose()).send();
         let response = match get().await {
@@ -220,7 +203,7 @@ impl Instance {
         response
             .json()
             .await
-            .map_err(|e| format!("{what} is not JSON: {e}"))
+            .map_err(|e| format!("{what} is not its JSON: {e}"))
     }
 
     /// What the instance says of itself and of the device's token (`/api/v1/instance`), in one read.
@@ -468,8 +451,9 @@ mod tests {
 
     #[test]
     fn about_reads_what_the_instance_says_and_leaves_out_the_empty() {
-        let full = About::of(
-            &json!({ "name": "  Home  ", "scope": "models link memory", "default_model": "example/chat-fast" }),
+        let of = |v| About::of(&serde_json::from_value(v).unwrap());
+        let full = of(
+            json!({ "name": "  Home  ", "scope": "models link memory", "default_model": "example/chat-fast" }),
         );
         assert_eq!(
             full,
@@ -479,12 +463,9 @@ mod tests {
                 default_model: Some("example/chat-fast".into())
             }
         );
-        assert_eq!(
-            About::of(&json!({ "name": " ", "default_model": "" })),
-            About::default()
-        );
-        assert_eq!(About::of(&json!({ "name": 7, "scope": null })), About::default());
-        let long = About::of(&json!({ "name": "x".repeat(500) }));
+        assert_eq!(of(json!({ "name": " ", "default_model": "" })), About::default());
+        assert_eq!(of(json!({ "name": 7, "scope": null })), About::default());
+        let long = of(json!({ "name": "x".repeat(500) }));
         assert_eq!(long.name.map(|n| n.chars().count()), Some(200));
     }
 
@@ -527,22 +508,6 @@ mod tests {
         assert_eq!(instance.chat_models().await.unwrap(), ["m"]);
         // Reuses the kept-alive connection, which the server closes: sent again on a fresh one.
         assert_eq!(instance.chat_models().await.unwrap(), ["m"]);
-    }
-
-    #[test]
-    fn an_entry_takes_images_when_its_input_modalities_say_image() {
-        for (entry, takes) in [
-            (json!({ "id": "a", "input_modalities": ["text", "image"] }), true),
-            (
-                json!({ "id": "a", "architecture": { "input_modalities": ["image", "text"] } }),
-                true,
-            ),
-            (json!({ "id": "a", "input_modalities": ["text"] }), false),
-            (json!({ "id": "a", "input_modalities": "image" }), false),
-            (json!({ "id": "a", "kind": "chat" }), false),
-        ] {
-            assert_eq!(entry_takes_images(&entry), takes, "{entry}");
-        }
     }
 
     #[test]

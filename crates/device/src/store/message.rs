@@ -4,8 +4,10 @@
 //! (`engine::step_request`). Old files still open: what a field held in an older version reads
 //! as text, and a field added later is optional.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::lenient::{readable, text};
 
 /// One message, tagged by its `role`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -181,27 +183,6 @@ impl ChatMessage {
             _ => None,
         }
     }
-}
-
-/// A text field: a string, or (in a file an older version wrote) null as empty and anything else
-/// as its JSON.
-fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
-    Ok(match Value::deserialize(deserializer)? {
-        Value::String(text) => text,
-        Value::Null => String::new(),
-        other => other.to_string(),
-    })
-}
-
-/// The items of a list that read as `T`, the others passed over.
-fn readable<'de, D: Deserializer<'de>, T: serde::de::DeserializeOwned>(
-    deserializer: D,
-) -> Result<Vec<T>, D::Error> {
-    let items = Option::<Vec<Value>>::deserialize(deserializer)?.unwrap_or_default();
-    Ok(items
-        .into_iter()
-        .filter_map(|item| serde_json::from_value(item).ok())
-        .collect())
 }
 
 #[cfg(test)]
