@@ -8,17 +8,13 @@ import type { ControlMethod, ControlPushMethod, Reason } from './protocol';
 
 // What the device sends, declared once in Rust and generated (wire.ts); the window's own below.
 export type {
-  ApprovalCard, Decided, Detail, Did, Entry, Grant, ListedSession, ListedTerminal, Mode, PutBackAnswer, Risk,
-  SettingChange, Snapshot, Step, Timeline, TimelineTurn,
+  ApprovalCard, Decided, Detail, Did, Entry, Grant, ListedSession, ListedTerminal, Mode, PutBackAnswer, Replay, Risk,
+  SettingChange, ShownFile, ShownKind, Snapshot, Step, Timeline, TimelineTurn,
 } from './wire';
-import type {
-  ActivityParams, AnswerParams, Entry, Grant, ListedSession, ListedTerminal, PutBackAnswer, RevokeParams, SessionParams,
-  SettingChange, ShownListParams, ShownReadParams, Snapshot, TerminalParams, TerminalWriteParams, Timeline, UndoParams,
-  Verdict,
-} from './wire';
+import type { ActivityPage as Page, ControlCalls, Grant, Line, SettingChange, Snapshot, Verdict } from './wire';
 
-/** The newest lines of the activity log, newest first. */
-export interface ActivityPage { lines: Entry[]; unreadable: number; path: string }
+/** The newest lines of the activity log, newest first, each described. */
+export type ActivityPage = Omit<Page, 'lines'> & { lines: Line[] };
 
 /** Where the app asks the window to go (the tray's activity log, a clicked notification). */
 export type View =
@@ -32,25 +28,6 @@ export interface ControlPush { method: ControlPushMethod; params: unknown }
  * `method_not_found` and, with no runtime, `not_running` or `unreachable`. */
 export interface CommandError { code: Reason | 'method_not_found' | 'not_running' | 'refused'; message: string }
 
-// The Terminals view's.
-export interface Replay { id: string; data: string; offset: number }
-// The viewer's.
-export type ShownKind = 'markdown' | 'code' | 'text' | 'html';
-
-/** One file a session showed (the runtime's ShownFile). */
-export interface ShownFile {
-  id: string;
-  session_id: string;
-  path: string;
-  kind: ShownKind;
-  language?: string;
-  line?: number;
-  size: number;
-  shown_ms: number;
-}
-
-
-
 export function asCommandError(e: unknown): CommandError {
   if (e && typeof e === 'object' && 'code' in e && 'message' in e) {
     return { code: String(e.code) as CommandError['code'], message: String(e.message) };
@@ -58,41 +35,48 @@ export function asCommandError(e: unknown): CommandError {
   return { code: 'internal', message: String(e) };
 }
 
-/** One request to the device runtime's control endpoint (its methods: crates/device/src/control). */
-function call<T>(method: ControlMethod, params?: object): Promise<T> {
-  return invoke<T>('control_call', { method, params: params ?? {} });
+/** One request to the device runtime's control endpoint: its params and answer as the device
+ * declares them for the method (crates/device/src/control/calls.rs, generated into wire.ts). */
+function call<M extends ControlMethod & keyof ControlCalls>(
+  method: M,
+  params: ControlCalls[M]['params'],
+): Promise<ControlCalls[M]['answer']> {
+  return invoke<ControlCalls[M]['answer']>('control_call', { method, params });
 }
 
 /** How many lines of the activity log the Activity view reads at most. */
 const ACTIVITY_MOST = 1000;
 
 export const backend = {
-  getState: () => call<Snapshot>('window/state'),
-  change: (change: SettingChange) => call<Snapshot>('settings/change', change),
+  getState: () => call('window/state', {}),
+  change: (change: SettingChange) => call('settings/change', change),
   /** The system's folder picker, then `settings/change add_root`; a cancelled picker changes nothing. */
   pickRoot: async (): Promise<Snapshot> => {
     const folder = await invoke<string | null>('pick_root');
     return folder === null ? backend.getState() : backend.change({ setting: 'add_root', value: folder });
   },
-  login: (server: string, token: string) => call<{ message: string }>('login', { server, token }),
-  logout: async () => (await call<{ message: string }>('logout')).message,
+  login: (server: string, token: string) => call('login', { server, token }),
+  logout: async () => (await call('logout', {})).message,
   stopRemoteWork: async (): Promise<Snapshot> => {
-    await call('remote/stop');
+    await call('remote/stop', {});
     return backend.getState();
   },
   /** `once` or `deny`; false when the card had been answered elsewhere first. */
   answerApproval: async (toolCallId: string, optionId: 'once' | 'session' | 'deny'): Promise<boolean> => {
     const answer: Verdict = ({ once: 'allow', session: 'allow_for_chat', deny: 'deny' } as const)[optionId];
     try {
-      await call('approvals/answer', { id: toolCallId, answer } satisfies AnswerParams);
+      await call('approvals/answer', { id: toolCallId, answer });
       return true;
     } catch (e) {
       if (asCommandError(e).code === 'not_open') return false;
       throw e;
     }
   },
-  readActivity: (limit?: number) =>
-    call<ActivityPage>('activity', { n: limit ?? ACTIVITY_MOST, described: true } satisfies ActivityParams),
+  /** Described, so each line is a `Line` (the device's `ActivityLines::Described`). */
+  readActivity: async (limit?: number): Promise<ActivityPage> => {
+    const page = await call('activity', { n: limit ?? ACTIVITY_MOST, described: true });
+    return { ...page, lines: page.lines as Line[] };
+  },
   takeView: () => invoke<View | null>('take_view'),
   /** Says the first paint with the device's state is done (`performance.now()` then): the app
    * test measures open → drawn from it. */
@@ -124,23 +108,23 @@ export const backend = {
   },
   onView: (go: (v: View) => void): Promise<UnlistenFn> =>
     listen<View>('show-view', (event) => go(event.payload)),
-  listSessions: () => call<ListedSession[]>('sessions/list'),
+  listSessions: () => call('sessions/list', {}),
   timeline: (sessionId: string) =>
-    call<Timeline>('sessions/timeline', { session_id: sessionId } satisfies SessionParams),
+    call('sessions/timeline', { session_id: sessionId }),
   /** The files `turnId` and later turns changed, put back as they were before it. */
   putBack: (sessionId: string, turnId: string) =>
-    call<PutBackAnswer>('sessions/undo', { session_id: sessionId, turn_id: turnId } satisfies UndoParams),
+    call('sessions/undo', { session_id: sessionId, turn_id: turnId }),
   /** Takes back an "Allow for this chat"; the grants left. */
   revokeGrant: (sessionId: string, grant: Grant) =>
-    call<Grant[]>('sessions/revoke', { session_id: sessionId, grant } satisfies RevokeParams),
-  stopSession: (sessionId: string) => call<unknown>('sessions/stop', { session_id: sessionId } satisfies SessionParams),
-  listTerminals: () => call<ListedTerminal[]>('terminals/list'),
+    call('sessions/revoke', { session_id: sessionId, grant }),
+  stopSession: (sessionId: string) => call('sessions/stop', { session_id: sessionId }),
+  listTerminals: () => call('terminals/list', {}),
   writeTerminal: (id: string, data: string) =>
-    call<unknown>('terminals/write', { id, data } satisfies TerminalWriteParams),
-  replayTerminal: (id: string) => call<Replay>('terminals/replay', { id } satisfies TerminalParams),
-  hangUpTerminal: (id: string) => call<unknown>('terminals/hang_up', { id } satisfies TerminalParams),
-  listShown: () => call<ShownFile[]>('shown/list', {} satisfies ShownListParams),
-  readShown: (id: string) => call<{ file: ShownFile; text: string }>('shown/read', { id } satisfies ShownReadParams),
+    call('terminals/write', { id, data }),
+  replayTerminal: (id: string) => call('terminals/replay', { id }),
+  hangUpTerminal: (id: string) => call('terminals/hang_up', { id }),
+  listShown: () => call('shown/list', {}),
+  readShown: (id: string) => call('shown/read', { id }),
   /** Every notification the runtime pushes to the window's control subscription. */
   onControlPush: (take: (p: ControlPush) => void): Promise<UnlistenFn> =>
     listen<ControlPush>('control-push', (event) => take(event.payload)),

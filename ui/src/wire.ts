@@ -1,6 +1,10 @@
 // Generated from the device's types (crates/device/src/control/window_types.rs); do not edit.
 // A test checks it is fresh: `LEMBAS_GENERATE=1 cargo test -p lembas-device window_types`.
 
+export type ActivityLines = Array<JsonValue> | Array<Line>;
+
+export type ActivityPage = { lines: ActivityLines, unreadable: number, path: string, };
+
 export type ActivityParams = { 
 /**
  * How many of the newest lines (50 when absent).
@@ -16,6 +20,8 @@ export type AnswerParams = {
  * The card's tool call id.
  */
 id: string, answer: Verdict, };
+
+export type Answered = { id: string, session_id: string, answer: Verdict, };
 
 export type ApprovalCard = { 
 /**
@@ -98,6 +104,8 @@ export type Did = { "kind": "command", command: string, } | { "kind": "change", 
 
 export type Diff = { path: string, old_text: string | null, new_text: string, };
 
+export type Empty = Record<symbol, never>;
+
 export type Entry = { 
 /**
  * Unix milliseconds.
@@ -110,6 +118,8 @@ at_ms: number,
 kind: string, text: string, };
 
 export type Grant = { "kind": "writes" } | { "kind": "command", pattern: string, } | { "kind": "tool", name: string, };
+
+export type HelloParams = { cookie: string, };
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
@@ -130,6 +140,8 @@ require_trust?: boolean,
  * Whether the device accepts scheduled work.
  */
 scheduled: boolean, };
+
+export type Line = { at_ms: number, kind: string, text: string, };
 
 export type LinkView = { 
 /**
@@ -173,6 +185,8 @@ offset: number,
  */
 cols: number, rows: number, };
 
+export type LoginParams = { server: string, token: string, };
+
 export type Mode = "plan" | "manual" | "edit" | "auto";
 
 export type Now = { terminals: number, watches: number, 
@@ -191,17 +205,27 @@ left: Array<string>, };
 
 export type PutBackAnswer = { session_id: string, turn_id: string, files: Array<string>, left: Array<string>, };
 
+export type RemoteStopped = { remote_enabled: boolean, 
+/**
+ * How many turns were stopped.
+ */
+stopped_turns: number, };
+
 export type RemoteView = { enabled: boolean, scheduled: boolean, terminal: boolean, require_trust: boolean, max_mode: Mode, roots: Array<RootView>, 
 /**
  * Whether remote commands run in a kernel sandbox here, as a sentence.
  */
 sandbox: string, };
 
+export type Replay = { id: string, data: string, offset: number, };
+
 export type RevokeParams = { session_id: string, grant: Grant, };
 
 export type Risk = "deletes" | "outside_folder" | "network" | "pipe_to_shell" | "sudo" | "protected" | "writes";
 
 export type RootView = { path: string, trusted: boolean, };
+
+export type Said = { message: string, };
 
 export type ScheduledRun = { schedule_id: string, run_id: string, 
 /**
@@ -219,9 +243,23 @@ export type SettingChange = { "setting": "remote_enabled", "value": boolean } | 
 
 export type SettingText = { label: string, description: string, };
 
+export type ShownFile = { id: string, session_id: string, 
+/**
+ * As the client was sent it: relative to the session's folder when inside it.
+ */
+path: string, kind: ShownKind, language?: string, line?: number, 
+/**
+ * The text's length in bytes.
+ */
+size: number, shown_ms: number, };
+
+export type ShownKind = "markdown" | "code" | "text" | "html";
+
 export type ShownListParams = { session_id?: string, };
 
 export type ShownReadParams = { id: string, };
+
+export type ShownText = { file: ShownFile, text: string, };
 
 export type Snapshot = { link: LinkView, held_by: string | null, server: string | null, connection: string | null, last_error: string | null, 
 /**
@@ -236,6 +274,31 @@ settings_error: string | null, remote: RemoteView, scheduled_setting: SettingTex
  * The approval cards waiting for an answer, oldest first.
  */
 cards: Array<ApprovalCard>, };
+
+export type Status = { pid: number, server: string | null, connection: string | null, 
+/**
+ * The limits as last sent to the instance.
+ */
+limits: Limits | null, last_error: string | null, 
+/**
+ * Whether remote commands run sandboxed: `landlock ABI n`, `seatbelt` or `none: <why>`
+ * (absent in a file an older device wrote).
+ */
+sandbox: string | null, 
+/**
+ * Agent turns running now, and the folders they work in (absent in an older file).
+ */
+agents_working: number, working_in: Array<string>, 
+/**
+ * Unix milliseconds of the last change.
+ */
+updated_ms: number, } & ({ "state": "starting" } | { "state": "not_logged_in" } | { "state": "connecting" } | { "state": "linked" } | { "state": "offline", retry_in_ms: number, } | { "state": "server_needs_update" } | { "state": "token_refused" } | { "state": "stopped" });
+
+export type StatusAnswer = { 
+/**
+ * Always true: an answer comes from a running runtime.
+ */
+running: boolean, status: Status, };
 
 export type Step = { tool_call_id: string, tool: string, 
 /**
@@ -258,6 +321,18 @@ export type StepResult = { status: StepStatus, output: string,
 cut: boolean, };
 
 export type StepStatus = "pending" | "completed" | "failed" | "denied";
+
+export type Stopped = { session_id: string, stopped: boolean, };
+
+export type Streams = { 
+/**
+ * Every session's updates (the window's timelines and chats).
+ */
+sessions: boolean, 
+/**
+ * The remote terminals' output.
+ */
+terminals: boolean, };
 
 export type TerminalParams = { id: string, };
 
@@ -308,3 +383,28 @@ export type ToolKind = "read" | "edit" | "delete" | "move" | "search" | "execute
 export type UndoParams = { session_id: string, turn_id: string, };
 
 export type Verdict = "allow" | "allow_for_chat" | "deny";
+
+export type ControlCalls = {
+  "hello": { params: HelloParams, answer: Empty },
+  "status": { params: Empty, answer: StatusAnswer },
+  "subscribe": { params: Streams, answer: Empty },
+  "approvals/list": { params: Empty, answer: Array<ApprovalCard> },
+  "approvals/answer": { params: AnswerParams, answer: Answered },
+  "activity": { params: ActivityParams, answer: ActivityPage },
+  "window/state": { params: Empty, answer: Snapshot },
+  "settings/change": { params: SettingChange, answer: Snapshot },
+  "login": { params: LoginParams, answer: Said },
+  "logout": { params: Empty, answer: Said },
+  "sessions/list": { params: Empty, answer: Array<ListedSession> },
+  "sessions/timeline": { params: SessionParams, answer: Timeline },
+  "sessions/stop": { params: SessionParams, answer: Stopped },
+  "sessions/undo": { params: UndoParams, answer: PutBackAnswer },
+  "sessions/revoke": { params: RevokeParams, answer: Array<Grant> },
+  "terminals/list": { params: Empty, answer: Array<ListedTerminal> },
+  "terminals/replay": { params: TerminalParams, answer: Replay },
+  "terminals/hang_up": { params: TerminalParams, answer: TerminalParams },
+  "terminals/write": { params: TerminalWriteParams, answer: Empty },
+  "remote/stop": { params: Empty, answer: RemoteStopped },
+  "shown/list": { params: ShownListParams, answer: Array<ShownFile> },
+  "shown/read": { params: ShownReadParams, answer: ShownText },
+};

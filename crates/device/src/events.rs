@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// The link's state as a person reads it in the tray and `lembas status`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum LinkState {
     Starting,

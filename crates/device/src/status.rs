@@ -10,6 +10,7 @@ use crate::paths::Dirs;
 use crate::poison::Recover;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Status {
     pub pid: u32,
     #[serde(flatten)]

@@ -247,6 +247,7 @@ pub struct CancelParams {
 
 /// An empty answer (`{}`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Empty {}
 
 /// `_lembas/configure`'s params: a model the instance serves, an effort, or both.

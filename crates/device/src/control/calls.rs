@@ -34,6 +34,32 @@ macro_rules! calls {
 
         /// The methods bound here, in the order they are declared.
         pub const TYPED: &[ControlMethod] = &[$(ControlMethod::$method,)*];
+
+        /// Visits every type a method takes or answers, for their TypeScript declarations.
+        #[cfg(test)]
+        pub fn visit_types(visitor: &mut impl ts_rs::TypeVisitor) {
+            $(
+                visitor.visit::<$params>();
+                visitor.visit::<$answer>();
+            )*
+        }
+
+        /// `ControlCalls`: each method's params and answer, for the window's typed calls.
+        #[cfg(test)]
+        pub fn typescript(cfg: &ts_rs::Config) -> String {
+            use ts_rs::TS;
+            let mut lines = vec!["export type ControlCalls = {".to_string()];
+            $(
+                lines.push(format!(
+                    "  {:?}: {{ params: {}, answer: {} }},",
+                    ControlMethod::$method.name(),
+                    <$params>::name(cfg),
+                    <$answer>::name(cfg),
+                ));
+            )*
+            lines.push("};".to_string());
+            lines.join("\n")
+        }
     };
 }
 

@@ -22,6 +22,7 @@ pub struct AnswerParams {
 
 /// `approvals/answer`'s answer: the card answered, and its chat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Answered {
     pub id: String,
     pub session_id: String,
@@ -45,6 +46,7 @@ pub struct ActivityParams {
 /// The streams a subscriber asks for besides status and events (`subscribe`'s params); unknown
 /// fields are ignored.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(default)]
 pub struct Streams {
     /// Every session's updates (the window's timelines and chats).
@@ -117,6 +119,7 @@ pub struct ShownReadParams {
 
 /// `hello`'s params: the control cookie.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct HelloParams {
     pub cookie: String,
@@ -124,6 +127,7 @@ pub struct HelloParams {
 
 /// `status`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct StatusAnswer {
     /// Always true: an answer comes from a running runtime.
     pub running: bool,
@@ -132,6 +136,7 @@ pub struct StatusAnswer {
 
 /// `activity`'s answer: the newest lines, newest first, how many could not be read, and the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ActivityPage {
     pub lines: ActivityLines,
     pub unreadable: usize,
@@ -142,6 +147,7 @@ pub struct ActivityPage {
 /// hold older shapes), or described for a view. Read back, any list is `Logged`: a client reads
 /// the kind it asked for, and only a view (in TypeScript) asks for described lines.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(untagged)]
 pub enum ActivityLines {
     Logged(Vec<Value>),
@@ -150,6 +156,7 @@ pub enum ActivityLines {
 
 /// A described line: when, its kind, and what happened in a sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Line {
     pub at_ms: u64,
     pub kind: String,
@@ -159,6 +166,7 @@ pub struct Line {
 /// `login`'s params. Read without serde's messages, which could quote a value given in the wrong
 /// place: see the control module's `login`.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct LoginParams {
     pub server: String,
     pub token: String,
@@ -175,12 +183,14 @@ impl std::fmt::Debug for LoginParams {
 
 /// `login`'s and `logout`'s answer: what happened, in a sentence for the person.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Said {
     pub message: String,
 }
 
 /// `sessions/stop`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Stopped {
     pub session_id: String,
     pub stopped: bool,
@@ -188,6 +198,7 @@ pub struct Stopped {
 
 /// `terminals/replay`'s answer: the terminal's kept output (base64) up to byte `offset`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Replay {
     pub id: String,
     pub data: String,
@@ -196,6 +207,7 @@ pub struct Replay {
 
 /// `remote/stop`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct RemoteStopped {
     pub remote_enabled: bool,
     /// How many turns were stopped.
@@ -204,6 +216,7 @@ pub struct RemoteStopped {
 
 /// `shown/read`'s answer: the file and its text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ShownText {
     pub file: ShownFile,
     pub text: String,

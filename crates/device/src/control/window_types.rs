@@ -5,16 +5,8 @@
 use std::path::Path;
 use ts_rs::{Config, TS, TypeVisitor};
 
-use crate::control::SettingChange;
-use crate::control::params::{
-    ActivityParams, AnswerParams, ListedSession, RevokeParams, SessionParams, ShownListParams,
-    ShownReadParams, TerminalParams, TerminalWriteParams, UndoParams,
-};
-use crate::engine::PutBackAnswer;
 use crate::engine::grants::Grant;
-use crate::engine::timeline::Timeline;
 use crate::face::Snapshot;
-use crate::terminal::board::Listed as ListedTerminal;
 
 /// Every declaration the window's types need, each once, sorted by name.
 fn declarations() -> String {
@@ -24,25 +16,14 @@ fn declarations() -> String {
         seen: Vec::new(),
         out: Vec::new(),
     };
+    // Every control method's params and answer, and the window's own.
+    crate::control::calls::call::visit_types(&mut all);
     all.visit::<Snapshot>();
-    all.visit::<ListedSession>();
-    all.visit::<Timeline>();
     all.visit::<Grant>();
-    all.visit::<PutBackAnswer>();
-    all.visit::<ListedTerminal>();
-    all.visit::<SettingChange>();
-    all.visit::<AnswerParams>();
-    all.visit::<ActivityParams>();
-    all.visit::<SessionParams>();
-    all.visit::<UndoParams>();
-    all.visit::<RevokeParams>();
-    all.visit::<TerminalParams>();
-    all.visit::<TerminalWriteParams>();
-    all.visit::<ShownListParams>();
-    all.visit::<ShownReadParams>();
     // By name: ts-rs visits a type's dependencies in an order that differs from build to build, and
     // TypeScript needs no declaration before its use.
     all.out.sort();
+    all.out.push(crate::control::calls::call::typescript(&all.cfg));
     all.out.join("\n\n")
 }
 
@@ -54,8 +35,16 @@ struct Declarations {
 
 impl TypeVisitor for Declarations {
     fn visit<T: TS + 'static + ?Sized>(&mut self) {
-        // Only types with a declaration of their own (not strings, numbers, arrays, options).
+        // Only types with a declaration of their own (not strings, numbers, arrays, options), but
+        // what an array or an option holds.
         if T::output_path().is_none() {
+            // Marked too: JSON's own type holds itself.
+            let name = T::name(&self.cfg);
+            if !self.seen.contains(&name) {
+                self.seen.push(name);
+                T::visit_generics(self);
+                T::visit_dependencies(self);
+            }
             return;
         }
         let name = T::ident(&self.cfg);

@@ -13,6 +13,7 @@ use crate::poison::Recover;
 
 /// One file shown, as listed (without its text).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ShownFile {
     pub id: String,
     pub session_id: String,
@@ -20,8 +21,10 @@ pub struct ShownFile {
     pub path: String,
     pub kind: ShownKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub language: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub line: Option<u64>,
     /// The text's length in bytes.
     pub size: u64,
