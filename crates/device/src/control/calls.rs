@@ -2,8 +2,8 @@
 //! and writes the other ([`serve_call`]), and the client calls through the same types
 //! ([`super::Client::ask`]), so neither end reads the other's JSON by hand.
 
-use lembas_protocol::ControlMethod;
 use lembas_protocol::session::Empty;
+use lembas_protocol::{ControlMethod, ControlPush};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -102,6 +102,55 @@ pub mod call {
     }
 }
 
+/// A notification the runtime pushes to a subscriber: its name and its params.
+pub trait ControlPushed {
+    const PUSH: ControlPush;
+    type Params: Serialize;
+}
+
+macro_rules! pushes {
+    ($($push:ident($params:ty);)*) => {
+        $(
+            #[doc = concat!("[`ControlPush::", stringify!($push), "`]: `", stringify!($params), "`.")]
+            #[derive(Debug, Clone, Copy)]
+            pub struct $push;
+
+            impl ControlPushed for $push {
+                const PUSH: ControlPush = ControlPush::$push;
+                type Params = $params;
+            }
+        )*
+
+        /// The pushes bound here.
+        pub const TYPED: &[ControlPush] = &[$(ControlPush::$push,)*];
+    };
+}
+
+/// One type per push, named as its [`ControlPush`] variant: `notification(push::Missed, …)`.
+pub mod push {
+    use super::{ControlPush, ControlPushed};
+    use crate::control::params::{Count, TerminalEnded, TerminalShown};
+    use crate::engine::ShownUpdate;
+    use crate::events::DeviceEvent;
+    use crate::status::Status as RuntimeStatus;
+
+    pushes! {
+        Status(RuntimeStatus);
+        Event(DeviceEvent);
+        Missed(Count);
+        SessionUpdate(ShownUpdate);
+        SessionMissed(Count);
+        TerminalOutput(TerminalShown);
+        TerminalExit(TerminalEnded);
+        TerminalMissed(Count);
+    }
+}
+
+/// `push`'s line, its params written as declared.
+pub fn notification<P: ControlPushed>(_: P, params: &P::Params) -> String {
+    rpc::notification(P::PUSH.name(), serde_json::to_value(params).unwrap_or_default())
+}
+
 /// Serves `call`: its params read (-32602 naming the field that is not right), `handler` run, its
 /// answer written.
 pub async fn serve_call<C, F>(
@@ -125,6 +174,16 @@ pub fn read<C: ControlCall>(_: C, params: Value) -> Result<C::Params, RpcError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_push_is_bound_to_its_params() {
+        let untyped: Vec<&str> = ControlPush::ALL
+            .iter()
+            .filter(|p| !push::TYPED.contains(p))
+            .map(|p| p.name())
+            .collect();
+        assert_eq!(untyped, Vec::<&str>::new());
+    }
 
     #[test]
     fn every_control_method_is_bound_to_its_types() {

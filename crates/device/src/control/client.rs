@@ -14,7 +14,7 @@ use super::calls::{ControlCall, call};
 use super::cookie::{self, Cookie};
 use super::endpoint::{self, Stream};
 use super::params::{
-    ActivityLines, ActivityParams, AnswerParams, Answered, HelloParams, RemoteStopped, Streams,
+    ActivityLines, ActivityParams, AnswerParams, Answered, Count, HelloParams, RemoteStopped, Streams,
 };
 use super::{ApprovalCard, Verdict};
 use crate::events::DeviceEvent;
@@ -281,7 +281,9 @@ impl Subscription {
             let pushed = match ControlPush::from_name(&method) {
                 Some(ControlPush::Status) => serde_json::from_value(params).ok().map(Pushed::Status),
                 Some(ControlPush::Event) => serde_json::from_value(params).ok().map(Pushed::Event),
-                Some(ControlPush::Missed) => params["count"].as_u64().map(Pushed::Missed),
+                Some(ControlPush::Missed) => serde_json::from_value::<Count>(params)
+                    .ok()
+                    .map(|missed| Pushed::Missed(missed.count)),
                 _ => None,
             };
             // A kind of event newer than this client is skipped, not the end of the stream.

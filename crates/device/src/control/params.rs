@@ -242,3 +242,25 @@ pub struct ListedSession {
     #[serde(default)]
     pub scheduled: bool,
 }
+
+/// The params of a `missed` push: how many of a stream's items the subscriber read too slowly to
+/// get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Count {
+    pub count: u64,
+}
+
+/// `terminal/output`: what a terminal printed (base64), from byte `offset` of its output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TerminalShown {
+    pub id: String,
+    pub offset: u64,
+    pub data: String,
+}
+
+/// `terminal/exit`: a terminal's shell ended, with its exit code when it had one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TerminalEnded {
+    pub id: String,
+    pub code: Option<i32>,
+}

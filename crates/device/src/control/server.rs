@@ -4,7 +4,7 @@
 //! sends can stop the runtime.
 
 use lembas_protocol::session::Empty;
-use lembas_protocol::{ControlMethod, ControlPush, Reason};
+use lembas_protocol::{ControlMethod, Reason};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,11 +12,11 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::calls::{self, call, serve_call};
+use super::calls::{self, call, notification, push, serve_call};
 use super::cookie::{self, Cookie};
 use super::credentials;
 use super::endpoint::{self, Listener, Stream};
-use super::params::{AnswerParams, Answered, RemoteStopped, ShownReadParams, ShownText, StatusAnswer};
+use super::params::{AnswerParams, Answered, Count, RemoteStopped, ShownReadParams, ShownText, StatusAnswer};
 use super::parts::Parts;
 use crate::face::pending::open_cards;
 use crate::rpc::{self, Incoming, RpcError};
@@ -307,11 +307,7 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: super::params::
     let mut shown = wants.terminals.then(|| parts.board.subscribe());
     tokio::spawn(async move {
         let snapshot = status.borrow_and_update().clone();
-        if outbox
-            .send(rpc::notification(ControlPush::Status.name(), json!(snapshot)))
-            .await
-            .is_err()
-        {
+        if outbox.send(notification(push::Status, &snapshot)).await.is_err() {
             return;
         }
         // Terminal frames skipped since the last one sent.
@@ -319,16 +315,16 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: super::params::
         loop {
             let text = tokio::select! {
                 event = events.recv() => match event {
-                    Ok(event) => rpc::notification(ControlPush::Event.name(), json!(event)),
+                    Ok(event) => notification(push::Event, &event),
                     Err(broadcast::error::RecvError::Lagged(count)) => {
-                        rpc::notification(ControlPush::Missed.name(), json!({ "count": count }))
+                        notification(push::Missed, &Count { count })
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
                 update = next_of(&mut updates) => match update {
                     Ok(update) => super::sessions::push(update),
                     Err(broadcast::error::RecvError::Lagged(count)) => {
-                        rpc::notification(ControlPush::SessionMissed.name(), json!({ "count": count }))
+                        notification(push::SessionMissed, &Count { count })
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
@@ -340,7 +336,7 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: super::params::
                         continue;
                     }
                     Ok(output) if skipped > 0 => {
-                        let missed = rpc::notification(ControlPush::TerminalMissed.name(), json!({ "count": skipped }));
+                        let missed = notification(push::TerminalMissed, &Count { count: skipped });
                         skipped = 0;
                         if outbox.send(missed).await.is_err() {
                             return;
@@ -349,7 +345,7 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: super::params::
                     }
                     Ok(output) => super::terminals::push(output),
                     Err(broadcast::error::RecvError::Lagged(count)) => {
-                        rpc::notification(ControlPush::TerminalMissed.name(), json!({ "count": count + std::mem::take(&mut skipped) }))
+                        notification(push::TerminalMissed, &Count { count: count + std::mem::take(&mut skipped) })
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
@@ -358,12 +354,12 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: super::params::
                     if outbox.capacity() < OUTBOX / 4 {
                         continue;
                     }
-                    rpc::notification(ControlPush::TerminalMissed.name(), json!({ "count": std::mem::take(&mut skipped) }))
+                    notification(push::TerminalMissed, &Count { count: std::mem::take(&mut skipped) })
                 }
                 changed = status.changed() => match changed {
                     Ok(()) => {
                         let snapshot = status.borrow_and_update().clone();
-                        rpc::notification(ControlPush::Status.name(), json!(snapshot))
+                        notification(push::Status, &snapshot)
                     }
                     Err(_) => return,
                 },

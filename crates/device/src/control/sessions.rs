@@ -2,15 +2,15 @@
 //! (working or not, model, mode, a scheduled run), a chat's timeline, Stop, Put back (`undo`) and
 //! Take back (`revoke`).
 
-use lembas_protocol::{ControlMethod, ControlPush, Reason};
-use serde_json::{Value, json};
+use lembas_protocol::{ControlMethod, Reason};
+use serde_json::Value;
 use std::collections::HashMap;
 
-use super::calls::{call, serve_call};
+use super::calls::{call, notification, push, serve_call};
 use super::params::{ListedSession, SessionParams, Stopped};
 use crate::engine::timeline::Timeline;
 use crate::engine::{Engine, LiveSession, ShownUpdate};
-use crate::rpc::{self, RpcError};
+use crate::rpc::RpcError;
 use crate::store::SessionSummary;
 
 /// A `sessions/*` request.
@@ -104,12 +104,13 @@ fn stop(engine: &Engine, asked: SessionParams) -> Result<Stopped, RpcError> {
 
 /// The push a subscriber gets for a session's update.
 pub(super) fn push(update: ShownUpdate) -> String {
-    rpc::notification(ControlPush::SessionUpdate.name(), json!(update))
+    notification(push::SessionUpdate, &update)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn stored(id: &str, updated_ms: u64) -> SessionSummary {
         SessionSummary {

@@ -2,12 +2,12 @@
 //! same screen as the instance and may hang a terminal up or, when the person says so, type into it.
 
 use base64::Engine as _;
-use lembas_protocol::{ControlMethod, ControlPush, Reason};
-use serde_json::{Value, json};
+use lembas_protocol::{ControlMethod, Reason};
+use serde_json::Value;
 
-use super::calls::{call, serve_call};
-use super::params::{Replay, TerminalParams, TerminalWriteParams};
-use crate::rpc::{self, RpcError};
+use super::calls::{call, notification, push, serve_call};
+use super::params::{Replay, TerminalEnded, TerminalParams, TerminalShown, TerminalWriteParams};
+use crate::rpc::RpcError;
 use crate::terminal::board::{Board, Shown, WriteError};
 use lembas_protocol::session::Empty;
 
@@ -76,17 +76,20 @@ fn not_open(id: &str) -> RpcError {
 /// The push a subscriber gets for what the board showed.
 pub(super) fn push(shown: Shown) -> String {
     match shown {
-        Shown::Output { id, offset, data } => rpc::notification(
-            ControlPush::TerminalOutput.name(),
-            json!({
-                "id": &*id,
-                "offset": offset,
-                "data": base64::engine::general_purpose::STANDARD.encode(&data),
-            }),
-        ),
-        Shown::Exit { id, code } => rpc::notification(
-            ControlPush::TerminalExit.name(),
-            json!({ "id": &*id, "code": code }),
-        ),
+        Shown::Output { id, offset, data } => {
+            let shown = TerminalShown {
+                id: id.to_string(),
+                offset,
+                data: base64::engine::general_purpose::STANDARD.encode(&data),
+            };
+            notification(push::TerminalOutput, &shown)
+        }
+        Shown::Exit { id, code } => {
+            let ended = TerminalEnded {
+                id: id.to_string(),
+                code,
+            };
+            notification(push::TerminalExit, &ended)
+        }
     }
 }
