@@ -58,8 +58,7 @@ impl Engine {
         card: PermissionRequest,
         run: Option<&crate::scheduled::Run>,
     ) -> (Answer, Option<AnsweredBy>) {
-        let session_id = &card.session_id.clone();
-        let tool_call_id = &card.tool_call.tool_call_id.clone();
+        let (session_id, tool_call_id) = (card.session_id.clone(), card.tool_call.tool_call_id.clone());
         // A scheduled run waits the schedule's time, not remote.approval_timeout.
         let (timeout, feedback) = match run {
             Some(run) => (run.wait, run.denied_text()),
@@ -91,8 +90,8 @@ impl Engine {
             Ok(Ok((answer, by))) => (answer, Some(by)),
             Ok(Err(_)) => (Answer::Deny { feedback: None }, None),
             Err(_) => {
-                self.0.approvals.withdraw(tool_call_id);
-                self.settled(session_id, tool_call_id, "timed out").await;
+                self.0.approvals.withdraw(&tool_call_id);
+                self.settled(&session_id, &tool_call_id, "timed out").await;
                 let answer = Answer::Deny {
                     feedback: Some(feedback),
                 };

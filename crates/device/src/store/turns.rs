@@ -56,12 +56,16 @@ impl StoredAnswer {
         }
     }
 
-    /// The answer a prompt sent again with the turn's id gets: an answer that cannot be read (or
-    /// none) is the turn ended, with its id.
+    /// The answer a prompt sent again with the turn's id gets: an error that cannot be read is
+    /// the turn failed; any other answer that cannot be read (or none) is the turn ended, with
+    /// its id.
     pub fn read(answer: Option<&StoredAnswer>, turn_id: &str) -> Result<PromptAnswer, RpcError> {
         match answer {
             Some(StoredAnswer::Failed { error }) => Err(error.clone()),
             Some(StoredAnswer::Answered(answer)) => Ok(answer.clone()),
+            Some(StoredAnswer::Unread(unread)) if unread.get("error").is_some() => {
+                Err(RpcError::internal("The turn failed."))
+            }
             Some(StoredAnswer::Unread(_)) | None => Ok(PromptAnswer::ended(StopReason::EndTurn, turn_id)),
         }
     }
@@ -236,6 +240,11 @@ mod tests {
         let ended = PromptAnswer::ended(StopReason::EndTurn, "t2");
         assert_eq!(StoredAnswer::read(Some(&read(older)), "t2"), Ok(ended.clone()));
         assert_eq!(StoredAnswer::read(None, "t2"), Ok(ended));
+        let broken = read(json!({ "error": "gone" }));
+        assert_eq!(
+            StoredAnswer::read(Some(&broken), "t3").unwrap_err().message,
+            "The turn failed."
+        );
     }
 
     #[test]
