@@ -218,8 +218,17 @@ pub struct ConfigChoice {
 pub struct SetConfigOptionParams {
     pub session_id: String,
     pub config_id: String,
-    /// One of the option's values (the schema allows other kinds; the device's options are picks).
-    pub value: Value,
+    /// One of the option's values.
+    pub value: ConfigValue,
+}
+
+/// A config option's value as ACP allows it: a value id (the device's options are picks among
+/// ids), or a boolean (sent with `type: "boolean"`, which is not read: the value says which).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ConfigValue {
+    Id(String),
+    Boolean(bool),
 }
 
 /// `session/set_config_option`'s answer: every option as it is now.

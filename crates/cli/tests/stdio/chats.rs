@@ -200,6 +200,12 @@ async fn an_editor_picks_the_model_and_effort_from_config_options() {
         let refused = editor.request("session/set_config_option", set(value, id));
         assert_eq!(error_of(&refused).0, -32602, "{id}={value}: {refused}");
     }
+    // ACP's boolean value is no pick of these options; a number is no value at all.
+    for value in [json!(true), json!(5)] {
+        let params = json!({ "sessionId": session, "configId": "effort", "type": "boolean", "value": value });
+        let refused = editor.request("session/set_config_option", params);
+        assert_eq!(error_of(&refused).0, -32602, "{value}: {refused}");
+    }
     peer.model().push(ModelReply::text("Deep."));
     let answer = editor.request("session/prompt", prompt_params(&session, "think"));
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");

@@ -16,7 +16,9 @@ use super::calls::{self, call, notification, push, serve_call};
 use super::cookie::{self, Cookie};
 use super::credentials;
 use super::endpoint::{self, Listener, Stream};
-use super::params::{AnswerParams, Answered, Count, RemoteStopped, ShownReadParams, ShownText, StatusAnswer};
+use super::params::{
+    AnswerParams, Answered, Count, RemoteStopped, ShownReadParams, ShownText, StatusAnswer, Streams,
+};
 use super::parts::Parts;
 use crate::face::pending::open_cards;
 use crate::rpc::{self, Incoming, RpcError};
@@ -300,7 +302,7 @@ async fn next_of<T: Clone>(
 
 /// Streams the status (now and on each change) and every event to one client, with the sessions'
 /// updates and the terminals' output when asked.
-fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: super::params::Streams) -> JoinHandle<()> {
+fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> JoinHandle<()> {
     let mut status = parts.status.clone();
     let mut events = parts.events.subscribe();
     let mut updates = wants.sessions.then(|| parts.engine.updates());

@@ -3,7 +3,9 @@
 //! in `session/new`, `session/load` and `session/resume`'s answers, changed with
 //! `session/set_config_option` (the link has `_lembas/configure` for the same).
 
-use lembas_protocol::session::{ConfigChoice, ConfigOption, ConfigOptions, SetConfigOptionParams};
+use lembas_protocol::session::{
+    ConfigChoice, ConfigOption, ConfigOptions, ConfigValue, SetConfigOptionParams,
+};
 
 use super::Engine;
 use super::access::{EFFORTS, check_model, choose_model, held};
@@ -66,12 +68,13 @@ pub async fn options(engine: &Engine, session: &Session) -> Vec<ConfigOption> {
 /// every option as it is now.
 pub async fn set(engine: &Engine, params: SetConfigOptionParams) -> Result<ConfigOptions, RpcError> {
     let session = held(engine, &params.session_id)?;
-    let value = params.value.as_str().ok_or_else(|| {
-        RpcError::invalid_params(format!(
+    let ConfigValue::Id(value) = &params.value else {
+        return Err(RpcError::invalid_params(format!(
             "The value of {} must be one of its options' values.",
             params.config_id
-        ))
-    })?;
+        )));
+    };
+    let value = value.as_str();
     let (model, effort) = match params.config_id.as_str() {
         MODEL => (Some(check_model(engine, value).await?), None),
         EFFORT if EFFORTS.contains(&value) => (None, Some(value.to_string())),
