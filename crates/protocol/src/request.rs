@@ -135,6 +135,10 @@ mod tests {
             ),
             (r#"{"mcpServers":[]}"#, "missing field `cwd`"),
             (r#"{"cwd":"/w","_meta":{"mode":7}}"#, "_meta.mode: invalid type"),
+            (
+                r#"{"cwd":"/w","_meta":{"lembas":{"scheduled":{"mode":"yolo"}}}}"#,
+                "_meta.lembas.scheduled.mode: \"yolo\" is not a mode",
+            ),
         ];
         for (params, said) in cases {
             let params: Value = serde_json::from_str(params).unwrap();
@@ -149,6 +153,11 @@ mod tests {
             );
             assert!(error.message.contains(said), "{said}: {}", error.message);
         }
+        let prompt = serde_json::json!({ "sessionId": "s", "prompt": [], "_meta": { "lembas": { "system_prompt": 5 } } });
+        assert_eq!(
+            read(method::SessionPrompt, prompt).unwrap_err().message,
+            "The params of session/prompt are not right: _meta.lembas.system_prompt: invalid type: integer `5`, expected a string."
+        );
         let read = read(method::SessionNew, serde_json::json!({ "cwd": "/w" })).unwrap();
         assert_eq!(
             (read.cwd.as_str(), read.mcp_servers, read.meta),
