@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::decisions::decisions;
 use crate::rpc::RpcError;
 use crate::store::Store;
-use crate::store::message::{AttachmentKind as Kind, ChatMessage, StoredAttachment, UserMessage};
+use crate::store::message::{AttachmentKind, ChatMessage, StoredAttachment, UserMessage};
 use lembas_protocol::content::{ContentBlock, EmbeddedResource};
 use lembas_protocol::event::AttachmentInfo;
 
@@ -42,7 +42,7 @@ pub struct Upload {
     /// The name the block gave (its uri's last part), cleaned; a default when it gave none.
     pub name: String,
     pub mime_type: String,
-    pub kind: Kind,
+    pub kind: AttachmentKind,
     pub bytes: Vec<u8>,
 }
 
@@ -59,7 +59,7 @@ pub struct Blocks {
 pub struct Attachment {
     pub name: String,
     pub mime_type: String,
-    pub kind: Kind,
+    pub kind: AttachmentKind,
     pub size: usize,
     pub path: PathBuf,
 }
@@ -98,7 +98,7 @@ pub fn mentioned_image(mention: &mut crate::files::mention::Attached) -> Option<
     Some(Upload {
         name,
         mime_type: mime_type.to_string(),
-        kind: Kind::Image,
+        kind: AttachmentKind::Image,
         bytes,
     })
 }
@@ -205,7 +205,7 @@ fn image(data: &str, mime_type: &str, uri: Option<&str>) -> Result<Upload, RpcEr
         bytes,
         name,
         mime_type: mime_type.to_string(),
-        kind: Kind::Image,
+        kind: AttachmentKind::Image,
     })
 }
 
@@ -217,7 +217,7 @@ fn resource(resource: &EmbeddedResource) -> Result<Upload, RpcError> {
         return Ok(Upload {
             name: name_of(uri, "resource.txt"),
             mime_type: mime_type.unwrap_or("text/plain").to_string(),
-            kind: Kind::Text,
+            kind: AttachmentKind::Text,
             bytes: text.as_bytes().to_vec(),
         });
     }
@@ -232,7 +232,11 @@ fn resource(resource: &EmbeddedResource) -> Result<Upload, RpcError> {
         bytes: decode(blob, &name)?,
         name,
         mime_type: mime_type.unwrap_or("application/octet-stream").to_string(),
-        kind: if is_image { Kind::Image } else { Kind::Binary },
+        kind: if is_image {
+            AttachmentKind::Image
+        } else {
+            AttachmentKind::Binary
+        },
     })
 }
 
@@ -382,15 +386,15 @@ pub fn user_message(text: &str, attachments: &[Attachment]) -> UserMessage {
 fn rendered(a: &Attachment) -> String {
     let path = a.path.display();
     match a.kind {
-        Kind::Image => format!(
+        AttachmentKind::Image => format!(
             "The person attached the image {} ({}, {} bytes), saved at {path}.",
             a.name, a.mime_type, a.size
         ),
-        Kind::Binary => format!(
+        AttachmentKind::Binary => format!(
             "The person attached the file {}, saved at {path}: (binary file, {} bytes)",
             a.name, a.size
         ),
-        Kind::Text => {
+        AttachmentKind::Text => {
             let text = std::fs::read(&a.path)
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default();
@@ -417,7 +421,7 @@ fn rendered(a: &Attachment) -> String {
 /// only for a turn that needs it).
 pub fn has_images(messages: &[super::session::Message]) -> bool {
     messages.iter().any(|m| match &m.body {
-        ChatMessage::User(user) => user.attachments.iter().any(|a| a.kind == Kind::Image),
+        ChatMessage::User(user) => user.attachments.iter().any(|a| a.kind == AttachmentKind::Image),
         _ => false,
     })
 }

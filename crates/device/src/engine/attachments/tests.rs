@@ -38,7 +38,7 @@ fn blocks_are_taken_out_and_decoded() {
         json!(read.others),
         json!([{ "type": "text", "text": "look" }, { "type": "resource_link", "uri": "file:///y", "name": "y" }])
     );
-    let got: Vec<(&str, &str, Kind, &[u8])> = read
+    let got: Vec<(&str, &str, AttachmentKind, &[u8])> = read
         .uploads
         .iter()
         .map(|u| (u.name.as_str(), u.mime_type.as_str(), u.kind, u.bytes.as_slice()))
@@ -46,10 +46,20 @@ fn blocks_are_taken_out_and_decoded() {
     assert_eq!(
         got,
         vec![
-            ("My shot.png", "image/png", Kind::Image, b"PNG".as_slice()),
-            ("notes.md", "text/plain", Kind::Text, b"a\nb".as_slice()),
-            ("a.zip", "application/zip", Kind::Binary, b"PK\0\0".as_slice()),
-            ("x", "image/gif", Kind::Image, b"GIF".as_slice()),
+            (
+                "My shot.png",
+                "image/png",
+                AttachmentKind::Image,
+                b"PNG".as_slice()
+            ),
+            ("notes.md", "text/plain", AttachmentKind::Text, b"a\nb".as_slice()),
+            (
+                "a.zip",
+                "application/zip",
+                AttachmentKind::Binary,
+                b"PK\0\0".as_slice()
+            ),
+            ("x", "image/gif", AttachmentKind::Image, b"GIF".as_slice()),
         ]
     );
 }
@@ -140,10 +150,10 @@ fn names_are_the_uris_last_part_and_never_a_path() {
     assert_eq!(name_of(None, "dflt"), "dflt");
 }
 
-fn upload(name: &str, kind: Kind, bytes: &[u8]) -> Upload {
+fn upload(name: &str, kind: AttachmentKind, bytes: &[u8]) -> Upload {
     Upload {
         name: name.into(),
-        mime_type: if kind == Kind::Image {
+        mime_type: if kind == AttachmentKind::Image {
             "image/png"
         } else {
             "text/plain"
@@ -161,8 +171,8 @@ fn uploads_get_names_of_their_own_and_two_of_one_name_stay_two() {
     let written = write(
         &folder,
         vec![
-            upload("a.png", Kind::Image, b"one"),
-            upload("a.png", Kind::Image, b"two"),
+            upload("a.png", AttachmentKind::Image, b"one"),
+            upload("a.png", AttachmentKind::Image, b"two"),
         ],
     )
     .unwrap();
@@ -189,8 +199,8 @@ fn a_prompt_that_cannot_be_written_whole_leaves_nothing() {
     let got = write(
         dir.path(),
         vec![
-            upload("ok.txt", Kind::Text, b"1"),
-            upload(&long, Kind::Text, b"2"),
+            upload("ok.txt", AttachmentKind::Text, b"1"),
+            upload(&long, AttachmentKind::Text, b"2"),
         ],
     );
     assert!(got.is_err());
@@ -203,12 +213,12 @@ fn the_model_reads_text_numbered_binaries_by_path_and_images_by_vision() {
     let written = write(
         dir.path(),
         vec![
-            upload("notes.md", Kind::Text, b"alpha\n\tbeta\n"),
+            upload("notes.md", AttachmentKind::Text, b"alpha\n\tbeta\n"),
             Upload {
                 mime_type: "application/zip".into(),
-                ..upload("a.zip", Kind::Binary, b"PK\0\0z")
+                ..upload("a.zip", AttachmentKind::Binary, b"PK\0\0z")
             },
-            upload("shot.png", Kind::Image, b"\x89PNG"),
+            upload("shot.png", AttachmentKind::Image, b"\x89PNG"),
         ],
     )
     .unwrap();
