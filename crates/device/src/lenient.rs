@@ -16,13 +16,7 @@ pub fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(
 /// The items of a list that read as `T`, the others passed over; a field that is no list is an
 /// empty one.
 pub fn readable<'de, D: Deserializer<'de>, T: DeserializeOwned>(deserializer: D) -> Result<Vec<T>, D::Error> {
-    let Value::Array(items) = Value::deserialize(deserializer)? else {
-        return Ok(Vec::new());
-    };
-    Ok(items
-        .into_iter()
-        .filter_map(|item| serde_json::from_value(item).ok())
-        .collect())
+    Ok(list(deserializer)?.unwrap_or_default())
 }
 
 /// A list whose items that do not read as `T` are passed over; `None` when the field is no list

@@ -539,10 +539,5 @@ pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result
 
 /// The history's list for a stored user message (`{ name, mimeType, size }` each).
 pub(super) fn listed_attachments(user: &UserMessage) -> Vec<AttachmentInfo> {
-    let listed = |a: &StoredAttachment| AttachmentInfo {
-        name: a.name.clone(),
-        mime_type: a.mime_type.clone(),
-        size: a.size,
-    };
-    user.attachments.iter().map(listed).collect()
+    user.attachments.iter().map(StoredAttachment::listed).collect()
 }

@@ -4,6 +4,7 @@
 //! (`engine::step_request`). Old files still open: what a field held in an older version reads
 //! as text, and a field added later is optional.
 
+use lembas_protocol::event::AttachmentInfo;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -74,6 +75,17 @@ pub struct StoredAttachment {
     pub kind: AttachmentKind,
     /// Where it was saved.
     pub path: String,
+}
+
+impl StoredAttachment {
+    /// As the prompt event and the history list it: `{ name, mimeType, size }`.
+    pub fn listed(&self) -> AttachmentInfo {
+        AttachmentInfo {
+            name: self.name.clone(),
+            mime_type: self.mime_type.clone(),
+            size: self.size,
+        }
+    }
 }
 
 /// What an attached file is to the model: an image it may see, text it reads, or a file named by
