@@ -280,6 +280,8 @@ fn completions(shell: clap_complete::Shell) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // First: nothing of the person's reads this process's memory or environment from here on.
+    lembas_device::sandbox::harden_this_process();
     let cli = Cli::parse();
     // The one reading of the environment's folders: every command below is handed them.
     let setup = &Setup::from_env();

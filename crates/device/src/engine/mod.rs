@@ -407,6 +407,7 @@ impl Engine {
             .into_iter()
             .collect();
         crate::sandbox::Sandbox::for_remote(&settings.remote, &roots, &own, mode, &self.0.setup.dirs)
+            .of_session(&session.id)
     }
 
     /// Notes of jobs that ended are waiting: a session at rest starts the machine turn that gives

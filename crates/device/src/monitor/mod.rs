@@ -172,6 +172,9 @@ pub async fn run_job(
         None => watch.child.wait().await?,
     };
     watch.group.disarm();
+    if let Some(swept) = swept_line(&watch.absent) {
+        tracing::warn!("A background job {swept}");
+    }
     let (_, exit) = hashed_status(status)?;
     Ok(JobEnd {
         exit,
@@ -213,9 +216,14 @@ async fn run_watch_within(
         (true, None) => return Err(io::Error::other("the watch command's exit status was lost")),
     };
     let (excerpt, truncated) = watch.sink.excerpt(limits.excerpt_chars);
-    let sandbox_refusal = match (watch.sandboxed, finished) {
+    let refused = match (watch.sandboxed, finished) {
         (true, true) => sandbox.refusal_line(&excerpt, exit),
         _ => None,
+    };
+    let swept = swept_line(&watch.absent);
+    let sandbox_refusal = match (refused, swept) {
+        (Some(refused), Some(swept)) => Some(format!("{refused}\n{swept}")),
+        (refused, swept) => refused.or(swept),
     };
     Ok(WatchOutcome {
         watched: Watched {
@@ -229,6 +237,20 @@ async fn run_watch_within(
         },
         sandbox_refusal,
     })
+}
+
+/// Removes what the command made where a project lacked a governing place (`.agent/`,
+/// `.lembas/`, `.git/hooks`), which the box could not bind read-only; the line saying so.
+fn swept_line(absent: &[std::path::PathBuf]) -> Option<String> {
+    let removed = crate::sandbox::inside_roots::sweep(absent);
+    if removed.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+    Some(format!(
+        "[the sandbox removed {}: a command may not make the places that govern what runs later]",
+        names.join(", ")
+    ))
 }
 
 /// The status the hash uses and the `exit` the result says: an exit code is both; a signal hashes as
@@ -255,6 +277,8 @@ struct Watch {
     group: ProcessGroup,
     /// Whether bash runs in a sandbox (`remote.sandbox: auto` runs without one where none is had).
     sandboxed: bool,
+    /// Governing places its projects lacked, swept when it ends.
+    absent: Vec<std::path::PathBuf>,
     /// A background job's: where each chunk read goes as well.
     /// A job's reader: bounded, so a command printing faster than the job's output is kept
     /// waits on its pipe instead of the device holding what it printed.
@@ -270,10 +294,11 @@ impl Watch {
         let (write_end, read_end) = pipe::pipe()?;
         let stdout = write_end.into_blocking_fd()?;
         let stderr = stdout.try_clone()?;
-        let mut bash: Command = prepared.command("bash")?;
+        let sandboxed = prepared.on();
+        let absent = prepared.absent();
+        let mut bash: Command = prepared.command("bash", cwd)?;
         bash.arg("-c")
             .arg(command)
-            .current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr)
@@ -290,8 +315,6 @@ impl Watch {
         // The Command holds our copies of the write end; the pipe only closes once they are gone.
         // The sandbox's ruleset was needed only until the child restricted itself.
         drop(bash);
-        let sandboxed = prepared.on();
-        drop(prepared);
         let pid = child
             .id()
             .ok_or_else(|| io::Error::other("the watch command ended before it started"))?;
@@ -303,6 +326,7 @@ impl Watch {
             buffer: vec![0; READ_CHUNK].into_boxed_slice(),
             group: ProcessGroup::led_by(pid)?,
             sandboxed,
+            absent,
             forward: None,
         })
     }

@@ -10,13 +10,39 @@ use std::path::{Path, PathBuf};
 /// (`id_rsa_deploy`, `id_ed25519_github`, `id_rsa.old`, `.pub` halves).
 const KEY_TYPES: [&str; 5] = ["rsa", "dsa", "ecdsa", "ed25519", "xmss"];
 
-/// Folders under the home folder that hold credentials, with what they are.
-pub(crate) const HOME_PLACES: [(&str, &str); 5] = [
+/// Places under the home folder that hold credentials, with what they are: never read by a file
+/// tool, hidden from every command (README, "What remote work can and cannot touch").
+pub(crate) const HOME_PLACES: [(&str, &str); 27] = [
     (".ssh", "your SSH folder"),
     (".gnupg", "your GnuPG keys"),
     (".aws", "your AWS credentials"),
+    (".azure", "your Azure credentials"),
+    (".config/gcloud", "your Google Cloud credentials"),
+    (".kube", "your Kubernetes credentials"),
+    (".docker", "your Docker credentials"),
+    (".git-credentials", "your Git credentials"),
+    (".netrc", "your network passwords"),
+    (".npmrc", "your npm credentials"),
+    (".pypirc", "your PyPI credentials"),
+    (".cargo/credentials", "your Cargo credentials"),
+    (".cargo/credentials.toml", "your Cargo credentials"),
+    (".config/gh", "your GitHub CLI credentials"),
+    (".password-store", "your password store"),
     (".local/share/keyrings", "the OS keychain"),
     ("Library/Keychains", "the OS keychain"),
+    (".mozilla", "your browser profiles"),
+    (".config/google-chrome", "your browser profiles"),
+    (".config/chromium", "your browser profiles"),
+    (".config/BraveSoftware", "your browser profiles"),
+    (".config/microsoft-edge", "your browser profiles"),
+    ("snap/firefox", "your browser profiles"),
+    ("snap/chromium", "your browser profiles"),
+    (
+        "Library/Application Support/Google/Chrome",
+        "your browser profiles",
+    ),
+    ("Library/Application Support/Firefox", "your browser profiles"),
+    ("Library/Cookies", "your browser profiles"),
 ];
 
 const CONFIG: &str = "this device's own settings";
@@ -119,6 +145,17 @@ pub fn protection(path: &Path, home: &Path) -> Option<&'static str> {
             .find(|(place, _)| under(in_home, Path::new(place)))
             .map(|(_, what)| what)
     })
+}
+
+/// Whether a file's name says it holds a secret (an environment file, a key or certificate, an SSH
+/// key): what the sandbox leaves out of a root for commands, which may read the rest of `.git`.
+pub(crate) fn secret_name(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    same(name.as_bytes(), ".env")
+        || starts_with(&name, ".env.")
+        || ends_with(&name, ".pem")
+        || ends_with(&name, ".key")
+        || key_file(&name)
 }
 
 /// The rules by name that hold anywhere: Git's internals, a project's own rules (`.lembas/`),

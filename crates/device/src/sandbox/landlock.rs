@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime};
 
 use landlock::{
     ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
-    RulesetCreatedAttr,
+    RulesetCreatedAttr, Scope,
 };
 
 use super::grants::{Disk, Grant, Kind, Reach, Tree, grants};
@@ -217,6 +217,30 @@ fn ruleset_kept_in(
     Ok(ruleset)
 }
 
+/// Under the box: only the scopes (no signal to a process outside the command's domain, no
+/// connection to an abstract socket made outside it). The box's own mounts are its file wall: a
+/// rule on a path cannot reach them, since the kernel passes over a covered mount point when it
+/// walks up from a file (the fresh `/proc` would be refused). `None` before ABI 6.
+pub(super) fn scopes_only(abi: i32) -> Result<Option<Arc<Landlock>>, String> {
+    static MADE: std::sync::OnceLock<Result<Option<Arc<Landlock>>, String>> = std::sync::OnceLock::new();
+    MADE.get_or_init(|| {
+        if abi < 6 {
+            return Ok(None);
+        }
+        let failed = |e: &dyn std::fmt::Display| format!("the Landlock scopes could not be made: {e}");
+        let ruleset = Ruleset::default()
+            .set_compatibility(CompatLevel::BestEffort)
+            .scope(Scope::Signal | Scope::AbstractUnixSocket)
+            .map_err(|e| failed(&e))?
+            .create()
+            .map_err(|e| failed(&e))?;
+        let fd: Option<OwnedFd> = ruleset.into();
+        let fd = fd.ok_or_else(|| failed(&"the kernel gave no ruleset"))?;
+        Ok(Some(Arc::new(Landlock { fd, abi, rules: 0 })))
+    })
+    .clone()
+}
+
 /// Builds the ruleset for `grants`. A place that cannot be opened (gone since it was listed, not
 /// ours to open) is left out: without its grant it is refused, never widened.
 fn build(grants: &[Grant], abi: i32) -> Result<Landlock, String> {
@@ -224,6 +248,10 @@ fn build(grants: &[Grant], abi: i32) -> Result<Landlock, String> {
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(handled())
+        .map_err(|e| failed(&e))?
+        // ABI 6: no signal to a process outside the command's domain, no connection to an abstract
+        // socket made outside it (X11's, a session bus's). Left out where the kernel lacks them.
+        .scope(Scope::Signal | Scope::AbstractUnixSocket)
         .map_err(|e| failed(&e))?
         .create()
         .map_err(|e| failed(&e))?;
@@ -253,26 +281,17 @@ fn open_path(path: &Path) -> Option<OwnedFd> {
 }
 
 impl Landlock {
-    /// Restricts the child that `command` starts. The descriptor is close-on-exec (the kernel
-    /// makes every ruleset so) and must outlive the spawn: `self` is kept until it returns.
-    pub(super) fn confine(&self, command: &mut tokio::process::Command) {
+    /// Restricts the calling thread. Runs between fork and exec: one system call, no allocation;
+    /// no new privileges must be set already. The descriptor is close-on-exec (the kernel makes
+    /// every ruleset so) and must outlive the spawn: the caller keeps `self` until it returns.
+    pub(super) fn restrict(&self) -> io::Result<()> {
         let fd: RawFd = self.fd.as_raw_fd();
-        // SAFETY: the closure runs between fork and exec and makes only two system calls, both
-        // async-signal-safe; it allocates nothing (an OS error is a plain number).
-        unsafe {
-            command.pre_exec(move || {
-                // No new privileges: a setuid program (sudo) cannot leave the sandbox, and
-                // Landlock requires it of an unprivileged caller.
-                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                let flags: libc::c_uint = 0;
-                if libc::syscall(libc::SYS_landlock_restrict_self, fd, flags) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(())
-            });
+        let flags: libc::c_uint = 0;
+        // SAFETY: a descriptor of ours and a plain flag word.
+        if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd, flags) } != 0 {
+            return Err(io::Error::last_os_error());
         }
+        Ok(())
     }
 }
 

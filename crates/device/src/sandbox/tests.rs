@@ -1,8 +1,9 @@
-//! The sandbox on this machine's real kernel (Landlock), through the bash tool's own runner. The
-//! commands' shells inherit `HOME` and `XDG_*`, which a test may not change in its own process, so
-//! the checks run in a child of this test binary with a made-up home: a key file holding a marker,
-//! a config folder outside the home (`XDG_CONFIG_HOME`) and the state folder inside it, a keyring
-//! under `XDG_DATA_HOME`.
+//! The sandbox on this machine's real kernel (namespaces, Landlock, seccomp), through the bash
+//! tool's own runner: the issue's attacks as a table, each refused. The commands' shells inherit
+//! `HOME` and `XDG_*`, which a test may not change in its own process, so the checks run in a child
+//! of this test binary with a made-up home — as this account, and, when the tests run as root, as
+//! an ordinary account too (`lembas-test`, made by `scripts/setup`): root's capabilities hide what a
+//! person's account can and cannot do.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,18 +16,19 @@ const CHILD: &str = "LEMBAS_SANDBOX_TEST_CHILD";
 const KEY_MARKER: &str = "KEY-MARKER-5b1e";
 const CONFIG_MARKER: &str = "CONFIG-MARKER-90c2";
 const STATE_MARKER: &str = "STATE-MARKER-33d7";
+const SECRET_MARKER: &str = "SECRET-MARKER-7a41";
+/// The ordinary account the cases run as too, when the tests run as root.
+const ORDINARY: &str = "lembas-test";
 
-/// The made-up tree, outside the temp folders (which the sandbox lets every command write): beside
-/// the test binary.
+/// The made-up tree, outside the machine's temp folders (which the box replaces): beside the test
+/// binary, or in the ordinary account's home.
 struct Tree {
     _dir: tempfile::TempDir,
     base: PathBuf,
 }
 
 impl Tree {
-    fn new() -> Self {
-        let exe = std::env::current_exe().unwrap();
-        let beside = exe.parent().and_then(Path::parent).unwrap();
+    fn new(beside: &Path) -> Self {
         let dir = tempfile::Builder::new()
             .prefix("sandbox-test-")
             .tempdir_in(beside)
@@ -38,21 +40,40 @@ impl Tree {
             std::fs::write(path, text).unwrap();
         };
         write("home/.ssh/id_ed25519", KEY_MARKER);
+        for place in [
+            ".git-credentials",
+            ".netrc",
+            ".npmrc",
+            ".config/gh/hosts.yml",
+            ".docker/config.json",
+            ".kube/config",
+            ".cargo/credentials.toml",
+            ".mozilla/firefox/cookies.sqlite",
+        ] {
+            write(&format!("home/{place}"), SECRET_MARKER);
+        }
         write("home/notes.txt", "notes\n");
         write("home/work/README", "readme\n");
+        write("home/work/.env", SECRET_MARKER);
+        write("home/work/deploy/server.pem", SECRET_MARKER);
+        write("home/work/.git/config", "[core]\n");
+        write("home/work/.git/hooks/pre-commit.sample", "#!/bin/sh\n");
+        write("home/work/.git/info/exclude", "\n");
+        write("home/work/.lembas/config.yaml", "rules: []\n");
         write("xdg-config/lembas/config.yaml", CONFIG_MARKER);
         write("xdg-config/lembas/device-token", CONFIG_MARKER);
         write("xdg-data/keyrings/login.keyring", KEY_MARKER);
         write("home/.local/state/lembas/status.json", STATE_MARKER);
         write("home/.local/state/lembas/attachments/s1/pasted.txt", "attached\n");
+        std::fs::create_dir_all(base.join("run-user")).unwrap();
         Self { _dir: dir, base }
     }
 }
 
-#[test]
-fn sandboxed_commands_keep_to_their_limits() {
-    let tree = Tree::new();
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
+/// Runs the child test with the made-up home, as `account` (uid, gid) when given.
+fn run_child(tree: &Tree, account: Option<(u32, u32)>, exe: &Path) {
+    let mut command = std::process::Command::new(exe);
+    command
         .args([
             "--exact",
             "sandbox::tests::sandboxed_commands_child",
@@ -64,15 +85,67 @@ fn sandboxed_commands_keep_to_their_limits() {
         .env("HOME", tree.base.join("home"))
         .env("XDG_CONFIG_HOME", tree.base.join("xdg-config"))
         .env_remove("XDG_STATE_HOME")
+        .env("XDG_RUNTIME_DIR", tree.base.join("run-user"))
+        .env("SSH_AUTH_SOCK", tree.base.join("home/agent.sock"))
+        .env(
+            "DBUS_SESSION_BUS_ADDRESS",
+            format!("unix:path={}", tree.base.join("run-user/bus").display()),
+        )
         .env("MY_API_KEY", "x")
+        .env("GH_PAT", SECRET_MARKER)
+        .env("DATABASE_URL", format!("postgres://u:{SECRET_MARKER}@h/db"))
+        .env("MYSQL_PWD", SECRET_MARKER)
         .env("KEEP_TOKEN", "kept")
-        .env("XDG_DATA_HOME", tree.base.join("xdg-data"))
-        .output()
-        .unwrap();
+        .env("XDG_DATA_HOME", tree.base.join("xdg-data"));
+    if let Some((uid, gid)) = account {
+        use std::os::unix::process::CommandExt;
+        command.uid(uid).gid(gid);
+    }
+    let output = command.output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(output.status.success(), "{account:?}\n{stdout}\n{stderr}");
     assert!(stdout.contains("1 passed"), "{stdout}");
+}
+
+#[test]
+fn sandboxed_commands_keep_to_their_limits() {
+    let exe = std::env::current_exe().unwrap();
+    let beside = exe.parent().and_then(Path::parent).unwrap();
+    run_child(&Tree::new(beside), None, &exe);
+}
+
+/// The same cases as an ordinary account: the tree and a copy of this binary in its home.
+#[test]
+fn sandboxed_commands_keep_to_their_limits_as_an_ordinary_account() {
+    // SAFETY: getuid cannot fail.
+    if unsafe { libc::getuid() } != 0 {
+        // Not root: the test above ran as an ordinary account already.
+        return;
+    }
+    let id = |flag: &str| -> u32 {
+        let out = std::process::Command::new("id")
+            .args([flag, ORDINARY])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "the ordinary account {ORDINARY} is missing: scripts/setup makes it when run as root"
+        );
+        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    };
+    let (uid, gid) = (id("-u"), id("-g"));
+    let home = PathBuf::from(format!("/home/{ORDINARY}"));
+    let tree = Tree::new(&home);
+    let exe = tree.base.join("sandbox-test-binary");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    let chown = std::process::Command::new("chown")
+        .args(["-R", &format!("{uid}:{gid}")])
+        .arg(&tree.base)
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    run_child(&tree, Some((uid, gid)), &exe);
 }
 
 /// Runs in the child only, with the made-up home in its environment.
@@ -82,8 +155,17 @@ fn sandboxed_commands_child() {
     let base = PathBuf::from(std::env::var_os(CHILD).expect("run by its parent test"));
     let (home, root) = (base.join("home"), base.join("home/work"));
     let state = home.join(".local/state/lembas");
-    // The device's folders as a program run in this environment finds them; the commands' shells
-    // inherit the same environment (their `~` is the made-up home).
+    // The device is not dumpable, as the programs make it: the box must be made all the same.
+    harden_this_process();
+    // The person's sockets: an agent, a session bus, an abstract one (X11's kind).
+    let agent = std::os::unix::net::UnixListener::bind(home.join("agent.sock")).unwrap();
+    let bus = std::os::unix::net::UnixListener::bind(base.join("run-user/bus")).unwrap();
+    let abstract_name = format!("lembas-test-{}", std::process::id());
+    let abstract_socket = {
+        use std::os::linux::net::SocketAddrExt;
+        let address = std::os::unix::net::SocketAddr::from_abstract_name(&abstract_name).unwrap();
+        std::os::unix::net::UnixListener::bind_addr(&address).unwrap()
+    };
     let dirs = Dirs::from_env();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -109,39 +191,56 @@ fn sandboxed_commands_child() {
         );
         assert_eq!(outcome.sandbox_refusal, None, "{line}");
     };
-    let refused = |outcome: &WatchOutcome, line: &str| {
+    let failed = |outcome: &WatchOutcome, line: &str, markers: &[&str]| {
         assert_ne!(
             outcome.watched.exit,
             Some(0),
             "{line}: {}",
             outcome.watched.excerpt
         );
-        assert!(
-            outcome.watched.excerpt.contains("Permission denied"),
-            "{line}: {}",
-            outcome.watched.excerpt
+        for marker in markers {
+            assert!(
+                !outcome.watched.excerpt.contains(marker),
+                "{line}: {}",
+                outcome.watched.excerpt
+            );
+        }
+    };
+    let refused = |outcome: &WatchOutcome, line: &str| {
+        failed(
+            outcome,
+            line,
+            &[KEY_MARKER, SECRET_MARKER, CONFIG_MARKER, STATE_MARKER],
         );
         let why = outcome.sandbox_refusal.as_deref().unwrap_or_default();
-        assert!(why.starts_with("[the sandbox refused"), "{line}: {why:?}");
+        assert!(
+            why.starts_with("[the sandbox refused"),
+            "{line}: {why:?} {}",
+            outcome.watched.excerpt
+        );
     };
     let remote = Remote {
-        env_keep: vec!["KEEP_TOKEN".into()],
+        env_keep: vec!["KEEP_TOKEN".into(), "SSH_AUTH_SOCK".into()],
         ..Remote::default()
     };
-    let edit = Sandbox::for_remote(&remote, std::slice::from_ref(&root), &[], Mode::Edit, &dirs);
-    assert!(support().starts_with("landlock ABI "), "{}", support());
-    let (_, rules) = edit
-        .prepare()
-        .unwrap()
-        .landlock_rules()
-        .expect("Landlock on this kernel");
-    assert!(rules > 0);
+    let edit =
+        Sandbox::for_remote(&remote, std::slice::from_ref(&root), &[], Mode::Edit, &dirs).of_session("ses_a");
+    assert!(
+        support().starts_with("namespaces, landlock ABI "),
+        "{}",
+        support()
+    );
+    let prepared = edit.prepare().unwrap();
+    assert!(prepared.boxed(), "namespaces on this machine");
+    let (abi, _) = prepared.landlock_rules().expect("Landlock on this kernel");
+    assert!(abi >= 6, "the scopes need ABI 6; this kernel has {abi}");
 
-    // Writes: inside the root, in the temp folder and to the devices; nowhere else.
+    // Writes: inside the root, in the session's temp folder and to the devices; nowhere else.
     for line in [
         "echo made > made.txt && cat made.txt && echo gone > /dev/null",
         "f=$(mktemp) && echo temp > \"$f\" && cat \"$f\" && rm \"$f\"",
         "mkdir -p sub/deeper && mv made.txt sub/deeper/ && rm -r sub",
+        "cat .git/config .lembas/config.yaml >/dev/null && git --version >/dev/null",
     ] {
         ok(&run(&edit, line), line);
     }
@@ -149,13 +248,14 @@ fn sandboxed_commands_child() {
         "echo new > ~/new.txt",
         "echo more >> ~/notes.txt",
         "mkdir ~/newdir",
+        "touch /etc/lembas-x",
     ] {
         let outcome = run(&edit, line);
         refused(&outcome, line);
         let why = outcome.sandbox_refusal.unwrap();
         assert!(
             why.contains(&format!(
-                "writes only inside {} and the temp folder",
+                "writes only inside {} and its temp folder /tmp",
                 root.display()
             )),
             "{why}"
@@ -167,6 +267,25 @@ fn sandboxed_commands_child() {
         "notes\n"
     );
 
+    // The temp folder is the session's own: not the machine's, kept from one command to the next.
+    let marker = format!("box-temp-{}", std::process::id());
+    ok(
+        &run(
+            &edit,
+            &format!("echo kept > /tmp/{marker} && test \"$TMPDIR\" = /tmp"),
+        ),
+        "temp",
+    );
+    assert!(!Path::new("/tmp").join(&marker).exists());
+    assert!(edit.temp.join(&marker).exists());
+    ok(
+        &run(
+            &edit,
+            &format!("grep -q kept /tmp/{marker} && ! ls /tmp/.X11-unix 2>/dev/null"),
+        ),
+        "temp kept",
+    );
+
     // Reads: anywhere but the protected places, wherever the environment puts them.
     for line in [
         "cat ~/notes.txt",
@@ -175,23 +294,156 @@ fn sandboxed_commands_child() {
     ] {
         ok(&run(&edit, line), line);
     }
-    for (line, marker) in [
-        ("cat ~/.ssh/id_ed25519", KEY_MARKER),
-        ("cat \"$XDG_CONFIG_HOME/lembas/config.yaml\"", CONFIG_MARKER),
-        ("cat \"$XDG_CONFIG_HOME/lembas/device-token\"", CONFIG_MARKER),
-        ("cat ~/.local/state/lembas/status.json", STATE_MARKER),
-        ("cat \"$XDG_DATA_HOME/keyrings/login.keyring\"", KEY_MARKER),
-        ("cp ~/.ssh/id_ed25519 stolen", KEY_MARKER),
+    let config = base.join("xdg-config/lembas");
+    let keyring = base.join("xdg-data/keyrings/login.keyring");
+    let (config_file, token_file) = (
+        format!("cat {}/config.yaml", config.display()),
+        format!("cat {}/device-token", config.display()),
+    );
+    let keyring_file = format!("cat {}", keyring.display());
+    for line in [
+        "cat ~/.ssh/id_ed25519",
+        &config_file,
+        &token_file,
+        "cat ~/.local/state/lembas/status.json",
+        &keyring_file,
+        "cp ~/.ssh/id_ed25519 stolen",
+        "cat ~/.git-credentials",
+        "cat ~/.netrc",
+        "cat ~/.npmrc",
+        "cat ~/.config/gh/hosts.yml",
+        "cat ~/.docker/config.json",
+        "cat ~/.kube/config",
+        "cat ~/.cargo/credentials.toml",
+        "cat ~/.mozilla/firefox/cookies.sqlite",
+        // Inside the root: the secret files are not there, the governing places are read-only.
+        "cat .env",
+        "python3 -c 'print(open(\".env\").read())'",
+        "cat deploy/server.pem",
+        "echo '[core] fsmonitor = evil' >> .git/config",
+        "echo evil > .git/hooks/post-checkout",
+        "echo evil > .git/info/attributes",
+        "echo evil > .lembas/config.yaml",
     ] {
-        let outcome = run(&edit, line);
-        refused(&outcome, line);
+        refused(&run(&edit, line), line);
+    }
+    assert!(!root.join("stolen").exists() && !root.join(".git/hooks/post-checkout").exists());
+    assert_eq!(
+        std::fs::read_to_string(root.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert_eq!(std::fs::read_to_string(root.join(".env")).unwrap(), SECRET_MARKER);
+
+    // A governing place the project lacks is swept after the command that made it.
+    let line = "mkdir -p .agent/commands && echo evil > .agent/commands/deploy.md";
+    let outcome = run(&edit, line);
+    assert_eq!(outcome.watched.exit, Some(0), "{}", outcome.watched.excerpt);
+    let why = outcome.sandbox_refusal.unwrap_or_default();
+    assert!(
+        why.contains("the sandbox removed") && why.contains(".agent"),
+        "{why}"
+    );
+    assert!(!root.join(".agent").exists());
+
+    // Sockets: none of the person's, by path, by the environment or abstract.
+    let connect = |target: &str| {
+        format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect({target}); print('CONNECTED')\""
+        )
+    };
+    for line in [
+        connect(&format!("'{}'", home.join("agent.sock").display())),
+        connect("__import__('os').environ.get('SSH_AUTH_SOCK', '/nowhere')"),
+        connect(&format!("'{}'", base.join("run-user/bus").display())),
+        connect(&format!("'\\0{abstract_name}'")),
+    ] {
+        let outcome = run(&edit, &line);
+        failed(&outcome, &line, &["CONNECTED"]);
+    }
+    let outcome = run(&edit, "env");
+    let names: Vec<&str> = outcome
+        .watched
+        .excerpt
+        .lines()
+        .filter_map(|l| l.split('=').next())
+        .collect();
+    assert!(
+        names.contains(&"PATH") && names.contains(&"KEEP_TOKEN"),
+        "{names:?}"
+    );
+    for name in [
+        "MY_API_KEY",
+        "GH_PAT",
+        "DATABASE_URL",
+        "MYSQL_PWD",
+        "SSH_AUTH_SOCK",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "XDG_RUNTIME_DIR",
+        CHILD,
+    ] {
+        assert!(!names.contains(&name), "{name} in {names:?}");
+    }
+    assert!(!outcome.watched.excerpt.contains(SECRET_MARKER));
+    ok(
+        &run(
+            &edit,
+            &format!("test -z \"$(ls -A {})\"", base.join("run-user").display()),
+        ),
+        "runtime emptied",
+    );
+
+    // Processes: the device and the rest are not there; nothing can be traced or typed into.
+    let me = std::process::id();
+    for line in [format!("cat /proc/{me}/environ"), format!("kill -KILL {me}")] {
+        let outcome = run(&edit, &line);
+        failed(&outcome, &line, &[SECRET_MARKER]);
+    }
+    // Its own processes only (bash, ls, grep); its parent is outside, at 0.
+    ok(
+        &run(
+            &edit,
+            "test $(ls /proc | grep -c '^[0-9]') -lt 6 && test $PPID = 0 && kill -KILL $PPID; echo alive",
+        ),
+        "own /proc",
+    );
+    let probe = "import ctypes, fcntl, termios\nlibc = ctypes.CDLL(None, use_errno=True)\n\
+        def errno(r): return ctypes.get_errno() if r == -1 else 0\n\
+        print('ptrace', errno(libc.ptrace(0, 0, 0, 0)))\n\
+        print('io_uring', errno(libc.syscall(425, 1, 0)))\n\
+        print('vm_readv', errno(libc.syscall(310 if __import__('platform').machine() == 'x86_64' else 270, 1, 0, 0, 0, 0, 0)))\n\
+        try:\n    fcntl.ioctl(0, termios.TIOCSTI, b'x'); print('tiocsti 0')\nexcept OSError as e: print('tiocsti', e.errno)\n";
+    let outcome = run(&edit, &format!("python3 -c \"{probe}\""));
+    let seen = &outcome.watched.excerpt;
+    for call in ["ptrace 1", "io_uring 1", "vm_readv 1", "tiocsti 1"] {
+        assert!(seen.contains(call), "{call}: {seen}");
+    }
+    let outcome = run(&edit, "grep -E 'NoNewPrivs|Seccomp:|CapEff' /proc/self/status");
+    for want in ["NoNewPrivs:\t1", "Seccomp:\t2", "CapEff:\t0000000000000000"] {
         assert!(
-            !outcome.watched.excerpt.contains(marker),
-            "{line}: {}",
+            outcome.watched.excerpt.contains(want),
+            "{want}: {}",
             outcome.watched.excerpt
         );
     }
-    assert!(!root.join("stolen").exists());
+
+    // Lifetime: what a command starts ends with it, setsid and job control included.
+    for (line, file) in [
+        (
+            "setsid sh -c 'while :; do echo x >> left-a.txt; sleep 0.05; done' >/dev/null 2>&1 & sleep 0.2",
+            "left-a.txt",
+        ),
+        (
+            "set -m; (while :; do echo x >> left-b.txt; sleep 0.05; done) >/dev/null 2>&1 & sleep 0.2",
+            "left-b.txt",
+        ),
+    ] {
+        run(&edit, line);
+        let size = || std::fs::metadata(root.join(file)).map(|m| m.len()).unwrap_or(0);
+        let then = size();
+        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(size(), then, "{line} outlived its command");
+        std::fs::remove_file(root.join(file)).unwrap();
+    }
 
     // A protected place inside a root stays out of reach, for writes too.
     let whole_home = Sandbox::for_remote(&remote, std::slice::from_ref(&home), &[], Mode::Edit, &dirs);
@@ -203,10 +455,9 @@ fn sandboxed_commands_child() {
         "cat ~/.ssh/id_ed25519",
         "echo k > ~/.ssh/authorized_keys",
         "rm ~/.ssh/id_ed25519",
+        "cat ~/.netrc",
     ] {
-        let outcome = run(&whole_home, line);
-        refused(&outcome, line);
-        assert!(!outcome.watched.excerpt.contains(KEY_MARKER), "{line}");
+        refused(&run(&whole_home, line), line);
     }
     assert!(home.join(".ssh/id_ed25519").exists() && !home.join(".ssh/authorized_keys").exists());
 
@@ -215,9 +466,11 @@ fn sandboxed_commands_child() {
     let with_own = Sandbox::for_remote(&remote, std::slice::from_ref(&root), &own, Mode::Edit, &dirs);
     let line = format!("cat {}/pasted.txt", own[0].display());
     ok(&run(&with_own, &line), &line);
-    refused(
+    // The rest of the state folder is not there at all.
+    failed(
         &run(&with_own, "cat ~/.local/state/lembas/status.json"),
         "other state",
+        &[STATE_MARKER],
     );
 
     // Plan mode: not even the root is written.
@@ -231,25 +484,59 @@ fn sandboxed_commands_child() {
         "plan reads and temp",
     );
 
-    // No new privileges; no secret-looking variables unless kept.
-    let outcome = run(&edit, "grep NoNewPrivs /proc/self/status");
-    assert!(
-        outcome.watched.excerpt.contains("NoNewPrivs:\t1"),
-        "{}",
-        outcome.watched.excerpt
+    // Bad input: a root that is a link, a root that goes away while a command runs, many forks.
+    let link = base.join("work-link");
+    std::os::unix::fs::symlink(&root, &link).unwrap();
+    let linked = Sandbox::for_remote(&remote, std::slice::from_ref(&link), &[], Mode::Edit, &dirs);
+    let outcome = runtime
+        .block_on(run_command(
+            &root,
+            "echo l > via-link.txt",
+            Duration::from_secs(60),
+            1024,
+            &linked,
+        ))
+        .unwrap();
+    assert_eq!(outcome.watched.exit, Some(0), "{}", outcome.watched.excerpt);
+    let doomed = base.join("doomed");
+    std::fs::create_dir_all(&doomed).unwrap();
+    let gone_root = Sandbox::for_remote(&remote, std::slice::from_ref(&doomed), &[], Mode::Edit, &dirs);
+    let remover = {
+        let doomed = doomed.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            std::fs::remove_dir_all(doomed).unwrap();
+        })
+    };
+    let outcome = runtime
+        .block_on(run_command(
+            &doomed,
+            "sleep 0.6; echo late > late.txt",
+            Duration::from_secs(60),
+            1024,
+            &gone_root,
+        ))
+        .unwrap();
+    remover.join().unwrap();
+    assert_ne!(outcome.watched.exit, Some(0), "{}", outcome.watched.excerpt);
+    // Ten thousand forks (an ordinary account meets the process limit first): the device goes
+    // on, and none of them outlives the command.
+    let forks = "for i in $(seq 10000); do sleep 31.5 & done 2>/dev/null; echo forked";
+    runtime
+        .block_on(run_command(&root, forks, Duration::from_secs(20), 1024, &edit))
+        .unwrap();
+    ok(&run(&edit, "echo still here"), "after the forks");
+    let left = std::process::Command::new("pgrep")
+        .args(["-c", "-f", "sleep 31.5"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&left.stdout).trim(),
+        "0",
+        "forks outlived the command"
     );
-    let outcome = run(&edit, "env");
-    let names: Vec<&str> = outcome
-        .watched
-        .excerpt
-        .lines()
-        .filter_map(|l| l.split('=').next())
-        .collect();
-    assert!(
-        names.contains(&"PATH") && names.contains(&"KEEP_TOKEN"),
-        "{names:?}"
-    );
-    assert!(!names.contains(&"MY_API_KEY"), "{names:?}");
+
+    drop((agent, bus, abstract_socket));
 
     // remote.sandbox: required refuses where none can be had; auto runs as before.
     let lacks = || Kernel::Lacks("no Landlock in this test".into());
@@ -287,4 +574,30 @@ fn sandboxed_commands_child() {
     );
     ok(&run(&loose, "echo open > ~/open.txt"), "auto without a sandbox");
     assert!(home.join("open.txt").exists());
+}
+
+#[test]
+fn the_device_is_not_dumpable_once_hardened() {
+    // In a child: this test binary's own process must stay as it is for the others.
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "sandbox::tests::hardened_child",
+            "--ignored",
+            "--nocapture",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("1 passed"), "{stdout}");
+}
+
+#[test]
+#[ignore = "run by the_device_is_not_dumpable_once_hardened"]
+fn hardened_child() {
+    // SAFETY: a plain query.
+    assert_eq!(unsafe { libc::prctl(libc::PR_GET_DUMPABLE) }, 1);
+    harden_this_process();
+    // SAFETY: a plain query.
+    assert_eq!(unsafe { libc::prctl(libc::PR_GET_DUMPABLE) }, 0);
 }
