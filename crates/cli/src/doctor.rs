@@ -112,7 +112,14 @@ async fn checks(setup: &Setup) -> Vec<Check> {
     out.push(log_check(setup));
     let support = sandbox::support();
     out.push(match support.strip_prefix("none: ") {
-        None => ok("sandbox", format!("commands run sandboxed ({support})")),
+        None if support.contains("no namespaces") => not(
+            "sandbox",
+            Level::Warn,
+            format!("commands run in part of the box ({support})"),
+            "Without namespaces a command still sees other processes, the machine's /tmp and sockets; \
+             allow user namespaces for the device, or set remote.sandbox: required to refuse commands.",
+        ),
+        None => ok("sandbox", format!("commands run in a box ({support})")),
         Some(why) => not(
             "sandbox",
             Level::Warn,

@@ -185,6 +185,7 @@ impl Announced {
                     limits: self.initialize_limits(),
                     connection: connection.map(str::to_string),
                     capabilities: self.capabilities.clone(),
+                    sandbox: crate::sandbox::support(),
                 },
             },
         }

@@ -20,7 +20,7 @@ pub struct Status {
     /// The limits as last sent to the instance.
     pub limits: Option<Limits>,
     pub last_error: Option<String>,
-    /// Whether remote commands run sandboxed: `landlock ABI n`, `seatbelt` or `none: <why>`
+    /// Which walls stand under remote commands: `namespaces, landlock ABI n (scopes), seccomp`, `seatbelt` or `none: <why>`
     /// (absent in a file an older device wrote).
     #[serde(default)]
     pub sandbox: Option<String>,

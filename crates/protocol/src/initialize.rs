@@ -151,6 +151,9 @@ pub struct DeviceSays {
     /// The login's connection on the instance.
     pub connection: Option<String>,
     pub capabilities: Vec<Capability>,
+    /// Which walls stand under remote commands here (`namespaces, landlock ABI 7 (scopes),
+    /// seccomp`, `seatbelt`, `none: <why>`): what the kernel guarantees beside the judge.
+    pub sandbox: String,
 }
 
 #[cfg(test)]

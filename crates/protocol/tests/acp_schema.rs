@@ -126,6 +126,7 @@ fn the_answers_the_device_writes_are_acps() {
                     limits: None,
                     connection: None,
                     capabilities: vec![Capability::Sessions],
+                    sandbox: "namespaces, landlock ABI 7 (scopes), seccomp".into(),
                 },
             },
         };

@@ -101,14 +101,15 @@ pub struct Snapshot {
     pub cards: Vec<ApprovalCard>,
 }
 
-/// The window's line for `support` (`landlock ABI 7`, `seatbelt`, `none: <why>`).
+/// The window's line for `support` (`namespaces, landlock ABI 7 (scopes), seccomp`, `seatbelt`,
+/// `none: <why>`).
 fn sandbox_line(support: &str) -> String {
     match support.strip_prefix("none: ") {
         Some(why) => format!(
             "Commands are not sandboxed here ({why}): only the permission judge stands between a command and your files."
         ),
         None => format!(
-            "Commands run in a kernel sandbox ({support}): they write only inside these folders and the temp folder, and never read your keys."
+            "Commands run in a kernel sandbox ({support}): they write only inside these folders and their own temp folder, and never read your keys, sockets or other programs."
         ),
     }
 }

@@ -140,10 +140,12 @@ impl Layout {
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         let mut attach = Vec::new();
         let attach_at = |path: &Path, read_only: bool| -> io::Result<Attach> {
+            // Below a temp place: the folders down to it, and its own mount point.
             let make = match under_temp(path) {
                 Some(place) => folders_below(path, Path::new(place))
                     .iter()
                     .map(|f| c(f))
+                    .chain([c(path)])
                     .collect::<io::Result<_>>()?,
                 None => Vec::new(),
             };
@@ -653,7 +655,7 @@ mod tests {
         let targets: Vec<&std::ffi::OsStr> = layout.attach.iter().map(|a| shown(&a.target)).collect();
         assert_eq!(targets, ["/home/p/w", "/tmp", "/var/tmp", "/tmp/a/b/root"]);
         let made: Vec<&std::ffi::OsStr> = layout.attach[3].make.iter().map(shown).collect();
-        assert_eq!(made, ["/tmp/a", "/tmp/a/b"]);
+        assert_eq!(made, ["/tmp/a", "/tmp/a/b", "/tmp/a/b/root"]);
         assert_eq!(
             folders_below(Path::new("/s/x/y"), Path::new("/s")),
             [Path::new("/s/x")]
