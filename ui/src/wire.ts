@@ -281,7 +281,7 @@ export type Status = { pid: number, server: string | null, connection: string | 
  */
 limits: Limits | null, last_error: string | null, 
 /**
- * Whether remote commands run sandboxed: `landlock ABI n`, `seatbelt` or `none: <why>`
+ * Which walls stand under remote commands: `namespaces, landlock ABI n (scopes), seccomp`, `seatbelt` or `none: <why>`
  * (absent in a file an older device wrote).
  */
 sandbox: string | null, 

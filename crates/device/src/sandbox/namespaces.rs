@@ -3,12 +3,13 @@
 //! bubblewrap cannot apply it; one fork more costs less than one program more).
 //!
 //! The spawned child (the *keeper*) makes a user, mount and PID namespace, maps its own user and
-//! group, and forks the command's first process, which is PID 1 of the new namespace: when it ends,
-//! the kernel ends every process left in the box (`setsid`, daemons, loops). The keeper lets go of
-//! every descriptor, waits, and ends as the command ended; when the keeper is killed (cancel, a
-//! timeout, Stop all), the first process is killed with it (`PR_SET_PDEATHSIG`), and so the box.
+//! group, and forks the box's *init* (PID 1), which lays out the mounts and forks the command (PID
+//! 2). When the command ends, init ends, and the kernel ends every process left in the box
+//! (`setsid`, daemons, loops). The keeper and init let go of every descriptor (the output pipe
+//! among them) and wait; the keeper ends as the command ended. When the keeper is killed (cancel, a
+//! timeout, Stop all), init is killed with it (`PR_SET_PDEATHSIG`), and so the box.
 //!
-//! The first process lays out the mounts (from the outside in):
+//! Init lays out the mounts (from the outside in):
 //! 1. every place to bind is cloned first ([`SYS_open_tree`]), while every path still names the
 //!    person's files: the roots, the session's temp folder, the session's own places;
 //! 2. the whole tree becomes read-only (`mount_setattr`, recursive);
@@ -228,9 +229,9 @@ impl Layout {
         })
     }
 
-    /// Makes the namespaces and forks the box's first process; returns in it only, with the mounts
-    /// laid out and the capabilities dropped. The keeper never returns: it waits and ends as the
-    /// first process ended.
+    /// Makes the namespaces, forks the box's init and, from it, the command; returns in the command
+    /// only, with the mounts laid out and the capabilities dropped. The keeper and init never
+    /// return: they wait, and end as the command ended.
     ///
     /// # Safety
     /// Only between fork and exec, in a single-threaded child.
@@ -248,15 +249,29 @@ impl Layout {
             write_file(b"/proc/self/gid_map\0", &self.gid_map)?;
             // Not dumpable again: the keeper holds a copy of the device's memory while it waits.
             check(libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0))?;
-            let first = libc::fork();
-            if first < 0 {
+            // The keeper learns through this pipe which signal ended the command: the box's
+            // init cannot die by a signal of its own.
+            let mut report = [0 as libc::c_int; 2];
+            check(libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC))?;
+            let init = libc::fork();
+            if init < 0 {
                 return Err(io::Error::last_os_error());
             }
-            if first > 0 {
-                keep(first);
+            if init > 0 {
+                keep(init, report[0]);
             }
+            libc::close(report[0]);
             check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
             self.lay_out()?;
+            let command = libc::fork();
+            if command < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if command > 0 {
+                reap(command, report[1]);
+            }
+            libc::close(report[1]);
+            check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
             drop_capabilities();
             limit_processes();
         }
@@ -264,7 +279,7 @@ impl Layout {
     }
 
     /// # Safety
-    /// In the box's first process, between fork and exec.
+    /// In the box's init, between fork and exec.
     unsafe fn lay_out(&mut self) -> io::Result<()> {
         // SAFETY: the caller's contract; every pointer is a NUL-terminated string of `self`.
         unsafe {
@@ -335,7 +350,7 @@ impl Layout {
     }
 
     /// # Safety
-    /// In the box's first process, between fork and exec.
+    /// In the box's init, between fork and exec.
     unsafe fn hide_place(&self, hide: &Hide) -> io::Result<()> {
         // SAFETY: the caller's contract.
         unsafe {
@@ -372,32 +387,102 @@ impl Layout {
     }
 }
 
-/// The keeper: lets go of every descriptor (the output pipe's write end among them, so the
-/// output ends with the box), waits for the first process, and ends as it ended.
+/// Closes every descriptor but `kept`: the output pipe's write end among them, so the output ends
+/// with the command's processes.
 ///
 /// # Safety
 /// Between fork and exec.
-unsafe fn keep(first: libc::pid_t) -> ! {
-    // SAFETY: plain system calls on numbers.
+unsafe fn close_all_but(kept: libc::c_int) {
+    let kept = kept as libc::c_uint;
+    // SAFETY: plain numbers.
     unsafe {
-        libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
-        let mut status = 0;
+        if kept > 0 {
+            libc::syscall(libc::SYS_close_range, 0u32, kept - 1, 0u32);
+        }
+        libc::syscall(libc::SYS_close_range, kept + 1, u32::MAX, 0u32);
+    }
+}
+
+/// Waits for `pid`, through interruptions; its status.
+///
+/// # Safety
+/// Between fork and exec.
+unsafe fn wait_for(pid: libc::pid_t) -> libc::c_int {
+    let mut status = 0;
+    // SAFETY: plain numbers and a status of ours.
+    unsafe {
         loop {
-            let waited = libc::waitpid(first, &mut status, 0);
-            if waited == first {
-                break;
+            let waited = libc::waitpid(pid, &mut status, 0);
+            if waited == pid || (waited < 0 && *libc::__errno_location() != libc::EINTR) {
+                return status;
+            }
+        }
+    }
+}
+
+/// The keeper, outside the box: waits for the box's init and ends as the command ended (by the
+/// same signal, when `report` names one). It outlives a SIGTERM sent to the command's group, which
+/// reaches the command itself; SIGKILL ends it, and with it the box.
+///
+/// # Safety
+/// Between fork and exec.
+unsafe fn keep(init: libc::pid_t, report: libc::c_int) -> ! {
+    // SAFETY: plain system calls on numbers and buffers of ours.
+    unsafe {
+        close_all_but(report);
+        for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            libc::signal(signal, libc::SIG_IGN);
+        }
+        let status = wait_for(init);
+        let mut signal = [0u8; 1];
+        if libc::read(report, signal.as_mut_ptr().cast(), 1) == 1 {
+            end_by(libc::c_int::from(signal[0]));
+        }
+        if libc::WIFSIGNALED(status) {
+            end_by(libc::WTERMSIG(status));
+        }
+        libc::_exit(libc::WEXITSTATUS(status))
+    }
+}
+
+/// The box's init (PID 1): reaps every process left to it until the command ends, then ends, and
+/// the kernel ends everything left in the box. The command is not PID 1, so it takes signals
+/// (`kill $$`, a stop's SIGTERM) as it would anywhere.
+///
+/// # Safety
+/// Between fork and exec.
+unsafe fn reap(command: libc::pid_t, report: libc::c_int) -> ! {
+    // SAFETY: plain system calls on numbers and buffers of ours.
+    unsafe {
+        close_all_but(report);
+        loop {
+            let mut status = 0;
+            let waited = libc::waitpid(-1, &mut status, 0);
+            if waited == command {
+                if libc::WIFSIGNALED(status) {
+                    let signal = [libc::WTERMSIG(status) as u8];
+                    libc::write(report, signal.as_ptr().cast(), 1);
+                    libc::_exit(0);
+                }
+                libc::_exit(libc::WEXITSTATUS(status));
             }
             if waited < 0 && *libc::__errno_location() != libc::EINTR {
                 libc::_exit(127);
             }
         }
-        if libc::WIFSIGNALED(status) {
-            let signal = libc::WTERMSIG(status);
-            libc::signal(signal, libc::SIG_DFL);
-            libc::kill(libc::getpid(), signal);
-            libc::_exit(128 + signal);
-        }
-        libc::_exit(libc::WEXITSTATUS(status))
+    }
+}
+
+/// Ends the calling process by `signal`, as the command ended.
+///
+/// # Safety
+/// Between fork and exec.
+unsafe fn end_by(signal: libc::c_int) -> ! {
+    // SAFETY: plain numbers.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+        libc::kill(libc::getpid(), signal);
+        libc::_exit(128 + signal)
     }
 }
 

@@ -445,6 +445,54 @@ fn sandboxed_commands_child() {
         std::fs::remove_file(root.join(file)).unwrap();
     }
 
+    // In the box the command is not PID 1: it takes signals as anywhere, and the watch says so.
+    let outcome = run(&edit, "printf before; kill -9 $$");
+    assert_eq!(
+        (outcome.watched.exit, outcome.watched.excerpt.as_str()),
+        (None, "before")
+    );
+    let outcome = run(&edit, "kill -TERM $$");
+    assert_eq!(outcome.watched.exit, None);
+    // A timeout stops the box whole, a background job holding the output included; a job left
+    // behind by a command that ended ends with it.
+    let outcome = runtime
+        .block_on(run_command(
+            &root,
+            "sleep 100.25 & sleep 100.5",
+            Duration::from_secs(1),
+            1024,
+            &edit,
+        ))
+        .unwrap();
+    assert!(outcome.watched.timed_out);
+    let outcome = run(&edit, "sleep 100.75 & echo started");
+    assert_eq!(
+        (outcome.watched.exit, outcome.watched.timed_out),
+        (Some(0), false)
+    );
+    let outcome = runtime
+        .block_on(run_command(
+            &root,
+            "trap '' TERM; sleep 101 & wait",
+            Duration::from_secs(1),
+            1024,
+            &edit,
+        ))
+        .unwrap();
+    assert!(outcome.watched.timed_out);
+    // SAFETY: getuid cannot fail. (The other account's run goes on beside this one.)
+    let uid = unsafe { libc::getuid() }.to_string();
+    let left = |pattern: &str| {
+        let out = std::process::Command::new("pgrep")
+            .args(["-c", "-u", &uid, "-f", pattern])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    for pattern in ["sleep 100.25", "sleep 100.5", "sleep 100.75", "sleep 101"] {
+        assert_eq!(left(pattern), "0", "{pattern} outlived its command");
+    }
+
     // A protected place inside a root stays out of reach, for writes too.
     let whole_home = Sandbox::for_remote(&remote, std::slice::from_ref(&home), &[], Mode::Edit, &dirs);
     ok(
