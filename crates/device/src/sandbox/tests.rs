@@ -574,15 +574,15 @@ fn sandboxed_commands_child() {
         .block_on(run_command(&root, forks, Duration::from_secs(20), 1024, &edit))
         .unwrap();
     ok(&run(&edit, "echo still here"), "after the forks");
-    let left = std::process::Command::new("pgrep")
-        .args(["-c", "-f", "sleep 31.5"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&left.stdout).trim(),
-        "0",
-        "forks outlived the command"
-    );
+    // Thousands of processes take the kernel a while to end on a loaded machine; the watch waits
+    // only its grace for them.
+    for _ in 0..100 {
+        if left("sleep 31.5") == "0" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(left("sleep 31.5"), "0", "forks outlived the command");
 
     drop((agent, bus, abstract_socket));
 
