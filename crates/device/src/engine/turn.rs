@@ -196,7 +196,8 @@ async fn steps(
     let instance_name = engine.instance_name(&instance).await;
     // Read once a turn: the project's AGENTS.md files, in a trusted project.
     let trusted = engine.settings().folder_rules().trusted;
-    let project_instructions = super::instructions::section(&session.cwd, &trusted);
+    let protected = engine.setup().dirs.protected_places();
+    let project_instructions = super::instructions::section(&session.cwd, &trusted, &protected);
     let window = compaction::window(session, &instance).await;
     // A session opened from the store reads the instance's memory at its first turn.
     if session.state().memory == SessionMemory::NotRead {
