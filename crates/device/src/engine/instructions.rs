@@ -182,22 +182,22 @@ mod tests {
         write(&project.join(".env"), "API_TOKEN=hunter2");
         write(&project.join(".git/config"), "[remote] url = https://user:pw@x");
         let trusted = [base.join("work")];
-        let cases: [(&str, &dyn Fn(&Path)); 3] = [
-            ("a symlink to .env", &|at: &Path| {
-                std::os::unix::fs::symlink(project.join(".env"), at).unwrap()
-            }),
-            ("a symlink to .git/config", &|at: &Path| {
-                std::os::unix::fs::symlink(project.join(".git/config"), at).unwrap()
-            }),
-            ("a hard link of the key", &|at: &Path| {
-                std::fs::hard_link(home.join(".ssh/id_ed25519"), at).unwrap()
-            }),
+        // (what, the file linked to, a hard link rather than a symlink)
+        let cases = [
+            ("a symlink to .env", project.join(".env"), false),
+            ("a symlink to .git/config", project.join(".git/config"), false),
+            ("a hard link of the key", home.join(".ssh/id_ed25519"), true),
         ];
         for name in NAMES {
-            for (what, link) in &cases {
+            for (what, target, hard) in &cases {
                 let at = project.join(name);
-                link(&at);
-                let text = section(&project, &trusted, &Protected::under_home(&home)).unwrap_or_default();
+                if *hard {
+                    std::fs::hard_link(target, &at).unwrap();
+                } else {
+                    std::os::unix::fs::symlink(target, &at).unwrap();
+                }
+                let protected = Protected::under_home(&home);
+                let text = section(&project, &trusted, &protected).unwrap_or_default();
                 for secret in ["PRIVATE KEY", "hunter2", "user:pw"] {
                     assert!(!text.contains(secret), "{name} as {what} was sent: {text}");
                 }

@@ -114,11 +114,11 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
     let project = sources.project.as_deref();
     for kind in [Kind::Custom, Kind::Skill] {
         let mut found = Vec::new();
-        if let Some(project) = project {
-            if let Ok(project) = std::fs::canonicalize(project) {
-                let door = Door::new(std::slice::from_ref(&project), &sources.protected);
-                found.extend(read_kind(kind, &project.join(".agent"), &door));
-            }
+        if let Some(project) = project
+            && let Ok(project) = std::fs::canonicalize(project)
+        {
+            let door = Door::new(std::slice::from_ref(&project), &sources.protected);
+            found.extend(read_kind(kind, &project.join(".agent"), &door));
         }
         // The person's own commands lie in the device's config folder, protected from the model
         // but theirs to read.
