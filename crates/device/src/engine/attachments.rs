@@ -62,6 +62,9 @@ pub struct Attachment {
     pub kind: AttachmentKind,
     pub size: usize,
     pub path: PathBuf,
+    /// A text resource's text as the person sent it: what the model is given, never read back
+    /// from the saved file (which the model may have replaced by then).
+    pub text: Option<String>,
 }
 
 impl Attachment {
@@ -319,6 +322,8 @@ pub fn write(dir: &Path, uploads: Vec<Upload>) -> std::io::Result<Vec<Attachment
         match write_one(dir, &upload) {
             Ok(path) => written.push(Attachment {
                 size: upload.bytes.len(),
+                text: (upload.kind == AttachmentKind::Text)
+                    .then(|| String::from_utf8_lossy(&upload.bytes).into_owned()),
                 name: upload.name,
                 mime_type: upload.mime_type,
                 kind: upload.kind,
@@ -395,9 +400,7 @@ fn rendered(a: &Attachment) -> String {
             a.name, a.size
         ),
         AttachmentKind::Text => {
-            let text = std::fs::read(&a.path)
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default();
+            let text = a.text.as_deref().unwrap_or_default();
             let mut numbered = String::new();
             for (i, line) in text.lines().enumerate() {
                 if i > 0 {

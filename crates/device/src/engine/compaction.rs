@@ -113,7 +113,7 @@ async fn summarize(engine: &Engine, session: &Session) -> Result<String, model::
         let mut messages: Vec<ApiMessage> = state
             .messages
             .iter()
-            .map(|m| ApiMessage::of(&m.body, false))
+            .map(|m| ApiMessage::of(&m.body, None))
             .collect();
         messages.push(ApiMessage::user(prompt::COMPACT_REQUEST));
         StepRequest::new(&state.model, messages, Vec::new(), &state.effort)

@@ -4,30 +4,39 @@
 //! `## Project instructions`, at most `engine.project_instructions_max_bytes` in all.
 //!
 //! The project's root is the nearest folder from the session's up that holds `.git`, not above the
-//! trusted folder; without one, the session's folder. A file is read only when it resolves (links
-//! followed) inside the project's root: a link to a key elsewhere is never sent to the model.
+//! trusted folder and never the home folder (a `~/.git` would make every folder under it one
+//! project); without one, the session's folder. Each file is read through the tools' door
+//! ([`Door`]), inside the project's root only: a link to `.env` or a hard link of a key is never
+//! sent to the model.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::decisions::decisions;
+use crate::policy::protected::Protected;
 use crate::policy::roots;
+use crate::tools::door::{Door, Refusal};
 
 const NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
 
 /// The `## Project instructions` section for a session in `folder`, or `None` when there is
-/// nothing to give (no file, or the project is not trusted).
-pub fn section(folder: &Path, trusted: &[PathBuf]) -> Option<String> {
+/// nothing to give (no file, the project is not trusted, or the folder is the home folder).
+pub fn section(folder: &Path, trusted: &[PathBuf], protected: &Protected) -> Option<String> {
+    let home = protected.home();
+    if folder == home {
+        return None;
+    }
     let top = trusted
         .iter()
         .filter(|t| roots::is_within(folder, t))
         .min_by_key(|t| t.components().count())?;
     let root = folder
         .ancestors()
-        .take_while(|dir| dir.starts_with(top))
+        .take_while(|dir| dir.starts_with(top) && *dir != home)
         .find(|dir| dir.join(".git").exists())
         .unwrap_or(folder);
-    let resolved_root = std::fs::canonicalize(root).ok()?;
+    let within = [std::fs::canonicalize(root).ok()?];
+    let door = Door::new(&within, protected);
     let mut dirs: Vec<&Path> = folder.ancestors().take_while(|d| d.starts_with(root)).collect();
     dirs.reverse();
     let most = decisions().engine.project_instructions_max_bytes;
@@ -35,7 +44,7 @@ pub fn section(folder: &Path, trusted: &[PathBuf]) -> Option<String> {
     let mut left = most;
     for dir in dirs {
         let Some((name, text)) = NAMES.iter().find_map(|name| {
-            let text = read_within(&dir.join(name), &resolved_root, left + 1)?;
+            let text = read_through(&door, &dir.join(name), left + 1)?;
             Some((dir.join(name), text))
         }) else {
             continue;
@@ -65,23 +74,20 @@ pub fn section(folder: &Path, trusted: &[PathBuf]) -> Option<String> {
     Some(format!("## Project instructions\n\n{}", parts.join("\n\n")))
 }
 
-/// The file's text (at most `limit` bytes, invalid UTF-8 replaced) when it is a file that
-/// resolves inside `root`.
-fn read_within(file: &Path, root: &Path, limit: usize) -> Option<String> {
-    let resolved = std::fs::canonicalize(file).ok()?;
-    if !resolved.starts_with(root) || !resolved.is_file() {
-        if resolved.is_file() {
-            tracing::warn!(
-                "{} leads outside the project ({}): not given to the model",
-                file.display(),
-                resolved.display()
-            );
+/// The file's text (at most `limit` bytes, invalid UTF-8 replaced) when the door opens it.
+fn read_through(door: &Door, file: &Path, limit: usize) -> Option<String> {
+    let mut opened = match door.open(file) {
+        Ok(opened) => opened,
+        Err(Refusal::Unreadable { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
+            return None;
         }
-        return None;
-    }
+        Err(refusal) => {
+            tracing::warn!("not given to the model: {refusal}");
+            return None;
+        }
+    };
     let mut bytes = Vec::new();
-    std::fs::File::open(&resolved)
-        .ok()?
+    (&mut opened.file)
         .take(limit as u64)
         .read_to_end(&mut bytes)
         .ok()?;
@@ -91,6 +97,11 @@ fn read_within(file: &Path, root: &Path, limit: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Protected places under a home folder no test uses.
+    fn nowhere() -> Protected {
+        Protected::under_home(Path::new("/nonexistent-home"))
+    }
 
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -111,20 +122,24 @@ mod tests {
         write(&repo.join("CLAUDE.md"), "not read: AGENTS.md is there");
         write(&repo.join("crates/CLAUDE.md"), "Crates use edition 2024.");
         write(&sub.join("AGENTS.md"), "Sub has no unsafe.");
-        let section = section(&sub, std::slice::from_ref(&trusted)).unwrap();
+        let section = section(&sub, std::slice::from_ref(&trusted), &nowhere()).unwrap();
         assert_eq!(
             section,
             "## Project instructions\n\n### AGENTS.md\n\nRun cargo test.\n\n\
              ### crates/CLAUDE.md\n\nCrates use edition 2024.\n\n### crates/sub/AGENTS.md\n\nSub has no unsafe."
         );
-        assert_eq!(super::section(&sub, &[]), None, "untrusted");
+        assert_eq!(super::section(&sub, &[], &nowhere()), None, "untrusted");
         let elsewhere = home.path().join("elsewhere");
-        assert_eq!(super::section(&sub, &[elsewhere]), None, "trusted elsewhere");
+        assert_eq!(
+            super::section(&sub, &[elsewhere], &nowhere()),
+            None,
+            "trusted elsewhere"
+        );
         // Without a repository, the session's folder is the project.
         let plain = trusted.join("plain");
         write(&plain.join("AGENTS.md"), "plain");
         assert_eq!(
-            super::section(&plain, std::slice::from_ref(&trusted)).unwrap(),
+            super::section(&plain, std::slice::from_ref(&trusted), &nowhere()).unwrap(),
             "## Project instructions\n\n### AGENTS.md\n\nplain"
         );
     }
@@ -139,18 +154,80 @@ mod tests {
         std::os::unix::fs::symlink(root.join("secret"), project.join("AGENTS.md")).unwrap();
         write(&project.join("CLAUDE.md"), "claude's");
         let trusted = [project.clone()];
-        let text = section(&project, &trusted).unwrap();
+        let text = section(&project, &trusted, &nowhere()).unwrap();
         assert!(!text.contains("the key") && text.contains("claude's"), "{text}");
 
         let most = decisions().engine.project_instructions_max_bytes;
         std::fs::remove_file(project.join("AGENTS.md")).unwrap();
         write(&project.join("AGENTS.md"), &"é".repeat(most));
-        let text = section(&project, &trusted).unwrap();
+        let text = section(&project, &trusted, &nowhere()).unwrap();
         assert!(text.len() < most + 200, "{}", text.len());
         assert!(
             text.ends_with(&format!("more than {most} bytes in all.]")),
             "{}",
             &text[text.len() - 80..]
         );
+    }
+
+    /// Attack (issue 33): AGENTS.md or CLAUDE.md a symlink to `.env` or `.git/config`, or a hard
+    /// link of `~/.ssh/id_ed25519`, must not reach the model.
+    #[cfg(unix)]
+    #[test]
+    fn instructions_linked_to_a_secret_are_not_sent() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let home = base.join("home");
+        let project = base.join("work/project");
+        write(&home.join(".ssh/id_ed25519"), "PRIVATE KEY");
+        write(&project.join(".env"), "API_TOKEN=hunter2");
+        write(&project.join(".git/config"), "[remote] url = https://user:pw@x");
+        let trusted = [base.join("work")];
+        // (what, the file linked to, a hard link rather than a symlink)
+        let cases = [
+            ("a symlink to .env", project.join(".env"), false),
+            ("a symlink to .git/config", project.join(".git/config"), false),
+            ("a hard link of the key", home.join(".ssh/id_ed25519"), true),
+        ];
+        for name in NAMES {
+            for (what, target, hard) in &cases {
+                let at = project.join(name);
+                if *hard {
+                    std::fs::hard_link(target, &at).unwrap();
+                } else {
+                    std::os::unix::fs::symlink(target, &at).unwrap();
+                }
+                let protected = Protected::under_home(&home);
+                let text = section(&project, &trusted, &protected).unwrap_or_default();
+                for secret in ["PRIVATE KEY", "hunter2", "user:pw"] {
+                    assert!(!text.contains(secret), "{name} as {what} was sent: {text}");
+                }
+                std::fs::remove_file(&at).unwrap();
+            }
+        }
+    }
+
+    /// Attack (issue 33): with the home folder trusted and a `~/.git`, the home folder became the
+    /// project's root, and the folders between it and the session's folder were read.
+    #[test]
+    fn the_home_folder_is_never_the_projects_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(dir.path()).unwrap();
+        let folder = home.join("work/notes");
+        std::fs::create_dir_all(home.join(".git")).unwrap();
+        std::fs::create_dir_all(&folder).unwrap();
+        write(&home.join("AGENTS.md"), "HOME INSTRUCTIONS");
+        write(&home.join("work/AGENTS.md"), "BETWEEN");
+        write(&folder.join("AGENTS.md"), "the session's own");
+        let text = section(
+            &folder,
+            std::slice::from_ref(&home),
+            &Protected::under_home(&home),
+        )
+        .unwrap_or_default();
+        assert!(
+            !text.contains("HOME INSTRUCTIONS") && !text.contains("BETWEEN"),
+            "{text}"
+        );
+        assert!(text.contains("the session's own"), "{text}");
     }
 }

@@ -4,9 +4,12 @@
 
 use base64::Engine as _;
 use serde::Serialize;
+use std::path::Path;
 
+use crate::decisions::decisions;
 use crate::store::message::{AttachmentKind, CalledTool, ChatMessage, UserMessage};
 use crate::tools::ToolDefinition;
+use crate::tools::door::Door;
 
 /// The body of `POST /v1/chat/completions`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -106,11 +109,12 @@ impl ApiMessage {
 
     /// A stored message as the model takes it: the device's bookkeeping (what was typed, the
     /// attachments' list, the marks of a job's note or a summary, a call's failure, the thinking)
-    /// left out; for a model that takes images (`vision`), each attached image after the text.
-    pub fn of(message: &ChatMessage, vision: bool) -> ApiMessage {
+    /// left out; for a model that takes images (`images`: the door to the session's saved
+    /// attachments), each attached image after the text.
+    pub fn of(message: &ChatMessage, images: Option<&Door>) -> ApiMessage {
         match message {
             ChatMessage::User(user) => ApiMessage::User {
-                content: user_content(user, vision),
+                content: user_content(user, images),
             },
             ChatMessage::Assistant(said) => ApiMessage::Assistant {
                 content: said.content.clone(),
@@ -124,20 +128,23 @@ impl ApiMessage {
     }
 }
 
-/// The text, then each attached image read from its saved file, for a model that takes images.
-/// For any other model the text's line about the image is all, as it is when a file is gone.
-pub fn user_content(user: &UserMessage, vision: bool) -> UserContent {
+/// The text, then each attached image read from its saved file through `images` (a model that
+/// takes images; the saved file is read again at every step, by when the model may have swapped
+/// it for a link to a key). For any other model the text's line about the image is all, as it is
+/// when a file is gone or refused.
+pub fn user_content(user: &UserMessage, images: Option<&Door>) -> UserContent {
     let text = || UserContent::Text(user.content.clone());
-    if !vision {
+    let Some(door) = images else {
         return text();
-    }
+    };
+    let most = decisions().prompt.max_block_bytes as u64;
     let mut images = Vec::new();
     for attached in user
         .attachments
         .iter()
         .filter(|a| a.kind == AttachmentKind::Image)
     {
-        match std::fs::read(&attached.path) {
+        match door.read(Path::new(&attached.path), most) {
             Ok(bytes) => images.push(ContentPart::ImageUrl {
                 image_url: ImageUrl {
                     url: format!(
@@ -147,7 +154,7 @@ pub fn user_content(user: &UserMessage, vision: bool) -> UserContent {
                     ),
                 },
             }),
-            Err(e) => tracing::warn!("the attached image {} could not be read: {e}", attached.path),
+            Err(refusal) => tracing::warn!("the attached image is not sent: {refusal}"),
         }
     }
     if images.is_empty() {
@@ -197,7 +204,7 @@ mod tests {
         ];
         let sent: Vec<_> = stored
             .into_iter()
-            .map(|m| json!(ApiMessage::of(&ChatMessage::read(m).unwrap(), true)))
+            .map(|m| json!(ApiMessage::of(&ChatMessage::read(m).unwrap(), None)))
             .collect();
         assert_eq!(
             sent,

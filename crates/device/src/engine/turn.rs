@@ -196,7 +196,18 @@ async fn steps(
     let instance_name = engine.instance_name(&instance).await;
     // Read once a turn: the project's AGENTS.md files, in a trusted project.
     let trusted = engine.settings().folder_rules().trusted;
-    let project_instructions = super::instructions::section(&session.cwd, &trusted);
+    let protected = engine.setup().dirs.protected_places();
+    let project_instructions = super::instructions::section(&session.cwd, &trusted, &protected);
+    // The saved images are read again at every step, through the tools' door: only files inside
+    // the session's own attachments folder, as the tools would read them.
+    let image_context = engine.tool_context(session);
+    let saved_images: Vec<std::path::PathBuf> = engine
+        .store()
+        .attachments_dir(&session.id)
+        .and_then(std::fs::canonicalize)
+        .into_iter()
+        .collect();
+    let images = crate::tools::door::Door::new(&saved_images, &image_context.protected);
     let window = compaction::window(session, &instance).await;
     // A session opened from the store reads the instance's memory at its first turn.
     if session.state().memory == SessionMemory::NotRead {
@@ -239,7 +250,12 @@ async fn steps(
                     &sections,
                 ),
             }];
-            messages.extend(state.messages.iter().map(|m| ApiMessage::of(&m.body, vision)));
+            messages.extend(
+                state
+                    .messages
+                    .iter()
+                    .map(|m| ApiMessage::of(&m.body, vision.then_some(&images))),
+            );
             StepRequest::new(&state.model, messages, tools, &state.effort)
         };
         let step = tokio::select! {

@@ -2,7 +2,8 @@
 //! writes them — a space or a `#` in a name escaped with a backslash (`@my\ notes.md`,
 //! `@a\#b.md`), an unescaped `#` with digits a line range (`@c.md#10-20`), `@dir/` a listing — and
 //! attached only when the path, symlinks followed, is inside the session's project and the roots and
-//! is not protected. Any other `@word` stays plain text and nothing is read for it.
+//! is not protected. A file is read through the tools' door ([`Door`]), checked again on what was
+//! opened. Any other `@word` stays plain text and nothing is read for it.
 //!
 //! Only ever applied to the person's own text blocks: never to a command's or skill's body.
 
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::decisions::decisions;
 use crate::policy::protected::Protected;
 use crate::policy::tools::{Place, place_of};
+use crate::tools::door::{self, Door, Refusal};
 use crate::tools::{relative_text, walker};
 
 /// One `@` mention as written.
@@ -144,6 +146,8 @@ pub fn attach(typed: &[&str], scope: &Scope) -> Vec<Attached> {
     let mut out: Vec<Attached> = Vec::new();
     let mut seen: Vec<(PathBuf, Option<(usize, usize)>)> = Vec::new();
     let mut total = 0;
+    let within = [scope.root.to_path_buf()];
+    let door = Door::new(&within, scope.protected);
     for mention in typed.iter().flat_map(|t| mentions(t)) {
         if out.len() >= numbers.mention_max_files {
             break;
@@ -157,12 +161,12 @@ pub fn attach(typed: &[&str], scope: &Scope) -> Vec<Attached> {
         }
         seen.push(key);
         let shown = relative_text(&resolved, scope.root);
-        if let Some(image) = image(&path, &resolved, &shown, budget.saturating_sub(total)) {
+        if let Some(image) = image(&door, &path, &resolved, &shown, budget.saturating_sub(total)) {
             total += image.image.as_ref().map_or(0, |(_, bytes)| bytes.len());
             out.push(image);
             continue;
         }
-        let mut text = render(&resolved, &shown, mention.range, scope);
+        let mut text = render(&door, &resolved, &shown, mention.range, scope);
         if total + text.len() > budget {
             text = format!(
                 "<file path=\"{shown}\">(not attached: the prompt's attachments would pass {budget} bytes; read it with the read tool)</file>"
@@ -194,14 +198,14 @@ fn locate(mention: &Mention, scope: &Scope) -> Option<(PathBuf, PathBuf)> {
             place_of(&resolved, scope.root, scope.roots, scope.protected),
             Place::Project | Place::AgentFolder
         );
-        let protected = scope.protected.protects(&written)
-            || crate::tools::identity::linked_protection(&resolved, scope.protected).is_some();
+        let protected =
+            scope.protected.protects(&written) || door::check_path(&resolved, scope.protected).is_err();
         return (inside && !protected).then_some((written, resolved));
     }
     None
 }
 
-fn render(resolved: &Path, shown: &str, range: Option<(usize, usize)>, scope: &Scope) -> String {
+fn render(door: &Door, resolved: &Path, shown: &str, range: Option<(usize, usize)>, scope: &Scope) -> String {
     let metadata = match std::fs::metadata(resolved) {
         Ok(m) => m,
         Err(e) => return format!("<file path=\"{shown}\">(cannot be read: {e})</file>"),
@@ -212,7 +216,7 @@ fn render(resolved: &Path, shown: &str, range: Option<(usize, usize)>, scope: &S
     let lines = range
         .map(|(a, b)| format!(" lines=\"{a}-{b}\""))
         .unwrap_or_default();
-    let body = match numbered(resolved, range) {
+    let body = match numbered(door, resolved, range) {
         Ok(text) => text,
         Err(e) => format!("(cannot be read: {e})"),
     };
@@ -236,7 +240,7 @@ fn image_type(path: &Path) -> Option<&'static str> {
 
 /// A mentioned image, read whole when it fits a prompt's block and what is left of the prompt;
 /// `None` when the file is not an image (or is a folder).
-fn image(written: &Path, resolved: &Path, shown: &str, left: usize) -> Option<Attached> {
+fn image(door: &Door, written: &Path, resolved: &Path, shown: &str, left: usize) -> Option<Attached> {
     let mime = image_type(written)?;
     let metadata = std::fs::metadata(resolved).ok().filter(|m| m.is_file())?;
     let most = decisions().prompt.max_block_bytes.min(left) as u64;
@@ -245,7 +249,7 @@ fn image(written: &Path, resolved: &Path, shown: &str, left: usize) -> Option<At
         let why = format!("(an image of {size} bytes: more than this prompt can take, {most}; not attached)");
         (format!("<file path=\"{shown}\">{why}</file>"), None)
     } else {
-        match std::fs::read(resolved) {
+        match door.read(resolved, most) {
             Ok(bytes) => (
                 format!("<file path=\"{shown}\">(an image, {size} bytes: attached to this prompt)</file>"),
                 Some((mime, bytes)),
@@ -266,10 +270,14 @@ fn image(written: &Path, resolved: &Path, shown: &str, left: usize) -> Option<At
 /// The file's lines numbered as the read tool numbers them (`cat -n`), within the range, at most
 /// `tools.read_default_lines` of them and `files.mention_max_bytes` of text. Reading stops at the
 /// limit, so a huge file costs only what is attached.
-fn numbered(path: &Path, range: Option<(usize, usize)>) -> std::io::Result<String> {
+fn numbered(door: &Door, path: &Path, range: Option<(usize, usize)>) -> std::io::Result<String> {
     let max_lines = decisions().tools.read_default_lines;
     let max_bytes = decisions().files.mention_max_bytes;
-    let mut file = crate::tools::opened::open_file(path)?;
+    let mut file = match door.open(path) {
+        Ok(opened) => opened.file,
+        Err(Refusal::Unreadable { error, .. }) => return Err(error),
+        Err(refusal) => return Err(std::io::Error::other(refusal)),
+    };
     let mut head = Vec::new();
     (&mut file)
         .take(decisions().tools.binary_check_bytes as u64)

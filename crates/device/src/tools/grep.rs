@@ -113,14 +113,20 @@ impl GrepArgs {
                     keep: most,
                     line_max_chars: numbers.grep_line_max_chars,
                 };
-                // Another name of a protected file is not searched (one stat, more only for a
-                // file with several names).
-                if super::identity::linked_protection(entry.path(), &ctx.protected).is_some() {
-                    return WalkState::Continue;
-                }
-                // Opened checked: a folder on the way swapped for a symlink is not searched.
+                // Opened checked: a folder on the way swapped for a symlink is not searched, nor
+                // another name of a protected file (judged on the descriptor: one stat, more
+                // only for a file with several names).
                 let searched = super::opened::open_file(entry.path())
                     .map_err(|e| e.to_string())
+                    .and_then(|file| match file.metadata() {
+                        Ok(metadata)
+                            if super::identity::linked_protection_of(&metadata, &ctx.protected).is_some() =>
+                        {
+                            Err("another name of a protected file".to_string())
+                        }
+                        Ok(_) => Ok(file),
+                        Err(e) => Err(e.to_string()),
+                    })
                     .and_then(|file| {
                         searcher
                             .search_file(&self.matcher, &file, &mut sink)

@@ -4,6 +4,8 @@
 //! (`~/.ssh`, `~/.gnupg`, `~/.aws`, the keychain, the device's config and state); one with a single
 //! name cannot be another name of a protected file, so the common case costs one `stat`.
 
+use std::fs::Metadata;
+#[cfg(unix)]
 use std::path::Path;
 
 use crate::policy::protected::Protected;
@@ -12,15 +14,15 @@ use crate::policy::protected::Protected;
 const MAX_ENTRIES: usize = 20_000;
 const MAX_DEPTH: usize = 4;
 
-/// What `path` is another name of, when it is a hard link to a file in a protected place.
+/// What the file with `metadata` (of an open descriptor, or of a path) is another name of, when it
+/// is a hard link to a file in a protected place.
 #[cfg(unix)]
-pub fn linked_protection(path: &Path, protected: &Protected) -> Option<&'static str> {
+pub fn linked_protection_of(metadata: &Metadata, protected: &Protected) -> Option<&'static str> {
     use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.nlink() < 2 {
+    if !metadata.is_file() || metadata.nlink() < 2 {
         return None;
     }
-    let wanted = (meta.dev(), meta.ino());
+    let wanted = (metadata.dev(), metadata.ino());
     protected
         .places()
         .find(|(place, _)| holds(place, wanted))
@@ -28,7 +30,7 @@ pub fn linked_protection(path: &Path, protected: &Protected) -> Option<&'static 
 }
 
 #[cfg(not(unix))]
-pub fn linked_protection(_path: &Path, _protected: &Protected) -> Option<&'static str> {
+pub fn linked_protection_of(_metadata: &Metadata, _protected: &Protected) -> Option<&'static str> {
     None
 }
 
@@ -77,11 +79,12 @@ mod tests {
         std::fs::write(base.join("proj/other.txt"), "y").unwrap();
         std::fs::hard_link(base.join("proj/other.txt"), base.join("proj/other2.txt")).unwrap();
         let protected = Protected::under_home(&home);
-        assert_eq!(
-            linked_protection(&base.join("proj/notes.txt"), &protected),
-            Some("your SSH folder")
-        );
-        assert_eq!(linked_protection(&base.join("proj/plain.txt"), &protected), None);
-        assert_eq!(linked_protection(&base.join("proj/other2.txt"), &protected), None);
+        let linked = |name: &str| {
+            let metadata = std::fs::metadata(base.join("proj").join(name)).unwrap();
+            linked_protection_of(&metadata, &protected)
+        };
+        assert_eq!(linked("notes.txt"), Some("your SSH folder"));
+        assert_eq!(linked("plain.txt"), None);
+        assert_eq!(linked("other2.txt"), None);
     }
 }

@@ -8,6 +8,7 @@ mod atomic;
 pub mod copies;
 mod cut;
 mod definitions;
+pub mod door;
 mod edit;
 mod glob;
 mod grep;
@@ -199,17 +200,10 @@ pub fn judge(planned: &Planned, mode: Mode, ctx: &ToolContext) -> Judgement {
 /// gitignored entries. The text is not cut here: the engine cuts every tool's result with
 /// [`cut_result`], bash's included.
 pub fn run(planned: &Planned, args: &Value, ctx: &ToolContext) -> ToolOutput {
-    if let Some(what) = ctx.protected.protection(&planned.path) {
-        return ToolOutput::error(format!(
-            "{} is a protected path ({what}): remote work never reads or writes it.",
-            shown(&planned.path, ctx)
-        ));
-    }
-    if let Some(what) = identity::linked_protection(&planned.path, &ctx.protected) {
-        return ToolOutput::error(format!(
-            "{} is another name (a hard link) of a file in a protected place ({what}): remote work never reads or writes it.",
-            shown(&planned.path, ctx)
-        ));
+    // The door's check, by path here since a write or a listing opens no single file; `read`
+    // checks again on what it opened.
+    if let Err(refusal) = door::check_path(&planned.path, &ctx.protected) {
+        return ToolOutput::error(refusal.sentence(&shown(&planned.path, ctx)));
     }
     match Call::parse(&planned.name, args) {
         Ok(call) => call.run(planned, ctx),

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read};
 
 use super::arguments::Arguments;
-use super::opened;
+use super::door::{Door, Refusal};
 use super::resolve::resolve;
 use super::{Access, Planned, ToolContext, ToolError, ToolKind, ToolOutput, io_error, shown};
 use crate::decisions::decisions;
@@ -53,9 +53,11 @@ impl ReadArgs {
         if metadata.is_dir() {
             return ToolOutput::error(format!("{name} is a folder: use ls to list it."));
         }
-        let mut file = match opened::open_file(path) {
-            Ok(file) => file,
-            Err(e) => return io_error(&e, path, ctx, "read"),
+        // Through the door every read for the model takes: the check again on what was opened.
+        let mut file = match Door::new(&ctx.roots, &ctx.protected).open(path) {
+            Ok(opened) => opened.file,
+            Err(Refusal::Unreadable { error, .. }) => return io_error(&error, path, ctx, "read"),
+            Err(refusal) => return ToolOutput::error(refusal.sentence(&name)),
         };
         let mut head = Vec::new();
         let probe = decisions().tools.binary_check_bytes as u64;

@@ -246,10 +246,13 @@ fn the_model_reads_text_numbered_binaries_by_path_and_images_by_vision() {
         json!({ "name": "shot.png", "mimeType": "image/png", "size": 4 })
     );
 
-    let plain = user_content(&body, false);
+    let within = [std::fs::canonicalize(dir.path()).unwrap()];
+    let protected = crate::policy::protected::Protected::under_home(Path::new("/nonexistent-home"));
+    let images = crate::tools::door::Door::new(&within, &protected);
+    let plain = user_content(&body, None);
     assert_eq!(plain, UserContent::Text(content.to_string()));
     assert_eq!(
-        user_content(&body, true),
+        user_content(&body, Some(&images)),
         UserContent::Parts(vec![
             ContentPart::Text {
                 text: content.to_string()
@@ -262,17 +265,53 @@ fn the_model_reads_text_numbered_binaries_by_path_and_images_by_vision() {
         ])
     );
     assert_eq!(
-        json!(user_content(&body, true))[1],
+        json!(user_content(&body, Some(&images)))[1],
         json!({ "type": "image_url", "image_url": { "url": "data:image/png;base64,iVBORw==" } })
     );
 
     // A file gone from the folder: the line is all the model gets.
     std::fs::remove_file(&written[2].path).unwrap();
-    assert_eq!(user_content(&body, true), plain);
+    assert_eq!(user_content(&body, Some(&images)), plain);
     // Messages without attachments are the text.
     assert_eq!(user_message("hi", &[]), UserMessage::says("hi"));
     assert_eq!(
-        user_content(&UserMessage::says("hi"), true),
+        user_content(&UserMessage::says("hi"), Some(&images)),
         UserContent::Text("hi".into())
     );
+}
+
+/// Attack (issue 33): the model swaps a saved image for a symlink to, or a hard link of, a key;
+/// the next step must not send the key as an image.
+#[cfg(unix)]
+#[test]
+fn a_saved_image_swapped_for_a_link_to_a_key_is_not_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let home = base.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE KEY").unwrap();
+    let saved = base.join("state/attachments/ses_a");
+    let written = write(
+        &saved,
+        vec![upload("shot.png", AttachmentKind::Image, b"\x89PNG")],
+    )
+    .unwrap();
+    let body = user_message("look", &written);
+    let within = [saved.clone()];
+    let protected = crate::policy::protected::Protected::under_home(&home);
+    let images = crate::tools::door::Door::new(&within, &protected);
+    let key_as_image = BASE64.encode("PRIVATE KEY");
+    for link in ["symlink", "hard link"] {
+        std::fs::remove_file(&written[0].path).unwrap();
+        if link == "symlink" {
+            std::os::unix::fs::symlink(home.join(".ssh/id_ed25519"), &written[0].path).unwrap();
+        } else {
+            std::fs::hard_link(home.join(".ssh/id_ed25519"), &written[0].path).unwrap();
+        }
+        let sent = json!(user_content(&body, Some(&images))).to_string();
+        assert!(
+            !sent.contains(&key_as_image),
+            "a {link} to the key was sent: {sent}"
+        );
+    }
 }

@@ -120,27 +120,105 @@ fn cut(text: &str) -> String {
     format!("{kept}\n[{} more characters left out]", count - max)
 }
 
-/// Runs git in `folder` with no input and the repository's own programs turned off (external
-/// diff, text conversion, fsmonitor, signature checks): reading a diff runs nothing of the
-/// repository's. Its output, or why it failed.
-async fn git(folder: &Path, args: &[&str]) -> Result<String, String> {
-    let seconds = decisions().commands.git_timeout_seconds;
+/// What every git run for the model is given, so that reading a diff or a log runs nothing the
+/// repository names (the model can write `.git/config` and `.gitattributes`): no system or global
+/// config, no hooks, no fsmonitor, no attributes file outside the repository, no implicit bare
+/// repository (whose config would be the model's), no pager, no signature checks. External diff and
+/// text conversion are turned off on the diff's own line (`--no-ext-diff --no-textconv`), the
+/// repository's filters by name ([`filters_named`]).
+const SAFE_CONFIG: [&str; 7] = [
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.attributesFile=/dev/null",
+    "safe.bareRepository=explicit",
+    "diff.external=",
+    "log.showSignature=false",
+    "core.pager=cat",
+];
+
+/// Inherited variables that would point git elsewhere or hand it config or programs.
+const UNSET: [&str; 7] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+];
+
+/// Of a filter driver's keys, those that run a program or make its absence fatal.
+const FILTER_KEYS: [&str; 4] = ["clean", "smudge", "process", "required"];
+
+/// git in `folder` with [`SAFE_CONFIG`], no input, killed when dropped.
+fn safe_git(folder: &Path) -> tokio::process::Command {
     let mut command = tokio::process::Command::new("git");
+    for setting in SAFE_CONFIG {
+        command.args(["-c", setting]);
+    }
+    for name in UNSET {
+        command.env_remove(name);
+    }
     command
-        .args([
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "log.showSignature=false",
-            "--no-pager",
-        ])
-        .args(args)
+        .arg("--no-pager")
         .current_dir(folder)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_ATTR_NOSYSTEM", "1")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
-    let output = tokio::time::timeout(Duration::from_secs(seconds), command.output())
+    command
+}
+
+/// The filter drivers the repository's config names (`filter.<name>.clean` and the like, includes
+/// followed), read with the same settings the run will have. A filter applies to any file an
+/// attribute names, from `.gitattributes` or `.git/info/attributes`, which cannot all be turned
+/// off: so each driver is emptied by name instead. Reading config runs nothing.
+async fn filters_named(folder: &Path) -> Vec<String> {
+    let mut command = safe_git(folder);
+    command.args(["config", "--name-only", "--get-regexp", r"^filter\."]);
+    let Ok(Ok(output)) = tokio::time::timeout(git_timeout(), command.output()).await else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|key| {
+            let rest = key.strip_prefix("filter.")?;
+            let (name, _key) = rest.rsplit_once('.')?;
+            Some(name.to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn git_timeout() -> Duration {
+    Duration::from_secs(decisions().commands.git_timeout_seconds)
+}
+
+/// Runs git in `folder` as [`safe_git`] does, with the repository's filter drivers emptied: reading
+/// a diff runs nothing of the repository's. Its output, or why it failed.
+async fn git(folder: &Path, args: &[&str]) -> Result<String, String> {
+    let seconds = decisions().commands.git_timeout_seconds;
+    let filters = filters_named(folder).await;
+    let mut command = safe_git(folder);
+    // Through the environment's key/value pairs rather than `-c key=value`: a driver's name may
+    // hold a `=`, which `-c` would split at.
+    let mut count = 0;
+    for name in &filters {
+        for key in FILTER_KEYS {
+            let empty = if key == "required" { "false" } else { "" };
+            command
+                .env(format!("GIT_CONFIG_KEY_{count}"), format!("filter.{name}.{key}"))
+                .env(format!("GIT_CONFIG_VALUE_{count}"), empty);
+            count += 1;
+        }
+    }
+    command.env("GIT_CONFIG_COUNT", count.to_string()).args(args);
+    let output = tokio::time::timeout(git_timeout(), command.output())
         .await
         .map_err(|_| format!("git did not answer within {seconds} seconds"))?
         .map_err(|e| format!("git could not be run ({e})"))?;
@@ -215,5 +293,97 @@ mod tests {
         let long = "a".repeat(max + 5);
         assert!(cut(&long).ends_with("[5 more characters left out]"));
         assert_eq!(cut("short"), "short");
+    }
+
+    fn git_in(repo: &Path, args: &[&str]) {
+        let done = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(repo)
+            .output()
+            .unwrap();
+        assert!(done.status.success(), "{done:?}");
+    }
+
+    /// Attack (issue 33): the model wrote a clean filter into `.git/config` and an attribute that
+    /// applies it (in `.gitattributes` and in `.git/info/attributes`); `/review` runs `git diff`,
+    /// which must run none of it.
+    #[tokio::test]
+    async fn review_runs_no_filter_the_repository_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let repo = base.join("repo");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        git_in(&repo, &["init", "-q"]);
+        // One file for each way a filter is named: by .gitattributes, by .git/info/attributes, and
+        // a driver whose name holds a `=`.
+        let files = ["a.txt", "b.txt", "c.txt"];
+        for file in files {
+            std::fs::write(repo.join(file), "one\n").unwrap();
+        }
+        git_in(&repo, &["add", "."]);
+        git_in(&repo, &["commit", "-q", "-m", "one"]);
+        for file in files {
+            std::fs::write(repo.join(file), "one\ntwo\n").unwrap();
+        }
+        let marker = |name: &str| outside.join(name);
+        let config = format!(
+            "[filter \"x\"]\n\tclean = touch {}; cat\n\trequired = true\n\
+             [filter \"y\"]\n\tprocess = touch {}\n\
+             [filter \"a=b\"]\n\tclean = touch {}; cat\n\
+             [diff \"t\"]\n\ttextconv = touch {}; cat\n\
+             [core]\n\tfsmonitor = touch {}\n\thooksPath = {}\n",
+            marker("clean").display(),
+            marker("process").display(),
+            marker("named-with-equals").display(),
+            marker("textconv").display(),
+            marker("fsmonitor").display(),
+            outside.display(),
+        );
+        let mut git_config = std::fs::read_to_string(repo.join(".git/config")).unwrap();
+        git_config.push_str(&config);
+        std::fs::write(repo.join(".git/config"), git_config).unwrap();
+        std::fs::write(repo.join(".gitattributes"), "* filter=x diff=t\n").unwrap();
+        std::fs::create_dir_all(repo.join(".git/info")).unwrap();
+        std::fs::write(
+            repo.join(".git/info/attributes"),
+            "a.txt filter=y\nb.txt filter=a=b\n",
+        )
+        .unwrap();
+        let review = Command {
+            name: "review".into(),
+            ..custom("", Kind::Builtin)
+        };
+        let expanded = expand(&review, "", &repo).await;
+        let ran: Vec<String> = std::fs::read_dir(&outside)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(ran.is_empty(), "the repository's programs ran: {ran:?}");
+        let Expansion::Prompt(text) = expanded else {
+            panic!("the diff is reviewed: {expanded:?}");
+        };
+        assert!(text.contains("+two"), "{text}");
+        // /changelog reads git log the same way.
+        let _ = expand(
+            &Command {
+                name: "changelog".into(),
+                ..custom("", Kind::Builtin)
+            },
+            "",
+            &repo,
+        )
+        .await;
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
     }
 }

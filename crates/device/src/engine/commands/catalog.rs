@@ -2,17 +2,18 @@
 //! (`<project>/.agent/commands/<name>.md`, `<config>/commands/<name>.md`), then skills
 //! (`<project>/.agent/skills/<name>/SKILL.md`, `<config>/skills/<name>/SKILL.md`). The project's
 //! win over the user's; a name already taken, a built-in's or a TUI command's is not a command.
-//! A project's files are read only in a trusted project, and only when they are, symlinks
-//! followed, inside it and not protected: a file the model could have linked to `~/.ssh` is never
-//! sent to it.
+//! A project's files are read only in a trusted project (never the home folder), through the tools'
+//! door ([`Door`]): inside the project, not protected, not a hard link of a protected file. A file
+//! the model could have linked to `~/.ssh` or `.env` is never sent to it.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 use crate::decisions::decisions;
 use crate::policy::Mode;
-use crate::policy::protected::protection;
+use crate::policy::protected::Protected;
 use crate::policy::roots;
+use crate::tools::door::{Door, Refusal};
 use lembas_protocol::composer::{AvailableCommand, CommandInput, CommandKind};
 use lembas_protocol::session::LembasMeta;
 
@@ -70,13 +71,16 @@ pub struct Sources {
     pub project: Option<PathBuf>,
     /// The user's config folder (`~/.config/lembas`).
     pub user: PathBuf,
-    /// The home folder, resolved (for protected paths).
-    pub home: PathBuf,
+    /// The protected places of this computer (the user's config folder, where their own commands
+    /// are, among them).
+    pub protected: Protected,
 }
 
 /// The project a trusted folder belongs to: the nearest folder, from it up to the trusted folder
-/// holding it, that has `.agent/`. `None` for an untrusted folder or one with no `.agent/`.
-pub fn project_of(folder: &Path, trusted: &[PathBuf]) -> Option<PathBuf> {
+/// holding it, that has `.agent/`, never the home folder (`home`, resolved: its `.agent/` would
+/// make every folder under it one project). `None` for an untrusted folder or one with no
+/// `.agent/`.
+pub fn project_of(folder: &Path, trusted: &[PathBuf], home: &Path) -> Option<PathBuf> {
     if !roots::is_trusted(folder, trusted) {
         return None;
     }
@@ -86,7 +90,7 @@ pub fn project_of(folder: &Path, trusted: &[PathBuf]) -> Option<PathBuf> {
         .max_by_key(|t| t.components().count())?;
     folder
         .ancestors()
-        .take_while(|d| d.starts_with(top))
+        .take_while(|d| d.starts_with(top) && *d != home)
         .find(|d| d.join(".agent").is_dir())
         .map(Path::to_path_buf)
 }
@@ -110,15 +114,19 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
     let project = sources.project.as_deref();
     for kind in [Kind::Custom, Kind::Skill] {
         let mut found = Vec::new();
-        if let Some(project) = project {
-            found.extend(read_kind(
-                kind,
-                &project.join(".agent"),
-                Some(project),
-                &sources.home,
-            ));
+        if let Some(project) = project
+            && let Ok(project) = std::fs::canonicalize(project)
+        {
+            let door = Door::new(std::slice::from_ref(&project), &sources.protected);
+            found.extend(read_kind(kind, &project.join(".agent"), &door));
         }
-        found.extend(read_kind(kind, &sources.user, None, &sources.home));
+        // The person's own commands lie in the device's config folder, protected from the model
+        // but theirs to read.
+        if let Ok(user) = std::fs::canonicalize(&sources.user) {
+            let protected = sources.protected.clone().with_own(user.clone());
+            let within = [user];
+            found.extend(read_kind(kind, &within[0], &Door::new(&within, &protected)));
+        }
         // The project's come first, so they win a name over the user's.
         let mut these: Vec<Command> = Vec::new();
         for command in found {
@@ -134,9 +142,9 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
     set
 }
 
-/// The commands or skills under `base` (`.agent` or the user's config folder). `inside`: the
-/// project every file must be in once resolved.
-fn read_kind(kind: Kind, base: &Path, inside: Option<&Path>, home: &Path) -> Vec<Command> {
+/// The commands or skills under `base` (`.agent` or the user's config folder), each read through
+/// `door`.
+fn read_kind(kind: Kind, base: &Path, door: &Door) -> Vec<Command> {
     let folder = base.join(match kind {
         Kind::Skill => "skills",
         _ => "commands",
@@ -158,7 +166,7 @@ fn read_kind(kind: Kind, base: &Path, inside: Option<&Path>, home: &Path) -> Vec
         let Some(name) = name.to_str().filter(|n| is_name(n)) else {
             continue;
         };
-        let Some(text) = read_safely(&file, inside, home) else {
+        let Some(text) = read_through(door, &file) else {
             continue;
         };
         let (front, body) = front_matter(&text);
@@ -199,25 +207,19 @@ fn is_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-/// The file's text when it is a regular file, not too long, UTF-8 and — for a project's file —
-/// inside the project and not protected once symlinks are followed.
-fn read_safely(file: &Path, inside: Option<&Path>, home: &Path) -> Option<String> {
-    let resolved = std::fs::canonicalize(file).ok()?;
-    if let Some(project) = inside {
-        let project = std::fs::canonicalize(project).ok()?;
-        if !resolved.starts_with(&project) || protection(&resolved, home).is_some() {
-            tracing::warn!(
-                "{} leads outside the project or to a protected path: not a command",
-                file.display()
-            );
+/// The file's text when the door opens it and it is not too long and UTF-8.
+fn read_through(door: &Door, file: &Path) -> Option<String> {
+    let bytes = match door.read(file, decisions().commands.file_max_bytes) {
+        Ok(bytes) => bytes,
+        Err(Refusal::Unreadable { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
             return None;
         }
-    }
-    let meta = std::fs::metadata(&resolved).ok()?;
-    if !meta.is_file() || meta.len() > decisions().commands.file_max_bytes {
-        return None;
-    }
-    std::fs::read_to_string(&resolved).ok()
+        Err(refusal) => {
+            tracing::warn!("not a command: {refusal}");
+            return None;
+        }
+    };
+    String::from_utf8(bytes).ok()
 }
 
 /// YAML front matter between `---` lines at the very start, and the text after it.
@@ -308,7 +310,7 @@ mod tests {
         let sources = Sources {
             project: Some(project.clone()),
             user: user.clone(),
-            home: base.join("home"),
+            protected: Protected::under_home(&base.join("home")),
         };
         let set = command_set(&sources);
         let names: Vec<(&str, Kind)> = set.iter().map(|c| (c.name.as_str(), c.kind)).collect();
@@ -371,7 +373,7 @@ mod tests {
         let sources = Sources {
             project: Some(project),
             user: base.join("none"),
-            home: base.join("home"),
+            protected: Protected::under_home(&base.join("home")),
         };
         let names: Vec<String> = command_set(&sources)
             .into_iter()
@@ -389,8 +391,58 @@ mod tests {
         std::fs::create_dir_all(proj.join(".agent")).unwrap();
         std::fs::create_dir_all(proj.join("src/deep")).unwrap();
         let trusted = vec![base.join("work")];
-        assert_eq!(project_of(&proj.join("src/deep"), &trusted), Some(proj.clone()));
-        assert_eq!(project_of(&proj, &[]), None);
-        assert_eq!(project_of(&base.join("work"), &trusted), None);
+        assert_eq!(
+            project_of(&proj.join("src/deep"), &trusted, &base.join("home")),
+            Some(proj.clone())
+        );
+        assert_eq!(project_of(&proj, &[], &base.join("home")), None);
+        assert_eq!(project_of(&base.join("work"), &trusted, &base.join("home")), None);
+    }
+
+    /// Attack (issue 33): a project's command or skill that is a hard link of `~/.ssh/id_ed25519`
+    /// or a symlink to `.env` is not a command, and its text never reaches the model.
+    #[cfg(unix)]
+    #[test]
+    fn a_projects_command_or_skill_linked_to_a_secret_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let home = base.join("home");
+        let project = base.join("proj");
+        write(&home.join(".ssh/id_ed25519"), "PRIVATE KEY");
+        write(&project.join(".env"), "API_TOKEN=hunter2");
+        write(&project.join(".agent/commands/ok.md"), "fine");
+        std::fs::create_dir_all(project.join(".agent/skills/keyskill")).unwrap();
+        std::fs::hard_link(
+            home.join(".ssh/id_ed25519"),
+            project.join(".agent/commands/key.md"),
+        )
+        .unwrap();
+        std::fs::hard_link(
+            home.join(".ssh/id_ed25519"),
+            project.join(".agent/skills/keyskill/SKILL.md"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(project.join(".env"), project.join(".agent/commands/env.md")).unwrap();
+        let sources = Sources {
+            project: Some(project),
+            user: base.join("none"),
+            protected: Protected::under_home(&home),
+        };
+        let set = command_set(&sources);
+        let names: Vec<&str> = set.iter().map(|c| c.name.as_str()).skip(7).collect();
+        assert_eq!(names, ["ok"]);
+    }
+
+    /// Attack (issue 33): the home folder, trusted and holding `.agent/`, is not a project: its
+    /// commands are not a project's.
+    #[test]
+    fn the_home_folder_is_never_a_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(home.join(".agent")).unwrap();
+        std::fs::create_dir_all(home.join("work/notes")).unwrap();
+        let trusted = [home.clone()];
+        assert_eq!(project_of(&home.join("work/notes"), &trusted, &home), None);
+        assert_eq!(project_of(&home, &trusted, &home), None);
     }
 }

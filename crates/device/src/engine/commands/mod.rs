@@ -32,10 +32,11 @@ use lembas_protocol::update::SessionUpdate;
 /// written during a turn counts from the next prompt).
 pub fn command_set(engine: &Engine, folder: &Path) -> Vec<Command> {
     let rules = engine.settings().folder_rules();
+    let home = engine.setup().dirs.resolved_home();
     let sources = Sources {
-        project: catalog::project_of(folder, &rules.trusted),
+        project: catalog::project_of(folder, &rules.trusted, &home),
         user: engine.setup().dirs.config.clone(),
-        home: engine.setup().dirs.resolved_home(),
+        protected: engine.setup().dirs.protected_places(),
     };
     catalog::command_set(&sources)
 }

@@ -23,6 +23,7 @@ use super::Engine;
 use super::session::Session;
 use crate::decisions::decisions;
 use crate::events::DeviceEvent;
+use crate::tools::door::Refusal;
 use crate::tools::{self, Planned, ToolContext, ToolOutput};
 
 pub const SHOW: &str = "show";
@@ -72,10 +73,8 @@ pub async fn run(
 ) -> ToolOutput {
     let path = planned.path.clone();
     let shown = relative(&path, &ctx.project);
-    if let Some(what) = ctx
-        .protected
-        .protection(&path)
-        .or_else(|| crate::tools::identity::linked_protection(&path, &ctx.protected))
+    if let Err(Refusal::Protected { what, .. } | Refusal::HardLink { what, .. }) =
+        crate::tools::door::check_path(&path, &ctx.protected)
     {
         return failed(format!(
             "{shown} is a protected path ({what}): remote work never shows it."
