@@ -1,8 +1,8 @@
-//! The sandbox under every command (docs/protocol.md): the bash tool's runner (`monitor::run_command`)
-//! running `true` in the sandbox against the same runner without one, interleaved so load hits
-//! both alike. Each run makes its sandbox from the limits then, as the product does, so the figure
-//! includes listing the home folder (200 entries beside `~/.ssh`) and building the Landlock
-//! ruleset, or finding the one made before still good. The protected places follow `HOME`, which the bench does not change in its own
+//! The box under every command (docs/protocol.md): the bash tool's runner (`monitor::run_command`)
+//! running `true` in the box against the same runner without one, interleaved so load hits both
+//! alike. Each run makes its box from the limits then, as the product does, so the figure includes
+//! walking the root (a project of [`PROJECT_FILES`] files with a `.git` and a `.env`), the
+//! namespaces, the mounts, Landlock's scopes and seccomp. The protected places follow `HOME`, which the bench does not change in its own
 //! process: the runs happen in a child of the bench with a made-up home.
 
 use std::path::Path;
@@ -19,10 +19,14 @@ use serde_json::{Value, json};
 use crate::report::{Row, ms, ms_added};
 use crate::stats::percentile;
 
-pub const ROWS: [&str; 1] = ["Sandbox, the bash tool's `true`"];
+pub const ROWS: [&str; 1] = ["The box, the bash tool's `true`"];
 /// The hidden command line that runs the timed commands in a child (see [`measure_in_process`]).
 pub const IN_PROCESS_FLAG: &str = "--sandbox-in-process";
-const GOAL_ADDED: Duration = Duration::from_millis(2);
+/// What the box may add to a command's start (issue: 5 ms at p50, 10 ms at p99).
+const GOAL_P50: Duration = Duration::from_millis(5);
+const GOAL_P99: Duration = Duration::from_millis(10);
+/// The root's project: files in folders of 20.
+const PROJECT_FILES: usize = 2000;
 const HOME_ENTRIES: usize = 200;
 const SETTLE: Duration = Duration::from_secs(3);
 
@@ -42,7 +46,16 @@ pub async fn run(rounds: usize) -> anyhow::Result<Vec<Row>> {
     std::fs::create_dir_all(home.join(".ssh"))?;
     std::fs::create_dir_all(home.join(".config/lembas"))?;
     let work = home.join("work");
-    std::fs::create_dir_all(&work)?;
+    for n in 0..PROJECT_FILES {
+        let folder = work.join(format!("src/m{:03}", n / 20));
+        std::fs::create_dir_all(&folder)?;
+        std::fs::write(folder.join(format!("f{n}.rs")), "fn f() {}\n")?;
+    }
+    for place in [".git/hooks", ".git/info"] {
+        std::fs::create_dir_all(work.join(place))?;
+    }
+    std::fs::write(work.join(".git/config"), "[core]\n")?;
+    std::fs::write(work.join(".env"), "SECRET=x\n")?;
     // A home as it is between commands, not changed in the last seconds: the device keeps a ruleset
     // while the folders it listed are unchanged, but never one listed from a folder changed in the
     // last 2 s (its times tick too coarsely to show the next change).
@@ -77,13 +90,17 @@ pub async fn run(rounds: usize) -> anyhow::Result<Vec<Row>> {
     let (boxed, plain) = (samples("sandboxed_ns")?, samples("plain_ns")?);
     let (p99, baseline99) = (percentile(&boxed, 99.0), percentile(&plain, 99.0));
     let (p50, baseline50) = (percentile(&boxed, 50.0), percentile(&plain, 50.0));
-    let added = p99.saturating_sub(baseline99);
+    let (added50, added99) = (p50.saturating_sub(baseline50), p99.saturating_sub(baseline99));
     Ok(vec![
-        Row::new(ROWS[0], ms_added(p99, baseline99), format!("without it p99 {}", ms(baseline99)))
-            .ratio(p99.as_secs_f64() / baseline99.as_secs_f64().max(1e-9))
-            .goal(format!("<= +{} at p99", ms(GOAL_ADDED)), added <= GOAL_ADDED)
+        Row::new(ROWS[0], ms_added(p50, baseline50), format!("without it p50 {}", ms(baseline50)))
+            .ratio(p50.as_secs_f64() / baseline50.as_secs_f64().max(1e-9))
+            .goal(
+                format!("<= +{} at p50, +{} at p99", ms(GOAL_P50), ms(GOAL_P99)),
+                added50 <= GOAL_P50 && added99 <= GOAL_P99,
+            )
             .note(format!(
-                "p99 {} vs {}; p50 {} vs {}; {}, {} rules; a home of {HOME_ENTRIES} entries; {rounds} runs each, interleaved",
+                "{}; p99 {} vs {}; p50 {} vs {}; {}, {} rules; a home of {HOME_ENTRIES} entries, a root of {PROJECT_FILES} files; {rounds} runs each, interleaved",
+                result["walls"].as_str().unwrap_or("?"),
                 ms(p99),
                 ms(baseline99),
                 ms(p50),
@@ -119,12 +136,14 @@ pub fn measure_in_process(args: &[String]) -> anyhow::Result<()> {
             &dirs,
         )
     };
-    let (abi, rules) = sandboxed()
-        .prepare()?
-        .landlock_rules()
-        .map_or((None, 0), |(abi, rules)| {
-            (Some(format!("Landlock ABI {abi}")), rules)
-        });
+    let walls = lembas_device::sandbox::support();
+    let prepared = sandboxed().prepare()?;
+    if !prepared.boxed() {
+        bail!("the box cannot be made here ({walls}): nothing to measure");
+    }
+    let (abi, rules) = prepared.landlock_rules().map_or((None, 0), |(abi, rules)| {
+        (Some(format!("Landlock ABI {abi}")), rules)
+    });
     let (mut boxed, mut open) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
     for n in 0..rounds {
         // Alternate which goes first, so neither always follows the other.
@@ -139,7 +158,7 @@ pub fn measure_in_process(args: &[String]) -> anyhow::Result<()> {
     let nanos = |list: &[Duration]| list.iter().map(|d| d.as_nanos() as u64).collect::<Vec<_>>();
     println!(
         "{}",
-        json!({ "sandboxed_ns": nanos(&boxed), "plain_ns": nanos(&open), "abi": abi, "rules": rules })
+        json!({ "sandboxed_ns": nanos(&boxed), "plain_ns": nanos(&open), "abi": abi, "rules": rules, "walls": walls })
     );
     Ok(())
 }

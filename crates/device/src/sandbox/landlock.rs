@@ -39,7 +39,6 @@ const CREATE_RULESET_VERSION: libc::c_uint = 1;
 /// A ruleset ready to be applied in a child.
 pub(super) struct Landlock {
     fd: OwnedFd,
-    pub abi: i32,
     pub rules: usize,
 }
 
@@ -168,9 +167,8 @@ pub(super) fn ruleset_for(
     readable: &[PathBuf],
     writable: &[PathBuf],
     hidden: &[PathBuf],
-    abi: i32,
 ) -> Result<Arc<Landlock>, String> {
-    ruleset_kept_in(&MADE, readable, writable, hidden, abi, SystemTime::now())
+    ruleset_kept_in(&MADE, readable, writable, hidden, SystemTime::now())
 }
 
 fn ruleset_kept_in(
@@ -178,7 +176,6 @@ fn ruleset_kept_in(
     readable: &[PathBuf],
     writable: &[PathBuf],
     hidden: &[PathBuf],
-    abi: i32,
     now: SystemTime,
 ) -> Result<Arc<Landlock>, String> {
     let places = Places {
@@ -202,7 +199,7 @@ fn ruleset_kept_in(
     let tree = Recorded {
         seen: RefCell::new(Vec::new()),
     };
-    let ruleset = Arc::new(build(&grants(readable, writable, hidden, &tree), abi)?);
+    let ruleset = Arc::new(build(&grants(readable, writable, hidden, &tree))?);
     let seen = tree.seen.into_inner();
     if seen.iter().all(|(_, _, s)| s.is_some_and(|s| !racy(&s, now))) {
         if made.len() >= KEPT {
@@ -236,14 +233,14 @@ pub(super) fn scopes_only(abi: i32) -> Result<Option<Arc<Landlock>>, String> {
             .map_err(|e| failed(&e))?;
         let fd: Option<OwnedFd> = ruleset.into();
         let fd = fd.ok_or_else(|| failed(&"the kernel gave no ruleset"))?;
-        Ok(Some(Arc::new(Landlock { fd, abi, rules: 0 })))
+        Ok(Some(Arc::new(Landlock { fd, rules: 0 })))
     })
     .clone()
 }
 
 /// Builds the ruleset for `grants`. A place that cannot be opened (gone since it was listed, not
 /// ours to open) is left out: without its grant it is refused, never widened.
-fn build(grants: &[Grant], abi: i32) -> Result<Landlock, String> {
+fn build(grants: &[Grant]) -> Result<Landlock, String> {
     let failed = |e: &dyn std::fmt::Display| format!("the Landlock ruleset could not be made: {e}");
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
@@ -267,7 +264,7 @@ fn build(grants: &[Grant], abi: i32) -> Result<Landlock, String> {
     }
     let fd: Option<OwnedFd> = ruleset.into();
     let fd = fd.ok_or_else(|| failed(&"the kernel gave no ruleset"))?;
-    Ok(Landlock { fd, abi, rules })
+    Ok(Landlock { fd, rules })
 }
 
 /// An `O_PATH` descriptor of `path` itself, never of a link's target (a path replaced by a link
@@ -310,11 +307,10 @@ mod tests {
         let past = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
         fs::File::open(&home).unwrap().set_modified(past).unwrap();
         let kept = Kept::default();
-        let abi = abi().unwrap();
         // Seen from an hour on, nothing made now is racy.
         let later = SystemTime::now() + Duration::from_secs(3600);
         let (readable, hidden) = ([home.clone()], [home.join(".ssh")]);
-        let make = |now| ruleset_kept_in(&kept, &readable, &[], &hidden, abi, now).unwrap();
+        let make = |now| ruleset_kept_in(&kept, &readable, &[], &hidden, now).unwrap();
         let first = make(later);
         assert!(Arc::ptr_eq(&first, &make(later)));
         fs::write(home.join("b"), "").unwrap();

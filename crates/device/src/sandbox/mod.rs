@@ -238,7 +238,7 @@ impl Sandbox {
         // that has Landlock but would not take the rules: refuse, never run unconfined.
         let landlock = match &boxed {
             Ok(()) => landlock::scopes_only(abi),
-            Err(_) => landlock::ruleset_for(&self.readable(), &self.writable, &self.hidden, abi).map(Some),
+            Err(_) => landlock::ruleset_for(&self.readable(), &self.writable, &self.hidden).map(Some),
         };
         let landlock = match landlock {
             Ok(landlock) => landlock,
@@ -262,11 +262,7 @@ impl Sandbox {
         hidden.extend(self.hidden.iter().cloned());
         BoxPlaces {
             // A root that is gone has nothing to bind.
-            writable: if self.plan {
-                Vec::new()
-            } else {
-                self.roots.iter().filter(|r| r.is_dir()).cloned().collect()
-            },
+            roots: self.roots.iter().filter(|r| r.is_dir()).cloned().collect(),
             own: self.own.clone(),
             plan: self.plan,
             governing: inside.governing.clone(),
@@ -361,7 +357,7 @@ struct Walls {
 /// What the box holds, the folder where the command starts aside.
 #[cfg(target_os = "linux")]
 struct BoxPlaces {
-    writable: Vec<PathBuf>,
+    roots: Vec<PathBuf>,
     own: Vec<PathBuf>,
     plan: bool,
     governing: Vec<PathBuf>,
@@ -450,7 +446,7 @@ impl Walls {
     fn confine(self, command: &mut tokio::process::Command, temp: &Path, cwd: &Path) -> io::Result<()> {
         let mut layout = match &self.boxed {
             Some(places) => Some(namespaces::Layout::new(&namespaces::Description {
-                writable: &places.writable,
+                roots: &places.roots,
                 own: &places.own,
                 plan: places.plan,
                 temp,

@@ -58,8 +58,9 @@ struct MountAttr {
 
 /// What the box holds, as the parent describes it.
 pub(super) struct Description<'a> {
-    /// Attached writable where they are (none in plan mode), resolved.
-    pub writable: &'a [PathBuf],
+    /// The roots, resolved: attached where they are, writable but in plan mode (a root below
+    /// `/tmp` would not be there otherwise).
+    pub roots: &'a [PathBuf],
     /// The session's own places inside hidden ones: attached where they are (read-only in plan).
     pub own: &'a [PathBuf],
     pub plan: bool,
@@ -158,10 +159,10 @@ impl Layout {
                 fd: -1,
             })
         };
-        let mut writable: Vec<&PathBuf> = box_.writable.iter().collect();
-        writable.sort_by_key(|p| p.as_os_str().len());
-        for root in writable.iter().filter(|r| under_temp(r).is_none()) {
-            attach.push(attach_at(root, false)?);
+        let mut roots: Vec<&PathBuf> = box_.roots.iter().collect();
+        roots.sort_by_key(|p| p.as_os_str().len());
+        for root in roots.iter().filter(|r| under_temp(r).is_none()) {
+            attach.push(attach_at(root, box_.plan)?);
         }
         for place in TEMP_PLACES {
             if Path::new(place).is_dir() {
@@ -174,8 +175,8 @@ impl Layout {
                 });
             }
         }
-        for root in writable.iter().filter(|r| under_temp(r).is_some()) {
-            attach.push(attach_at(root, false)?);
+        for root in roots.iter().filter(|r| under_temp(r).is_some()) {
+            attach.push(attach_at(root, box_.plan)?);
         }
         // Hidden places inside other hidden places cannot be reached to be covered, nor need be.
         let hidden: Vec<&PathBuf> = box_
@@ -670,7 +671,7 @@ fn probe() -> Result<(), String> {
     let temp = std::env::temp_dir();
     let cwd = PathBuf::from("/");
     let mut layout = Layout::new(&Description {
-        writable: &[],
+        roots: &[],
         own: &[],
         plan: true,
         temp: &temp,
@@ -726,7 +727,7 @@ mod tests {
         let own = [PathBuf::from("/home/p/.local/state/lembas/attachments/s1")];
         let hidden = [PathBuf::from("/")];
         let layout = Layout::new(&Description {
-            writable: &roots,
+            roots: &roots,
             own: &own,
             plan: false,
             temp: Path::new("/home/p/.local/state/lembas/tmp/s1"),
@@ -745,5 +746,60 @@ mod tests {
             folders_below(Path::new("/s/x/y"), Path::new("/s")),
             [Path::new("/s/x")]
         );
+    }
+}
+
+#[cfg(test)]
+mod box_tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    /// A root and the temp folder both below the machine's /tmp (a test's, or a person's scratch
+    /// folder): the root is attached into the box's own /tmp, and the command starts in it.
+    #[test]
+    fn a_root_below_tmp_is_reached_in_the_box() {
+        for plan in [false, true] {
+            root_below_tmp(plan);
+        }
+    }
+
+    fn root_below_tmp(plan: bool) {
+        let base = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(base.path()).unwrap();
+        let (root, temp) = (base.join("repo"), base.join("state/tmp/s1"));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&temp).unwrap();
+        let roots = [root.clone()];
+        let mut layout = Layout::new(&Description {
+            roots: &roots,
+            own: &[],
+            plan,
+            temp: &temp,
+            governing: &[],
+            hidden: &[base.join("state")],
+            absent_file: Path::new("/dev/null"),
+            emptied: &[],
+            cwd: &root,
+        })
+        .unwrap();
+        let mut command = std::process::Command::new("sh");
+        let line = if plan {
+            "pwd && echo t > /tmp/t.txt && ! touch made.txt 2>/dev/null"
+        } else {
+            "pwd && echo made > made.txt && echo t > /tmp/t.txt"
+        };
+        command.args(["-c", line]);
+        // SAFETY: `enter` is made for this place.
+        unsafe {
+            command.pre_exec(move || layout.enter());
+        }
+        let output = command.output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout).trim(),
+            root.display().to_string()
+        );
+        assert_eq!(root.join("made.txt").exists(), !plan);
+        assert!(temp.join("t.txt").exists());
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::catalog::{Command, Kind};
 use crate::decisions::decisions;
+use crate::sandbox::Sandbox;
 
 /// What a prompt command becomes.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,11 +34,12 @@ fn with_note(text: String, note: &str) -> String {
 }
 
 /// A prompt command (not compact, undo or plan) with its arguments.
-pub async fn expand(command: &Command, args: &str, folder: &Path) -> Expansion {
+/// `sandbox` is the box the device's own git runs in (plan mode: it writes nothing).
+pub async fn expand(command: &Command, args: &str, folder: &Path, sandbox: &Sandbox) -> Expansion {
     let texts = &decisions().commands.texts;
     match (command.kind, command.name.as_str()) {
-        (Kind::Builtin, "review") => review(args, folder).await,
-        (Kind::Builtin, "changelog") => changelog(args, folder).await,
+        (Kind::Builtin, "review") => review(args, folder, sandbox).await,
+        (Kind::Builtin, "changelog") => changelog(args, folder, sandbox).await,
         (Kind::Builtin, "init") => Expansion::Prompt(with_note(texts.init.clone(), args)),
         (Kind::Builtin, "continue") => Expansion::Prompt(with_note(texts.r#continue.clone(), args)),
         (Kind::Custom, _) if command.body.contains("$ARGUMENTS") => {
@@ -47,7 +49,7 @@ pub async fn expand(command: &Command, args: &str, folder: &Path) -> Expansion {
     }
 }
 
-async fn review(args: &str, folder: &Path) -> Expansion {
+async fn review(args: &str, folder: &Path, sandbox: &Sandbox) -> Expansion {
     let texts = &decisions().commands.texts;
     let args = args.trim();
     let (target, note) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
@@ -63,6 +65,7 @@ async fn review(args: &str, folder: &Path) -> Expansion {
     }
     match git(
         folder,
+        sandbox,
         &[
             "diff",
             "--no-color",
@@ -85,9 +88,9 @@ async fn review(args: &str, folder: &Path) -> Expansion {
     }
 }
 
-async fn changelog(args: &str, folder: &Path) -> Expansion {
+async fn changelog(args: &str, folder: &Path, sandbox: &Sandbox) -> Expansion {
     let texts = &decisions().commands.texts;
-    let tag = git(folder, &["describe", "--tags", "--abbrev=0"])
+    let tag = git(folder, sandbox, &["describe", "--tags", "--abbrev=0"])
         .await
         .ok()
         .map(|t| t.trim().to_string())
@@ -97,7 +100,7 @@ async fn changelog(args: &str, folder: &Path) -> Expansion {
     let mut log_args = vec!["log", "--no-color", "--format=%h %s"];
     log_args.push(range.as_deref().unwrap_or("HEAD"));
     log_args.push("--");
-    match git(folder, &log_args).await {
+    match git(folder, sandbox, &log_args).await {
         Err(why) => Expansion::Nothing(fill(&texts.git_failed, &[("why", &why)])),
         Ok(log) if log.trim().is_empty() => {
             Expansion::Nothing(fill(&texts.changelog_nothing, &[("since", since)]))
@@ -150,9 +153,11 @@ const UNSET: [&str; 7] = [
 /// Of a filter driver's keys, those that run a program or make its absence fatal.
 const FILTER_KEYS: [&str; 4] = ["clean", "smudge", "process", "required"];
 
-/// git in `folder` with [`SAFE_CONFIG`], no input, killed when dropped.
-fn safe_git(folder: &Path) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new("git");
+/// git in `folder`, in the box `sandbox` makes, with [`SAFE_CONFIG`], no input, killed when
+/// dropped; why not, when the box cannot be made.
+fn safe_git(folder: &Path, sandbox: &Sandbox) -> Result<tokio::process::Command, String> {
+    let prepared = sandbox.prepare().map_err(|e| e.to_string())?;
+    let mut command = prepared.command("git", folder).map_err(|e| e.to_string())?;
     for setting in SAFE_CONFIG {
         command.args(["-c", setting]);
     }
@@ -169,15 +174,17 @@ fn safe_git(folder: &Path) -> tokio::process::Command {
         .env("GIT_OPTIONAL_LOCKS", "0")
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
-    command
+    Ok(command)
 }
 
 /// The filter drivers the repository's config names (`filter.<name>.clean` and the like, includes
 /// followed), read with the same settings the run will have. A filter applies to any file an
 /// attribute names, from `.gitattributes` or `.git/info/attributes`, which cannot all be turned
 /// off: so each driver is emptied by name instead. Reading config runs nothing.
-async fn filters_named(folder: &Path) -> Vec<String> {
-    let mut command = safe_git(folder);
+async fn filters_named(folder: &Path, sandbox: &Sandbox) -> Vec<String> {
+    let Ok(mut command) = safe_git(folder, sandbox) else {
+        return Vec::new();
+    };
     command.args(["config", "--name-only", "--get-regexp", r"^filter\."]);
     let Ok(Ok(output)) = tokio::time::timeout(git_timeout(), command.output()).await else {
         return Vec::new();
@@ -201,10 +208,10 @@ fn git_timeout() -> Duration {
 
 /// Runs git in `folder` as [`safe_git`] does, with the repository's filter drivers emptied: reading
 /// a diff runs nothing of the repository's. Its output, or why it failed.
-async fn git(folder: &Path, args: &[&str]) -> Result<String, String> {
+async fn git(folder: &Path, sandbox: &Sandbox, args: &[&str]) -> Result<String, String> {
     let seconds = decisions().commands.git_timeout_seconds;
-    let filters = filters_named(folder).await;
-    let mut command = safe_git(folder);
+    let filters = filters_named(folder, sandbox).await;
+    let mut command = safe_git(folder, sandbox)?;
     // Through the environment's key/value pairs rather than `-c key=value`: a driver's name may
     // hold a `=`, which `-c` would split at.
     let mut count = 0;
@@ -238,6 +245,15 @@ async fn git(folder: &Path, args: &[&str]) -> Result<String, String> {
 mod tests {
     use super::*;
 
+    /// The box git runs in, its temp folder in a home of the test's own.
+    fn boxed(folder: &Path) -> (tempfile::TempDir, Sandbox) {
+        let home = tempfile::tempdir().unwrap();
+        let dirs = crate::paths::Dirs::under_home(home.path(), &home.path().join("run"));
+        let roots = [std::fs::canonicalize(folder).unwrap()];
+        let sandbox = Sandbox::for_remote(&Default::default(), &roots, &[], crate::policy::Mode::Plan, &dirs);
+        (home, sandbox)
+    }
+
     fn custom(body: &str, kind: Kind) -> Command {
         Command {
             name: "x".into(),
@@ -256,15 +272,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let at = dir.path();
         assert_eq!(
-            expand(&custom("Deploy $ARGUMENTS now", Kind::Custom), " prod ", at).await,
+            expand(
+                &custom("Deploy $ARGUMENTS now", Kind::Custom),
+                " prod ",
+                at,
+                &boxed(at).1
+            )
+            .await,
             Expansion::Prompt("Deploy prod now".into())
         );
         assert_eq!(
-            expand(&custom("Lint.", Kind::Skill), "src only", at).await,
+            expand(&custom("Lint.", Kind::Skill), "src only", at, &boxed(at).1).await,
             Expansion::Prompt("Lint.\n\nsrc only".into())
         );
         assert_eq!(
-            expand(&custom("Lint.", Kind::Custom), "", at).await,
+            expand(&custom("Lint.", Kind::Custom), "", at, &boxed(at).1).await,
             Expansion::Prompt("Lint.".into())
         );
     }
@@ -277,12 +299,14 @@ mod tests {
             name: "review".into(),
             ..review
         };
-        let Expansion::Nothing(why) = expand(&review, "--output=/tmp/x", dir.path()).await else {
+        let Expansion::Nothing(why) =
+            expand(&review, "--output=/tmp/x", dir.path(), &boxed(dir.path()).1).await
+        else {
             panic!("an option is not a revision");
         };
         assert!(why.contains("--output=/tmp/x is not a revision"), "{why}");
         assert!(matches!(
-            expand(&review, "", dir.path()).await,
+            expand(&review, "", dir.path(), &boxed(dir.path()).1).await,
             Expansion::Nothing(_)
         ));
     }
@@ -363,7 +387,8 @@ mod tests {
             name: "review".into(),
             ..custom("", Kind::Builtin)
         };
-        let expanded = expand(&review, "", &repo).await;
+        let (_home, sandbox) = boxed(&repo);
+        let expanded = expand(&review, "", &repo, &sandbox).await;
         let ran: Vec<String> = std::fs::read_dir(&outside)
             .unwrap()
             .flatten()
@@ -382,6 +407,7 @@ mod tests {
             },
             "",
             &repo,
+            &sandbox,
         )
         .await;
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);

@@ -149,7 +149,9 @@ async fn run_command(
         switch_mode(engine, session, mode).await;
         Expansion::Prompt(task.to_string())
     } else {
-        builtin::expand(command, args, &session.cwd).await
+        // The device's own git runs for the model in the box, writing nothing.
+        let sandbox = engine.command_sandbox(session, Mode::Plan);
+        builtin::expand(command, args, &session.cwd, &sandbox).await
     };
     match expansion {
         Expansion::Prompt(text) => {
