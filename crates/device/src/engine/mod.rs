@@ -406,8 +406,12 @@ impl Engine {
             .and_then(std::fs::canonicalize)
             .into_iter()
             .collect();
-        crate::sandbox::Sandbox::for_remote(&settings.remote, &roots, &own, mode, &self.0.setup.dirs)
-            .of_session(&session.id)
+        let sandbox =
+            crate::sandbox::Sandbox::for_remote(&settings.remote, &roots, &own, mode, &self.0.setup.dirs);
+        match self.0.store.temp_dir(&session.id) {
+            Ok(temp) => sandbox.with_temp(temp),
+            Err(_) => sandbox,
+        }
     }
 
     /// Notes of jobs that ended are waiting: a session at rest starts the machine turn that gives

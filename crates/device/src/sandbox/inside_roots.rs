@@ -74,10 +74,8 @@ impl InsideRoots {
             if name == OsStr::new(".git") {
                 self.git(&path, kind.is_dir());
             } else if kind.is_symlink() {
-                // A link named like a secret is left out too: its target may be one.
-                if secret_name(&name) {
-                    self.secrets.push(path);
-                }
+                // Covering a link would cover where it leads (a mount follows it); its target is
+                // covered where it lies when it is a secret, and is out of the box when protected.
             } else if kind.is_dir() {
                 if depth + 1 < MAX_DEPTH && !NOT_WALKED.iter().any(|n| name == OsStr::new(n)) {
                     self.walk(&path, depth + 1, budget);

@@ -155,12 +155,10 @@ impl Sandbox {
         sandbox
     }
 
-    /// The same, with the temp folder of session `id`: what one command leaves there the next
-    /// finds.
-    pub fn of_session(mut self, id: &str) -> Self {
-        if let Some(folder) = self.temp.parent() {
-            self.temp = folder.join(id);
-        }
+    /// The same, with a session's own temp folder (`Store::temp_dir`): what one command leaves
+    /// there the next finds.
+    pub fn with_temp(mut self, temp: PathBuf) -> Self {
+        self.temp = grants::resolve_leniently(&temp);
         self.make_writable();
         self
     }
@@ -630,8 +628,9 @@ mod description_tests {
         assert!(plan.writable.contains(&PathBuf::from("/dev/null")));
         assert!(plan.writable.contains(&plan.temp));
         assert!(!plan.writable.contains(&PathBuf::from("/tmp")));
-        let session = plan.clone().of_session("ses_1");
-        assert!(session.temp.ends_with("tmp/ses_1") && session.writable.contains(&session.temp));
+        let session = plan.clone().with_temp(PathBuf::from("/home/nobody-here/t/ses_1"));
+        assert!(session.temp.ends_with("t/ses_1") && session.writable.contains(&session.temp));
+        assert!(!session.writable.contains(&plan.temp));
     }
 
     #[test]

@@ -10,16 +10,17 @@
 //! timeout, Stop all), init is killed with it (`PR_SET_PDEATHSIG`), and so the box.
 //!
 //! Init lays out the mounts (from the outside in):
-//! 1. every place to bind is cloned first ([`SYS_open_tree`]), while every path still names the
+//! 1. every place to bind is cloned first (`open_tree`), while every path still names the
 //!    person's files: the roots, the session's temp folder, the session's own places;
 //! 2. the whole tree becomes read-only (`mount_setattr`, recursive);
-//! 3. the roots are attached writable where they are, the temp folder at `/tmp` and `/var/tmp`
-//!    (a root below those is attached into it, its folders made there);
+//! 3. a `/dev/shm` of the box's own; the roots are attached writable where they are, the temp
+//!    folder at `/tmp` and `/var/tmp` (a root below those or `/dev/shm` is attached into what
+//!    covers it, its folders made there);
 //! 4. inside the roots, the governing places are bound read-only and the secret files covered;
 //! 5. the protected places outside are covered by an empty read-only folder (mode 000) or file, the
 //!    person's runtime folder (`/run/user/<uid>`: session bus, keyring, agents) emptied, sockets
 //!    named in the environment covered;
-//! 6. a private `/dev/shm`, a fresh `/proc` of the new PID namespace;
+//! 6. a fresh `/proc` of the new PID namespace;
 //! 7. the capabilities the namespace gave are dropped, then Landlock and seccomp (the caller's).
 //!
 //! Everything the child uses is made here in the parent: between fork and exec it only makes
@@ -42,6 +43,8 @@ const SHM: &[u8] = b"mode=1777,size=64m\0";
 const PROCESSES: libc::rlim_t = 8192;
 /// Where the temp folder is attached.
 const TEMP_PLACES: [&str; 2] = ["/tmp", "/var/tmp"];
+/// Places the box covers with something of its own: a root below one is attached into it.
+const COVERED_PLACES: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
 
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const OPEN_TREE_CLONE: libc::c_uint = 0x1;
@@ -132,8 +135,8 @@ fn folders_below(path: &Path, place: &Path) -> Vec<PathBuf> {
     folders
 }
 
-fn under_temp(path: &Path) -> Option<&'static str> {
-    TEMP_PLACES.into_iter().find(|t| path.starts_with(t))
+fn under_covered(path: &Path) -> Option<&'static str> {
+    COVERED_PLACES.into_iter().find(|t| path.starts_with(t))
 }
 
 impl Layout {
@@ -143,7 +146,7 @@ impl Layout {
         let mut attach = Vec::new();
         let attach_at = |path: &Path, read_only: bool| -> io::Result<Attach> {
             // Below a temp place: the folders down to it, and its own mount point.
-            let make = match under_temp(path) {
+            let make = match under_covered(path) {
                 Some(place) => folders_below(path, Path::new(place))
                     .iter()
                     .map(|f| c(f))
@@ -161,7 +164,7 @@ impl Layout {
         };
         let mut roots: Vec<&PathBuf> = box_.roots.iter().collect();
         roots.sort_by_key(|p| p.as_os_str().len());
-        for root in roots.iter().filter(|r| under_temp(r).is_none()) {
+        for root in roots.iter().filter(|r| under_covered(r).is_none()) {
             attach.push(attach_at(root, box_.plan)?);
         }
         for place in TEMP_PLACES {
@@ -175,7 +178,7 @@ impl Layout {
                 });
             }
         }
-        for root in roots.iter().filter(|r| under_temp(r).is_some()) {
+        for root in roots.iter().filter(|r| under_covered(r).is_some()) {
             attach.push(attach_at(root, box_.plan)?);
         }
         // Hidden places inside other hidden places cannot be reached to be covered, nor need be.
@@ -304,6 +307,14 @@ impl Layout {
                 }
             }
             set_read_only(c"/".as_ptr(), true)?;
+            let shm = libc::mount(
+                c"tmpfs".as_ptr(),
+                c"/dev/shm".as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                SHM.as_ptr().cast(),
+            );
+            gone_is_fine(shm)?;
             // The clones of places below a hiding tmpfs are attached with it.
             let below_hidden: usize = self.hide.iter().map(|h| h.own.len()).sum();
             let direct = self.attach.len() - below_hidden;
@@ -329,14 +340,6 @@ impl Layout {
                 );
                 gone_is_fine(done)?;
             }
-            let shm = libc::mount(
-                c"tmpfs".as_ptr(),
-                c"/dev/shm".as_ptr(),
-                c"tmpfs".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV,
-                SHM.as_ptr().cast(),
-            );
-            gone_is_fine(shm)?;
             check(libc::mount(
                 c"proc".as_ptr(),
                 c"/proc".as_ptr(),

@@ -223,8 +223,8 @@ fn sandboxed_commands_child() {
         env_keep: vec!["KEEP_TOKEN".into(), "SSH_AUTH_SOCK".into()],
         ..Remote::default()
     };
-    let edit =
-        Sandbox::for_remote(&remote, std::slice::from_ref(&root), &[], Mode::Edit, &dirs).of_session("ses_a");
+    let edit = Sandbox::for_remote(&remote, std::slice::from_ref(&root), &[], Mode::Edit, &dirs)
+        .with_temp(state.join("tmp/ses_a"));
     assert!(
         support().starts_with("namespaces, landlock ABI "),
         "{}",
@@ -546,6 +546,30 @@ fn sandboxed_commands_child() {
         ))
         .unwrap();
     assert_eq!(outcome.watched.exit, Some(0), "{}", outcome.watched.excerpt);
+    // A root on another file system, and one the box covers with its own (`/dev/shm`).
+    let elsewhere = tempfile::Builder::new()
+        .prefix("lembas-root-")
+        .tempdir_in("/dev/shm")
+        .unwrap();
+    let elsewhere_root = std::fs::canonicalize(elsewhere.path()).unwrap();
+    let on_tmpfs = Sandbox::for_remote(
+        &remote,
+        std::slice::from_ref(&elsewhere_root),
+        &[],
+        Mode::Edit,
+        &dirs,
+    );
+    let outcome = runtime
+        .block_on(run_command(
+            &elsewhere_root,
+            "echo s > on-tmpfs.txt && pwd",
+            Duration::from_secs(60),
+            1024,
+            &on_tmpfs,
+        ))
+        .unwrap();
+    assert_eq!(outcome.watched.exit, Some(0), "{}", outcome.watched.excerpt);
+    assert!(elsewhere_root.join("on-tmpfs.txt").exists());
     let doomed = base.join("doomed");
     std::fs::create_dir_all(&doomed).unwrap();
     let gone_root = Sandbox::for_remote(&remote, std::slice::from_ref(&doomed), &[], Mode::Edit, &dirs);

@@ -75,13 +75,23 @@ impl Store {
         Ok(self.state_dir.join("attachments").join(id))
     }
 
-    /// Removes the session file, its turns file, its attachments and its copies. Ok(false) when there
+    /// The session's temp folder, `/tmp` for its commands (`tmp/<id>/`, made by the sandbox);
+    /// removed with the session.
+    pub fn temp_dir(&self, id: &str) -> io::Result<PathBuf> {
+        check_id(id)?;
+        Ok(self.state_dir.join("tmp").join(id))
+    }
+
+    /// Removes the session file, its turns file, its attachments, its temp folder and its copies. Ok(false) when there
     /// was no such session (whatever turns or attachments it left are removed all the same).
     pub fn delete(&self, id: &str) -> io::Result<bool> {
         check_id(id)?;
         // The session file goes last: a delete cut short still lists the session, and doing it
         // again finishes the job.
         files::remove_dir_if_exists(&self.attachments_dir(id)?)?;
+        // What its commands left in their temp folder is theirs: a folder they made unwritable
+        // does not keep the session from going.
+        let _ = files::remove_dir_if_exists(&self.temp_dir(id)?);
         self.remove_copies(id)?;
         self.remove_turns(id)?;
         let sessions_dir = self.sessions_dir();
@@ -148,6 +158,7 @@ mod tests {
             let attachments = store.attachments_dir(s).unwrap();
             std::fs::create_dir_all(attachments.join("sub")).unwrap();
             std::fs::write(attachments.join("sub/a.png"), b"png").unwrap();
+            std::fs::create_dir_all(store.temp_dir(s).unwrap()).unwrap();
         }
 
         assert!(store.delete(&id).unwrap());
@@ -155,6 +166,8 @@ mod tests {
         assert!(!store.session_path(&id).exists());
         assert!(!store.turns_dir().join(format!("{id}.json")).exists());
         assert!(!store.attachments_dir(&id).unwrap().exists());
+        assert!(!store.temp_dir(&id).unwrap().exists());
+        assert!(store.temp_dir(&other).unwrap().exists());
         assert!(store.load_turns(&id).unwrap().is_empty());
         assert_eq!(
             store.open(&id).err().map(|e| e.kind()),
