@@ -294,7 +294,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
         } => {
             let sandbox = engine.command_sandbox(session, mode);
             let (text, is_error) =
-                match super::jobs::start(engine, session, command, description, sandbox).await {
+                match super::jobs::start(engine, session, command, description, mode, sandbox).await {
                     Ok(text) => (text, false),
                     Err(text) => (text, true),
                 };
