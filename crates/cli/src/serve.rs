@@ -7,13 +7,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 pub fn stdio(setup: &Setup) -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
+    // The same filter and redaction as the service's log, on standard error alone.
+    lembas_device::log_file::init_stderr();
     let settings = match settings::load(&setup.dirs) {
         Ok(settings) => settings,
         Err(e) => {

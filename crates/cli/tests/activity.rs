@@ -149,7 +149,7 @@ async fn a_turn_with_an_approved_tool_call_is_logged_in_order_and_read_back() {
     );
     assert!(
         printed[1].contains(" tool_call write call_w (")
-            && printed[1].ends_with("ask, answered by client, completed"),
+            && printed[1].contains("ask, answered by client, completed"),
         "{printed:?}"
     );
     assert!(printed.iter().all(|l| is_clock(&l[..8])), "{printed:?}");
@@ -173,6 +173,124 @@ async fn a_turn_with_an_approved_tool_call_is_logged_in_order_and_read_back() {
     assert!(
         !all.contains("activity-content-8d41f0"),
         "the file's content is in the log"
+    );
+}
+
+/// Sends a prompt and answers its cards in order with `answers` (`None`: allowed once as asked,
+/// `Some(line)`: allowed once with the person's corrected line), then waits for its end.
+async fn turn_answering(
+    link: &mut lembas_peer::LinkHandle,
+    session: &str,
+    text: &str,
+    answers: &[Option<&str>],
+) -> Value {
+    let id = link
+        .send_request(
+            "session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": text }],
+                    "_meta": { "lembas": { "turnId": "turn-1" } } }),
+        )
+        .await
+        .unwrap();
+    for corrected in answers {
+        let card = link
+            .recv_request("session/request_permission", WAIT)
+            .await
+            .unwrap();
+        let mut answer = json!({ "outcome": { "outcome": "selected", "optionId": "once" } });
+        if let Some(line) = corrected {
+            answer["_meta"] = json!({ "lembas": { "command": line } });
+        }
+        link.answer(card["id"].clone(), answer).await.unwrap();
+    }
+    link.recv_answer(id, WAIT).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_log_names_the_command_that_ran_and_each_file_changed() {
+    store_token();
+    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
+    let home = Home::new();
+    let work = home.path().join("work");
+    home.config_for(
+        &peer.url(),
+        &format!(
+            "remote:\n  enabled: true\n  max_mode: edit\n  roots:\n    - {w}\ntrusted:\n  - {w}\n",
+            w = work.display()
+        ),
+    );
+    let _service = home.service();
+    let mut link = peer.next_link(WAIT).await.unwrap();
+    link.hello(WAIT).await.unwrap();
+    link.initialize(WAIT).await.unwrap();
+    let session = link.new_session(&work, "manual", WAIT).await.unwrap();
+
+    // The model describes one thing and asks for a line; the person sends another line with the
+    // answer, which is what runs.
+    peer.model().push(ModelReply::tool_call(
+        "call_fix",
+        "bash",
+        json!({ "command": "echo model-line > out.txt", "description": "Harmless tidy-up" }),
+    ));
+    peer.model().push(ModelReply::tool_call(
+        "call_ls",
+        "bash",
+        json!({ "command": "ls -a", "description": "Look around" }),
+    ));
+    peer.model().push(ModelReply::tool_call(
+        "call_w",
+        "write",
+        json!({ "path": "notes.txt", "content": CONTENT }),
+    ));
+    peer.model().push(ModelReply::tool_call(
+        "call_e",
+        "edit",
+        json!({ "path": "notes.txt", "old_string": "never", "new_string": "not" }),
+    ));
+    peer.model().push(ModelReply::text("Done."));
+    let corrected = "echo person-line > out.txt";
+    let answer = turn_answering(&mut link, &session, "tidy up", &[Some(corrected), None, None]).await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("out.txt")).unwrap(),
+        "person-line\n"
+    );
+
+    let logged = |id: &str| {
+        log_lines(&home)
+            .into_iter()
+            .find(|l| l["kind"] == "tool_call" && l["tool_call_id"] == id)
+    };
+    assert!(
+        eventually(WAIT, || logged("call_e").is_some()),
+        "{:?}",
+        log_lines(&home)
+    );
+    let fixed = logged("call_fix").unwrap();
+    assert_eq!(fixed["command"], corrected, "{fixed}");
+    assert_eq!(fixed["title"], "Harmless tidy-up", "{fixed}");
+    let looked = logged("call_ls").unwrap();
+    assert_eq!(looked["command"], "ls -a", "{looked}");
+    let notes = work.join("notes.txt");
+    for id in ["call_w", "call_e"] {
+        let line = logged(id).unwrap();
+        assert_eq!(line["changed_files"], json!([notes]), "{line}");
+        assert!(line.get("command").is_none(), "{line}");
+    }
+    assert!(looked.get("changed_files").is_none(), "{looked}");
+    let all = std::fs::read_to_string(home.state().join("activity.jsonl")).unwrap();
+    assert!(
+        !all.contains("model-line"),
+        "the line that did not run is in the log: {all}"
+    );
+
+    // `lembas activity` says the same.
+    let out = ok(home.run(&["activity", "-n", "20"]));
+    let printed = text(&out.stdout);
+    assert!(printed.contains(&format!("ran `{corrected}`")), "{printed}");
+    assert!(
+        printed.contains(&format!("changed {}", notes.display())),
+        "{printed}"
     );
 }
 

@@ -72,6 +72,17 @@ impl WatchEnd {
     }
 }
 
+/// What a tool call did, for a line a person reads: "ran `<line>`" (or "refused `<line>`" for a
+/// call not run), "changed <file>, <file>"; `None` when it names neither.
+pub fn what_a_call_did(outcome: &str, command: Option<&str>, changed_files: &[String]) -> Option<String> {
+    match command {
+        Some(line) if outcome == "denied" => Some(format!("refused `{line}`")),
+        Some(line) => Some(format!("ran `{line}`")),
+        None if changed_files.is_empty() => None,
+        None => Some(format!("changed {}", changed_files.join(", "))),
+    }
+}
+
 /// One thing that happened, for the activity list.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -143,7 +154,8 @@ pub enum DeviceEvent {
     },
     /// A tool call of the model ended: what the mode decided (`allow`, `ask` or `deny`), who
     /// answered when it asked (`client`, `desktop`, `timeout`; none when it did not ask or the card
-    /// was withdrawn), and how it ended (`completed`, `failed` or `denied`).
+    /// was withdrawn), and how it ended (`completed`, `failed` or `denied`). `title` is the model's
+    /// own words for the call; what it did is in `command` and `changed_files`.
     ToolCall {
         session_id: String,
         tool_call_id: String,
@@ -152,6 +164,13 @@ pub enum DeviceEvent {
         decision: String,
         answered_by: Option<String>,
         outcome: String,
+        /// The command line a `bash` call ran (or was refused): the person's corrected line when
+        /// they sent one with their answer, never the model's description of it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+        /// Each file a `write` or `edit` changed (resolved paths).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changed_files: Vec<String>,
     },
     /// A session showed a file (the `show` tool): the desktop's viewer lists it and reads its text
     /// with the control method `shown/read { id }`. The text itself is not in the event.

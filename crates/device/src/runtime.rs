@@ -36,6 +36,8 @@ pub struct Runtime {
     /// The agent sessions: they outlive links, and the desktop answers approval cards here.
     pub engine: Engine,
     deleted_watch: JoinHandle<()>,
+    /// Holds the running jobs to the limits at each change of the settings.
+    limits_watch: JoinHandle<()>,
     /// Keeps the recent activity the window shows (`window/state`).
     activity_fold: JoinHandle<()>,
     activity_log: activity_log::Writer,
@@ -111,6 +113,7 @@ impl Runtime {
         let wake = wake::spawn_watch();
         let engine = Engine::new(settings_rx.clone(), events.clone(), setup.clone());
         let deleted_watch = engine.spawn_deleted_watch();
+        let limits_watch = engine.spawn_limits_watch();
         let activity = Arc::new(Mutex::new(Activity::default()));
         let activity_fold = spawn_activity_fold(events.subscribe(), activity.clone(), status_tx.clone());
         let board = Board::default();
@@ -148,6 +151,7 @@ impl Runtime {
             settings: settings_rx,
             engine,
             deleted_watch,
+            limits_watch,
             activity_fold,
             activity_log,
             shutdown,
@@ -171,6 +175,7 @@ impl Runtime {
         // Clients find no runtime from here on and read the files, which get the last word below.
         self.control.take();
         self.deleted_watch.abort();
+        self.limits_watch.abort();
         self.activity_fold.abort();
         // The link's last state is in the log before the device says it stopped.
         self.activity_log.finish().await;

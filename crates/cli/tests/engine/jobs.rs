@@ -24,7 +24,7 @@ async fn call(l: &mut Linked, method: &str, params: Value) -> Value {
     l.link.request(method, params, WAIT).await.unwrap()
 }
 
-fn background(id: &str, command: &str, description: &str) -> ModelReply {
+pub(super) fn background(id: &str, command: &str, description: &str) -> ModelReply {
     ModelReply::tool_call(
         id,
         "bash",
@@ -33,7 +33,7 @@ fn background(id: &str, command: &str, description: &str) -> ModelReply {
 }
 
 /// The id in the tool's answer: `Started job job_…: …`.
-fn started_id(l: &Linked, call_id: &str) -> String {
+pub(super) fn started_id(l: &Linked, call_id: &str) -> String {
     let text = tool_text(l, call_id);
     let id = text
         .split_whitespace()
@@ -279,7 +279,7 @@ fn last_message(l: &Linked) -> Value {
         .unwrap_or_default()
 }
 
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
+pub(super) async fn until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + WAIT;
     while !done() {
         assert!(

@@ -10,6 +10,7 @@ mod control;
 mod conversation;
 mod faults;
 mod files;
+mod job_limits;
 mod jobs;
 mod limits;
 mod mcp_servers;

@@ -3,7 +3,9 @@
 //! base64 and in hex) in the argv and environment of every process the device started (sampled
 //! while they run), every file under the home (config, state, session store, attachments, copies,
 //! activity log, the shell's start files), the service's log, the login's output and everything
-//! the peer received on the link and in the model's request bodies. Absent everywhere.
+//! the peer received on the link and in the model's request bodies. Absent everywhere. The
+//! service logs at `trace`, the most any person could ask for: the libraries under the link and
+//! the model's requests log what they send at that level.
 
 // Processes are read in /proc: Linux only.
 #![cfg(target_os = "linux")]
@@ -95,7 +97,7 @@ async fn the_token_is_nowhere_but_the_keychain_and_the_authorization_header() {
 
     let service = home.service_with_env(&[
         ("SHELL", "/bin/bash"),
-        ("RUST_LOG", "debug"),
+        ("RUST_LOG", "trace"),
         ("TMPDIR", tmp.to_str().unwrap()),
     ]);
     let sampler = scan::Sampler::start(service.pid(), spellings.clone());
@@ -212,6 +214,18 @@ async fn the_token_is_nowhere_but_the_keychain_and_the_authorization_header() {
     // start files in TMPDIR, the service's log.
     let files = files_under(&home.path());
     assert!(files.iter().any(|f| f == &service.log), "{files:?}");
+    let day_log = files
+        .iter()
+        .find(|f| f.parent().is_some_and(|d| d.ends_with("logs")))
+        .unwrap_or_else(|| panic!("no log file in the state folder: {files:?}"));
+    let day_log = std::fs::read_to_string(day_log).unwrap_or_default();
+    assert!(day_log.contains("TRACE"), "the log is at trace: {day_log:.2000}");
+    // The libraries that log what they send are held at info, so the redaction under the log
+    // (its second wall) had nothing to do.
+    assert!(
+        !day_log.contains("[redacted]"),
+        "a credential reached the log's writer"
+    );
     assert!(files.len() > 5, "{files:?}");
     for file in &files {
         let bytes = std::fs::read(file).unwrap_or_default();

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::file::old_file;
 use super::line::MISSED;
-use crate::events::{DeviceEvent, LinkState};
+use crate::events::{DeviceEvent, LinkState, what_a_call_did};
 
 /// The newest lines of the log.
 #[derive(Debug, Default)]
@@ -147,13 +147,18 @@ fn sentence(event: &DeviceEvent) -> String {
             decision,
             answered_by,
             outcome,
+            command,
+            changed_files,
             ..
         } => {
             let by = answered_by
                 .as_deref()
                 .map(|by| format!(", answered by {by}"))
                 .unwrap_or_default();
-            format!("{tool} {tool_call_id} ({title}): {decision}{by}, {outcome}")
+            let did = what_a_call_did(outcome, command.as_deref(), changed_files)
+                .map(|did| format!("; {did}"))
+                .unwrap_or_default();
+            format!("{tool} {tool_call_id} ({title}): {decision}{by}, {outcome}{did}")
         }
         DeviceEvent::Shown {
             session_id,

@@ -46,15 +46,21 @@ fn a_line_is_at_ms_then_kind_then_the_events_fields() {
         decision: "ask".into(),
         answered_by: Some("client".into()),
         outcome: "completed".into(),
+        command: Some("touch y".into()),
+        changed_files: Vec::new(),
     };
     let line = lines.line(&call, 7).unwrap();
     assert_eq!(
         line,
-        r#"{"at_ms":7,"kind":"tool_call","session_id":"ses_a","tool_call_id":"call_1","tool":"bash","title":"touch x","decision":"ask","answered_by":"client","outcome":"completed"}"#
+        r#"{"at_ms":7,"kind":"tool_call","session_id":"ses_a","tool_call_id":"call_1","tool":"bash","title":"touch x","decision":"ask","answered_by":"client","outcome":"completed","command":"touch y"}"#
     );
-    // A line reads back as the event it came from.
+    // A line reads back as the event it came from, and one written before `command` and
+    // `changed_files` were kept still reads.
     let back: DeviceEvent = serde_json::from_str(&line).unwrap();
     assert_eq!(back, call);
+    let older = r#"{"at_ms":7,"kind":"tool_call","session_id":"ses_a","tool_call_id":"call_1","tool":"bash","title":"touch x","decision":"ask","answered_by":"client","outcome":"completed"}"#;
+    let older: DeviceEvent = serde_json::from_str(older).unwrap();
+    assert!(matches!(older, DeviceEvent::ToolCall { command: None, .. }));
     assert_eq!(line::missed(3, 9), r#"{"at_ms":9,"kind":"missed","count":3}"#);
 }
 
@@ -259,6 +265,35 @@ fn each_line_says_what_happened_in_a_sentence() {
             &mut lines
         ),
         "Link down: the dial timed out"
+    );
+    // A tool call names what it did, not only the model's words for it.
+    let call =
+        |tool: &str, outcome: &str, command: Option<&str>, changed_files: &[&str]| DeviceEvent::ToolCall {
+            session_id: "ses_a".into(),
+            tool_call_id: "call_1".into(),
+            tool: tool.into(),
+            title: "Tidy up".into(),
+            decision: "ask".into(),
+            answered_by: Some("client".into()),
+            outcome: outcome.into(),
+            command: command.map(str::to_string),
+            changed_files: changed_files.iter().map(|f| f.to_string()).collect(),
+        };
+    assert_eq!(
+        text(call("bash", "completed", Some("rm -r build"), &[]), &mut lines),
+        "bash call_1 (Tidy up): ask, answered by client, completed; ran `rm -r build`"
+    );
+    assert_eq!(
+        text(call("bash", "denied", Some("sudo true"), &[]), &mut lines),
+        "bash call_1 (Tidy up): ask, answered by client, denied; refused `sudo true`"
+    );
+    assert_eq!(
+        text(call("edit", "completed", None, &["/w/a.rs"]), &mut lines),
+        "edit call_1 (Tidy up): ask, answered by client, completed; changed /w/a.rs"
+    );
+    assert_eq!(
+        text(call("read", "completed", None, &[]), &mut lines),
+        "read call_1 (Tidy up): ask, answered by client, completed"
     );
     assert_eq!(
         describe(&parse(&line::missed(2, 0)).unwrap()),

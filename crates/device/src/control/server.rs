@@ -471,14 +471,15 @@ async fn answer(parts: &Parts, asked: AnswerParams) -> Result<Answered, RpcError
 
 /// `remote/stop`: remote work off in the config, every turn stopped, the link ended.
 async fn stop_remote_work(parts: &Parts) -> Result<RemoteStopped, RpcError> {
+    // Turns and jobs are the engine's, not the link's: they are stopped here, before the config
+    // says remote work is off, so a job's note says Stop all rather than remote work turned off.
+    // Shells and watches end with the link; the runtime dials again with remote work off.
+    let stopped = parts.engine.stop_all();
     let dirs = parts.engine.setup().dirs.clone();
     tokio::task::spawn_blocking(move || crate::settings::edit::apply(&dirs, &[Change::RemoteEnabled(false)]))
         .await
         .map_err(|e| RpcError::internal(e.to_string()))?
         .map_err(|e| RpcError::internal(format!("remote work is still on: {e}")))?;
-    // Turns are the engine's, not the link's: they are cancelled here. Shells and watches end
-    // with the link; the runtime dials again with remote work off.
-    let stopped = parts.engine.stop_all();
     // Their answers (`cancelled`) go out on this link before it ends.
     parts.engine.cancel_all(TURNS_END_WAIT).await;
     let _ = parts.wake.send(());

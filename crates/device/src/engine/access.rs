@@ -170,7 +170,12 @@ pub(crate) fn judge_again(engine: &Engine, session: &Session) -> Result<(), RpcE
 
 /// The session's mode becomes `mode` (already lowered): recorded, and the client told.
 pub(crate) async fn switch_mode(engine: &Engine, session: &Session, mode: Mode) {
-    session.state().mode = mode;
+    {
+        let mut state = session.state();
+        state.mode = mode;
+        // Jobs obey the limits at every moment: those started to write end in plan.
+        state.jobs.hold_to_mode(mode);
+    }
     session.record(Record::Mode { mode });
     session.flush();
     engine

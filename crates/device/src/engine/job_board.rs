@@ -7,6 +7,33 @@ use lembas_protocol::jobs::{JobInfo, JobOutput, JobState};
 use tokio::sync::{oneshot, watch};
 
 use crate::decisions::decisions;
+use crate::policy::Mode;
+
+/// Why the limits stopped a job, rather than someone's stop (docs/protocol.md "Background jobs": a
+/// job obeys the limits at every moment). Its end note says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitStop {
+    /// Remote work was turned off (in the config, from any front end).
+    RemoteOff,
+    /// "Stop all remote work" was pressed.
+    StopAll,
+    /// The session's folder left the roots, or lost its trust, or became protected.
+    FolderLeft,
+    /// The mode fell to plan, whose commands only read, under a job started to write.
+    ModeFellToPlan,
+}
+
+impl LimitStop {
+    /// Why, as the job's end note gives it to the model ("stopped because …").
+    pub fn says(self) -> &'static str {
+        match self {
+            LimitStop::RemoteOff => "remote work was turned off",
+            LimitStop::StopAll => "the person pressed Stop all remote work",
+            LimitStop::FolderLeft => "its session's folder is no longer one remote work may use",
+            LimitStop::ModeFellToPlan => "the mode fell to plan, in which commands only read",
+        }
+    }
+}
 
 /// A job's output: the last part kept as text, with every character it ever wrote counted, so a
 /// reader's `since` stays valid after the start is dropped.
@@ -112,6 +139,11 @@ pub struct Job {
     ended: watch::Sender<JobState>,
     /// Output came since the last `update` event.
     pub news: bool,
+    /// Started in a mode that writes: its box lets it write in the roots, so it needs such a mode
+    /// for as long as it runs.
+    writes: bool,
+    /// Why the limits stopped it, when they did.
+    pub stopped_by: Option<LimitStop>,
 }
 
 impl Job {
@@ -156,7 +188,8 @@ impl Board {
             .count()
     }
 
-    pub fn add(&mut self, info: JobInfo, stop: oneshot::Sender<()>) {
+    /// A job started in `mode`, and what stops it.
+    pub fn add(&mut self, info: JobInfo, mode: Mode, stop: oneshot::Sender<()>) {
         self.jobs.push(Job {
             ended: watch::channel(info.state).0,
             info,
@@ -164,6 +197,8 @@ impl Board {
             read: 0,
             stop: Some(stop),
             news: false,
+            writes: mode != Mode::Plan,
+            stopped_by: None,
         });
     }
 
@@ -188,6 +223,30 @@ impl Board {
         match self.get_mut(id).and_then(|j| j.stop.take()) {
             Some(stop) => stop.send(()).is_ok(),
             None => false,
+        }
+    }
+
+    /// Stops the running jobs the limits no longer allow (`why`): every one, or with the mode now
+    /// `Plan`, those started to write. How many were stopped.
+    pub fn stop_for_limits(&mut self, why: LimitStop) -> usize {
+        let mut stopped = 0;
+        for job in &mut self.jobs {
+            if why == LimitStop::ModeFellToPlan && !job.writes {
+                continue;
+            }
+            if let Some(stop) = job.stop.take() {
+                job.stopped_by = Some(why);
+                let _ = stop.send(());
+                stopped += 1;
+            }
+        }
+        stopped
+    }
+
+    /// The session's mode is now `mode`: in plan, the jobs started to write stop.
+    pub fn hold_to_mode(&mut self, mode: Mode) {
+        if mode == Mode::Plan {
+            self.stop_for_limits(LimitStop::ModeFellToPlan);
         }
     }
 
@@ -245,6 +304,8 @@ impl Board {
                     read: 0,
                     stop: None,
                     news: false,
+                    writes: false,
+                    stopped_by: None,
                 }),
             }
         }
@@ -306,7 +367,11 @@ mod tests {
         let mut board = Board::default();
         let kept = decisions().jobs.finished_kept;
         for n in 0..kept + 3 {
-            board.add(info(&format!("job_{n}"), JobState::Running), oneshot::channel().0);
+            board.add(
+                info(&format!("job_{n}"), JobState::Running),
+                Mode::Auto,
+                oneshot::channel().0,
+            );
         }
         for n in 1..kept + 3 {
             board.finish(&format!("job_{n}"), JobState::Done, Some(0), 2);
@@ -321,13 +386,37 @@ mod tests {
     #[test]
     fn unread_is_what_the_model_has_not_read() {
         let mut board = Board::default();
-        board.add(info("job_a", JobState::Running), oneshot::channel().0);
+        board.add(info("job_a", JobState::Running), Mode::Auto, oneshot::channel().0);
         let job = board.get_mut("job_a").unwrap();
         job.output.push(b"hello", 100);
         assert_eq!(job.info().unread, 5);
         job.mark_read(3);
         job.mark_read(2);
         assert_eq!(job.info().unread, 2);
+    }
+
+    #[test]
+    fn plan_stops_only_the_jobs_started_to_write_and_says_why() {
+        let mut board = Board::default();
+        let (reading, mut reading_stop) = oneshot::channel();
+        let (writing, mut writing_stop) = oneshot::channel();
+        board.add(info("job_r", JobState::Running), Mode::Plan, reading);
+        board.add(info("job_w", JobState::Running), Mode::Edit, writing);
+        assert_eq!(board.stop_for_limits(LimitStop::ModeFellToPlan), 1);
+        assert!(writing_stop.try_recv().is_ok());
+        assert!(
+            reading_stop.try_recv().is_err(),
+            "a job that only reads runs on in plan"
+        );
+        let stopped_by = |board: &Board, id| board.get(id).and_then(|j| j.stopped_by);
+        assert_eq!(stopped_by(&board, "job_w"), Some(LimitStop::ModeFellToPlan));
+        assert_eq!(stopped_by(&board, "job_r"), None);
+
+        // Remote work off stops the rest; a job already stopping keeps its first reason.
+        assert_eq!(board.stop_for_limits(LimitStop::RemoteOff), 1);
+        assert!(reading_stop.try_recv().is_ok());
+        assert_eq!(stopped_by(&board, "job_r"), Some(LimitStop::RemoteOff));
+        assert_eq!(stopped_by(&board, "job_w"), Some(LimitStop::ModeFellToPlan));
     }
 
     #[test]

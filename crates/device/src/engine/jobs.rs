@@ -15,11 +15,13 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::Engine;
 use super::access::held;
+use super::job_board::LimitStop;
 use super::model::ToolCall;
 use super::session::{Session, ToolResult};
 use super::think;
 use crate::decisions::decisions;
 use crate::monitor::{self, JobEnd};
+use crate::policy::Mode;
 use crate::rpc::RpcError;
 use crate::sandbox::Sandbox;
 use crate::store::Record;
@@ -55,13 +57,14 @@ pub fn room(session: &Session) -> Result<(), String> {
     Ok(())
 }
 
-/// Starts `command` (judged and allowed already) as a job of the session; the text the model
-/// reads, or why it could not start.
+/// Starts `command` (judged and allowed already in `mode`, its box made for that mode) as a job of
+/// the session; the text the model reads, or why it could not start.
 pub async fn start(
     engine: &Engine,
     session: &Arc<Session>,
     command: String,
     description: String,
+    mode: Mode,
     sandbox: Sandbox,
 ) -> Result<String, String> {
     room(session)?;
@@ -78,7 +81,7 @@ pub async fn start(
         unread: 0,
     };
     let (stop, stop_rx) = oneshot::channel();
-    session.state().jobs.add(info.clone(), stop);
+    session.state().jobs.add(info.clone(), mode, stop);
     session.record(Record::Job { job: info.clone() });
     session.flush();
     tell(engine, &session.id, JobChange::Start, &info).await;
@@ -156,7 +159,7 @@ async fn follow(
             Some(format!("The job's command could not be run: {e}")),
         ),
     };
-    let info = {
+    let (info, stopped_by) = {
         let mut state_now = session.state();
         let Some(job) = state_now.jobs.get_mut(&id) else {
             return;
@@ -165,10 +168,12 @@ async fn follow(
             job.output.push(format!("\n{said}\n").as_bytes(), keep);
         }
         job.output.close(keep);
+        // A limit's stop that came as the job ended by itself is no reason.
+        let stopped_by = job.stopped_by.filter(|_| state == JobState::Stopped);
         let Some(info) = state_now.jobs.finish(&id, state, exit, crate::status::now_ms()) else {
             return;
         };
-        info
+        (info, stopped_by)
     };
     // A deleted session is not written to, told or woken.
     if !engine.sessions().contains_key(&session.id) {
@@ -177,7 +182,7 @@ async fn follow(
     session.record(Record::Job { job: info.clone() });
     session.flush();
     tell(&engine, &session.id, JobChange::End, &info).await;
-    let note = note(&info);
+    let note = note(&info, stopped_by);
     session.state().job_notes.push((id, note));
     engine.wake(&session);
 }
@@ -190,10 +195,14 @@ fn take(session: &Session, id: &str, chunk: &[u8], keep: usize) {
     }
 }
 
-/// `[job <id> ended] <description>: exit <code>, <n> characters unread` (docs/protocol.md "Background jobs").
-fn note(info: &JobInfo) -> String {
+/// `[job <id> ended] <description>: exit <code>, <n> characters unread` (docs/protocol.md "Background
+/// jobs"); a job the limits stopped says which: `stopped because <why>`.
+fn note(info: &JobInfo, stopped_by: Option<LimitStop>) -> String {
     let how = match (info.state, info.exit) {
-        (JobState::Stopped, _) => "stopped".to_string(),
+        (JobState::Stopped, _) => match stopped_by {
+            Some(why) => format!("stopped because {}", why.says()),
+            None => "stopped".to_string(),
+        },
         (JobState::Error, _) => "could not be run".to_string(),
         (_, Some(code)) => format!("exit {code}"),
         (_, None) => "ended by a signal".to_string(),

@@ -137,9 +137,11 @@ impl Engine {
         true
     }
 
-    /// Stop all remote work: every running turn is cancelled; how many sessions were working.
+    /// Stop all remote work: every running turn is cancelled and every job stopped; how many
+    /// sessions were working.
     pub fn stop_all(&self) -> usize {
         let sessions: Vec<Arc<Session>> = self.sessions().values().cloned().collect();
+        super::job_limits::stop_all(self, &sessions);
         let mut stopped = 0;
         for session in sessions {
             if session.state().busy() {

@@ -18,6 +18,7 @@ mod instance;
 mod instance_memory;
 mod instructions;
 mod job_board;
+mod job_limits;
 mod jobs;
 mod live;
 mod mcp_servers;
@@ -95,6 +96,9 @@ struct Inner {
     updates: broadcast::Sender<ShownUpdate>,
     /// What sessions showed, for the desktop's viewer.
     shelf: show::Shelf,
+    /// "Stop all remote work" was pressed and remote work has not been on since: no turn starts
+    /// by itself, even before the settings say remote work is off (`job_limits`).
+    remote_stopped: std::sync::atomic::AtomicBool,
 }
 
 impl Engine {
@@ -148,6 +152,7 @@ impl Engine {
             files: Default::default(),
             updates: broadcast::channel(live::STREAM).0,
             shelf: Default::default(),
+            remote_stopped: Default::default(),
         }))
     }
 
@@ -193,6 +198,19 @@ impl Engine {
                 tokio::time::sleep(DELETED_POLL).await;
                 let Some(inner) = weak.upgrade() else { return };
                 Engine(inner).send_deletes().await;
+            }
+        })
+    }
+
+    /// Follows the settings: at each change, the running jobs are held to the limits as they are
+    /// now (`job_limits`). Ends with the engine.
+    pub fn spawn_limits_watch(&self) -> tokio::task::JoinHandle<()> {
+        let weak = Arc::downgrade(&self.0);
+        let mut settings = self.0.settings.clone();
+        tokio::spawn(async move {
+            while settings.changed().await.is_ok() {
+                let Some(inner) = weak.upgrade() else { return };
+                job_limits::hold(&Engine(inner));
             }
         })
     }

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use tokio::sync::watch;
 
 use super::Engine;
-use super::access::unknown;
+use super::access::{judge_again, unknown};
 use super::session::{Session, TurnPhase};
 use super::turn::{self, Enclosed};
 use crate::policy::Mode;
@@ -91,6 +91,11 @@ pub fn spawn(
 /// Notes of jobs that ended wait for the model: at rest, the session starts a machine turn with
 /// them; while a turn runs or waits, that turn takes them in at its next step.
 pub fn wake(engine: &Engine, session: &Arc<Session>) {
+    // Not while the limits keep the session from working, nor after Stop all until remote work is
+    // on again: the notes wait for that (`job_limits`) or for the next prompt.
+    if engine.0.remote_stopped.load(Ordering::SeqCst) || judge_again(engine, session).is_err() {
+        return;
+    }
     let notes = {
         let mut state = session.state();
         let waiting = state.queued().next().is_some();

@@ -73,6 +73,8 @@ pub async fn reported_as(
         decision: "allow".to_string(),
         answered_by: None,
         outcome: status.as_str().to_string(),
+        command: None,
+        changed_files: Vec::new(),
     });
     ToolResult { text, is_error }
 }

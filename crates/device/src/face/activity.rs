@@ -4,7 +4,7 @@
 use lembas_protocol::limits::Limits;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use crate::events::{DeviceEvent, LinkState};
+use crate::events::{DeviceEvent, LinkState, what_a_call_did};
 use crate::status::now_ms;
 use serde::Serialize;
 
@@ -106,8 +106,18 @@ impl Activity {
             }
             DeviceEvent::ApprovalSettled { outcome, .. } => ("approval", format!("Approval {outcome}")),
             DeviceEvent::ToolCall {
-                tool, title, outcome, ..
-            } => ("tool", format!("Tool {tool} ({title}): {outcome}")),
+                tool,
+                title,
+                outcome,
+                command,
+                changed_files,
+                ..
+            } => {
+                let did = what_a_call_did(outcome, command.as_deref(), changed_files)
+                    .map(|did| format!("; {did}"))
+                    .unwrap_or_default();
+                ("tool", format!("Tool {tool} ({title}): {outcome}{did}"))
+            }
             DeviceEvent::SessionDeleted { session_id } => {
                 ("session", format!("Agent session {session_id} deleted"))
             }

@@ -154,6 +154,11 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
     let mut work = prepared.work;
     let mut log = Logged {
         title: prepared.title.clone(),
+        command: match &work {
+            Work::Bash { command, .. } => Some(command.clone()),
+            Work::File { .. } | Work::Show { .. } | Work::Mcp { .. } => None,
+        },
+        changed_files: Vec::new(),
         headline: prepared.facts.headline.clone(),
         decision: prepared.judgement.decision,
         reason: prepared.judgement.reason.clone(),
@@ -230,7 +235,9 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
                         }
                     }
                     if let (Work::Bash { command: line, .. }, Some(corrected)) = (&mut work, command) {
-                        // The person's own line runs instead, but never past the hardline.
+                        // The person's own line runs instead, but never past the hardline. The
+                        // log names it either way: it is the line that ran, or was refused.
+                        log.command = Some(corrected.clone());
                         let check = judge_bash(
                             &corrected,
                             &ctx,
@@ -267,6 +274,9 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
             if !output.is_error && matches!(name.as_str(), "read" | "write" | "edit") {
                 engine.files().used(&sid, &path);
             }
+            if !output.is_error && matches!(name.as_str(), "write" | "edit") {
+                log.changed_files.push(path.display().to_string());
+            }
             output
         }
         Work::Bash {
@@ -284,7 +294,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
         } => {
             let sandbox = engine.command_sandbox(session, mode);
             let (text, is_error) =
-                match super::jobs::start(engine, session, command, description, sandbox).await {
+                match super::jobs::start(engine, session, command, description, mode, sandbox).await {
                     Ok(text) => (text, false),
                     Err(text) => (text, true),
                 };
@@ -323,6 +333,10 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
 /// the timeline: its card's title and headline, the mode's decision and why, who answered and when.
 struct Logged {
     title: String,
+    /// The bash line that runs: the model's, or the person's corrected one.
+    command: Option<String>,
+    /// The files a write or edit changed.
+    changed_files: Vec<String>,
     headline: String,
     decision: Decision,
     reason: String,
@@ -368,6 +382,8 @@ impl Logged {
             decision: self.decision.as_str().to_string(),
             answered_by: self.answered_by.map(|by| by.as_str().to_string()),
             outcome: outcome.to_string(),
+            command: self.command.clone(),
+            changed_files: self.changed_files.clone(),
         }
     }
 }
