@@ -508,10 +508,11 @@ fn restrict_to_owner(folder: &Path) {
 /// The person's runtime folders: `$XDG_RUNTIME_DIR` and `/run/user/<uid>`.
 fn runtime_folders(dirs: &Dirs) -> Vec<PathBuf> {
     let mut folders = Vec::new();
-    if let Some(runtime) = dirs.runtime.parent().filter(|_| dirs.runtime.ends_with("lembas")) {
-        if !runtime.starts_with(&dirs.state) {
-            folders.push(runtime.to_owned());
-        }
+    // The device's runtime folder is `$XDG_RUNTIME_DIR/lembas`, or inside the state folder.
+    if let Some(runtime) = dirs.runtime.parent().filter(|_| dirs.runtime.ends_with("lembas"))
+        && !runtime.starts_with(&dirs.state)
+    {
+        folders.push(runtime.to_owned());
     }
     #[cfg(unix)]
     {
