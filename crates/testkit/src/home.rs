@@ -129,8 +129,13 @@ impl Home {
         self.state().join("control.cookie")
     }
 
+    /// Written whole at once (a new file renamed over the old), as the device and editors write
+    /// it: a running device never reads half of it.
     pub fn write_config(&self, text: &str) {
-        std::fs::write(self.config(), text).expect("the config written");
+        let config = self.config();
+        let next = config.with_extension("yaml.next");
+        std::fs::write(&next, text).expect("the config written");
+        std::fs::rename(&next, &config).expect("the config put in place");
     }
     pub fn write(&self, config: &Config) {
         self.write_config(&config.text());

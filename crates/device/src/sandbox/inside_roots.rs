@@ -132,7 +132,7 @@ pub fn sweep(absent: &[PathBuf]) -> Vec<PathBuf> {
     removed
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::fs;

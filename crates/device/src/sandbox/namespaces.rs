@@ -245,6 +245,9 @@ impl Layout {
             // The device is not dumpable, so neither is this copy of it; while it is not, its
             // /proc files belong to root and it could not write its own maps.
             check(libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0))?;
+            // The box goes with the device: its commands are spawned from the runtime's threads,
+            // which live as long as it does (the signal follows the thread that forked).
+            check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
             check(libc::unshare(
                 libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID,
             ))?;
