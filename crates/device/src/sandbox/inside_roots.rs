@@ -169,14 +169,8 @@ mod tests {
         };
         assert_eq!(
             rel(&found.secrets),
-            [
-                ".env",
-                "cert.key",
-                "deploy/id_ed25519",
-                "deploy/server.pem",
-                "sub/.env.local"
-            ],
-            "deeper than the bound and inside node_modules are not walked"
+            [".env", "deploy/id_ed25519", "deploy/server.pem", "sub/.env.local"],
+            "deeper than the bound, inside node_modules and links are not walked"
         );
         assert_eq!(
             rel(&found.governing),

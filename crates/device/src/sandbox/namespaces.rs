@@ -260,20 +260,14 @@ impl Layout {
             // init cannot die by a signal of its own.
             let mut report = [0 as libc::c_int; 2];
             check(libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC))?;
-            let init = libc::fork();
-            if init < 0 {
-                return Err(io::Error::last_os_error());
-            }
+            let init = fork()?;
             if init > 0 {
                 keep(init, report[0]);
             }
             libc::close(report[0]);
             check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
             self.lay_out()?;
-            let command = libc::fork();
-            if command < 0 {
-                return Err(io::Error::last_os_error());
-            }
+            let command = fork()?;
             if command > 0 {
                 reap(command, report[1]);
             }
@@ -391,6 +385,16 @@ impl Layout {
             }
             set_read_only(hide.target.as_ptr(), false)
         }
+    }
+}
+
+/// # Safety
+/// Between fork and exec, in a single-threaded process.
+unsafe fn fork() -> io::Result<libc::pid_t> {
+    // SAFETY: the caller's contract.
+    match unsafe { libc::fork() } {
+        -1 => Err(io::Error::last_os_error()),
+        pid => Ok(pid),
     }
 }
 

@@ -171,17 +171,13 @@ fn sandboxed_commands_child() {
         .enable_all()
         .build()
         .unwrap();
-    let run = |sandbox: &Sandbox, line: &str| -> WatchOutcome {
+    // A command in `folder` with its own time limit; `run`, in the root with a minute.
+    let run_at = |sandbox: &Sandbox, folder: &Path, line: &str, limit: Duration| -> WatchOutcome {
         runtime
-            .block_on(run_command(
-                &root,
-                line,
-                Duration::from_secs(60),
-                1 << 16,
-                sandbox,
-            ))
+            .block_on(run_command(folder, line, limit, 1 << 16, sandbox))
             .unwrap_or_else(|e| panic!("{line}: {e}"))
     };
+    let run = |sandbox: &Sandbox, line: &str| run_at(sandbox, &root, line, Duration::from_secs(60));
     let ok = |outcome: &WatchOutcome, line: &str| {
         assert_eq!(
             outcome.watched.exit,
@@ -455,30 +451,19 @@ fn sandboxed_commands_child() {
     assert_eq!(outcome.watched.exit, None);
     // A timeout stops the box whole, a background job holding the output included; a job left
     // behind by a command that ended ends with it.
-    let outcome = runtime
-        .block_on(run_command(
-            &root,
-            "sleep 100.25 & sleep 100.5",
-            Duration::from_secs(1),
-            1024,
-            &edit,
-        ))
-        .unwrap();
+    let outcome = run_at(&edit, &root, "sleep 100.25 & sleep 100.5", Duration::from_secs(1));
     assert!(outcome.watched.timed_out);
     let outcome = run(&edit, "sleep 100.75 & echo started");
     assert_eq!(
         (outcome.watched.exit, outcome.watched.timed_out),
         (Some(0), false)
     );
-    let outcome = runtime
-        .block_on(run_command(
-            &root,
-            "trap '' TERM; sleep 101 & wait",
-            Duration::from_secs(1),
-            1024,
-            &edit,
-        ))
-        .unwrap();
+    let outcome = run_at(
+        &edit,
+        &root,
+        "trap '' TERM; sleep 101 & wait",
+        Duration::from_secs(1),
+    );
     assert!(outcome.watched.timed_out);
     // SAFETY: getuid cannot fail. (The other account's run goes on beside this one.)
     let uid = unsafe { libc::getuid() }.to_string();
@@ -536,15 +521,7 @@ fn sandboxed_commands_child() {
     let link = base.join("work-link");
     std::os::unix::fs::symlink(&root, &link).unwrap();
     let linked = Sandbox::for_remote(&remote, std::slice::from_ref(&link), &[], Mode::Edit, &dirs);
-    let outcome = runtime
-        .block_on(run_command(
-            &root,
-            "echo l > via-link.txt",
-            Duration::from_secs(60),
-            1024,
-            &linked,
-        ))
-        .unwrap();
+    let outcome = run_at(&linked, &root, "echo l > via-link.txt", Duration::from_secs(60));
     assert_eq!(outcome.watched.exit, Some(0), "{}", outcome.watched.excerpt);
     // A root on another file system, and one the box covers with its own (`/dev/shm`).
     let elsewhere = tempfile::Builder::new()
@@ -559,15 +536,12 @@ fn sandboxed_commands_child() {
         Mode::Edit,
         &dirs,
     );
-    let outcome = runtime
-        .block_on(run_command(
-            &elsewhere_root,
-            "echo s > on-tmpfs.txt && pwd",
-            Duration::from_secs(60),
-            1024,
-            &on_tmpfs,
-        ))
-        .unwrap();
+    let outcome = run_at(
+        &on_tmpfs,
+        &elsewhere_root,
+        "echo s > on-tmpfs.txt && pwd",
+        Duration::from_secs(60),
+    );
     assert_eq!(outcome.watched.exit, Some(0), "{}", outcome.watched.excerpt);
     assert!(elsewhere_root.join("on-tmpfs.txt").exists());
     let doomed = base.join("doomed");
@@ -580,23 +554,18 @@ fn sandboxed_commands_child() {
             std::fs::remove_dir_all(doomed).unwrap();
         })
     };
-    let outcome = runtime
-        .block_on(run_command(
-            &doomed,
-            "sleep 0.6; echo late > late.txt",
-            Duration::from_secs(60),
-            1024,
-            &gone_root,
-        ))
-        .unwrap();
+    let outcome = run_at(
+        &gone_root,
+        &doomed,
+        "sleep 0.6; echo late > late.txt",
+        Duration::from_secs(60),
+    );
     remover.join().unwrap();
     assert_ne!(outcome.watched.exit, Some(0), "{}", outcome.watched.excerpt);
     // Ten thousand forks (an ordinary account meets the process limit first): the device goes
     // on, and none of them outlives the command.
     let forks = "for i in $(seq 10000); do sleep 31.5 & done 2>/dev/null; echo forked";
-    runtime
-        .block_on(run_command(&root, forks, Duration::from_secs(20), 1024, &edit))
-        .unwrap();
+    run_at(&edit, &root, forks, Duration::from_secs(20));
     ok(&run(&edit, "echo still here"), "after the forks");
     // Thousands of processes take the kernel a while to end on a loaded machine; the watch waits
     // only its grace for them.
