@@ -8,7 +8,7 @@
     link: { state: 'not_logged_in', line: 'Not logged in' },
     held_by: null, server: null, connection: null, last_error: null, limits: null, settings_error: null,
     remote: { enabled: false, scheduled: false, terminal: false, require_trust: true, max_mode: 'edit', roots: [],
-      sandbox: 'Commands run in a kernel sandbox (landlock ABI 7): they write only inside these folders and the temp folder, and never read your keys.' },
+      sandbox: 'Commands run in a kernel sandbox (namespaces, landlock ABI 7 (scopes), seccomp): they write only inside these folders and their own temp folder, and never read your keys, sockets or other programs.' },
     scheduled_setting: {
       label: 'Accept scheduled work',
       description: 'Let your LLeMbas schedules run on this computer, in the folders you allowed.',

@@ -146,7 +146,7 @@ test('the device\'s events redraw the window', async () => {
   await page.waitForFunction(() => document.querySelector('#status-line')?.textContent === 'Linked to home');
   assert.equal(await page.textContent('#now-line'), 'Now: 1 terminal open');
   // Whether commands run sandboxed is said beside the limits.
-  assert.match(await page.textContent('#sandbox-line'), /kernel sandbox \(landlock ABI 7\)/);
+  assert.match(await page.textContent('#sandbox-line'), /kernel sandbox \(namespaces, landlock ABI 7 \(scopes\), seccomp\)/);
   assert.match(await page.textContent('#limits'), /"max_mode": "edit"/);
   await page.click('#nav-home');
   assert.match(await page.textContent('#activity'), /Terminal opened in \/home\/me\/work/);
