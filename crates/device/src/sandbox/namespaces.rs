@@ -39,6 +39,13 @@ const PASSABLE: &[u8] = b"mode=711,size=4k,nr_inodes=64\0";
 const EMPTIED: &[u8] = b"mode=700,size=4k,nr_inodes=16\0";
 /// The box's own `/dev/shm` (Python's multiprocessing needs one).
 const SHM: &[u8] = b"mode=1777,size=64m\0";
+/// How close to full a file system the command writes to may come before the box is ended.
+const DISK_FLOOR: u128 = 1 << 30;
+/// How often the keeper looks.
+const DISK_LOOK: std::time::Duration = std::time::Duration::from_millis(100);
+/// What the output says when the keeper ended the box for it.
+const DISK_FULL: &[u8] =
+    b"\n[the sandbox stopped the command: the disk it writes to came within 1 GiB (or a tenth) of full]\n";
 /// The processes (and threads) of the person's account a command may reach.
 const PROCESSES: libc::rlim_t = 8192;
 /// Where the temp folder is attached.
@@ -112,6 +119,8 @@ pub(super) struct Layout {
     absent_file: CString,
     emptied: Vec<CString>,
     cwd: CString,
+    /// The file systems the command writes to (its roots and temp folder), watched by the keeper.
+    disks: Vec<CString>,
 }
 
 fn c(path: &Path) -> io::Result<CString> {
@@ -230,6 +239,13 @@ impl Layout {
                 .map(|p| c(p))
                 .collect::<io::Result<_>>()?,
             cwd: c(box_.cwd)?,
+            disks: box_
+                .roots
+                .iter()
+                .map(PathBuf::as_path)
+                .chain([box_.temp])
+                .map(c)
+                .collect::<io::Result<_>>()?,
         })
     }
 
@@ -262,7 +278,7 @@ impl Layout {
             check(libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC))?;
             let init = fork()?;
             if init > 0 {
-                keep(init, report[0]);
+                keep(init, report[0], &self.disks);
             }
             libc::close(report[0]);
             check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
@@ -398,19 +414,23 @@ unsafe fn fork() -> io::Result<libc::pid_t> {
     }
 }
 
-/// Closes every descriptor but `kept`: the output pipe's write end among them, so the output ends
-/// with the command's processes.
+/// Closes every descriptor but `kept` (ascending): the output pipe's write end among them, unless
+/// kept, so the output ends with the command's processes.
 ///
 /// # Safety
 /// Between fork and exec.
-unsafe fn close_all_but(kept: libc::c_int) {
-    let kept = kept as libc::c_uint;
+unsafe fn close_all_but(kept: &[libc::c_int]) {
+    let mut from: libc::c_uint = 0;
     // SAFETY: plain numbers.
     unsafe {
-        if kept > 0 {
-            libc::syscall(libc::SYS_close_range, 0u32, kept - 1, 0u32);
+        for &fd in kept {
+            let fd = fd as libc::c_uint;
+            if fd > from {
+                libc::syscall(libc::SYS_close_range, from, fd - 1, 0u32);
+            }
+            from = fd + 1;
         }
-        libc::syscall(libc::SYS_close_range, kept + 1, u32::MAX, 0u32);
+        libc::syscall(libc::SYS_close_range, from, u32::MAX, 0u32);
     }
 }
 
@@ -433,18 +453,39 @@ unsafe fn wait_for(pid: libc::pid_t) -> libc::c_int {
 
 /// The keeper, outside the box: waits for the box's init and ends as the command ended (by the
 /// same signal, when `report` names one). It outlives a SIGTERM sent to the command's group, which
-/// reaches the command itself; SIGKILL ends it, and with it the box.
+/// reaches the command itself; SIGKILL ends it, and with it the box. While it waits it looks at the
+/// file systems the command writes to: one that comes within [`DISK_FLOOR`] of full (a command
+/// filling its temp folder, or a root) ends the box, with a line in the output saying why, before
+/// the device and the person's other programs run out of room.
 ///
 /// # Safety
 /// Between fork and exec.
-unsafe fn keep(init: libc::pid_t, report: libc::c_int) -> ! {
+unsafe fn keep(init: libc::pid_t, report: libc::c_int, disks: &[CString]) -> ! {
     // SAFETY: plain system calls on numbers and buffers of ours.
     unsafe {
-        close_all_but(report);
+        close_all_but(&[libc::STDOUT_FILENO, report]);
         for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
             libc::signal(signal, libc::SIG_IGN);
         }
-        let status = wait_for(init);
+        let mut status = 0;
+        loop {
+            let waited = libc::waitpid(init, &mut status, libc::WNOHANG);
+            if waited == init || (waited < 0 && *libc::__errno_location() != libc::EINTR) {
+                break;
+            }
+            if disks.iter().any(|disk| nearly_full(disk)) {
+                libc::kill(init, libc::SIGKILL);
+                libc::write(libc::STDOUT_FILENO, DISK_FULL.as_ptr().cast(), DISK_FULL.len());
+                status = wait_for(init);
+                break;
+            }
+            let pause = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: DISK_LOOK.as_nanos() as libc::c_long,
+            };
+            libc::nanosleep(&pause, std::ptr::null_mut());
+        }
+        libc::close(libc::STDOUT_FILENO);
         let mut signal = [0u8; 1];
         if libc::read(report, signal.as_mut_ptr().cast(), 1) == 1 {
             end_by(libc::c_int::from(signal[0]));
@@ -453,6 +494,24 @@ unsafe fn keep(init: libc::pid_t, report: libc::c_int) -> ! {
             end_by(libc::WTERMSIG(status));
         }
         libc::_exit(libc::WEXITSTATUS(status))
+    }
+}
+
+/// Whether the file system holding `path` has less room left than [`DISK_FLOOR`] (or a tenth of
+/// its size, for a small one).
+///
+/// # Safety
+/// Between fork and exec.
+unsafe fn nearly_full(path: &CString) -> bool {
+    // SAFETY: a NUL-terminated path and a structure of ours.
+    unsafe {
+        let mut disk: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(path.as_ptr(), &mut disk) != 0 || disk.f_blocks == 0 {
+            return false;
+        }
+        let block = disk.f_frsize as u128;
+        let (size, left) = (disk.f_blocks as u128 * block, disk.f_bavail as u128 * block);
+        left < DISK_FLOOR.min(size / 10)
     }
 }
 
@@ -465,7 +524,7 @@ unsafe fn keep(init: libc::pid_t, report: libc::c_int) -> ! {
 unsafe fn reap(command: libc::pid_t, report: libc::c_int) -> ! {
     // SAFETY: plain system calls on numbers and buffers of ours.
     unsafe {
-        close_all_but(report);
+        close_all_but(&[report]);
         loop {
             let mut status = 0;
             let waited = libc::waitpid(-1, &mut status, 0);

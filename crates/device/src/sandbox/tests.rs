@@ -17,6 +17,8 @@ const KEY_MARKER: &str = "KEY-MARKER-5b1e";
 const CONFIG_MARKER: &str = "CONFIG-MARKER-90c2";
 const STATE_MARKER: &str = "STATE-MARKER-33d7";
 const SECRET_MARKER: &str = "SECRET-MARKER-7a41";
+/// Where the parent mounted a small file system, when it could.
+const SMALL_DISK: &str = "LEMBAS_SANDBOX_TEST_SMALL_DISK";
 /// The ordinary account the cases run as too, when the tests run as root.
 const ORDINARY: &str = "lembas-test";
 
@@ -70,9 +72,48 @@ impl Tree {
     }
 }
 
+/// A small file system (a 64 MiB tmpfs) in the tree, for a command that fills its disk; only root
+/// can mount one, and `None` elsewhere.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(tree: &Tree, account: Option<(u32, u32)>) -> Option<Self> {
+        // SAFETY: getuid cannot fail.
+        if unsafe { libc::getuid() } != 0 {
+            return None;
+        }
+        let at = tree.base.join("small-disk");
+        std::fs::create_dir_all(&at).unwrap();
+        let (uid, gid) = account.unwrap_or((0, 0));
+        let mounted = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size=64m,uid={uid},gid={gid}"),
+                "lembas-small",
+            ])
+            .arg(&at)
+            .status()
+            .unwrap();
+        assert!(mounted.success(), "a tmpfs could not be mounted");
+        Some(Self(at))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
 /// Runs the child test with the made-up home, as `account` (uid, gid) when given.
 fn run_child(tree: &Tree, account: Option<(u32, u32)>, exe: &Path) {
+    let small = SmallDisk::mount(tree, account);
     let mut command = std::process::Command::new(exe);
+    if let Some(SmallDisk(at)) = &small {
+        command.env(SMALL_DISK, at);
+    }
     command
         .args([
             "--exact",
@@ -544,6 +585,34 @@ fn sandboxed_commands_child() {
     );
     assert_eq!(outcome.watched.exit, Some(0), "{}", outcome.watched.excerpt);
     assert!(elsewhere_root.join("on-tmpfs.txt").exists());
+    // A command that fills its disk is stopped before the disk is full, and says why.
+    if let Some(small) = std::env::var_os(SMALL_DISK).map(PathBuf::from) {
+        let filling = Sandbox::for_remote(&remote, std::slice::from_ref(&small), &[], Mode::Edit, &dirs);
+        let line = "while :; do head -c 1048576 /dev/zero >> fill || exit 9; sleep 0.02; done";
+        let outcome = run_at(&filling, &small, line, Duration::from_secs(60));
+        assert!(!outcome.watched.timed_out, "{}", outcome.watched.excerpt);
+        assert!(
+            outcome
+                .watched
+                .excerpt
+                .contains("[the sandbox stopped the command: the disk"),
+            "{:?} {}",
+            outcome.watched.exit,
+            outcome.watched.excerpt
+        );
+        let size = std::fs::metadata(small.join("fill")).unwrap().len();
+        assert!(size < 64 << 20, "{size}");
+        std::fs::remove_file(small.join("fill")).unwrap();
+        ok(
+            &run_at(
+                &filling,
+                &small,
+                "echo room again > after.txt",
+                Duration::from_secs(60),
+            ),
+            "after the fill",
+        );
+    }
     let doomed = base.join("doomed");
     std::fs::create_dir_all(&doomed).unwrap();
     let gone_root = Sandbox::for_remote(&remote, std::slice::from_ref(&doomed), &[], Mode::Edit, &dirs);
