@@ -214,30 +214,6 @@ fn ruleset_kept_in(
     Ok(ruleset)
 }
 
-/// Under the box: only the scopes (no signal to a process outside the command's domain, no
-/// connection to an abstract socket made outside it). The box's own mounts are its file wall: a
-/// rule on a path cannot reach them, since the kernel passes over a covered mount point when it
-/// walks up from a file (the fresh `/proc` would be refused). `None` before ABI 6.
-pub(super) fn scopes_only(abi: i32) -> Result<Option<Arc<Landlock>>, String> {
-    static MADE: std::sync::OnceLock<Result<Option<Arc<Landlock>>, String>> = std::sync::OnceLock::new();
-    MADE.get_or_init(|| {
-        if abi < 6 {
-            return Ok(None);
-        }
-        let failed = |e: &dyn std::fmt::Display| format!("the Landlock scopes could not be made: {e}");
-        let ruleset = Ruleset::default()
-            .set_compatibility(CompatLevel::BestEffort)
-            .scope(Scope::Signal | Scope::AbstractUnixSocket)
-            .map_err(|e| failed(&e))?
-            .create()
-            .map_err(|e| failed(&e))?;
-        let fd: Option<OwnedFd> = ruleset.into();
-        let fd = fd.ok_or_else(|| failed(&"the kernel gave no ruleset"))?;
-        Ok(Some(Arc::new(Landlock { fd, rules: 0 })))
-    })
-    .clone()
-}
-
 /// Builds the ruleset for `grants`. A place that cannot be opened (gone since it was listed, not
 /// ours to open) is left out: without its grant it is refused, never widened.
 fn build(grants: &[Grant]) -> Result<Landlock, String> {

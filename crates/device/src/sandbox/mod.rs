@@ -8,8 +8,10 @@
 //!   roots the governing places read-only and the secret files absent ([`inside_roots`]); the
 //!   protected places outside and the person's sockets absent; a fresh `/proc`. Every process a
 //!   command starts ends with it.
-//! - **Landlock** ([`grants`], [`landlock`]): writes only to the roots and the temp folder, no reads
-//!   of the protected places, and its scopes (no signals or abstract sockets out of the box).
+//! - **Landlock**: under the box, rules the command makes after the mounts ([`landlock_in_box`]):
+//!   writes only to the roots, the temp folder, `/dev/shm` and the devices, and its scopes (no
+//!   signals or abstract sockets out of the box); without the box, the rules made here from the
+//!   person's places ([`grants`], [`landlock`]) are the file wall.
 //! - **seccomp** ([`seccomp`]): no `ptrace`, `process_vm_*`, `io_uring`, `TIOCSTI`; no new privileges.
 //! - **The environment** ([`environment`]): a list of what passes.
 //!
@@ -22,6 +24,8 @@ mod grants;
 pub mod inside_roots;
 #[cfg(target_os = "linux")]
 mod landlock;
+#[cfg(target_os = "linux")]
+mod landlock_in_box;
 #[cfg(target_os = "linux")]
 mod namespaces;
 mod seatbelt;
@@ -44,7 +48,7 @@ use crate::policy::protected::HOME_PLACES;
 use crate::settings::{Remote, SandboxSetting};
 
 /// The devices a command writes to without writing a file.
-const DEVICES: [&str; 3] = ["/dev/null", "/dev/tty", "/dev/pts"];
+pub(crate) const DEVICES: [&str; 3] = ["/dev/null", "/dev/tty", "/dev/pts"];
 /// What a refused read or write says, in the languages of Linux and macOS alike.
 const REFUSALS: [&str; 3] = [
     "Permission denied",
@@ -232,11 +236,15 @@ impl Sandbox {
         if let (Err(why), SandboxSetting::Required) = (&boxed, self.setting) {
             return Err(Unavailable(why.clone()));
         }
-        // Under the box, Landlock adds its scopes; without one, it is the file wall too. A kernel
-        // that has Landlock but would not take the rules: refuse, never run unconfined.
+        // Under the box, Landlock's rules are made inside it; without one, here, and they are the
+        // file wall. A kernel that has Landlock but would not take the rules: refuse, never run
+        // unconfined.
         let landlock = match &boxed {
-            Ok(()) => landlock::scopes_only(abi),
-            Err(_) => landlock::ruleset_for(&self.readable(), &self.writable, &self.hidden).map(Some),
+            Ok(()) => landlock_in_box::InBox::new(abi, &self.box_writable())
+                .map(LandlockLayer::InBox)
+                .map_err(|e| e.to_string()),
+            Err(_) => landlock::ruleset_for(&self.readable(), &self.writable, &self.hidden)
+                .map(LandlockLayer::Rules),
         };
         let landlock = match landlock {
             Ok(landlock) => landlock,
@@ -251,6 +259,20 @@ impl Sandbox {
             abi,
             seccomp: seccomp::Filter::new(),
         })))
+    }
+
+    /// Where a command in the box may write, as the box shows it.
+    #[cfg(target_os = "linux")]
+    fn box_writable(&self) -> Vec<PathBuf> {
+        let mut writable: Vec<PathBuf> = ["/tmp", "/var/tmp", "/dev/shm"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        if !self.plan {
+            writable.extend(self.roots.iter().cloned());
+            writable.extend(self.own.iter().cloned());
+        }
+        writable
     }
 
     /// The box's places, with what the walk found inside the roots.
@@ -346,10 +368,16 @@ struct Walls {
     boxed: Option<BoxPlaces>,
     /// Governing places the roots lack: removed after the command when it made them.
     absent: Vec<PathBuf>,
-    /// The file rules without the box, its scopes under it (`None` before ABI 6).
-    landlock: Option<std::sync::Arc<landlock::Landlock>>,
+    landlock: LandlockLayer,
     abi: i32,
     seccomp: seccomp::Filter,
+}
+
+/// Landlock under a command: made inside the box, or, without one, here from the person's places.
+#[cfg(target_os = "linux")]
+enum LandlockLayer {
+    InBox(landlock_in_box::InBox),
+    Rules(std::sync::Arc<landlock::Landlock>),
 }
 
 /// What the box holds, the folder where the command starts aside.
@@ -422,7 +450,13 @@ impl Prepared {
     pub fn landlock_rules(&self) -> Option<(i32, usize)> {
         match &self.confinement {
             #[cfg(target_os = "linux")]
-            Confinement::Walls(walls) => Some((walls.abi, walls.landlock.as_ref().map_or(0, |l| l.rules))),
+            Confinement::Walls(walls) => Some((
+                walls.abi,
+                match &walls.landlock {
+                    LandlockLayer::InBox(rules) => rules.rules(),
+                    LandlockLayer::Rules(ruleset) => ruleset.rules,
+                },
+            )),
             _ => None,
         }
     }
@@ -469,8 +503,9 @@ impl Walls {
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                     return Err(io::Error::last_os_error());
                 }
-                if let Some(landlock) = &landlock {
-                    landlock.restrict()?;
+                match &landlock {
+                    LandlockLayer::InBox(rules) => rules.restrict()?,
+                    LandlockLayer::Rules(ruleset) => ruleset.restrict()?,
                 }
                 seccomp.load()
             });
