@@ -467,6 +467,7 @@ unsafe fn keep(init: libc::pid_t, report: libc::c_int, disks: &[CString]) -> ! {
         for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
             libc::signal(signal, libc::SIG_IGN);
         }
+        let init_fd = libc::syscall(libc::SYS_pidfd_open, init, 0u32) as libc::c_int;
         let mut status = 0;
         loop {
             let waited = libc::waitpid(init, &mut status, libc::WNOHANG);
@@ -479,11 +480,19 @@ unsafe fn keep(init: libc::pid_t, report: libc::c_int, disks: &[CString]) -> ! {
                 status = wait_for(init);
                 break;
             }
-            let pause = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: DISK_LOOK.as_nanos() as libc::c_long,
+            // Woken at once when init ends (its pidfd turns readable), else after a while.
+            let mut ended = libc::pollfd {
+                fd: init_fd,
+                events: libc::POLLIN,
+                revents: 0,
             };
-            libc::nanosleep(&pause, std::ptr::null_mut());
+            if init_fd < 0 || libc::poll(&mut ended, 1, DISK_LOOK.as_millis() as libc::c_int) < 0 {
+                let pause = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: DISK_LOOK.as_nanos() as libc::c_long,
+                };
+                libc::nanosleep(&pause, std::ptr::null_mut());
+            }
         }
         libc::close(libc::STDOUT_FILENO);
         let mut signal = [0u8; 1];
