@@ -67,10 +67,17 @@ fn place(path: &Path) -> Result<(PathBuf, OsString), SettingsError> {
 
 /// Whether `event` may have changed one of the watched files. Reads are not changes (a reader that
 /// reloads on them would wake itself forever); closing after writing is, as it marks an in-place
-/// write as finished.
+/// write as finished. On Linux, where that close is seen, a write itself is not: an editor that
+/// truncates and writes in place would otherwise be read half-way (an empty file is remote work
+/// off, which stops every job).
 fn names_config(event: &Event, names: &[OsString]) -> bool {
     if let EventKind::Access(kind) = event.kind
         && kind != AccessKind::Close(AccessMode::Write)
+    {
+        return false;
+    }
+    if cfg!(target_os = "linux")
+        && matches!(event.kind, EventKind::Modify(notify::event::ModifyKind::Data(_)))
     {
         return false;
     }
@@ -151,7 +158,8 @@ mod tests {
         };
         let data = EventKind::Modify(ModifyKind::Data(DataChange::Any));
         let cases = [
-            (event(data, &["config.yaml"]), true),
+            // Linux sees the close after the write; elsewhere the write is the signal.
+            (event(data, &["config.yaml"]), !cfg!(target_os = "linux")),
             (event(EventKind::Create(CreateKind::File), &["config.yaml"]), true),
             (
                 event(
