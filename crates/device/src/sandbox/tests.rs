@@ -96,7 +96,11 @@ impl SmallDisk {
             .arg(&at)
             .status()
             .unwrap();
-        assert!(mounted.success(), "a tmpfs could not be mounted");
+        if !mounted.success() {
+            // A machine that lets root mount nothing (some containers): the case cannot run here.
+            eprintln!("no tmpfs could be mounted: the full-disk case is left out");
+            return None;
+        }
         Some(Self(at))
     }
 }
