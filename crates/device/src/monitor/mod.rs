@@ -8,9 +8,11 @@
 //!   order the process wrote them.
 //! - The output is read asynchronously; every byte goes through SHA-256, the first
 //!   `scheduled.monitor.output_max_bytes` are kept for the excerpt, the rest are only counted.
-//! - The watch is over when the pipe is closed and bash has exited. Bash exiting while something it
-//!   started still holds the pipe (`sleep 100 &`) is not the end: the output is not complete, so the
-//!   watch keeps reading until the timeout, and then it is a timeout like any other.
+//! - The watch is over when the pipe is closed and bash has exited. In the box (sandbox/namespaces.rs)
+//!   bash's end ends everything it started, so the two come together. Without the box, bash exiting
+//!   while something it started still holds the pipe (`sleep 100 &`) is not the end: the output is
+//!   not complete, so the watch keeps reading until the timeout, and then it is a timeout like any
+//!   other.
 //! - At the timeout the group is stopped: SIGTERM to the group, SIGKILL to the group when anything
 //!   is left after `kill_grace_ms`, then at most `kill_grace_ms` more for it to be gone. Members left
 //!   behind by a watch that finished (a background job that let go of the output) are stopped the
