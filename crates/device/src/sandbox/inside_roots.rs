@@ -10,6 +10,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+use super::push_new;
 use crate::policy::protected::secret_name;
 
 /// How deep below a root the walk looks.
@@ -104,12 +105,6 @@ impl InsideRoots {
         if let Some(project) = git.parent() {
             self.project(project);
         }
-    }
-}
-
-fn push_new(list: &mut Vec<PathBuf>, path: PathBuf) {
-    if !list.contains(&path) {
-        list.push(path);
     }
 }
 

@@ -11,8 +11,9 @@
 
 use std::ffi::CString;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+use super::namespaces::c;
 
 const CREATE: libc::c_long = libc::SYS_landlock_create_ruleset;
 const ADD_RULE: libc::c_long = libc::SYS_landlock_add_rule;
@@ -150,15 +151,6 @@ impl InBox {
         }
         Ok(())
     }
-}
-
-fn c(path: &Path) -> io::Result<CString> {
-    CString::new(path.as_os_str().as_bytes()).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} holds a NUL byte", path.display()),
-        )
-    })
 }
 
 #[cfg(test)]

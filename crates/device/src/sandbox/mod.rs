@@ -28,6 +28,7 @@ mod landlock;
 mod landlock_in_box;
 #[cfg(target_os = "linux")]
 mod namespaces;
+mod prepared;
 mod seatbelt;
 #[cfg(target_os = "linux")]
 mod seccomp;
@@ -37,6 +38,10 @@ mod tests;
 pub use environment::passed;
 pub use grants::{Grant, Kind, Reach, Tree, grants};
 pub use inside_roots::InsideRoots;
+use prepared::Confinement;
+pub use prepared::Prepared;
+#[cfg(target_os = "linux")]
+use prepared::{BoxPlaces, LandlockLayer, Walls};
 pub use seatbelt::Profile;
 
 use std::io;
@@ -62,9 +67,6 @@ const SOCKET_FILES: [&str; 4] = [
     "/run/podman/podman.sock",
     "/run/containerd/containerd.sock",
 ];
-/// The temp folder as a command in the box sees it.
-#[cfg(target_os = "linux")]
-const BOX_TEMP: &str = "/tmp";
 
 /// Whether the kernel is asked for a sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -335,184 +337,12 @@ impl Sandbox {
 }
 
 #[cfg(target_os = "macos")]
-const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
+pub(super) const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 const NO_SANDBOX_HERE: &str = "there is no sandbox for commands on this platform yet";
 
 /// Why no sandbox can be had.
 struct Unavailable(String);
-
-/// The sandbox made for one command, kept until it has been spawned.
-pub struct Prepared {
-    confinement: Confinement,
-    temp: PathBuf,
-    env_keep: Vec<String>,
-}
-
-enum Confinement {
-    /// `remote.sandbox: auto` where none can be had: run as before.
-    None,
-    /// The kernel has a sandbox but this one could not be made: refuse, saying why.
-    #[cfg(target_os = "linux")]
-    Broken(String),
-    #[cfg(target_os = "linux")]
-    Walls(Box<Walls>),
-    #[cfg(target_os = "macos")]
-    Seatbelt(Profile),
-}
-
-/// Linux's walls for one command.
-#[cfg(target_os = "linux")]
-struct Walls {
-    /// `None` where namespaces cannot be made.
-    boxed: Option<BoxPlaces>,
-    /// Governing places the roots lack: removed after the command when it made them.
-    absent: Vec<PathBuf>,
-    landlock: LandlockLayer,
-    abi: i32,
-    seccomp: seccomp::Filter,
-}
-
-/// Landlock under a command: made inside the box, or, without one, here from the person's places.
-#[cfg(target_os = "linux")]
-enum LandlockLayer {
-    InBox(landlock_in_box::InBox),
-    Rules(std::sync::Arc<landlock::Landlock>),
-}
-
-/// What the box holds, the folder where the command starts aside.
-#[cfg(target_os = "linux")]
-struct BoxPlaces {
-    roots: Vec<PathBuf>,
-    own: Vec<PathBuf>,
-    plan: bool,
-    governing: Vec<PathBuf>,
-    hidden: Vec<PathBuf>,
-    absent_file: PathBuf,
-    runtime: Vec<PathBuf>,
-}
-
-impl Prepared {
-    /// The command that runs `program` in `cwd` in the sandbox, with the environment that passes.
-    pub(crate) fn command(self, program: &str, cwd: &Path) -> io::Result<tokio::process::Command> {
-        let mut command = match &self.confinement {
-            #[cfg(target_os = "macos")]
-            Confinement::Seatbelt(profile) => {
-                let mut command = tokio::process::Command::new(SANDBOX_EXEC);
-                command.args(profile.args()).arg(program);
-                command
-            }
-            #[cfg(target_os = "linux")]
-            Confinement::Broken(why) => {
-                return Err(io::Error::other(format!(
-                    "The command's sandbox could not be made: {why}."
-                )));
-            }
-            _ => tokio::process::Command::new(program),
-        };
-        command.current_dir(cwd);
-        let temp = self.temp_seen_by_command();
-        command.env_clear();
-        command.envs(passed(std::env::vars_os(), &self.env_keep, temp.as_os_str()));
-        #[cfg(target_os = "linux")]
-        if let Confinement::Walls(walls) = self.confinement {
-            walls.confine(&mut command, &self.temp, cwd)?;
-        }
-        Ok(command)
-    }
-
-    /// `/tmp` in the box; the temp folder itself where there is none.
-    fn temp_seen_by_command(&self) -> PathBuf {
-        #[cfg(target_os = "linux")]
-        if let Confinement::Walls(walls) = &self.confinement
-            && walls.boxed.is_some()
-        {
-            return PathBuf::from(BOX_TEMP);
-        }
-        self.temp.clone()
-    }
-
-    /// Whether the command runs sandboxed.
-    pub(crate) fn on(&self) -> bool {
-        !matches!(self.confinement, Confinement::None)
-    }
-
-    /// The governing places to sweep after the command: those it may have made.
-    pub(crate) fn absent(&self) -> Vec<PathBuf> {
-        match &self.confinement {
-            #[cfg(target_os = "linux")]
-            Confinement::Walls(walls) => walls.absent.clone(),
-            _ => Vec::new(),
-        }
-    }
-
-    /// Landlock's ABI and rule count, for the benchmark's note; `None` without Landlock.
-    pub fn landlock_rules(&self) -> Option<(i32, usize)> {
-        match &self.confinement {
-            #[cfg(target_os = "linux")]
-            Confinement::Walls(walls) => Some((
-                walls.abi,
-                match &walls.landlock {
-                    LandlockLayer::InBox(rules) => rules.rules(),
-                    LandlockLayer::Rules(ruleset) => ruleset.rules,
-                },
-            )),
-            _ => None,
-        }
-    }
-
-    /// Whether the command runs in its own namespaces.
-    pub fn boxed(&self) -> bool {
-        match &self.confinement {
-            #[cfg(target_os = "linux")]
-            Confinement::Walls(walls) => walls.boxed.is_some(),
-            _ => false,
-        }
-    }
-}
-
-#[cfg(target_os = "linux")]
-impl Walls {
-    /// Sets the child up to enter the box (where it can be made), then restrict itself: no new
-    /// privileges, Landlock, seccomp.
-    fn confine(self, command: &mut tokio::process::Command, temp: &Path, cwd: &Path) -> io::Result<()> {
-        let mut layout = match &self.boxed {
-            Some(places) => Some(namespaces::Layout::new(&namespaces::Description {
-                roots: &places.roots,
-                own: &places.own,
-                plan: places.plan,
-                temp,
-                governing: &places.governing,
-                hidden: &places.hidden,
-                absent_file: &places.absent_file,
-                emptied: &places.runtime,
-                cwd,
-            })?),
-            None => None,
-        };
-        let (landlock, seccomp) = (self.landlock, self.seccomp);
-        // SAFETY: the closure runs between fork and exec; it makes system calls with what was made
-        // here, and allocates nothing (an OS error is a plain number).
-        unsafe {
-            command.pre_exec(move || {
-                if let Some(layout) = &mut layout {
-                    layout.enter()?;
-                }
-                // No new privileges: a setuid program (sudo) cannot leave the sandbox, and
-                // Landlock and seccomp require it of an unprivileged caller.
-                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                match &landlock {
-                    LandlockLayer::InBox(rules) => rules.restrict()?,
-                    LandlockLayer::Rules(ruleset) => ruleset.restrict()?,
-                }
-                seccomp.load()
-            });
-        }
-        Ok(())
-    }
-}
 
 /// An empty file of mode 000 beside the temp folders, to cover hidden files with in the box.
 #[cfg(target_os = "linux")]
