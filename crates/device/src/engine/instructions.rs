@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::decisions::decisions;
 use crate::policy::protected::Protected;
 use crate::policy::roots;
-use crate::tools::door::{Door, Refusal};
+use crate::tools::door::Door;
 
 const NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
 
@@ -76,16 +76,10 @@ pub fn section(folder: &Path, trusted: &[PathBuf], protected: &Protected) -> Opt
 
 /// The file's text (at most `limit` bytes, invalid UTF-8 replaced) when the door opens it.
 fn read_through(door: &Door, file: &Path, limit: usize) -> Option<String> {
-    let mut opened = match door.open(file) {
-        Ok(opened) => opened,
-        Err(Refusal::Unreadable { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
-            return None;
-        }
-        Err(refusal) => {
-            tracing::warn!("not given to the model: {refusal}");
-            return None;
-        }
-    };
+    let mut opened = door
+        .open(file)
+        .inspect_err(|refusal| refusal.log_unless_missing("not given to the model"))
+        .ok()?;
     let mut bytes = Vec::new();
     (&mut opened.file)
         .take(limit as u64)

@@ -47,6 +47,17 @@ impl Refusal {
         }
     }
 
+    /// Logged, saying what the file was for (`not a command`), unless the file is simply not
+    /// there: a missing `AGENTS.md` or command is no refusal worth a word.
+    pub fn log_unless_missing(&self, what_for: &str) {
+        if let Refusal::Unreadable { error, .. } = self
+            && error.kind() == io::ErrorKind::NotFound
+        {
+            return;
+        }
+        tracing::warn!("{what_for}: {self}");
+    }
+
     /// The path as it was given to the door.
     pub fn path(&self) -> &Path {
         match self {

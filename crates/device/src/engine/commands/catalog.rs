@@ -13,7 +13,7 @@ use crate::decisions::decisions;
 use crate::policy::Mode;
 use crate::policy::protected::Protected;
 use crate::policy::roots;
-use crate::tools::door::{Door, Refusal};
+use crate::tools::door::Door;
 use lembas_protocol::composer::{AvailableCommand, CommandInput, CommandKind};
 use lembas_protocol::session::LembasMeta;
 
@@ -209,16 +209,10 @@ fn is_name(name: &str) -> bool {
 
 /// The file's text when the door opens it and it is not too long and UTF-8.
 fn read_through(door: &Door, file: &Path) -> Option<String> {
-    let bytes = match door.read(file, decisions().commands.file_max_bytes) {
-        Ok(bytes) => bytes,
-        Err(Refusal::Unreadable { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
-            return None;
-        }
-        Err(refusal) => {
-            tracing::warn!("not a command: {refusal}");
-            return None;
-        }
-    };
+    let bytes = door
+        .read(file, decisions().commands.file_max_bytes)
+        .inspect_err(|refusal| refusal.log_unless_missing("not a command"))
+        .ok()?;
     String::from_utf8(bytes).ok()
 }
 
