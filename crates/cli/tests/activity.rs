@@ -14,6 +14,41 @@ const WAIT: Duration = Duration::from_secs(20);
 /// What the model writes: it must never reach the log.
 const CONTENT: &str = "activity-content-8d41f0 never logged";
 
+/// A device running as `lembas service run` in a home of its own, with remote work on in
+/// `<home>/work` (edit at most, trusted), linked and initialized.
+struct Linked {
+    peer: Peer,
+    home: Home,
+    work: std::path::PathBuf,
+    service: Service,
+    link: lembas_peer::LinkHandle,
+}
+
+async fn linked() -> Linked {
+    store_token();
+    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
+    let home = Home::new();
+    let work = home.path().join("work");
+    home.config_for(
+        &peer.url(),
+        &format!(
+            "remote:\n  enabled: true\n  max_mode: edit\n  roots:\n    - {w}\ntrusted:\n  - {w}\n",
+            w = work.display()
+        ),
+    );
+    let service = home.service();
+    let mut link = peer.next_link(WAIT).await.unwrap();
+    link.hello(WAIT).await.unwrap();
+    link.initialize(WAIT).await.unwrap();
+    Linked {
+        peer,
+        home,
+        work,
+        service,
+        link,
+    }
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -54,21 +89,13 @@ fn label(line: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_turn_with_an_approved_tool_call_is_logged_in_order_and_read_back() {
-    store_token();
-    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
-    let home = Home::new();
-    let work = home.path().join("work");
-    home.config_for(
-        &peer.url(),
-        &format!(
-            "remote:\n  enabled: true\n  max_mode: edit\n  roots:\n    - {w}\ntrusted:\n  - {w}\n",
-            w = work.display()
-        ),
-    );
-    let mut service = home.service();
-    let mut link = peer.next_link(WAIT).await.unwrap();
-    link.hello(WAIT).await.unwrap();
-    link.initialize(WAIT).await.unwrap();
+    let Linked {
+        peer,
+        home,
+        work,
+        mut service,
+        mut link,
+    } = linked().await;
 
     let session = link.new_session(&work, "manual", WAIT).await.unwrap();
     // Manual mode asks before a write.
@@ -208,21 +235,13 @@ async fn turn_answering(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_log_names_the_command_that_ran_and_each_file_changed() {
-    store_token();
-    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
-    let home = Home::new();
-    let work = home.path().join("work");
-    home.config_for(
-        &peer.url(),
-        &format!(
-            "remote:\n  enabled: true\n  max_mode: edit\n  roots:\n    - {w}\ntrusted:\n  - {w}\n",
-            w = work.display()
-        ),
-    );
-    let _service = home.service();
-    let mut link = peer.next_link(WAIT).await.unwrap();
-    link.hello(WAIT).await.unwrap();
-    link.initialize(WAIT).await.unwrap();
+    let Linked {
+        peer,
+        home,
+        work,
+        service: _service,
+        mut link,
+    } = linked().await;
     let session = link.new_session(&work, "manual", WAIT).await.unwrap();
 
     // The model describes one thing and asks for a line; the person sends another line with the
