@@ -8,7 +8,7 @@
 //!   order the process wrote them.
 //! - The output is read asynchronously; every byte goes through SHA-256, the first
 //!   `scheduled.monitor.output_max_bytes` are kept for the excerpt, the rest are only counted.
-//! - The watch is over when the pipe is closed and bash has exited. In the box (sandbox/namespaces.rs)
+//! - The watch is over when the pipe is closed and bash has exited. In the box (sandbox/namespaces/)
 //!   bash's end ends everything it started, so the two come together. Without the box, bash exiting
 //!   while something it started still holds the pipe (`sleep 100 &`) is not the end: the output is
 //!   not complete, so the watch keeps reading until the timeout, and then it is a timeout like any

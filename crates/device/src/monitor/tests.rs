@@ -18,7 +18,7 @@ async fn run_watch(cwd: &Path, command: &str, timeout: Duration) -> io::Result<W
 
 /// These tests look at the watch's own process group, through the pids bash prints (`$$`), which
 /// only mean something outside the box; the box, its PID namespace and what ends with it are
-/// `sandbox/tests.rs`'s.
+/// `sandbox/tests/`'s.
 fn sandbox_for(folder: &Path) -> Sandbox {
     let roots = [folder.to_owned()];
     Sandbox::new(
