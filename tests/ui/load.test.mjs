@@ -29,7 +29,7 @@ const current = withPage(() => {
       tool_call_id: `c${t}_${s}`, tool: s % 2 ? 'bash' : 'edit', headline: s % 2 ? 'Run a command in ~/work' : 'Change src/main.rs',
       agent_says: 'Checking the build', did: s % 2 ? { kind: 'command', command: `cargo build -p part${t}` } : { kind: 'change', path: 'src/main.rs', diff },
       decided: { decision: 'ask', mode: 'manual', reason: 'Needs approval in manual mode.', granted: false, answered_by: 'client',
-        answer: 'allowed once', answered_ms: 1_700_000_000_000, at_ms: 1_700_000_000_000 },
+        answer: 'once', answered_ms: 1_700_000_000_000, at_ms: 1_700_000_000_000 },
       result: { status: 'completed', output: 'Compiling part\nFinished in 1.2s\n'.repeat(20), cut: false },
     })),
   }));

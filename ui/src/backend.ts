@@ -8,10 +8,10 @@ import type { ControlMethod, ControlPushMethod, Reason } from './protocol';
 
 // What the device sends, declared once in Rust and generated (wire.ts); the window's own below.
 export type {
-  ApprovalCard, Decided, Detail, Did, Entry, Grant, ListedSession, ListedTerminal, Mode, PutBackAnswer, Replay, Risk,
+  ApprovalCard, ApprovalOption, Decided, Detail, Did, Entry, Grant, ListedSession, ListedTerminal, Mode, PutBackAnswer, Replay, Risk,
   SettingChange, ShownFile, ShownKind, Snapshot, Step, Timeline, TimelineTurn,
 } from './wire';
-import type { ActivityPage as Page, ControlCalls, Grant, Line, SettingChange, Snapshot, Verdict } from './wire';
+import type { ActivityPage as Page, ApprovalOption, ControlCalls, Grant, Line, SettingChange, Snapshot, Verdict } from './wire';
 
 /** The newest lines of the activity log, newest first, each described. */
 export type ActivityPage = Omit<Page, 'lines'> & { lines: Line[] };
@@ -61,9 +61,10 @@ export const backend = {
     await call('remote/stop', {});
     return backend.getState();
   },
-  /** `once` or `deny`; false when the card had been answered elsewhere first. */
-  answerApproval: async (toolCallId: string, optionId: 'once' | 'session' | 'deny'): Promise<boolean> => {
-    const answer: Verdict = ({ once: 'allow', session: 'allow_for_chat', deny: 'deny' } as const)[optionId];
+  /** False when the card had been answered elsewhere first. The socket says an option in its own
+   * words (`Verdict`). */
+  answerApproval: async (toolCallId: string, option: ApprovalOption): Promise<boolean> => {
+    const answer: Verdict = ({ once: 'allow', session: 'allow_for_chat', deny: 'deny' } as const)[option];
     try {
       await call('approvals/answer', { id: toolCallId, answer });
       return true;

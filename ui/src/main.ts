@@ -3,7 +3,7 @@
 // none), then Settings (login, the switches, the folders, what the instance sees), Sessions,
 // Terminals, Shown and the Activity log.
 import './style.css';
-import { asCommandError, backend, type ActivityPage, type ApprovalCard, type CommandError, type ListedSession, type ListedTerminal, type Mode, type Snapshot, type View } from './backend';
+import { asCommandError, backend, type ActivityPage, type ApprovalCard, type ApprovalOption, type CommandError, type ListedSession, type ListedTerminal, type Mode, type Snapshot, type View } from './backend';
 import { RISK_WORDS, detailOf, whereOf } from './card-view';
 import { el } from './dom';
 import { openSessions, sessionsView, showSession } from './sessions';
@@ -269,7 +269,7 @@ function activitySection(s: Snapshot): HTMLElement {
   );
 }
 
-async function answer(card: ApprovalCard, option: 'once' | 'session' | 'deny') {
+async function answer(card: ApprovalCard, option: ApprovalOption) {
   await act(`card-${card.id}`, async () => {
     const first = await backend.answerApproval(card.id, option);
     if (local.focusCard === card.id) local.focusCard = null;

@@ -37,8 +37,8 @@ export function decidedText(d: Decided | null): string {
   if (d.decision === 'deny') return `Refused${mode}${reason}`;
   if (d.answered_by === 'timeout') return 'Denied: nobody answered in time';
   const at = d.answered_ms ? ` at ${time(d.answered_ms)}` : '';
-  const said = d.answer === 'allowed once' ? 'Allowed once'
-    : d.answer === 'allowed in this session' ? 'Allowed for this chat'
+  const said = d.answer === 'once' ? 'Allowed once'
+    : d.answer === 'session' ? 'Allowed for this chat'
       : 'Denied';
   return `${said} ${where(d.answered_by)}${at}`.replace(/\s+/g, ' ').trim();
 }

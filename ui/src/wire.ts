@@ -92,11 +92,13 @@ agent_says: string | null,
  */
 unified_diff: string | null, };
 
+export type ApprovalOption = "once" | "session" | "deny";
+
 export type Decided = { 
 /**
  * `allow`, `ask` or `deny`: the verdict before anyone answered.
  */
-decision: string, mode: string | null, reason: string | null, granted: boolean, answered_by: string | null, answer: string | null, answered_ms: number | null, at_ms: number | null, };
+decision: string, mode: string | null, reason: string | null, granted: boolean, answered_by: string | null, answer: ApprovalOption | null, answered_ms: number | null, at_ms: number | null, };
 
 export type Detail = { "type": "command", command: string, } | { "type": "change", path: string, diff: string, } | { "type": "arguments", json: string, } | { "type": "plan", path: string, text: string, };
 

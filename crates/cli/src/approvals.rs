@@ -4,7 +4,8 @@
 
 use std::process::ExitCode;
 
-use lembas_device::control::{ApprovalCard, Verdict};
+use lembas_device::control::params::verdict_word;
+use lembas_device::control::{ApprovalCard, ApprovalOption};
 use serde_json::json;
 
 use crate::live::{self, Live};
@@ -47,17 +48,17 @@ pub fn list(setup: &Setup, json: bool) -> ExitCode {
     }
 }
 
-pub fn answer(setup: &Setup, id: &str, verdict: Verdict, json: bool) -> ExitCode {
+pub fn answer(setup: &Setup, id: &str, option: ApprovalOption, json: bool) -> ExitCode {
     let asked = id.to_string();
-    match live::ask(&setup.dirs, |mut client| async move { client.answer(&asked, verdict).await }) {
+    match live::ask(&setup.dirs, |mut client| async move { client.answer(&asked, option).await }) {
         Live::Answered(answered) => {
             if json {
-                println!("{}", json!({ "event": "done", "id": id, "answer": verdict, "session_id": answered.session_id }));
+                println!("{}", json!({ "event": "done", "id": id, "answer": verdict_word(option), "session_id": answered.session_id }));
             } else {
-                let done = match verdict {
-                    Verdict::Allow => "Allowed",
-                    Verdict::AllowForChat => "Allowed for the rest of its chat",
-                    Verdict::Deny => "Denied",
+                let done = match option {
+                    ApprovalOption::Once => "Allowed",
+                    ApprovalOption::Session => "Allowed for the rest of its chat",
+                    ApprovalOption::Deny => "Denied",
                 };
                 println!("{done} {id}; the turn goes on, and your LLeMbas takes its card down.");
             }

@@ -15,7 +15,7 @@ mod service;
 mod sessions;
 mod user_service;
 
-use lembas_device::control::Verdict;
+use lembas_device::control::ApprovalOption;
 use lembas_device::setup::Setup;
 use remote::{ModeArg, OnOff};
 
@@ -330,14 +330,14 @@ fn main() -> ExitCode {
                 json: j,
             }) => {
                 let verdict = if for_chat {
-                    Verdict::AllowForChat
+                    ApprovalOption::Session
                 } else {
-                    Verdict::Allow
+                    ApprovalOption::Once
                 };
                 approvals::answer(setup, &id, verdict, json || j)
             }
             Some(ApprovalsCommand::Deny { id, json: j }) => {
-                approvals::answer(setup, &id, Verdict::Deny, json || j)
+                approvals::answer(setup, &id, ApprovalOption::Deny, json || j)
             }
         },
         Command::Sessions { command } => match command {

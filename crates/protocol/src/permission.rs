@@ -35,7 +35,7 @@ pub struct AskedCall {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionOption {
-    pub option_id: String,
+    pub option_id: ApprovalOption,
     pub kind: PermissionOptionKind,
     pub name: String,
 }
@@ -49,23 +49,66 @@ pub enum PermissionOptionKind {
     RejectAlways,
 }
 
+/// What a person answers to an approval card: one of the device's three options, by its
+/// `optionId` (ENGINE.md "Approvals"). The same answer wherever it is given (the client, the
+/// desktop's notification and window, `lembas approvals`) and wherever it is kept (the session
+/// file, the timeline).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalOption {
+    /// Allowed once.
+    Once,
+    /// Allowed, and what "always" covers on the card allowed for the rest of the session.
+    Session,
+    Deny,
+}
+
+impl ApprovalOption {
+    pub const ALL: [ApprovalOption; 3] = [ApprovalOption::Once, ApprovalOption::Session, ApprovalOption::Deny];
+
+    /// Its `optionId`.
+    pub fn option_id(self) -> &'static str {
+        match self {
+            ApprovalOption::Once => "once",
+            ApprovalOption::Session => "session",
+            ApprovalOption::Deny => "deny",
+        }
+    }
+
+    /// The option a client selected; `None` for an id the device never offers.
+    pub fn of_id(option_id: &str) -> Option<ApprovalOption> {
+        ApprovalOption::ALL.into_iter().find(|o| o.option_id() == option_id)
+    }
+
+    /// As the activity log, `_lembas/permission/settled` and the window say it.
+    pub fn said(self) -> &'static str {
+        match self {
+            ApprovalOption::Once => "allowed once",
+            ApprovalOption::Session => "allowed in this session",
+            ApprovalOption::Deny => "denied",
+        }
+    }
+}
+
 impl PermissionOption {
     /// The device's three: `once`, `session` and `deny`.
     pub fn offered() -> Vec<PermissionOption> {
-        let option = |option_id: &str, kind, name: &str| PermissionOption {
-            option_id: option_id.to_string(),
-            kind,
-            name: name.to_string(),
-        };
-        vec![
-            option("once", PermissionOptionKind::AllowOnce, "Allow"),
-            option(
-                "session",
-                PermissionOptionKind::AllowAlways,
-                "Always allow in this session",
-            ),
-            option("deny", PermissionOptionKind::RejectOnce, "Deny"),
-        ]
+        ApprovalOption::ALL
+            .into_iter()
+            .map(|option_id| {
+                let (kind, name) = match option_id {
+                    ApprovalOption::Once => (PermissionOptionKind::AllowOnce, "Allow"),
+                    ApprovalOption::Session => (PermissionOptionKind::AllowAlways, "Always allow in this session"),
+                    ApprovalOption::Deny => (PermissionOptionKind::RejectOnce, "Deny"),
+                };
+                PermissionOption {
+                    option_id,
+                    kind,
+                    name: name.to_string(),
+                }
+            })
+            .collect()
     }
 }
 
@@ -94,7 +137,8 @@ pub struct AnswerMeta {
     pub lembas: Option<AnswerSays>,
 }
 
-/// ACP's `RequestPermissionOutcome`.
+/// ACP's `RequestPermissionOutcome`. The id stays a string: a client may select one the device
+/// never offered, which is read as a denial ([`ApprovalOption::of_id`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum PermissionOutcome {
@@ -109,4 +153,33 @@ pub struct AnswerSays {
     pub command: Option<String>,
     #[serde(default)]
     pub feedback: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_option_is_its_id_on_the_wire() {
+        for option in ApprovalOption::ALL {
+            let wire = serde_json::to_value(option).unwrap();
+            assert_eq!(wire, option.option_id());
+            assert_eq!(serde_json::from_value::<ApprovalOption>(wire).unwrap(), option);
+            assert_eq!(ApprovalOption::of_id(option.option_id()), Some(option));
+        }
+        assert_eq!(ApprovalOption::of_id("allow_once"), None);
+    }
+
+    #[test]
+    fn the_offered_options_are_the_specs_three() {
+        let offered = serde_json::to_value(PermissionOption::offered()).unwrap();
+        assert_eq!(
+            offered,
+            serde_json::json!([
+                { "optionId": "once", "kind": "allow_once", "name": "Allow" },
+                { "optionId": "session", "kind": "allow_always", "name": "Always allow in this session" },
+                { "optionId": "deny", "kind": "reject_once", "name": "Deny" },
+            ])
+        );
+    }
 }

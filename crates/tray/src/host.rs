@@ -22,6 +22,7 @@ use lembas_device::runtime::{Runtime, StartError};
 use lembas_device::settings;
 use lembas_device::setup::Setup;
 use lembas_device::status;
+use lembas_device::control::ApprovalOption;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 
 use crate::activity::Activity;
@@ -45,11 +46,10 @@ enum Control {
     EndLink,
     /// Close the link cleanly and stop; the sender hears when it is done.
     Quit(oneshot::Sender<()>),
-    /// The person answered an approval card on the desktop (`once`, `session` or `deny`); the
-    /// sender hears whether the card was still open (the first answer wins).
+    /// The person answered an approval card on the desktop; the sender hears whether the card was still open (the first answer wins).
     Answer {
         tool_call_id: String,
-        option_id: String,
+        option: ApprovalOption,
         done: oneshot::Sender<bool>,
     },
 }
@@ -141,11 +141,11 @@ impl Host {
     }
 
     /// Answers an open approval card; `false` when it was already answered elsewhere or is gone.
-    pub async fn answer_approval(&self, tool_call_id: String, option_id: String) -> bool {
+    pub async fn answer_approval(&self, tool_call_id: String, option: ApprovalOption) -> bool {
         let (done, answered) = oneshot::channel();
         let sent = self.control.send(Control::Answer {
             tool_call_id,
-            option_id,
+            option,
             done,
         });
         sent.is_ok() && answered.await.unwrap_or(false)
@@ -259,8 +259,8 @@ impl Runner {
                         runtime.engine.cancel_all(std::time::Duration::from_secs(3)).await;
                         runtime.end_link();
                     }
-                    Some(Control::Answer { tool_call_id, option_id, done }) => {
-                        let _ = done.send(runtime.engine.answer_card(&tool_call_id, &option_id).await);
+                    Some(Control::Answer { tool_call_id, option, done }) => {
+                        let _ = done.send(runtime.engine.answer_card(&tool_call_id, option).await);
                     }
                     Some(Control::Quit(done)) => {
                         self.show_cards(Vec::new());

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use lembas_device::control::ApprovalOption;
 use tokio::task::JoinHandle;
 
 use crate::cards::ApprovalCard;
@@ -88,11 +89,11 @@ async fn answer_from_notice(
         }
     };
     let option = match response {
-        Response::Allow => "once",
-        Response::Deny => "deny",
+        Response::Allow => ApprovalOption::Once,
+        Response::Deny => ApprovalOption::Deny,
         Response::Open | Response::Dismissed => return,
     };
-    if !host.answer_approval(id.clone(), option.to_string()).await {
+    if !host.answer_approval(id.clone(), option).await {
         tracing::info!("{id} was answered elsewhere first");
     }
 }

@@ -111,7 +111,7 @@ async fn the_window_follows_a_session_live_and_reads_its_transcript_with_decisio
     })
     .await;
     assert_eq!(decided["decision"]["answeredBy"], "desktop", "{decided}");
-    assert_eq!(decided["decision"]["answer"], "allowed once", "{decided}");
+    assert_eq!(decided["decision"]["answer"], "once", "{decided}");
     let chunk = pushed(&mut pushes, &session, |u| {
         u["sessionUpdate"] == "agent_message_chunk"
     })
@@ -145,7 +145,7 @@ async fn the_window_follows_a_session_live_and_reads_its_transcript_with_decisio
         (
             Some("ask"),
             Some("desktop"),
-            Some("allowed once"),
+            Some("once"),
             Some("completed")
         ),
         "{timeline}"
@@ -299,7 +299,7 @@ async fn grants_are_listed_and_taken_back_and_put_back_restores_the_files_turns_
         (
             Some("ask"),
             Some("client"),
-            Some("allowed in this session"),
+            Some("session"),
             Some("manual")
         ),
         "{timeline}"

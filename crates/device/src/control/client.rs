@@ -4,6 +4,7 @@
 //! the live stream of status and events.
 
 use lembas_protocol::ControlPush;
+use lembas_protocol::permission::ApprovalOption;
 use lembas_protocol::session::Empty;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -16,7 +17,7 @@ use super::endpoint::{self, Stream};
 use super::params::{
     ActivityLines, ActivityParams, AnswerParams, Answered, Count, HelloParams, RemoteStopped, Streams,
 };
-use super::{ApprovalCard, Verdict};
+use super::ApprovalCard;
 use crate::events::DeviceEvent;
 use crate::paths::Dirs;
 use crate::rpc::{self, Incoming, RpcError};
@@ -205,10 +206,10 @@ impl Client {
 
     /// Answers a card as the desktop does (first answer wins); an error with `data.reason`
     /// `not_open` when it no longer waits.
-    pub async fn answer(&mut self, id: &str, verdict: Verdict) -> Result<Answered, CallError> {
+    pub async fn answer(&mut self, id: &str, option: ApprovalOption) -> Result<Answered, CallError> {
         let asked = AnswerParams {
             id: id.to_string(),
-            answer: verdict,
+            answer: option,
         };
         self.ask(call::ApprovalsAnswer, asked).await
     }

@@ -105,7 +105,9 @@ use std::path::PathBuf;
 
 use crate::paths::Dirs;
 
-pub use crate::face::pending::{ApprovalCard, Detail, Diff, Plan, ScheduledRun, Verdict};
+pub use crate::face::pending::{ApprovalCard, Detail, Diff, Plan, ScheduledRun};
+/// What [`Client::answer`] picks.
+pub use lembas_protocol::permission::ApprovalOption;
 pub use client::{CallError, Client, ConnectError, Pushed, Subscription};
 pub(crate) use parts::Parts;
 pub(crate) use server::Server;

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::Verdict;
+use lembas_protocol::permission::ApprovalOption;
 use crate::engine::grants::Grant;
 use crate::engine::show::ShownFile;
 use crate::status::Status;
@@ -17,7 +17,9 @@ use crate::store::SessionSummary;
 pub struct AnswerParams {
     /// The card's tool call id.
     pub id: String,
-    pub answer: Verdict,
+    #[serde(with = "said_as_verdict")]
+    #[cfg_attr(test, ts(as = "Verdict"))]
+    pub answer: ApprovalOption,
 }
 
 /// `approvals/answer`'s answer: the card answered, and its chat.
@@ -26,7 +28,49 @@ pub struct AnswerParams {
 pub struct Answered {
     pub id: String,
     pub session_id: String,
-    pub answer: Verdict,
+    #[serde(with = "said_as_verdict")]
+    #[cfg_attr(test, ts(as = "Verdict"))]
+    pub answer: ApprovalOption,
+}
+
+/// How `approvals/answer` spells an [`ApprovalOption`]: in the socket's own words, older than
+/// the option ids, kept so its callers (and `lembas approvals --json`) read what they always did.
+/// Read here; written by [`verdict_word`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+enum Verdict {
+    /// `once`.
+    Allow,
+    /// `session`.
+    AllowForChat,
+    Deny,
+}
+
+/// The socket's word for `option` (`lembas approvals --json` prints it too).
+pub fn verdict_word(option: ApprovalOption) -> &'static str {
+    match option {
+        ApprovalOption::Once => "allow",
+        ApprovalOption::Session => "allow_for_chat",
+        ApprovalOption::Deny => "deny",
+    }
+}
+
+mod said_as_verdict {
+    use super::{ApprovalOption, Verdict};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(option: &ApprovalOption, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(super::verdict_word(*option))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ApprovalOption, D::Error> {
+        Ok(match Verdict::deserialize(d)? {
+            Verdict::Allow => ApprovalOption::Once,
+            Verdict::AllowForChat => ApprovalOption::Session,
+            Verdict::Deny => ApprovalOption::Deny,
+        })
+    }
 }
 
 /// `activity`'s params.
@@ -263,4 +307,26 @@ pub struct TerminalShown {
 pub struct TerminalEnded {
     pub id: String,
     pub code: Option<i32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_answer_on_the_socket_keeps_its_words() {
+        for (option, word) in [
+            (ApprovalOption::Once, "allow"),
+            (ApprovalOption::Session, "allow_for_chat"),
+            (ApprovalOption::Deny, "deny"),
+        ] {
+            let asked = json!({ "id": "call_1", "answer": word });
+            let read: AnswerParams = serde_json::from_value(asked.clone()).unwrap();
+            assert_eq!(read.answer, option);
+            assert_eq!(serde_json::to_value(&read).unwrap(), asked);
+        }
+        // The option ids are the link's words, not the socket's.
+        assert!(serde_json::from_value::<AnswerParams>(json!({ "id": "c", "answer": "once" })).is_err());
+    }
 }

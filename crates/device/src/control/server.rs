@@ -448,7 +448,7 @@ async fn answer(parts: &Parts, asked: AnswerParams) -> Result<Answered, RpcError
         Some(_) => {
             parts
                 .engine
-                .answer_card(&asked.id, asked.answer.option_id())
+                .answer_card(&asked.id, asked.answer)
                 .await
         }
         None => false,

@@ -5,7 +5,7 @@
 use lembas_protocol::LinkMethod;
 use lembas_protocol::ask::{PlanAnswer, QuestionAnswer};
 use lembas_protocol::card::{CardAnswer, CardRequest};
-use lembas_protocol::permission::{AnswerSays, PermissionAnswer, PermissionOutcome};
+use lembas_protocol::permission::{AnswerSays, ApprovalOption, PermissionAnswer, PermissionOutcome};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -36,18 +36,19 @@ pub enum Answer {
 }
 
 impl Answer {
-    /// `once`, `session` or `deny`, with the client's `_meta.lembas.command` / `feedback`.
-    pub fn from_option(option_id: &str, says: AnswerSays) -> Answer {
-        match option_id {
-            "once" => Answer::Allow {
+    /// The option picked (`None`: one the device never offers, a denial), with the client's
+    /// `_meta.lembas.command` / `feedback`.
+    pub fn from_option(option: Option<ApprovalOption>, says: AnswerSays) -> Answer {
+        match option {
+            Some(ApprovalOption::Once) => Answer::Allow {
                 always: false,
                 command: said(says.command),
             },
-            "session" => Answer::Allow {
+            Some(ApprovalOption::Session) => Answer::Allow {
                 always: true,
                 command: said(says.command),
             },
-            _ => Answer::Deny {
+            Some(ApprovalOption::Deny) | None => Answer::Deny {
                 feedback: said(says.feedback),
             },
         }
@@ -56,15 +57,15 @@ impl Answer {
     /// The desktop's Allow (`once`, `session`) or Deny (`deny`) on a card of `method`. A plan's
     /// Allow approves it in manual mode, the narrowest that goes on (every write still asks, and
     /// LLeMbas can widen it); its Deny dismisses it, so the model stops and waits.
-    pub fn from_desktop(method: LinkMethod, option_id: &str) -> Answer {
+    pub fn from_desktop(method: LinkMethod, option: ApprovalOption) -> Answer {
         if method != LinkMethod::Plan {
-            return Answer::from_option(option_id, AnswerSays::default());
+            return Answer::from_option(Some(option), AnswerSays::default());
         }
-        Answer::Plan(match option_id {
-            "once" | "session" => PlanAnswer::Approve {
+        Answer::Plan(match option {
+            ApprovalOption::Once | ApprovalOption::Session => PlanAnswer::Approve {
                 mode: crate::policy::Mode::Manual,
             },
-            _ => PlanAnswer::Dismissed,
+            ApprovalOption::Deny => PlanAnswer::Dismissed,
         })
     }
 
@@ -83,18 +84,27 @@ impl Answer {
     fn from_permission(answer: PermissionAnswer) -> Answer {
         let says = answer.meta.and_then(|m| m.lembas).unwrap_or_default();
         match answer.outcome {
-            PermissionOutcome::Selected { option_id } => Answer::from_option(&option_id, says),
+            PermissionOutcome::Selected { option_id } => Answer::from_option(ApprovalOption::of_id(&option_id), says),
             PermissionOutcome::Cancelled => Answer::Deny {
                 feedback: said(says.feedback),
             },
         }
     }
 
+    /// The approval card's option this answer comes to: anything but an allowance is a denial, as
+    /// the call reads it.
+    pub fn option(&self) -> ApprovalOption {
+        match self {
+            Answer::Allow { always: false, .. } => ApprovalOption::Once,
+            Answer::Allow { always: true, .. } => ApprovalOption::Session,
+            Answer::Deny { .. } | Answer::Question(_) | Answer::Plan(_) | Answer::Unsupported => ApprovalOption::Deny,
+        }
+    }
+
+    /// As the activity log and `_lembas/permission/settled` say it.
     pub fn label(&self) -> &'static str {
         match self {
-            Answer::Allow { always: false, .. } => "allowed once",
-            Answer::Allow { always: true, .. } => "allowed in this session",
-            Answer::Deny { .. } => "denied",
+            Answer::Allow { .. } | Answer::Deny { .. } => self.option().said(),
             Answer::Question(_) | Answer::Plan(_) => "answered",
             Answer::Unsupported => "unsupported",
         }
@@ -366,6 +376,13 @@ mod tests {
                 json!({"outcome": {"outcome": "selected", "optionId": "what"}}),
                 Answer::Deny { feedback: None },
             ),
+            // An id never offered is a denial, and the person's words still reach the model.
+            (
+                json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}, "_meta": {"lembas": {"feedback": "no"}}}),
+                Answer::Deny {
+                    feedback: Some("no".into()),
+                },
+            ),
             (json!("nonsense"), Answer::Deny { feedback: None }),
             // A client's own `_meta` is no part of the answer.
             (
@@ -403,24 +420,24 @@ mod tests {
     #[test]
     fn the_desktop_answers_a_plan_as_approve_in_manual_or_dismissed() {
         assert_eq!(
-            Answer::from_desktop(LinkMethod::Plan, "once"),
+            Answer::from_desktop(LinkMethod::Plan, ApprovalOption::Once),
             Answer::Plan(PlanAnswer::Approve {
                 mode: crate::policy::Mode::Manual
             })
         );
         assert_eq!(
-            Answer::from_desktop(LinkMethod::Plan, "deny"),
+            Answer::from_desktop(LinkMethod::Plan, ApprovalOption::Deny),
             Answer::Plan(PlanAnswer::Dismissed)
         );
         assert_eq!(
-            Answer::from_desktop(LinkMethod::RequestPermission, "once"),
+            Answer::from_desktop(LinkMethod::RequestPermission, ApprovalOption::Once),
             Answer::Allow {
                 always: false,
                 command: None
             }
         );
         assert_eq!(
-            Answer::from_desktop(LinkMethod::RequestPermission, "nonsense"),
+            Answer::from_desktop(LinkMethod::RequestPermission, ApprovalOption::Deny),
             Answer::Deny { feedback: None }
         );
     }

@@ -5,7 +5,7 @@
 use lembas_protocol::LinkMethod;
 use lembas_protocol::card::CardRequest;
 use lembas_protocol::notices::{CancelRequest, PermissionSettled};
-use lembas_protocol::permission::PermissionRequest;
+use lembas_protocol::permission::{ApprovalOption, PermissionRequest};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::MutexGuard;
@@ -210,10 +210,10 @@ impl Engine {
         cards
     }
 
-    /// The desktop's answer to a card (`once`, `session` or `deny`; for a plan see
-    /// [`Answer::from_desktop`]): the first answer wins, and the client is told to take its card
-    /// down. `false` when the card was no longer open, or is a question.
-    pub async fn answer_card(&self, tool_call_id: &str, option_id: &str) -> bool {
+    /// The desktop's answer to a card (for a plan see [`Answer::from_desktop`]): the first answer
+    /// wins, and the client is told to take its card down. `false` when the card was no longer
+    /// open, or is a question.
+    pub async fn answer_card(&self, tool_call_id: &str, option: ApprovalOption) -> bool {
         let Some(method) = self.0.approvals.method_of(tool_call_id) else {
             return false;
         };
@@ -222,7 +222,7 @@ impl Engine {
         }
         self.settle(
             tool_call_id,
-            Answer::from_desktop(method, option_id),
+            Answer::from_desktop(method, option),
             AnsweredBy::Desktop,
         )
         .await

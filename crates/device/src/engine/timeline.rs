@@ -4,6 +4,7 @@
 //! were put back. Unlike the conversation the model reads, nothing here is forgotten by a
 //! compaction, and a turn `/undo` or a rewind took out stays, marked: the work happened.
 
+use lembas_protocol::permission::ApprovalOption;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -109,7 +110,7 @@ pub struct Decided {
     pub reason: Option<String>,
     pub granted: bool,
     pub answered_by: Option<String>,
-    pub answer: Option<String>,
+    pub answer: Option<ApprovalOption>,
     pub answered_ms: Option<u64>,
     pub at_ms: Option<u64>,
 }
@@ -325,7 +326,7 @@ fn decision(step: &mut Step, d: &DecisionRecord) {
         reason: d.reason.clone(),
         granted: d.granted,
         answered_by: d.answered_by.clone(),
-        answer: d.answer.clone(),
+        answer: d.answer,
         answered_ms: d.answered_ms,
         at_ms: d.at_ms,
     });
@@ -434,14 +435,15 @@ mod tests {
             (
                 d.decision.as_str(),
                 d.answered_by.as_deref(),
-                d.answer.as_deref(),
+                d.answer,
                 d.answered_ms,
                 d.mode.as_deref()
             ),
             (
                 "ask",
                 Some("desktop"),
-                Some("allowed once"),
+                // Written in words, as files did before the answer was typed.
+                Some(ApprovalOption::Once),
                 Some(15),
                 Some("manual")
             )

@@ -9,29 +9,6 @@ use serde_json::Value;
 
 use crate::engine::{Card, CardFacts};
 
-/// How a person answers a card from here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// Allowed once.
-    Allow,
-    /// Allowed, and what "always" covers on the card allowed for the rest of the chat.
-    AllowForChat,
-    Deny,
-}
-
-impl Verdict {
-    /// The card's option it picks.
-    pub fn option_id(self) -> &'static str {
-        match self {
-            Verdict::Allow => "once",
-            Verdict::AllowForChat => "session",
-            Verdict::Deny => "deny",
-        }
-    }
-}
-
 /// An approval card waiting for a person.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]

@@ -4,6 +4,7 @@
 //! newer version's) or cannot read is [`Record::Unknown`] and passed over, never an error.
 
 use lembas_protocol::jobs::JobInfo;
+use lembas_protocol::permission::ApprovalOption;
 use lembas_protocol::plan::Plan;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -86,9 +87,10 @@ pub struct DecisionRecord {
     /// Who answered when it asked: `client` (in LLeMbas), `desktop` (this computer), `timeout`.
     #[serde(default)]
     pub answered_by: Option<String>,
-    /// `allowed once`, `allowed in this session` or `denied`.
-    #[serde(default)]
-    pub answer: Option<String>,
+    /// The option the person picked when it asked. Written as its id (`once`, `session`, `deny`);
+    /// older files say it in words ([`answer_of_any_age`]).
+    #[serde(default, deserialize_with = "answer_of_any_age")]
+    pub answer: Option<ApprovalOption>,
     /// `completed`, `failed` or `denied`.
     pub outcome: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,6 +111,20 @@ pub struct DecisionRecord {
     /// A write's or edit's change as a unified diff, when the call changed a file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+}
+
+/// A decision's answer as any version wrote it: an option's id, or the words files written before
+/// it was typed hold (`allowed once`, `allowed in this session`; `denied`, and `unsupported` or
+/// `answered` where nobody could be asked, were all denials).
+fn answer_of_any_age<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ApprovalOption>, D::Error> {
+    let Some(said) = Option::<String>::deserialize(d)? else {
+        return Ok(None);
+    };
+    Ok(Some(match said.as_str() {
+        "allowed once" => ApprovalOption::Once,
+        "allowed in this session" => ApprovalOption::Session,
+        id => ApprovalOption::of_id(id).unwrap_or(ApprovalOption::Deny),
+    }))
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -217,7 +233,7 @@ mod tests {
             json!({ "type": "rewind", "turnId": "t1" }),
             json!({ "type": "compact", "summary": "s", "plan": null, "kept": { "turnId": "t2", "message": { "role": "user", "content": "go on" } } }),
             json!({ "type": "decision", "toolCallId": "c1", "decision": "ask", "answeredBy": "desktop",
-                "answer": "allowed once", "outcome": "completed" }),
+                "answer": "once", "outcome": "completed" }),
             json!({ "type": "put_back", "turnId": "t1", "atMs": 5, "files": ["/p/a"], "left": [] }),
             json!({ "type": "plan", "plan": null }),
         ];
@@ -262,6 +278,34 @@ mod tests {
                 effort: None
             }
         );
+    }
+
+    /// Files written before the answer was typed say it in words: they read as the same options,
+    /// and are written back as ids.
+    #[test]
+    fn an_older_files_answers_in_words_read_as_options() {
+        let decided = |answer: Value| {
+            let line = json!({ "type": "decision", "toolCallId": "c1", "decision": "ask", "answeredBy": "desktop",
+                "answer": answer, "outcome": "completed", "atMs": 20, "answeredMs": 15, "mode": "manual" });
+            match Record::read(line.clone()) {
+                Record::Decision(d) => d.answer,
+                other => panic!("{line} read as {other:?}"),
+            }
+        };
+        for (said, option) in [
+            (json!("allowed once"), Some(ApprovalOption::Once)),
+            (json!("allowed in this session"), Some(ApprovalOption::Session)),
+            (json!("denied"), Some(ApprovalOption::Deny)),
+            (json!("unsupported"), Some(ApprovalOption::Deny)),
+            (json!("answered"), Some(ApprovalOption::Deny)),
+            (json!("session"), Some(ApprovalOption::Session)),
+            (json!(null), None),
+        ] {
+            assert_eq!(decided(said.clone()), option, "{said}");
+        }
+        let old = Record::read(json!({ "type": "decision", "toolCallId": "c1", "decision": "ask",
+            "answer": "allowed in this session", "outcome": "completed" }));
+        assert_eq!(serde_json::to_value(&old).unwrap()["answer"], "session");
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! connection, settled and logged; then the runtime stops and the socket is gone. Needs a Secret
 //! Service (scripts/with-keyring). The runtime lives in the test's own home, handed its folders.
 
-use lembas_device::control::{self, CallError, Client, ConnectError, Pushed, Subscription, Verdict};
+use lembas_device::control::{self, CallError, Client, ConnectError, Pushed, Subscription};
+use lembas_protocol::permission::ApprovalOption;
 use lembas_device::events::{DeviceEvent, LinkState};
 
 use crate::WAIT;
@@ -85,9 +86,9 @@ async fn the_tray_watches_and_answers_a_runtime_it_does_not_run() {
         (pending[0].id.as_str(), pending[0].session_id.as_str()),
         ("call_tray", session.as_str())
     );
-    let answered = calls.answer("call_tray", Verdict::Allow).await.unwrap();
+    let answered = calls.answer("call_tray", ApprovalOption::Once).await.unwrap();
     assert_eq!(answered.session_id, session);
-    match calls.answer("call_tray", Verdict::Deny).await {
+    match calls.answer("call_tray", ApprovalOption::Deny).await {
         Err(CallError::Rpc(e)) => assert_eq!(e.data, Some(json!({ "reason": "not_open" })), "{e}"),
         other => panic!("a second answer is refused: {other:?}"),
     }

@@ -5,6 +5,7 @@
 
 use crate::WAIT;
 use lembas_peer::ModelReply;
+use lembas_protocol::permission::ApprovalOption;
 use lembas_testkit::{Config, LinkedRuntime, linked_runtime};
 use serde_json::json;
 
@@ -41,7 +42,7 @@ async fn the_desktop_answers_a_card_first_and_the_client_is_told() {
     assert_eq!(cards[0].session_id(), session);
 
     assert!(
-        runtime.engine.answer_card("call_desk", "once").await,
+        runtime.engine.answer_card("call_desk", ApprovalOption::Once).await,
         "the open card takes the desktop's answer"
     );
     let settled = link
@@ -59,7 +60,7 @@ async fn the_desktop_answers_a_card_first_and_the_client_is_told() {
     )
     .await
     .unwrap();
-    assert!(!runtime.engine.answer_card("call_desk", "deny").await);
+    assert!(!runtime.engine.answer_card("call_desk", ApprovalOption::Deny).await);
     let answer = link.recv_answer(id, WAIT).await.unwrap();
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert_eq!(

@@ -4,7 +4,7 @@
 //! answers and Stop all remote work go back through the endpoint. When the subscription ends (the
 //! service stopped) the app tries the lock again.
 
-use lembas_device::control::{CallError, Client, Pushed, Verdict};
+use lembas_device::control::{CallError, Client, Pushed};
 use lembas_device::events::DeviceEvent;
 use lembas_device::paths::Dirs;
 use lembas_device::poison::Recover;
@@ -44,14 +44,6 @@ impl Calls {
         }
         result
     }
-}
-
-/// The option a card's answer picks, as the control endpoint takes it; `None` for one it does not
-/// offer.
-fn verdict(option_id: &str) -> Option<Verdict> {
-    [Verdict::Allow, Verdict::AllowForChat, Verdict::Deny]
-        .into_iter()
-        .find(|v| v.option_id() == option_id)
 }
 
 impl Runner {
@@ -115,11 +107,8 @@ impl Runner {
                     }
                     // The other runtime reads the token on its next dial: nothing to do here.
                     Some(Control::Redial) => {}
-                    Some(Control::Answer { tool_call_id, option_id, done }) => {
-                        let answered = match verdict(&option_id) {
-                            Some(verdict) => calls.with(async |c| c.answer(&tool_call_id, verdict).await).await,
-                            None => Err(CallError::Unreadable(format!("no answer {option_id} here"))),
-                        };
+                    Some(Control::Answer { tool_call_id, option, done }) => {
+                        let answered = calls.with(async |c| c.answer(&tool_call_id, option).await).await;
                         if let Err(e) = &answered {
                             tracing::info!("{tool_call_id} was not answered: {e}");
                         }
@@ -142,18 +131,5 @@ impl Runner {
             Ok(pending) => self.show_cards(pending),
             Err(e) => tracing::warn!("cannot read the running device's approvals: {e}"),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_window_s_answers_map_to_the_endpoint_s() {
-        assert_eq!(verdict("once"), Some(Verdict::Allow));
-        assert_eq!(verdict("deny"), Some(Verdict::Deny));
-        assert_eq!(verdict("session"), Some(Verdict::AllowForChat));
-        assert_eq!(verdict("always"), None);
     }
 }

@@ -22,7 +22,7 @@ use crate::tools::{self, ToolOutput};
 mod prepare;
 
 use lembas_protocol::event::Event;
-use lembas_protocol::permission::{AskedCall, CardSays, PermissionOption, PermissionRequest};
+use lembas_protocol::permission::{ApprovalOption, AskedCall, CardSays, PermissionOption, PermissionRequest};
 use lembas_protocol::session::LembasMeta;
 use lembas_protocol::update::{
     SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolKind,
@@ -201,7 +201,7 @@ pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &
                 .in_chat(&session.cwd, title, ctx.protected.home());
             let (answer, by) = engine.ask(facts, params, run.as_ref()).await;
             log.answered_by = by;
-            log.answer = Some(answer.label());
+            log.answer = Some(answer.option());
             log.answered_ms = Some(crate::status::now_ms());
             match answer {
                 // Nobody answered: the model reads what the wait's end says (a scheduled run's
@@ -344,8 +344,8 @@ struct Logged {
     granted: bool,
     mode: Mode,
     answered_by: Option<AnsweredBy>,
-    /// The person's answer when it asked (`allowed once`, `allowed in this session`, `denied`).
-    answer: Option<&'static str>,
+    /// The person's answer when it asked.
+    answer: Option<ApprovalOption>,
     answered_ms: Option<u64>,
     /// The change a write or edit made, as a unified diff.
     diff: Option<String>,
@@ -358,7 +358,7 @@ impl Logged {
             tool_call_id: call.id.clone(),
             decision: self.decision.as_str().to_string(),
             answered_by: self.answered_by.map(|by| by.as_str().to_string()),
-            answer: self.answer.map(str::to_string),
+            answer: self.answer,
             outcome: outcome.to_string(),
             at_ms: Some(crate::status::now_ms()),
             answered_ms: self.answered_ms,
