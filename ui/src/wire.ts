@@ -131,9 +131,9 @@ export type Limits = {
  */
 roots: Array<string>, 
 /**
- * The most a remote session may be: `plan`, `manual`, `edit` or `auto`.
+ * The most a remote session may be.
  */
-max_mode: string, 
+max_mode: Mode, 
 /**
  * Whether a session's folder must be a trusted project: said in hello only.
  */
@@ -279,7 +279,8 @@ cards: Array<ApprovalCard>, };
 
 export type Status = { pid: number, server: string | null, connection: string | null, 
 /**
- * The limits as last sent to the instance.
+ * The limits as last sent to the instance. A newer runtime's that this version cannot read
+ * (a mode it does not know) reads as none, so the rest of its status still does.
  */
 limits: Limits | null, last_error: string | null, 
 /**

@@ -12,6 +12,7 @@ use crate::directories;
 use crate::engine::Engine;
 use crate::events::DeviceEvent;
 use crate::poison::Recover;
+use crate::policy::Mode;
 use crate::rpc::{self, RpcError};
 use crate::scheduled;
 use crate::settings::Settings;
@@ -66,7 +67,7 @@ pub fn capabilities(settings: &Settings) -> Vec<Capability> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Announced {
     pub roots: Vec<String>,
-    pub max_mode: String,
+    pub max_mode: Mode,
     pub require_trust: bool,
     pub scheduled: bool,
     pub capabilities: Vec<Capability>,
@@ -85,7 +86,7 @@ impl Announced {
         };
         Self {
             roots,
-            max_mode: remote.max_mode.to_string(),
+            max_mode: remote.max_mode,
             require_trust: remote.require_trust,
             scheduled: remote.scheduled,
             capabilities: capabilities(settings),
@@ -100,7 +101,7 @@ impl Announced {
         capabilities.retain(|c| !c.link_only());
         Self {
             roots: vec![],
-            max_mode: settings.remote.max_mode.to_string(),
+            max_mode: settings.remote.max_mode,
             require_trust: false,
             scheduled: false,
             capabilities,
@@ -124,7 +125,7 @@ impl Announced {
     fn limits(&self) -> Limits {
         Limits {
             roots: self.roots.clone(),
-            max_mode: self.max_mode.clone(),
+            max_mode: self.max_mode,
             require_trust: None,
             scheduled: self.scheduled,
         }

@@ -17,7 +17,9 @@ pub struct Status {
     pub link: LinkState,
     pub server: Option<String>,
     pub connection: Option<String>,
-    /// The limits as last sent to the instance.
+    /// The limits as last sent to the instance. A newer runtime's that this version cannot read
+    /// (a mode it does not know) reads as none, so the rest of its status still does.
+    #[serde(default, deserialize_with = "crate::lenient::lenient")]
     pub limits: Option<Limits>,
     pub last_error: Option<String>,
     /// Which walls stand under remote commands: `namespaces, landlock ABI n (scopes), seccomp`, `seatbelt` or `none: <why>`
@@ -97,5 +99,32 @@ pub fn read_live(dirs: &Dirs) -> Option<Status> {
     match read(dirs) {
         (true, status) => status,
         (false, _) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Mode;
+
+    #[test]
+    fn a_status_whose_limits_name_an_unknown_mode_still_reads() {
+        let mut written = serde_json::to_value(Status {
+            limits: Some(Limits {
+                roots: vec!["/w".into()],
+                max_mode: Mode::Manual,
+                require_trust: Some(true),
+                scheduled: false,
+            }),
+            ..Status::new()
+        })
+        .unwrap();
+        assert_eq!(written["limits"]["max_mode"], "manual");
+        let read: Status = serde_json::from_value(written.clone()).unwrap();
+        assert_eq!(read.limits.map(|l| l.max_mode), Some(Mode::Manual));
+
+        written["limits"]["max_mode"] = "turbo".into();
+        let read: Status = serde_json::from_value(written).unwrap();
+        assert_eq!((read.limits, read.pid), (None, std::process::id()));
     }
 }

@@ -4,13 +4,15 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::Mode;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Limits {
     /// The folders remote work may use, as set (none while remote work is off).
     pub roots: Vec<String>,
-    /// The most a remote session may be: `plan`, `manual`, `edit` or `auto`.
-    pub max_mode: String,
+    /// The most a remote session may be.
+    pub max_mode: Mode,
     /// Whether a session's folder must be a trusted project: said in hello only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
