@@ -2,6 +2,8 @@
 //! [`DeviceEvent`]s and summed up in [`crate::status::Status`].
 
 use lembas_protocol::limits::Limits;
+use lembas_protocol::event::TaskState;
+use lembas_protocol::prompt::StopReason;
 use serde::{Deserialize, Serialize};
 
 /// The link's state as a person reads it in the tray and `lembas status`.
@@ -127,8 +129,8 @@ pub enum DeviceEvent {
     Turn {
         session_id: String,
         turn_id: String,
-        state: String,
-        stop_reason: Option<String>,
+        state: TaskState,
+        stop_reason: Option<StopReason>,
         /// The session's folder (absent from an older runtime's events).
         #[serde(default)]
         cwd: String,

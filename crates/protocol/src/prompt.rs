@@ -59,6 +59,7 @@ impl PromptAnswer {
 
 /// ACP's `StopReason`: why a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     EndTurn,
@@ -77,6 +78,12 @@ impl StopReason {
             StopReason::Refusal => "refusal",
             StopReason::Cancelled => "cancelled",
         }
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

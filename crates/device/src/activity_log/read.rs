@@ -1,6 +1,7 @@
 //! Reading the log back (`lembas activity`, the window): the newest lines, newest first, over the
 //! current file and the old ones, and one sentence for each.
 
+use lembas_protocol::event::TaskState;
 use serde_json::Value;
 use std::io;
 use std::path::Path;
@@ -123,8 +124,8 @@ fn sentence(event: &DeviceEvent) -> String {
             state,
             stop_reason,
             ..
-        } => match (state.as_str(), stop_reason) {
-            ("start", _) => format!("Turn {turn_id} of {session_id} started"),
+        } => match (state, stop_reason) {
+            (TaskState::Start, _) => format!("Turn {turn_id} of {session_id} started"),
             (_, Some(why)) => format!("Turn {turn_id} of {session_id} ended ({why})"),
             (_, None) => format!("Turn {turn_id} of {session_id} failed"),
         },

@@ -71,7 +71,7 @@ pub async fn run(
     engine.device_event(crate::events::DeviceEvent::Turn {
         session_id: sid.clone(),
         turn_id: turn_id.to_string(),
-        state: "start".into(),
+        state: TaskState::Start,
         stop_reason: None,
         cwd: session.cwd.display().to_string(),
     });
@@ -164,8 +164,8 @@ pub async fn run(
     engine.device_event(crate::events::DeviceEvent::Turn {
         session_id: sid,
         turn_id: turn_id.to_string(),
-        state: "end".into(),
-        stop_reason: stop.map(|s| s.as_str().to_string()),
+        state: TaskState::End,
+        stop_reason: stop,
         cwd: session.cwd.display().to_string(),
     });
     result

@@ -2,6 +2,7 @@
 //! window's activity view, and what is going on right now for the tray's "Now:" line.
 
 use lembas_protocol::limits::Limits;
+use lembas_protocol::event::TaskState;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::events::{DeviceEvent, LinkState, what_a_call_did};
@@ -84,7 +85,7 @@ impl Activity {
                 stop_reason,
                 turn_id,
                 ..
-            } if state == "end" => {
+            } if *state == TaskState::End => {
                 self.running_turns.remove(turn_id);
                 (
                     "turn",
@@ -210,6 +211,7 @@ pub fn now_line(now: Now, folders: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lembas_protocol::prompt::StopReason;
 
     fn opened(id: &str) -> DeviceEvent {
         DeviceEvent::TerminalOpened {
@@ -266,12 +268,12 @@ mod tests {
         assert_eq!(a.entries()[0].kind, "link");
     }
 
-    fn turn(id: &str, state: &str, cwd: &str) -> DeviceEvent {
+    fn turn(id: &str, state: TaskState, cwd: &str) -> DeviceEvent {
         DeviceEvent::Turn {
             session_id: format!("ses_{id}"),
             turn_id: id.into(),
-            state: state.into(),
-            stop_reason: (state == "end").then(|| "end_turn".into()),
+            state,
+            stop_reason: (state == TaskState::End).then_some(StopReason::EndTurn),
             cwd: cwd.into(),
         }
     }
@@ -280,9 +282,9 @@ mod tests {
     #[test]
     fn agent_turns_count_and_say_where() {
         let mut a = Activity::default();
-        a.apply(&turn("t1", "start", "/home/p/work/a"));
-        a.apply(&turn("t2", "start", "/home/p/work/b"));
-        a.apply(&turn("t3", "start", "/home/p/work/a"));
+        a.apply(&turn("t1", TaskState::Start, "/home/p/work/a"));
+        a.apply(&turn("t2", TaskState::Start, "/home/p/work/b"));
+        a.apply(&turn("t3", TaskState::Start, "/home/p/work/a"));
         assert_eq!(a.now().turns, 3);
         assert!(!a.now().is_idle());
         assert_eq!(
@@ -293,13 +295,13 @@ mod tests {
             link: LinkState::Offline { retry_in_ms: 500 },
             error: None,
         });
-        a.apply(&turn("t2", "end", "/home/p/work/b"));
-        a.apply(&turn("t3", "end", "/home/p/work/a"));
+        a.apply(&turn("t2", TaskState::End, "/home/p/work/b"));
+        a.apply(&turn("t3", TaskState::End, "/home/p/work/a"));
         assert_eq!(
             now_line(a.now(), &a.working_folders()),
             "Now: 1 agent working in /home/p/work/a"
         );
-        a.apply(&turn("t1", "end", "/home/p/work/a"));
+        a.apply(&turn("t1", TaskState::End, "/home/p/work/a"));
         assert!(a.now().is_idle());
     }
 

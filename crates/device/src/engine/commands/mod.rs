@@ -351,8 +351,8 @@ async fn quiet(engine: &Engine, session: &Session, turn_id: &str, typed: &str, s
     engine.device_event(crate::events::DeviceEvent::Turn {
         session_id: sid.clone(),
         turn_id: turn_id.to_string(),
-        state: state.as_str().to_string(),
-        stop_reason: (state == TaskState::End).then(|| "end_turn".to_string()),
+        state,
+        stop_reason: (state == TaskState::End).then_some(StopReason::EndTurn),
         cwd: session.cwd.display().to_string(),
     });
 }
