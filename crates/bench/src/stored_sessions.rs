@@ -3,7 +3,7 @@
 //! then `_lembas/session/history` of a 5,000-message session, which the engine must open from the
 //! store, against the same request for a 50-message one (also opened from the store).
 
-use lembas_protocol::LinkMethod;
+use lembas_protocol::{Effort, LinkMethod};
 use std::path::Path;
 use std::time::Duration;
 
@@ -107,7 +107,7 @@ pub fn write_session(store: &Store, cwd: &Path, number: usize, messages: usize) 
         created_ms: Some(1_700_000_000_000u64 + number as u64),
         model: MODEL.to_string(),
         mode: "edit".to_string(),
-        effort: Some("default".to_string()),
+        effort: Some(Effort::Default),
         title: format!("Stored session {number}"),
         ..SessionHeader::default()
     };

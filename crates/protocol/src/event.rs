@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::Mode;
+use crate::{Effort, Mode};
 use crate::jobs::JobInfo;
 use crate::plan::Plan;
 use crate::prompt::StopReason;
@@ -49,7 +49,7 @@ pub enum Event {
         /// The device's ref of the model (its served id).
         #[serde(rename = "ref")]
         model: String,
-        effort: String,
+        effort: Effort,
         /// The login's connection the model is spoken to through.
         connection: Option<String>,
         /// Always true: the model is one the link's instance serves.
@@ -177,7 +177,7 @@ mod tests {
             (
                 Event::Model {
                     model: "m".into(),
-                    effort: "default".into(),
+                    effort: Effort::Default,
                     connection: None,
                     instance: true,
                 },

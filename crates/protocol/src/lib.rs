@@ -23,6 +23,7 @@ pub mod content;
 pub mod context;
 mod control;
 pub mod directories;
+mod effort;
 pub mod event;
 pub mod generated;
 pub mod initialize;
@@ -47,6 +48,7 @@ pub mod update;
 
 pub use capability::Capability;
 pub use control::{ControlMethod, ControlPush};
+pub use effort::Effort;
 pub use link::{Direction, Kind, LinkMethod};
 pub use mode::Mode;
 pub use reason::Reason;

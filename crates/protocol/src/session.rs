@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::Mode;
+use crate::{Effort, Mode};
 use crate::event::AttachmentInfo;
 use crate::mcp::McpServer;
 
@@ -60,8 +60,8 @@ pub struct NewSessionMeta {
     /// A model the device knows by its ref (an editor's choice).
     #[serde(default)]
     pub model: Option<String>,
-    #[serde(default)]
-    pub effort: Option<String>,
+    #[serde(default, deserialize_with = "Effort::read_asked")]
+    pub effort: Option<Effort>,
     /// The Context, and `scheduled` for a scheduled run.
     #[serde(default)]
     pub lembas: Option<crate::context::LembasAsks>,
@@ -74,7 +74,7 @@ pub struct SessionSettings {
     /// The device's ref of the session's model.
     pub model: String,
     pub mode: Mode,
-    pub effort: String,
+    pub effort: Effort,
     /// Always true: a session runs on the model its client named, never one of the device's own.
     pub instance: bool,
     /// An editor's MCP servers: each started with its tools, or why not.
@@ -90,7 +90,7 @@ impl SessionSettings {
     pub fn of(
         model: String,
         mode: Mode,
-        effort: String,
+        effort: Effort,
         mcp_servers: Option<Vec<McpReport>>,
     ) -> LembasMeta<Self> {
         LembasMeta {
@@ -266,15 +266,15 @@ pub struct ConfigureParams {
     pub session_id: String,
     #[serde(default)]
     pub model: Option<String>,
-    #[serde(default)]
-    pub effort: Option<String>,
+    #[serde(default, deserialize_with = "Effort::read_asked")]
+    pub effort: Option<Effort>,
 }
 
 /// `_lembas/configure`'s answer: the model and effort the session has now.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Configured {
     pub model: String,
-    pub effort: String,
+    pub effort: Effort,
 }
 
 /// `_lembas/session/title`'s params.

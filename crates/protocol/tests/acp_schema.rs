@@ -3,7 +3,7 @@
 //! `shared/spec/acp-schema-v1/schema.json`.
 
 use lembas_protocol::Capability;
-use lembas_protocol::Mode;
+use lembas_protocol::{Effort, Mode};
 use lembas_protocol::composer::{AvailableCommand, CommandInput, CommandKind};
 use lembas_protocol::content::ContentBlock;
 use lembas_protocol::initialize::{
@@ -46,7 +46,7 @@ fn settings() -> LembasMeta<SessionSettings> {
         lembas: SessionSettings {
             model: "m".into(),
             mode: Mode::Edit,
-            effort: "default".into(),
+            effort: Effort::Default,
             instance: true,
             mcp_servers: Some(vec![
                 McpReport::Started {

@@ -13,20 +13,10 @@ use crate::policy::roots;
 use crate::rpc::RpcError;
 use crate::store::Record;
 use crate::store::ids;
+use lembas_protocol::Effort;
 use lembas_protocol::event::Event;
 use lembas_protocol::session::{ModeChoice, Modes};
 use lembas_protocol::update::SessionUpdate;
-
-/// The effort levels a session may have.
-pub(crate) const EFFORTS: [&str; 5] = ["off", "default", "low", "medium", "high"];
-
-/// A level as docs/protocol.md reads it: one of the five, anything else is `default`.
-pub(crate) fn effort_of(requested: Option<&str>) -> String {
-    requested
-        .filter(|e| EFFORTS.contains(e))
-        .unwrap_or("default")
-        .to_string()
-}
 
 /// The model the client named, checked against what the instance serves to this device now: the
 /// served id it stands for.
@@ -196,25 +186,25 @@ pub(crate) async fn choose_model(
     engine: &Engine,
     session: &Session,
     model: Option<String>,
-    effort: Option<String>,
-) -> (String, String) {
+    effort: Option<Effort>,
+) -> (String, Effort) {
     let (now, changed) = {
         let mut state = session.state();
-        let before = (state.model.clone(), state.effort.clone());
+        let before = (state.model.clone(), state.effort);
         if let Some(model) = model {
             state.model = model;
         }
         if let Some(effort) = effort {
             state.effort = effort;
         }
-        let now = (state.model.clone(), state.effort.clone());
+        let now = (state.model.clone(), state.effort);
         let changed = now != before;
         (now, changed)
     };
     if changed {
         session.record(Record::Model {
             model: now.0.clone(),
-            effort: Some(now.1.clone()),
+            effort: Some(now.1),
         });
         session.flush();
         tell_model(engine, session).await;
@@ -228,7 +218,7 @@ pub(crate) async fn choose_model(
 pub(crate) async fn tell_model(engine: &Engine, session: &Session) {
     let (model, effort) = {
         let state = session.state();
-        (state.model.clone(), state.effort.clone())
+        (state.model.clone(), state.effort)
     };
     let connection = engine
         .settings()
@@ -240,7 +230,7 @@ pub(crate) async fn tell_model(engine: &Engine, session: &Session) {
             &session.id,
             Event::Model {
                 model: model.to_string(),
-                effort: effort.to_string(),
+                effort,
                 connection,
                 instance: true,
             },

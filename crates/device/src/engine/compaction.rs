@@ -116,7 +116,7 @@ async fn summarize(engine: &Engine, session: &Session) -> Result<String, model::
             .map(|m| ApiMessage::of(&m.body, None))
             .collect();
         messages.push(ApiMessage::user(prompt::COMPACT_REQUEST));
-        StepRequest::new(&state.model, messages, Vec::new(), &state.effort)
+        StepRequest::new(&state.model, messages, Vec::new(), state.effort)
     };
     let mut stream = instance.open(&body).await?;
     loop {

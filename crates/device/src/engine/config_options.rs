@@ -3,12 +3,13 @@
 //! in `session/new`, `session/load` and `session/resume`'s answers, changed with
 //! `session/set_config_option` (the link has `_lembas/configure` for the same).
 
+use lembas_protocol::Effort;
 use lembas_protocol::session::{
     ConfigChoice, ConfigOption, ConfigOptions, ConfigValue, SetConfigOptionParams,
 };
 
 use super::Engine;
-use super::access::{EFFORTS, check_model, choose_model, held};
+use super::access::{check_model, choose_model, held};
 use super::session::Session;
 use crate::rpc::RpcError;
 
@@ -20,7 +21,7 @@ const EFFORT: &str = "effort";
 pub async fn options(engine: &Engine, session: &Session) -> Vec<ConfigOption> {
     let (model, effort) = {
         let state = session.state();
-        (state.model.clone(), state.effort.clone())
+        (state.model.clone(), state.effort)
     };
     let mut models = match engine.instance().await {
         Ok(instance) => instance.chat_models().await.unwrap_or_default(),
@@ -57,8 +58,8 @@ pub async fn options(engine: &Engine, session: &Session) -> Vec<ConfigOption> {
             EFFORT,
             "Effort",
             "thought_level",
-            effort,
-            choices(&mut EFFORTS.into_iter()),
+            effort.to_string(),
+            choices(&mut Effort::ALL.into_iter().map(Effort::as_str)),
         ),
     ]
 }
@@ -77,13 +78,7 @@ pub async fn set(engine: &Engine, params: SetConfigOptionParams) -> Result<Confi
     let value = value.as_str();
     let (model, effort) = match params.config_id.as_str() {
         MODEL => (Some(check_model(engine, value).await?), None),
-        EFFORT if EFFORTS.contains(&value) => (None, Some(value.to_string())),
-        EFFORT => {
-            return Err(RpcError::invalid_params(format!(
-                "{value:?} is not an effort: one of {}.",
-                EFFORTS.join(", ")
-            )));
-        }
+        EFFORT => (None, Some(value.parse::<Effort>().map_err(RpcError::invalid_params)?)),
         other => {
             return Err(RpcError::invalid_params(format!(
                 "This agent has no option {other:?}: its options are {MODEL} and {EFFORT}."

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::access::{
-    check_model, choose_model, effort_of, held, holder, judge_again, judge_cwd, modes, opened, switch_mode,
+    check_model, choose_model, held, holder, judge_again, judge_cwd, modes, opened, switch_mode,
 };
 use super::attachments;
 use super::conversation;
@@ -150,7 +150,7 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
         }
     };
     let model = check_model(engine, &model).await?;
-    let effort = effort_of(meta.effort.as_deref());
+    let effort = meta.effort.unwrap_or_default();
     let mut context = Context::default();
     context.update(lembas);
 
@@ -163,7 +163,7 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
         created_ms: Some(now_ms()),
         model: model.clone(),
         mode: mode.as_str().to_string(),
-        effort: Some(effort.clone()),
+        effort: Some(effort),
         title: String::new(),
         given: !engine.serves_editor(),
     };
@@ -175,7 +175,7 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
         .store()
         .create(&id, &header)
         .map_err(|e| RpcError::internal(format!("The session could not be stored on this computer: {e}.")))?;
-    let mut state = SessionState::new(model.clone(), mode, effort.clone(), log);
+    let mut state = SessionState::new(model.clone(), mode, effort, log);
     state.context = context;
     // Read as the session starts and kept for it: the prompt does not change under a session.
     state.memory = engine.read_memory(engine.memory_scope(&id)).await;
@@ -319,8 +319,7 @@ async fn configure(engine: &Engine, params: ConfigureParams) -> Result<Configure
         Some(named) => Some(check_model(engine, &named).await?),
         None => None,
     };
-    let effort = params.effort.map(|e| effort_of(Some(&e)));
-    let (model, effort) = choose_model(engine, &session, model, effort).await;
+    let (model, effort) = choose_model(engine, &session, model, params.effort).await;
     Ok(Configured { model, effort })
 }
 

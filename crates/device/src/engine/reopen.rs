@@ -141,7 +141,7 @@ fn open_in_its_folder(engine: &Engine, params: OpenSessionParams) -> Result<Arc<
 async fn answer(engine: &Engine, session: &Session, mcp_servers: Option<Vec<McpReport>>) -> OpenedSession {
     let (mode, model, effort) = {
         let state = session.state();
-        (state.mode, state.model.clone(), state.effort.clone())
+        (state.mode, state.model.clone(), state.effort)
     };
     OpenedSession {
         modes: modes(mode, engine.settings().remote.max_mode),

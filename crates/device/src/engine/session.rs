@@ -2,6 +2,7 @@
 //! model sees it, its turns, and its append-only file in the store. The conversation is rebuilt
 //! from the file when a session is opened again.
 
+use lembas_protocol::Effort;
 use lembas_protocol::context::{LembasAsks, Personalization};
 use lembas_protocol::event::AttachmentInfo;
 use lembas_protocol::plan::Plan;
@@ -70,7 +71,7 @@ pub struct Message {
 pub struct SessionState {
     pub model: String,
     pub mode: Mode,
-    pub effort: String,
+    pub effort: Effort,
     pub title: String,
     pub context: Context,
     /// The model's conversation: what each step sends (a compaction replaces what came before
@@ -141,7 +142,7 @@ impl SessionState {
     }
 
     /// A session with no conversation yet, writing to `log`.
-    pub fn new(model: String, mode: Mode, effort: String, log: SessionLog) -> Self {
+    pub fn new(model: String, mode: Mode, effort: Effort, log: SessionLog) -> Self {
         Self {
             model,
             mode,
@@ -492,7 +493,7 @@ pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result
     let mut state = SessionState::new(
         header.model,
         header.mode.parse().unwrap_or_default(),
-        header.effort.unwrap_or_else(|| "default".to_string()),
+        header.effort.unwrap_or_default(),
         log,
     );
     state.title = header.title;
@@ -518,7 +519,7 @@ pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result
             Record::Job { job } => jobs.push(job),
             Record::Model { model, effort } => {
                 state.model = model;
-                state.effort = effort.unwrap_or_else(|| "default".to_string());
+                state.effort = effort.unwrap_or_default();
             }
             Record::Given | Record::Decision(_) | Record::PutBack(_) | Record::Unknown => {}
         }

@@ -3,6 +3,7 @@
 //! that sees), the tools offered and the effort; streamed, with usage.
 
 use base64::Engine as _;
+use lembas_protocol::Effort;
 use serde::Serialize;
 use std::path::Path;
 
@@ -38,7 +39,7 @@ impl StepRequest {
         model: &str,
         messages: Vec<ApiMessage>,
         tools: Vec<ToolDefinition>,
-        effort: &str,
+        effort: Effort,
     ) -> StepRequest {
         StepRequest {
             model: model.to_string(),
@@ -48,11 +49,11 @@ impl StepRequest {
             tool_choice: (!tools.is_empty()).then_some("auto"),
             tools,
             reasoning_effort: match effort {
-                "low" => Some("low"),
-                "medium" => Some("medium"),
-                "high" => Some("high"),
-                "off" => Some("none"),
-                _ => None,
+                Effort::Low => Some("low"),
+                Effort::Medium => Some("medium"),
+                Effort::High => Some("high"),
+                Effort::Off => Some("none"),
+                Effort::Default => None,
             },
         }
     }
@@ -174,12 +175,12 @@ mod tests {
     #[test]
     fn the_body_says_the_effort_and_offers_tools_only_when_there_are_some() {
         let body = |effort| json!(StepRequest::new("m", Vec::new(), Vec::new(), effort));
-        assert_eq!(body("high")["reasoning_effort"], "high");
-        assert_eq!(body("off")["reasoning_effort"], "none");
-        assert!(body("default").get("reasoning_effort").is_none());
-        assert!(body("default").get("tools").is_none() && body("default").get("tool_choice").is_none());
+        assert_eq!(body(Effort::High)["reasoning_effort"], "high");
+        assert_eq!(body(Effort::Off)["reasoning_effort"], "none");
+        assert!(body(Effort::Default).get("reasoning_effort").is_none());
+        assert!(body(Effort::Default).get("tools").is_none() && body(Effort::Default).get("tool_choice").is_none());
         assert_eq!(
-            body("default")["stream_options"],
+            body(Effort::Default)["stream_options"],
             json!({ "include_usage": true })
         );
         let tools = vec![ToolDefinition::function("t", "d", json!({ "type": "object" }))];
@@ -187,7 +188,7 @@ mod tests {
             "m",
             vec![ApiMessage::user("hi")],
             tools,
-            "default"
+            Effort::Default
         ));
         assert_eq!(with["tool_choice"], "auto");
         assert_eq!(with["messages"], json!([{ "role": "user", "content": "hi" }]));

@@ -256,7 +256,7 @@ async fn steps(
                     .iter()
                     .map(|m| ApiMessage::of(&m.body, vision.then_some(&images))),
             );
-            StepRequest::new(&state.model, messages, tools, &state.effort)
+            StepRequest::new(&state.model, messages, tools, state.effort)
         };
         let step = tokio::select! {
             _ = cancel.changed() => return Ok(StopReason::Cancelled),

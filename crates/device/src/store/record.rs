@@ -3,6 +3,7 @@
 //! still open: fields added later are optional, and a line of a type this version does not know (a
 //! newer version's) or cannot read is [`Record::Unknown`] and passed over, never an error.
 
+use lembas_protocol::Effort;
 use lembas_protocol::jobs::JobInfo;
 use lembas_protocol::permission::ApprovalOption;
 use lembas_protocol::plan::Plan;
@@ -30,8 +31,8 @@ pub enum Record {
     },
     Model {
         model: String,
-        #[serde(default)]
-        effort: Option<String>,
+        #[serde(default, deserialize_with = "Effort::read_asked")]
+        effort: Option<Effort>,
     },
     /// Made for (or opened by) the link's client: it may delete the session wherever its folder is.
     Given,
@@ -169,8 +170,9 @@ pub struct SessionHeader {
     pub model: String,
     /// As written: a mode this version cannot read is the default mode where it is used.
     pub mode: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub effort: Option<String>,
+    /// A level this version does not know reads as the default.
+    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "Effort::read_asked")]
+    pub effort: Option<Effort>,
     pub title: String,
     /// Made for the link's client (docs/protocol.md, `_lembas/session/delete`).
     pub given: bool,
@@ -278,6 +280,17 @@ mod tests {
                 effort: None
             }
         );
+        // A level this version does not know is the default, as a client's would be; the model
+        // record still reads.
+        assert_eq!(
+            Record::read(json!({ "type": "model", "model": "m", "effort": "turbo" })),
+            Record::Model {
+                model: "m".into(),
+                effort: Some(Effort::Default)
+            }
+        );
+        let header = SessionFile::read(vec![json!({ "type": "session", "cwd": "/p", "effort": "turbo" })]).header;
+        assert_eq!(header.and_then(|h| h.effort), Some(Effort::Default));
     }
 
     /// Files written before the answer was typed say it in words: they read as the same options,

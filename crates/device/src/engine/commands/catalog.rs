@@ -14,6 +14,7 @@ use crate::policy::Mode;
 use crate::policy::protected::Protected;
 use crate::policy::roots;
 use crate::tools::door::Door;
+use lembas_protocol::Effort;
 use lembas_protocol::composer::{AvailableCommand, CommandInput, CommandKind};
 use lembas_protocol::session::LembasMeta;
 
@@ -46,7 +47,7 @@ pub struct Command {
     /// `remote.max_mode`), a model and an effort (for this prompt only).
     pub mode: Option<Mode>,
     pub model: Option<String>,
-    pub effort: Option<String>,
+    pub effort: Option<Effort>,
 }
 
 impl Command {
@@ -191,7 +192,7 @@ fn read_kind(kind: Kind, base: &Path, door: &Door) -> Vec<Command> {
             body: body.trim().to_string(),
             mode: field("mode").and_then(|m| m.parse().ok()),
             model: field("model"),
-            effort: field("effort"),
+            effort: field("effort").map(|e| Effort::asked(&e)),
         });
     }
     commands
@@ -327,8 +328,8 @@ mod tests {
         assert_eq!(set[7].acp().input.map(|i| i.hint).as_deref(), Some("arguments"));
         assert_eq!(set[8].description, "Last");
         assert_eq!(
-            (set[8].mode, set[8].model.as_deref(), set[8].effort.as_deref()),
-            (Some(Mode::Plan), Some("m2"), Some("high"))
+            (set[8].mode, set[8].model.as_deref(), set[8].effort),
+            (Some(Mode::Plan), Some("m2"), Some(Effort::High))
         );
         assert_eq!((set[7].mode, &set[7].model), (None, &None));
         assert_eq!(set[9].description, "Lint it");

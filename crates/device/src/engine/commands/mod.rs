@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::Engine;
-use super::access::{check_model, effort_of, held, judge_cwd, switch_mode, tell_model};
+use super::access::{check_model, held, judge_cwd, switch_mode, tell_model};
 use super::conversation::compact_now;
 use super::session::Session;
 use super::turn::{self, Enclosed};
@@ -21,7 +21,7 @@ use crate::policy::Mode;
 use crate::rpc::RpcError;
 use builtin::Expansion;
 use catalog::{Command, Kind, Sources};
-use lembas_protocol::Reason;
+use lembas_protocol::{Effort, Reason};
 use lembas_protocol::composer::{CommandList, FolderParams};
 use lembas_protocol::event::{Event, TaskState};
 use lembas_protocol::prompt::{PromptAnswer, StopReason, TurnEnd};
@@ -188,8 +188,8 @@ async fn run_command(
 
 /// The model and effort a session had while a command's own run its prompt.
 struct HeldModel {
-    before: (String, String),
-    during: (String, String),
+    before: (String, Effort),
+    during: (String, Effort),
 }
 
 impl HeldModel {
@@ -197,7 +197,7 @@ impl HeldModel {
     /// whether they changed.
     fn give_back(self, session: &Session) -> bool {
         let mut state = session.state();
-        let back = (state.model.clone(), state.effort.clone()) == self.during && self.before != self.during;
+        let back = (state.model.clone(), state.effort) == self.during && self.before != self.during;
         if back {
             (state.model, state.effort) = self.before;
         }
@@ -219,14 +219,14 @@ async fn hold_model(
         None => None,
     };
     let mut state = session.state();
-    let before = (state.model.clone(), state.effort.clone());
+    let before = (state.model.clone(), state.effort);
     if let Some(model) = model {
         state.model = model;
     }
-    if let Some(effort) = &command.effort {
-        state.effort = effort_of(Some(effort));
+    if let Some(effort) = command.effort {
+        state.effort = effort;
     }
-    let during = (state.model.clone(), state.effort.clone());
+    let during = (state.model.clone(), state.effort);
     Ok(Some(HeldModel { before, during }))
 }
 
