@@ -3,7 +3,7 @@
 //! endpoint (`relay::control_call`), so these need no handle on the runtime.
 
 use lembas_device::status::now_ms;
-use serde_json::Value;
+use lembas_protocol::view::View;
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 use tokio::sync::oneshot;
@@ -41,7 +41,7 @@ pub async fn pick_root(app: AppHandle) -> Result<Option<String>, CommandError> {
 
 /// The view the window opens on (the tray's activity log, a clicked notification), once.
 #[tauri::command]
-pub fn take_view(pending: State<'_, PendingView>) -> Option<Value> {
+pub fn take_view(pending: State<'_, PendingView>) -> Option<View> {
     pending.take()
 }
 

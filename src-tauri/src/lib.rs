@@ -10,9 +10,11 @@ mod shown_page;
 pub mod warm_up;
 mod window;
 
+use lembas_protocol::view::View;
+
 /// What the tray passed: the view to open on.
 struct Args {
-    view: Option<serde_json::Value>,
+    view: Option<View>,
 }
 
 fn args() -> Result<Args, String> {

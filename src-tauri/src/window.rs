@@ -5,8 +5,7 @@ use std::io::BufRead;
 use std::sync::Mutex;
 
 use lembas_device::poison::Recover;
-use serde::Deserialize;
-use serde_json::Value;
+use lembas_protocol::view::{View, WindowLine};
 use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindowBuilder};
 
 pub const LABEL: &str = "main";
@@ -15,14 +14,14 @@ const VIEW_EVENT: &str = "show-view";
 
 /// The view the window opens on; its page asks for it once loaded (`take_view`), since an event
 /// sent before its listener exists would be lost.
-pub struct PendingView(Mutex<Option<Value>>);
+pub struct PendingView(Mutex<Option<View>>);
 
 impl PendingView {
-    pub fn new(view: Option<Value>) -> PendingView {
+    pub fn new(view: Option<View>) -> PendingView {
         PendingView(Mutex::new(view))
     }
 
-    pub fn take(&self) -> Option<Value> {
+    pub fn take(&self) -> Option<View> {
         self.0.lock().recover().take()
     }
 }
@@ -36,13 +35,7 @@ pub fn build(app: &AppHandle) -> tauri::Result<()> {
     Ok(())
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum FromTray {
-    Show(Option<Value>),
-}
-
-fn show(app: &AppHandle, view: Option<Value>) -> tauri::Result<()> {
+fn show(app: &AppHandle, view: Option<View>) -> tauri::Result<()> {
     let Some(window) = app.get_webview_window(LABEL) else {
         return Ok(());
     };
@@ -60,8 +53,8 @@ pub fn follow_tray(app: AppHandle) {
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {
             let Ok(line) = line else { break };
-            let done = match serde_json::from_str::<FromTray>(&line) {
-                Ok(FromTray::Show(view)) => show(&app, view),
+            let done = match serde_json::from_str::<WindowLine>(&line) {
+                Ok(WindowLine::Show(view)) => show(&app, view),
                 Err(e) => {
                     tracing::warn!("a line from the tray is not understood: {e}");
                     Ok(())

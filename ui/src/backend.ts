@@ -9,17 +9,13 @@ import type { ControlMethod, ControlPushMethod, Reason } from './protocol';
 // What the device sends, declared once in Rust and generated (wire.ts); the window's own below.
 export type {
   ApprovalCard, ApprovalOption, Decided, Detail, Did, Entry, Grant, ListedSession, ListedTerminal, Mode, PutBackAnswer, Replay, Risk,
-  SettingChange, ShownFile, ShownKind, Snapshot, Step, Timeline, TimelineTurn,
+  SettingChange, ShownFile, ShownKind, Snapshot, Step, Timeline, TimelineTurn, View,
 } from './wire';
-import type { ActivityPage as Page, ApprovalOption, ControlCalls, Grant, Line, SettingChange, Snapshot, Verdict } from './wire';
+import type { ActivityPage as Page, ApprovalOption, ControlCalls, Grant, Line, SettingChange, Snapshot, Verdict, View } from './wire';
 
 /** The newest lines of the activity log, newest first, each described. */
 export type ActivityPage = Omit<Page, 'lines'> & { lines: Line[] };
 
-/** Where the app asks the window to go (the tray's activity log, a clicked notification). */
-export type View =
-  | { view: 'activity' } | { view: 'card'; tool_call_id: string } | { view: 'session'; session_id: string }
-  | { view: 'home'; notice: string | null };
 
 /** A notification the device runtime pushed over the control endpoint, passed on as sent. */
 export interface ControlPush { method: ControlPushMethod; params: unknown }

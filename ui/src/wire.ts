@@ -387,6 +387,8 @@ export type UndoParams = { session_id: string, turn_id: string, };
 
 export type Verdict = "allow" | "allow_for_chat" | "deny";
 
+export type View = { "view": "activity" } | { "view": "card", tool_call_id: string, } | { "view": "session", session_id: string, } | { "view": "home", notice: string | null, };
+
 export type ControlCalls = {
   "hello": { params: HelloParams, answer: Empty },
   "status": { params: Empty, answer: StatusAnswer },

@@ -45,6 +45,7 @@ pub mod show;
 pub mod status;
 pub mod terminal;
 pub mod update;
+pub mod view;
 
 pub use capability::Capability;
 pub use control::{ControlMethod, ControlPush};

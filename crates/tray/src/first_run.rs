@@ -8,7 +8,8 @@ use lembas_device::events::LinkState;
 
 use crate::host::Host;
 use crate::state::HostState;
-use crate::window::{View, WindowProcess};
+use crate::window::WindowProcess;
+use lembas_protocol::view::View;
 
 /// What the window says above Home when the desktop shows no tray icons.
 pub const NO_TRAY_HOST: &str = "Your desktop shows no tray icons (there is no StatusNotifier host on its session bus; on GNOME, the AppIndicator extension adds one), so LLeMbas Desktop's icon and menu do not show. This window is the place to control the device: closing it keeps the device running, and opening LLeMbas Desktop again from your applications brings it back.";

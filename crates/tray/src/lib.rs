@@ -26,7 +26,8 @@ use crate::host::Host;
 use crate::state::Snapshot;
 use crate::tray::{MenuId, TrayView};
 use crate::tray_socket::Claim;
-use crate::window::{View, WindowProcess};
+use crate::window::WindowProcess;
+use lembas_protocol::view::View;
 
 /// What `main` hands the tray: the device's folders and keychain entry, and the window's
 /// executable (nothing below `main` reads the environment).

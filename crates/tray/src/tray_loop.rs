@@ -17,7 +17,8 @@ use tokio::sync::{mpsc, watch};
 use crate::host::Host;
 use crate::tray::{Tray, TrayView};
 use crate::tray_socket::{self, Served};
-use crate::window::{View, WindowProcess};
+use crate::window::WindowProcess;
+use lembas_protocol::view::View;
 use crate::{Given, notices, notifier};
 
 /// How long after start the window's files are read ahead (see [`crate::window::WindowProcess::warm_up`]).

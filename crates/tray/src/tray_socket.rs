@@ -24,7 +24,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-use crate::window::{View, WindowProcess};
+use crate::window::WindowProcess;
+use lembas_protocol::view::View;
 
 pub const WINDOW_OPEN: &str = "window/open";
 

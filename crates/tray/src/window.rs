@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use lembas_device::poison::Recover;
 use lembas_device::status::now_ms;
-use serde::{Deserialize, Serialize};
+use lembas_protocol::view::{View, WindowLine};
 use tokio::io::AsyncWriteExt;
 use tokio::process::{ChildStdin, Command};
 use tokio::sync::mpsc;
@@ -21,31 +21,6 @@ use tokio::sync::mpsc;
 /// Where the window's binary is, for tests and odd layouts; else beside this executable.
 pub const BIN_ENV: &str = "LEMBAS_WINDOW_BIN";
 const BIN_NAME: &str = "lembas-window";
-
-/// Where the window opens.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "view", rename_all = "snake_case")]
-pub enum View {
-    Activity,
-    Card {
-        tool_call_id: String,
-    },
-    /// One chat's timeline in the Sessions view.
-    Session {
-        session_id: String,
-    },
-    /// Home, with a notice above it (the desktop shows no tray icons).
-    Home {
-        notice: Option<String>,
-    },
-}
-
-/// One line to the window process.
-#[derive(Serialize)]
-#[serde(rename_all = "snake_case")]
-enum Line<'a> {
-    Show(Option<&'a View>),
-}
 
 /// The window process, if one runs. Cheap to clone.
 #[derive(Clone)]
@@ -67,8 +42,8 @@ struct Running {
     nth: u64,
 }
 
-fn line(what: Line<'_>) -> String {
-    let mut text = serde_json::to_string(&what).unwrap_or_default();
+fn line(what: &WindowLine) -> String {
+    let mut text = serde_json::to_string(what).unwrap_or_default();
     text.push('\n');
     text
 }
@@ -130,7 +105,7 @@ impl WindowProcess {
     pub fn open(&self, view: Option<View>) -> std::io::Result<()> {
         let mut slot = self.slot();
         if let Some(running) = &slot.running
-            && running.lines.send(line(Line::Show(view.as_ref()))).is_ok()
+            && running.lines.send(line(&WindowLine::Show(view.clone()))).is_ok()
         {
             tracing::info!("the window comes forward");
             return Ok(());
@@ -184,19 +159,9 @@ async fn write_lines(stdin: Option<ChildStdin>, mut queued: mpsc::UnboundedRecei
 mod tests {
     use super::*;
 
+    /// One object a line (the protocol's test says what the object is).
     #[test]
-    fn lines_say_what_the_window_reads() {
-        assert_eq!(line(Line::Show(None)), "{\"show\":null}\n");
-        let card = View::Card {
-            tool_call_id: "t1".into(),
-        };
-        assert_eq!(
-            line(Line::Show(Some(&card))),
-            "{\"show\":{\"view\":\"card\",\"tool_call_id\":\"t1\"}}\n"
-        );
-        assert_eq!(
-            serde_json::to_string(&View::Activity).unwrap(),
-            "{\"view\":\"activity\"}"
-        );
+    fn a_line_is_one_object_and_a_newline() {
+        assert_eq!(line(&WindowLine::Show(None)), "{\"show\":null}\n");
     }
 }

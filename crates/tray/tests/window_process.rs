@@ -10,7 +10,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use lembas_desktop::tray_socket::{self, Claim, Served};
-use lembas_desktop::window::{View, WindowProcess};
+use lembas_desktop::window::WindowProcess;
+use lembas_protocol::view::View;
 use lembas_device::control::{CallError, Client};
 use lembas_device::rpc;
 use lembas_testkit::Home;

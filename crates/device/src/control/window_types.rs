@@ -20,6 +20,8 @@ fn declarations() -> String {
     crate::control::calls::call::visit_types(&mut all);
     all.visit::<Snapshot>();
     all.visit::<Grant>();
+    // Where the window opens, as the tray and a clicked notification say it.
+    all.visit::<lembas_protocol::view::View>();
     // By name: ts-rs visits a type's dependencies in an order that differs from build to build, and
     // TypeScript needs no declaration before its use.
     all.out.sort();
