@@ -239,6 +239,8 @@ title: string | null,
  */
 wait_s: number, };
 
+export type SessionId = string;
+
 export type SessionParams = { session_id: string, };
 
 export type SettingChange = { "setting": "remote_enabled", "value": boolean } | { "setting": "scheduled", "value": boolean } | { "setting": "terminal", "value": boolean } | { "setting": "require_trust", "value": boolean } | { "setting": "max_mode", "value": Mode } | { "setting": "add_root", "value": string } | { "setting": "remove_root", "value": string } | { "setting": "trust", "value": string } | { "setting": "untrust", "value": string };
@@ -387,7 +389,7 @@ export type UndoParams = { session_id: string, turn_id: string, };
 
 export type Verdict = "allow" | "allow_for_chat" | "deny";
 
-export type View = { "view": "activity" } | { "view": "card", tool_call_id: string, } | { "view": "session", session_id: string, } | { "view": "home", notice: string | null, };
+export type View = { "view": "activity" } | { "view": "card", tool_call_id: string, } | { "view": "session", session_id: SessionId, } | { "view": "home", notice: string | null, };
 
 export type ControlCalls = {
   "hello": { params: HelloParams, answer: Empty },

@@ -1,6 +1,7 @@
 //! What the device is doing, for any UI: the link's state and every remote action, broadcast as
 //! [`DeviceEvent`]s and summed up in [`crate::status::Status`].
 
+use lembas_protocol::SessionId;
 use lembas_protocol::limits::Limits;
 use lembas_protocol::event::TaskState;
 use lembas_protocol::prompt::StopReason;
@@ -121,13 +122,13 @@ pub enum DeviceEvent {
     },
     /// session/new made a session (the engine's).
     SessionOpened {
-        session_id: String,
+        session_id: SessionId,
         cwd: String,
         model: String,
     },
     /// A turn started or ended; `stop_reason` absent when it failed.
     Turn {
-        session_id: String,
+        session_id: SessionId,
         turn_id: String,
         state: TaskState,
         stop_reason: Option<StopReason>,
@@ -137,7 +138,7 @@ pub enum DeviceEvent {
     },
     /// An approval card is open: the desktop may answer it (`Engine::answer_card`).
     ApprovalAsked {
-        session_id: String,
+        session_id: SessionId,
         tool_call_id: String,
         title: String,
         reason: String,
@@ -147,19 +148,19 @@ pub enum DeviceEvent {
     },
     /// A card was answered (anywhere), timed out or withdrawn.
     ApprovalSettled {
-        session_id: String,
+        session_id: SessionId,
         tool_call_id: String,
         outcome: String,
     },
     SessionDeleted {
-        session_id: String,
+        session_id: SessionId,
     },
     /// A tool call of the model ended: what the mode decided (`allow`, `ask` or `deny`), who
     /// answered when it asked (`client`, `desktop`, `timeout`; none when it did not ask or the card
     /// was withdrawn), and how it ended (`completed`, `failed` or `denied`). `title` is the model's
     /// own words for the call; what it did is in `command` and `changed_files`.
     ToolCall {
-        session_id: String,
+        session_id: SessionId,
         tool_call_id: String,
         tool: String,
         title: String,
@@ -178,7 +179,7 @@ pub enum DeviceEvent {
     /// with the control method `shown/read { id }`. The text itself is not in the event.
     /// `file_kind` is the file's kind (markdown, code, text, html): `kind` names the event.
     Shown {
-        session_id: String,
+        session_id: SessionId,
         id: String,
         path: String,
         file_kind: lembas_protocol::ShownKind,

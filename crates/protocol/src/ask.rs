@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Mode;
+use crate::{Mode, SessionId};
 use crate::plan::Plan;
 use crate::session::LembasMeta;
 
@@ -20,7 +20,7 @@ pub struct Patience {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QuestionRequest {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub tool_call_id: String,
     /// Why the model asks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,7 +80,7 @@ pub enum Answered {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanRequest {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub tool_call_id: String,
     /// The plan's file, relative to the project; empty when it could not be written.
     pub path: String,

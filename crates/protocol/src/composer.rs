@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::SessionId;
 use crate::session::LembasMeta;
 
 /// `_lembas/files/search`'s and `_lembas/commands`' params: a session's folder, or a folder for a
@@ -12,7 +13,7 @@ use crate::session::LembasMeta;
 #[serde(rename_all = "camelCase")]
 pub struct FolderParams {
     #[serde(default)]
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     /// Absolute.
     #[serde(default)]
     pub cwd: Option<String>,
@@ -23,7 +24,7 @@ pub struct FolderParams {
 #[serde(rename_all = "camelCase")]
 pub struct FilesSearchParams {
     #[serde(default)]
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     /// Absolute.
     #[serde(default)]
     pub cwd: Option<String>,

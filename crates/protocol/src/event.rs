@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Effort, Mode};
+use crate::{Effort, Mode, SessionId};
 use crate::jobs::JobInfo;
 use crate::plan::Plan;
 use crate::prompt::StopReason;
@@ -14,7 +14,7 @@ use crate::prompt::StopReason;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventNotification {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub event: Event,
 }
 

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::SessionId;
+
 /// What a job is. The device runs command jobs only (there are no subagents).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -82,7 +84,7 @@ pub struct JobList {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct JobParams {
-    pub session_id: String,
+    pub session_id: SessionId,
     /// `job_` and a ULID.
     pub id: String,
     /// `_lembas/job/output`: the first character wanted.

@@ -3,13 +3,15 @@
 //! client that takes no `_lembas/*`.
 
 use serde::{Deserialize, Serialize};
+
+use crate::SessionId;
 use serde_json::Value;
 
 /// `_lembas/session/deleted`: a session the instance had is gone from this computer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionDeleted {
-    pub session_id: String,
+    pub session_id: SessionId,
 }
 
 /// `_lembas/permission/settled`: a card was answered elsewhere (on this computer, or by its
@@ -17,7 +19,7 @@ pub struct SessionDeleted {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionSettled {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub tool_call_id: String,
 }
 

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::SessionId;
 use crate::scheduled::ScheduledCard;
 use crate::session::LembasMeta;
 use crate::update::{ToolCallStatus, ToolKind};
@@ -12,7 +13,7 @@ use crate::update::{ToolCallStatus, ToolKind};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionRequest {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub tool_call: AskedCall,
     pub options: Vec<PermissionOption>,
     #[serde(rename = "_meta")]

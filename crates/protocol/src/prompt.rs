@@ -5,7 +5,7 @@
 use crate::context::LembasAsks;
 use serde::{Deserialize, Serialize};
 
-use crate::Mode;
+use crate::{Mode, SessionId};
 use crate::content::ContentBlock;
 use crate::scheduled::RunOutcome;
 use crate::session::LembasMeta;
@@ -14,7 +14,7 @@ use crate::session::LembasMeta;
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptParams {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub prompt: Vec<ContentBlock>,
     #[serde(rename = "_meta", default)]
     pub meta: Option<PromptMeta>,

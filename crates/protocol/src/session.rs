@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Effort, Mode};
+use crate::{Effort, Mode, SessionId};
 use crate::event::AttachmentInfo;
 use crate::mcp::McpServer;
 
@@ -19,7 +19,7 @@ use crate::mcp::McpServer;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRef {
-    pub session_id: String,
+    pub session_id: SessionId,
 }
 
 /// ACP's `SessionModeState`: the mode now and the ones the device allows (up to `max_mode`).
@@ -131,7 +131,7 @@ pub struct LembasMeta<T> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NewSessionAnswer {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub modes: Modes,
     /// An editor's pickers (the link's client has `_lembas/configure`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,7 +144,7 @@ pub struct NewSessionAnswer {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OpenSessionParams {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub cwd: String,
     #[serde(default)]
     pub mcp_servers: Option<Vec<McpServer>>,
@@ -184,7 +184,7 @@ pub struct SessionList {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub cwd: String,
     pub title: Option<String>,
     /// RFC 3339, UTC.
@@ -216,7 +216,7 @@ pub struct ConfigChoice {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SetConfigOptionParams {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub config_id: String,
     /// One of the option's values.
     pub value: ConfigValue,
@@ -242,7 +242,7 @@ pub struct ConfigOptions {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SetModeParams {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub mode_id: Mode,
 }
 
@@ -251,7 +251,7 @@ pub struct SetModeParams {
 #[serde(rename_all = "camelCase")]
 pub struct CancelParams {
     #[serde(default)]
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
 }
 
 /// An empty answer (`{}`).
@@ -263,7 +263,7 @@ pub struct Empty {}
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigureParams {
-    pub session_id: String,
+    pub session_id: SessionId,
     #[serde(default)]
     pub model: Option<String>,
     #[serde(default, deserialize_with = "Effort::read_asked")]
@@ -281,7 +281,7 @@ pub struct Configured {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TitleParams {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub title: String,
 }
 
@@ -295,7 +295,7 @@ pub struct Titled {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct History {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub title: String,
     /// The session's folder.
     pub root: String,
@@ -345,7 +345,7 @@ pub struct Deleted {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SteerParams {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub text: String,
     /// The client's id of the message, given back in the history.
     #[serde(default)]
@@ -367,7 +367,7 @@ pub struct Steered {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RewindParams {
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The first turn to leave the conversation.
     pub turn_id: String,
 }

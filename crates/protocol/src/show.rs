@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::SessionId;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
@@ -18,7 +20,7 @@ pub enum ShownKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ShowRequest {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub tool_call_id: String,
     /// Relative to the session's working folder.
     pub path: String,

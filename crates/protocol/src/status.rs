@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::SessionId;
 use crate::jobs::JobInfo;
 use crate::plan::Plan;
 
@@ -22,7 +23,7 @@ pub enum Held {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStatus {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub exists: bool,
     pub held: Held,
     pub busy: bool,
@@ -44,7 +45,7 @@ impl SessionStatus {
     /// A session this device does not have.
     pub fn unknown(session_id: &str) -> SessionStatus {
         SessionStatus {
-            session_id: session_id.to_string(),
+            session_id: session_id.into(),
             exists: false,
             held: Held::None,
             busy: false,

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::Mode;
+use crate::{Mode, SessionId};
 use crate::composer::AvailableCommand;
 use crate::content::ContentBlock;
 use crate::plan::Plan;
@@ -15,7 +15,7 @@ use crate::session::LembasMeta;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionNotification {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub update: SessionUpdate,
 }
 

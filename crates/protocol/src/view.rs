@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::SessionId;
+
 /// Where the window opens.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -15,7 +17,7 @@ pub enum View {
     },
     /// One chat's timeline in the Sessions view.
     Session {
-        session_id: String,
+        session_id: SessionId,
     },
     /// Home, with a notice above it (the desktop shows no tray icons).
     Home {

@@ -100,8 +100,8 @@ pub(crate) fn opened(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError
         match sessions.get(id) {
             Some(session) => (session.clone(), false),
             None => {
-                let session = Session::new(id.to_string(), replayed.cwd, replayed.state, Some(hold));
-                sessions.insert(id.to_string(), session.clone());
+                let session = Session::new(id.into(), replayed.cwd, replayed.state, Some(hold));
+                sessions.insert(id.into(), session.clone());
                 (session, true)
             }
         }

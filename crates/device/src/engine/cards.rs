@@ -115,7 +115,7 @@ impl Engine {
         if let CardRequest::Plan(plan) = &card {
             // The desktop shows plans too (questions are answered in LLeMbas only).
             self.device_event(DeviceEvent::ApprovalAsked {
-                session_id: session_id.clone(),
+                session_id: session_id.as_str().into(),
                 tool_call_id: tool_call_id.clone(),
                 title: "Approve the plan".to_string(),
                 reason: match plan.path.as_str() {
@@ -160,7 +160,7 @@ impl Engine {
             self.settled(&session_id, tool_call_id, label).await;
         } else {
             self.device_event(DeviceEvent::ApprovalSettled {
-                session_id,
+                session_id: session_id.into(),
                 tool_call_id: tool_call_id.to_string(),
                 outcome: label.to_string(),
             });
@@ -170,7 +170,7 @@ impl Engine {
 
     pub(super) async fn settled(&self, session_id: &str, tool_call_id: &str, outcome: &str) {
         self.device_event(DeviceEvent::ApprovalSettled {
-            session_id: session_id.to_string(),
+            session_id: session_id.into(),
             tool_call_id: tool_call_id.to_string(),
             outcome: outcome.to_string(),
         });
@@ -180,7 +180,7 @@ impl Engine {
                 .notify(
                     LinkMethod::PermissionSettled,
                     json!(PermissionSettled {
-                        session_id: session_id.to_string(),
+                        session_id: session_id.into(),
                         tool_call_id: tool_call_id.to_string(),
                     }),
                 )

@@ -9,6 +9,7 @@ use super::session::Session;
 use crate::decisions::decisions;
 use crate::files::mention::{self, Attached, Scope};
 use crate::rpc::RpcError;
+use lembas_protocol::SessionId;
 use lembas_protocol::composer::{FilesFound, FilesSearchParams, FoundFile};
 
 /// `_lembas/files/search`: the files of a session's folder (or a folder's) whose paths match what
@@ -60,9 +61,9 @@ pub async fn search(engine: &Engine, params: FilesSearchParams) -> Result<FilesF
 /// session/new's rules; with the session's id when there is one.
 fn searched(
     engine: &Engine,
-    session_id: Option<String>,
+    session_id: Option<SessionId>,
     cwd: Option<String>,
-) -> Result<(PathBuf, Option<String>), RpcError> {
+) -> Result<(PathBuf, Option<SessionId>), RpcError> {
     match (session_id, cwd) {
         (Some(id), _) => {
             let session = held(engine, &id)?;

@@ -114,7 +114,7 @@ impl Engine {
                 let busy = session.state().busy();
                 let state = session.state();
                 LiveSession {
-                    id: session.id.clone(),
+                    id: session.id.to_string(),
                     running: busy,
                     model: state.model.clone(),
                     mode: state.mode.as_str().to_string(),

@@ -189,11 +189,11 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
     }
     let mcp_report = state.mcp.as_ref().map(|s| s.report());
     engine.sessions().insert(
-        id.clone(),
-        Session::new(id.clone(), cwd.clone(), state, Some(hold)),
+        id.as_str().into(),
+        Session::new(id.as_str().into(), cwd.clone(), state, Some(hold)),
     );
     engine.device_event(crate::events::DeviceEvent::SessionOpened {
-        session_id: id.clone(),
+        session_id: id.as_str().into(),
         cwd: cwd.display().to_string(),
         model: model.clone(),
     });
@@ -201,7 +201,7 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
         tracing::warn!("{notice}");
     }
     // An editor's pickers (the link's client has _lembas/configure).
-    let opened = engine.sessions().get(&id).cloned();
+    let opened = engine.sessions().get(id.as_str()).cloned();
     let config_options = match opened {
         Some(session) if engine.serves_editor() => {
             Some(super::config_options::options(engine, &session).await)
@@ -209,7 +209,7 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
         _ => None,
     };
     Ok(NewSessionAnswer {
-        session_id: id,
+        session_id: id.into(),
         modes: modes(mode, settings.remote.max_mode),
         config_options,
         meta: LembasMeta {
@@ -388,7 +388,7 @@ async fn title(engine: &Engine, params: TitleParams) -> Result<Titled, RpcError>
         .event(
             &id,
             Event::Title {
-                id: id.clone(),
+                id: id.to_string(),
                 title: title.clone(),
             },
         )

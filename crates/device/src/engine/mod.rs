@@ -56,7 +56,7 @@ use crate::settings::Settings;
 use crate::setup::Setup;
 use crate::store::Store;
 use crate::tools::ToolContext;
-use lembas_protocol::LinkMethod;
+use lembas_protocol::{LinkMethod, SessionId};
 use lembas_protocol::event::{Event, EventNotification};
 use lembas_protocol::notices::SessionDeleted;
 use lembas_protocol::update::{SessionNotification, SessionUpdate};
@@ -75,7 +75,7 @@ struct Inner {
     setup: Setup,
     events: broadcast::Sender<DeviceEvent>,
     store: Store,
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
     client: Mutex<Option<ClientLink>>,
     approvals: approvals::Approvals,
     http: reqwest::Client,
@@ -215,7 +215,7 @@ impl Engine {
         })
     }
 
-    fn sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
+    fn sessions(&self) -> MutexGuard<'_, HashMap<SessionId, Arc<Session>>> {
         self.0.sessions.lock().recover()
     }
 
@@ -303,7 +303,7 @@ impl Engine {
         self.show(session_id, || live::Shown::Client(update.clone()));
         if let Some(client) = self.client() {
             let notification = SessionNotification {
-                session_id: session_id.to_string(),
+                session_id: session_id.into(),
                 update,
             };
             let _ = client
@@ -316,7 +316,7 @@ impl Engine {
     pub(crate) async fn event(&self, session_id: &str, event: Event) {
         if let Some(client) = self.client().filter(|c| c.lembas) {
             let notification = EventNotification {
-                session_id: session_id.to_string(),
+                session_id: session_id.into(),
                 event,
             };
             let _ = client.notify(LinkMethod::Event, json!(notification)).await;
@@ -335,7 +335,7 @@ impl Engine {
         };
         // Deleted from a shell while this runtime held it: stop it and forget it here too.
         for id in &ids {
-            if let Some(session) = self.sessions().remove(id) {
+            if let Some(session) = self.sessions().remove(id.as_str()) {
                 session.cancel();
                 session.state().jobs.stop_all();
             }
@@ -351,7 +351,7 @@ impl Engine {
                 .notify(
                     LinkMethod::SessionDeleted,
                     json!(SessionDeleted {
-                        session_id: id.clone()
+                        session_id: id.as_str().into()
                     }),
                 )
                 .await

@@ -50,7 +50,7 @@ pub async fn list(engine: &Engine, params: ListParams) -> Result<SessionList, Rp
         .skip(start)
         .take(PAGE)
         .map(|s| SessionInfo {
-            session_id: s.id.clone(),
+            session_id: s.id.as_str().into(),
             cwd: s.cwd.clone(),
             title: (!s.title.is_empty()).then(|| s.title.clone()),
             updated_at: utc(s.updated_ms),

@@ -2,7 +2,7 @@
 //! model sees it, its turns, and its append-only file in the store. The conversation is rebuilt
 //! from the file when a session is opened again.
 
-use lembas_protocol::Effort;
+use lembas_protocol::{Effort, SessionId};
 use lembas_protocol::context::{LembasAsks, Personalization};
 use lembas_protocol::event::AttachmentInfo;
 use lembas_protocol::plan::Plan;
@@ -175,7 +175,7 @@ impl SessionState {
 }
 
 pub struct Session {
-    pub id: String,
+    pub id: SessionId,
     /// The session's folder, resolved when it was made (judged again at every prompt).
     pub cwd: PathBuf,
     state: Mutex<SessionState>,
@@ -203,7 +203,7 @@ impl Session {
     }
 
     pub fn new(
-        id: String,
+        id: SessionId,
         cwd: PathBuf,
         state: SessionState,
         hold: Option<crate::store::SessionHold>,

@@ -88,7 +88,7 @@ pub async fn run(
             .event(
                 &sid,
                 Event::Title {
-                    id: sid.clone(),
+                    id: sid.to_string(),
                     title: title.clone(),
                 },
             )

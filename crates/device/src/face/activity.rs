@@ -270,7 +270,7 @@ mod tests {
 
     fn turn(id: &str, state: TaskState, cwd: &str) -> DeviceEvent {
         DeviceEvent::Turn {
-            session_id: format!("ses_{id}"),
+            session_id: format!("ses_{id}").into(),
             turn_id: id.into(),
             state,
             stop_reason: (state == TaskState::End).then_some(StopReason::EndTurn),

@@ -94,7 +94,7 @@ pub async fn run(
     let kept = engine.shelf().keep(
         ShownFile {
             id: String::new(),
-            session_id: session.id.clone(),
+            session_id: session.id.to_string(),
             path: shown.clone(),
             kind,
             language: language.map(str::to_string),
@@ -109,7 +109,7 @@ pub async fn run(
         },
     );
     engine.device_event(DeviceEvent::Shown {
-        session_id: kept.session_id.clone(),
+        session_id: kept.session_id.as_str().into(),
         id: kept.id.clone(),
         path: kept.path.clone(),
         file_kind: kept.kind,

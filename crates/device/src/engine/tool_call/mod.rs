@@ -375,7 +375,7 @@ impl Logged {
     /// The call's [`DeviceEvent::ToolCall`]; `outcome` is `completed`, `failed` or `denied`.
     fn event(&self, session_id: &str, call: &ToolCall, outcome: &str) -> DeviceEvent {
         DeviceEvent::ToolCall {
-            session_id: session_id.to_string(),
+            session_id: session_id.into(),
             tool_call_id: call.id.clone(),
             tool: call.name.clone(),
             title: self.title.clone(),
