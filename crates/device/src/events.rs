@@ -2,8 +2,8 @@
 //! [`DeviceEvent`]s and summed up in [`crate::status::Status`].
 
 use lembas_protocol::SessionId;
-use lembas_protocol::limits::Limits;
 use lembas_protocol::event::TaskState;
+use lembas_protocol::limits::Limits;
 use lembas_protocol::prompt::StopReason;
 use serde::{Deserialize, Serialize};
 

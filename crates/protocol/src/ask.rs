@@ -5,9 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Mode, SessionId};
 use crate::plan::Plan;
 use crate::session::LembasMeta;
+use crate::{Mode, SessionId};
 
 /// `_meta.lembas` of a card: whether a person may also answer at a terminal, so the client does
 /// not time it out.

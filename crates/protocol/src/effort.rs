@@ -18,7 +18,13 @@ pub enum Effort {
 }
 
 impl Effort {
-    pub const ALL: [Effort; 5] = [Effort::Off, Effort::Default, Effort::Low, Effort::Medium, Effort::High];
+    pub const ALL: [Effort; 5] = [
+        Effort::Off,
+        Effort::Default,
+        Effort::Low,
+        Effort::Medium,
+        Effort::High,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {

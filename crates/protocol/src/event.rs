@@ -5,10 +5,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Effort, Mode, SessionId};
 use crate::jobs::JobInfo;
 use crate::plan::Plan;
 use crate::prompt::StopReason;
+use crate::{Effort, Mode, SessionId};
 
 /// `_lembas/event`'s params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

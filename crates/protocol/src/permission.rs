@@ -66,7 +66,11 @@ pub enum ApprovalOption {
 }
 
 impl ApprovalOption {
-    pub const ALL: [ApprovalOption; 3] = [ApprovalOption::Once, ApprovalOption::Session, ApprovalOption::Deny];
+    pub const ALL: [ApprovalOption; 3] = [
+        ApprovalOption::Once,
+        ApprovalOption::Session,
+        ApprovalOption::Deny,
+    ];
 
     /// Its `optionId`.
     pub fn option_id(self) -> &'static str {
@@ -79,7 +83,9 @@ impl ApprovalOption {
 
     /// The option a client selected; `None` for an id the device never offers.
     pub fn of_id(option_id: &str) -> Option<ApprovalOption> {
-        ApprovalOption::ALL.into_iter().find(|o| o.option_id() == option_id)
+        ApprovalOption::ALL
+            .into_iter()
+            .find(|o| o.option_id() == option_id)
     }
 
     /// As the activity log, `_lembas/permission/settled` and the window say it.
@@ -100,7 +106,9 @@ impl PermissionOption {
             .map(|option_id| {
                 let (kind, name) = match option_id {
                     ApprovalOption::Once => (PermissionOptionKind::AllowOnce, "Allow"),
-                    ApprovalOption::Session => (PermissionOptionKind::AllowAlways, "Always allow in this session"),
+                    ApprovalOption::Session => {
+                        (PermissionOptionKind::AllowAlways, "Always allow in this session")
+                    }
                     ApprovalOption::Deny => (PermissionOptionKind::RejectOnce, "Deny"),
                 };
                 PermissionOption {

@@ -5,10 +5,10 @@
 use crate::context::LembasAsks;
 use serde::{Deserialize, Serialize};
 
-use crate::{Mode, SessionId};
 use crate::content::ContentBlock;
 use crate::scheduled::RunOutcome;
 use crate::session::LembasMeta;
+use crate::{Mode, SessionId};
 
 /// `session/prompt`'s params.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -10,9 +10,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Effort, Mode, SessionId};
 use crate::event::AttachmentInfo;
 use crate::mcp::McpServer;
+use crate::{Effort, Mode, SessionId};
 
 /// A request that names one session and nothing else (`_lembas/session/status`, `…/history`,
 /// `…/compact`, `…/delete`, `_lembas/jobs`, `session/close`).

@@ -5,11 +5,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Mode, SessionId};
 use crate::composer::AvailableCommand;
 use crate::content::ContentBlock;
 use crate::plan::Plan;
 use crate::session::LembasMeta;
+use crate::{Mode, SessionId};
 
 /// `session/update`'s params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -48,8 +48,12 @@ mod tests {
             line(WindowLine::Show(Some(card.clone()))),
             r#"{"show":{"view":"card","tool_call_id":"t1"}}"#
         );
-        assert_eq!(serde_json::to_string(&View::Activity).unwrap(), r#"{"view":"activity"}"#);
-        let read: WindowLine = serde_json::from_str(r#"{"show":{"view":"card","tool_call_id":"t1"}}"#).unwrap();
+        assert_eq!(
+            serde_json::to_string(&View::Activity).unwrap(),
+            r#"{"view":"activity"}"#
+        );
+        let read: WindowLine =
+            serde_json::from_str(r#"{"show":{"view":"card","tool_call_id":"t1"}}"#).unwrap();
         assert_eq!(read, WindowLine::Show(Some(card)));
     }
 }

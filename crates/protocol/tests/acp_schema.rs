@@ -3,7 +3,6 @@
 //! `shared/spec/acp-schema-v1/schema.json`.
 
 use lembas_protocol::Capability;
-use lembas_protocol::{Effort, Mode};
 use lembas_protocol::composer::{AvailableCommand, CommandInput, CommandKind};
 use lembas_protocol::content::ContentBlock;
 use lembas_protocol::initialize::{
@@ -16,6 +15,7 @@ use lembas_protocol::prompt::{PromptAnswer, StopReason};
 use lembas_protocol::scheduled::ScheduledCard;
 use lembas_protocol::session::*;
 use lembas_protocol::update::*;
+use lembas_protocol::{Effort, Mode};
 use serde::Serialize;
 use serde_json::{Value, json};
 

@@ -14,6 +14,7 @@ mod beside;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use lembas_device::control::ApprovalOption;
 use lembas_device::engine::Card;
 use lembas_device::events::DeviceEvent;
 use lembas_device::link::AtFinal;
@@ -22,7 +23,6 @@ use lembas_device::runtime::{Runtime, StartError};
 use lembas_device::settings;
 use lembas_device::setup::Setup;
 use lembas_device::status;
-use lembas_device::control::ApprovalOption;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 
 use crate::activity::Activity;

@@ -18,8 +18,8 @@ use crate::host::Host;
 use crate::tray::{Tray, TrayView};
 use crate::tray_socket::{self, Served};
 use crate::window::WindowProcess;
-use lembas_protocol::view::View;
 use crate::{Given, notices, notifier};
+use lembas_protocol::view::View;
 
 /// How long after start the window's files are read ahead (see [`crate::window::WindowProcess::warm_up`]).
 #[cfg(target_os = "linux")]

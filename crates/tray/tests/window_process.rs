@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use lembas_desktop::tray_socket::{self, Claim, Served};
 use lembas_desktop::window::WindowProcess;
-use lembas_protocol::view::View;
 use lembas_device::control::{CallError, Client};
 use lembas_device::rpc;
+use lembas_protocol::view::View;
 use lembas_testkit::Home;
 use serde_json::json;
 

@@ -142,12 +142,7 @@ async fn the_window_follows_a_session_live_and_reads_its_transcript_with_decisio
             step["decided"]["answer"].as_str(),
             step["result"]["status"].as_str(),
         ),
-        (
-            Some("ask"),
-            Some("desktop"),
-            Some("once"),
-            Some("completed")
-        ),
+        (Some("ask"), Some("desktop"), Some("once"), Some("completed")),
         "{timeline}"
     );
     // The change as the device made it, and the copy Put back would restore.
@@ -296,12 +291,7 @@ async fn grants_are_listed_and_taken_back_and_put_back_restores_the_files_turns_
             decided["answer"].as_str(),
             decided["mode"].as_str()
         ),
-        (
-            Some("ask"),
-            Some("client"),
-            Some("session"),
-            Some("manual")
-        ),
+        (Some("ask"), Some("client"), Some("session"), Some("manual")),
         "{timeline}"
     );
     assert!(

@@ -4,9 +4,9 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 
 use super::*;
+use crate::events::{DeviceEvent, LinkState};
 use lembas_protocol::event::TaskState;
 use lembas_protocol::prompt::StopReason;
-use crate::events::{DeviceEvent, LinkState};
 
 fn turn_end() -> DeviceEvent {
     DeviceEvent::Turn {
@@ -260,10 +260,15 @@ fn each_line_says_what_happened_in_a_sentence() {
     assert_eq!(text(turn_end(), &mut lines), "Turn t1 of ses_a ended (end_turn)");
     // A turn's state and stop reason are logged by their wire names, and such lines read back.
     let logged = lines.line(&turn_end(), 0).unwrap();
-    assert!(logged.contains(r#""state":"end","stop_reason":"end_turn""#), "{logged}");
-    let started = r#"{"at_ms":1,"kind":"turn","session_id":"ses_a","turn_id":"t2","state":"start","stop_reason":null}"#;
+    assert!(
+        logged.contains(r#""state":"end","stop_reason":"end_turn""#),
+        "{logged}"
+    );
+    let started =
+        r#"{"at_ms":1,"kind":"turn","session_id":"ses_a","turn_id":"t2","state":"start","stop_reason":null}"#;
     assert_eq!(describe(&parse(started).unwrap()), "Turn t2 of ses_a started");
-    let failed = r#"{"at_ms":1,"kind":"turn","session_id":"ses_a","turn_id":"t2","state":"end","stop_reason":null}"#;
+    let failed =
+        r#"{"at_ms":1,"kind":"turn","session_id":"ses_a","turn_id":"t2","state":"end","stop_reason":null}"#;
     assert_eq!(describe(&parse(failed).unwrap()), "Turn t2 of ses_a failed");
     assert_eq!(
         text(

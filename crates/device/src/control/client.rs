@@ -11,13 +11,13 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, ReadHalf, WriteHalf};
 
+use super::ApprovalCard;
 use super::calls::{ControlCall, call};
 use super::cookie::{self, Cookie};
 use super::endpoint::{self, Stream};
 use super::params::{
     ActivityLines, ActivityParams, AnswerParams, Answered, Count, HelloParams, RemoteStopped, Streams,
 };
-use super::ApprovalCard;
 use crate::events::DeviceEvent;
 use crate::paths::Dirs;
 use crate::rpc::{self, Incoming, RpcError};

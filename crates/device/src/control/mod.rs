@@ -106,9 +106,9 @@ use std::path::PathBuf;
 use crate::paths::Dirs;
 
 pub use crate::face::pending::{ApprovalCard, Detail, Diff, Plan, ScheduledRun};
+pub use client::{CallError, Client, ConnectError, Pushed, Subscription};
 /// What [`Client::answer`] picks.
 pub use lembas_protocol::permission::ApprovalOption;
-pub use client::{CallError, Client, ConnectError, Pushed, Subscription};
 pub(crate) use parts::Parts;
 pub(crate) use server::Server;
 pub use settings::SettingChange;

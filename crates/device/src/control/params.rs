@@ -4,11 +4,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use lembas_protocol::permission::ApprovalOption;
 use crate::engine::grants::Grant;
 use crate::engine::show::ShownFile;
 use crate::status::Status;
 use crate::store::SessionSummary;
+use lembas_protocol::permission::ApprovalOption;
 
 /// `approvals/answer`'s params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -445,12 +445,7 @@ async fn answer(parts: &Parts, asked: AnswerParams) -> Result<Answered, RpcError
         .into_iter()
         .find(|c| c.tool_call_id() == asked.id);
     let answered = match &card {
-        Some(_) => {
-            parts
-                .engine
-                .answer_card(&asked.id, asked.answer)
-                .await
-        }
+        Some(_) => parts.engine.answer_card(&asked.id, asked.answer).await,
         None => false,
     };
     match card {

@@ -84,7 +84,9 @@ impl Answer {
     fn from_permission(answer: PermissionAnswer) -> Answer {
         let says = answer.meta.and_then(|m| m.lembas).unwrap_or_default();
         match answer.outcome {
-            PermissionOutcome::Selected { option_id } => Answer::from_option(ApprovalOption::of_id(&option_id), says),
+            PermissionOutcome::Selected { option_id } => {
+                Answer::from_option(ApprovalOption::of_id(&option_id), says)
+            }
             PermissionOutcome::Cancelled => Answer::Deny {
                 feedback: said(says.feedback),
             },
@@ -97,7 +99,9 @@ impl Answer {
         match self {
             Answer::Allow { always: false, .. } => ApprovalOption::Once,
             Answer::Allow { always: true, .. } => ApprovalOption::Session,
-            Answer::Deny { .. } | Answer::Question(_) | Answer::Plan(_) | Answer::Unsupported => ApprovalOption::Deny,
+            Answer::Deny { .. } | Answer::Question(_) | Answer::Plan(_) | Answer::Unsupported => {
+                ApprovalOption::Deny
+            }
         }
     }
 

@@ -78,7 +78,10 @@ pub async fn set(engine: &Engine, params: SetConfigOptionParams) -> Result<Confi
     let value = value.as_str();
     let (model, effort) = match params.config_id.as_str() {
         MODEL => (Some(check_model(engine, value).await?), None),
-        EFFORT => (None, Some(value.parse::<Effort>().map_err(RpcError::invalid_params)?)),
+        EFFORT => (
+            None,
+            Some(value.parse::<Effort>().map_err(RpcError::invalid_params)?),
+        ),
         other => {
             return Err(RpcError::invalid_params(format!(
                 "This agent has no option {other:?}: its options are {MODEL} and {EFFORT}."

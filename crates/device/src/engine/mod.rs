@@ -56,10 +56,10 @@ use crate::settings::Settings;
 use crate::setup::Setup;
 use crate::store::Store;
 use crate::tools::ToolContext;
-use lembas_protocol::{LinkMethod, SessionId};
 use lembas_protocol::event::{Event, EventNotification};
 use lembas_protocol::notices::SessionDeleted;
 use lembas_protocol::update::{SessionNotification, SessionUpdate};
+use lembas_protocol::{LinkMethod, SessionId};
 use session::Session;
 
 /// How often the engine looks for sessions deleted from a shell (`lembas sessions delete`).

@@ -2,13 +2,13 @@
 //! model sees it, its turns, and its append-only file in the store. The conversation is rebuilt
 //! from the file when a session is opened again.
 
-use lembas_protocol::{Effort, SessionId};
 use lembas_protocol::context::{LembasAsks, Personalization};
 use lembas_protocol::event::AttachmentInfo;
 use lembas_protocol::plan::Plan;
 use lembas_protocol::prompt::PromptAnswer;
 use lembas_protocol::session::{History, HistoryTool, HistoryTurn};
 use lembas_protocol::status::{Held, SessionStatus};
+use lembas_protocol::{Effort, SessionId};
 use serde_json::json;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;

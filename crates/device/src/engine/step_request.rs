@@ -178,7 +178,10 @@ mod tests {
         assert_eq!(body(Effort::High)["reasoning_effort"], "high");
         assert_eq!(body(Effort::Off)["reasoning_effort"], "none");
         assert!(body(Effort::Default).get("reasoning_effort").is_none());
-        assert!(body(Effort::Default).get("tools").is_none() && body(Effort::Default).get("tool_choice").is_none());
+        assert!(
+            body(Effort::Default).get("tools").is_none()
+                && body(Effort::Default).get("tool_choice").is_none()
+        );
         assert_eq!(
             body(Effort::Default)["stream_options"],
             json!({ "include_usage": true })

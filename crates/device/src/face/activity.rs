@@ -1,8 +1,8 @@
 //! What the instance did on this computer, folded from the device's events: a bounded list for the
 //! window's activity view, and what is going on right now for the tray's "Now:" line.
 
-use lembas_protocol::limits::Limits;
 use lembas_protocol::event::TaskState;
+use lembas_protocol::limits::Limits;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::events::{DeviceEvent, LinkState, what_a_call_did};

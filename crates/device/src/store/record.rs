@@ -171,7 +171,10 @@ pub struct SessionHeader {
     /// As written: a mode this version cannot read is the default mode where it is used.
     pub mode: String,
     /// A level this version does not know reads as the default.
-    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "Effort::read_asked")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "Effort::read_asked"
+    )]
     pub effort: Option<Effort>,
     pub title: String,
     /// Made for the link's client (docs/protocol.md, `_lembas/session/delete`).
@@ -289,7 +292,8 @@ mod tests {
                 effort: Some(Effort::Default)
             }
         );
-        let header = SessionFile::read(vec![json!({ "type": "session", "cwd": "/p", "effort": "turbo" })]).header;
+        let header =
+            SessionFile::read(vec![json!({ "type": "session", "cwd": "/p", "effort": "turbo" })]).header;
         assert_eq!(header.and_then(|h| h.effort), Some(Effort::Default));
     }
 

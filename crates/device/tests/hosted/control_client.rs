@@ -4,8 +4,8 @@
 //! Service (scripts/with-keyring). The runtime lives in the test's own home, handed its folders.
 
 use lembas_device::control::{self, CallError, Client, ConnectError, Pushed, Subscription};
-use lembas_protocol::permission::ApprovalOption;
 use lembas_device::events::{DeviceEvent, LinkState};
+use lembas_protocol::permission::ApprovalOption;
 
 use crate::WAIT;
 use lembas_device::runtime::Runtime;

@@ -42,7 +42,10 @@ async fn the_desktop_answers_a_card_first_and_the_client_is_told() {
     assert_eq!(cards[0].session_id(), session);
 
     assert!(
-        runtime.engine.answer_card("call_desk", ApprovalOption::Once).await,
+        runtime
+            .engine
+            .answer_card("call_desk", ApprovalOption::Once)
+            .await,
         "the open card takes the desktop's answer"
     );
     let settled = link
@@ -60,7 +63,12 @@ async fn the_desktop_answers_a_card_first_and_the_client_is_told() {
     )
     .await
     .unwrap();
-    assert!(!runtime.engine.answer_card("call_desk", ApprovalOption::Deny).await);
+    assert!(
+        !runtime
+            .engine
+            .answer_card("call_desk", ApprovalOption::Deny)
+            .await
+    );
     let answer = link.recv_answer(id, WAIT).await.unwrap();
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert_eq!(

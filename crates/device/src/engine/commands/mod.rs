@@ -21,12 +21,12 @@ use crate::policy::Mode;
 use crate::rpc::RpcError;
 use builtin::Expansion;
 use catalog::{Command, Kind, Sources};
-use lembas_protocol::{Effort, Reason};
 use lembas_protocol::composer::{CommandList, FolderParams};
 use lembas_protocol::event::{Event, TaskState};
 use lembas_protocol::prompt::{PromptAnswer, StopReason, TurnEnd};
 use lembas_protocol::session::LembasMeta;
 use lembas_protocol::update::SessionUpdate;
+use lembas_protocol::{Effort, Reason};
 
 /// The commands a session in `folder` offers now (the files are read each time: a command file
 /// written during a turn counts from the next prompt).
