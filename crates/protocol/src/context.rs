@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::TurnId;
+
 use crate::Mode;
 
 /// `_meta.lembas` of `session/new` and `session/prompt`.
@@ -11,7 +13,7 @@ pub struct LembasAsks {
     /// The client's id of the turn (`session/prompt`): a turn id the session knows is never run
     /// twice.
     #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
-    pub turn_id: Option<String>,
+    pub turn_id: Option<TurnId>,
     /// The chat's effective authored prompt: absent, the session keeps what it had; null or
     /// empty, none.
     #[serde(

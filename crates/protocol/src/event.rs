@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::jobs::JobInfo;
 use crate::plan::Plan;
 use crate::prompt::StopReason;
-use crate::{Effort, Mode, SessionId};
+use crate::{Effort, Mode, SessionId, TurnId};
 
 /// `_lembas/event`'s params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -24,7 +24,7 @@ pub enum Event {
     /// A turn's prompt as the person sees it (a command's name, not its body).
     Prompt {
         text: String,
-        turn_id: String,
+        turn_id: TurnId,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         attachments: Vec<AttachmentInfo>,
         /// Started by the device (a finished job's note), not typed.
@@ -33,13 +33,13 @@ pub enum Event {
     },
     Task {
         state: TaskState,
-        turn_id: String,
+        turn_id: TurnId,
     },
     /// The steers taken in at this step, and the ids the client gave them.
     Steered {
         texts: Vec<String>,
         ids: Vec<String>,
-        turn_id: String,
+        turn_id: TurnId,
     },
     Mode {
         mode: Mode,
@@ -76,7 +76,7 @@ pub enum Event {
         job_id: String,
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        turn_id: Option<String>,
+        turn_id: Option<TurnId>,
     },
     Text {
         text: String,
@@ -88,13 +88,13 @@ pub enum Event {
         id: String,
         name: String,
         title: String,
-        turn_id: String,
+        turn_id: TurnId,
     },
     ToolEnd {
         id: String,
         name: String,
         is_error: bool,
-        turn_id: String,
+        turn_id: TurnId,
     },
     /// A call the person or the limits refused: why, and the person's words if any.
     ToolDenied {
@@ -102,22 +102,22 @@ pub enum Event {
         name: String,
         reason: String,
         feedback: Option<String>,
-        turn_id: String,
+        turn_id: TurnId,
     },
     /// The model's usage of a step as it reported it (passed through), and how full the window is.
     Usage {
         usage: Value,
         used: u64,
         size: u64,
-        turn_id: String,
+        turn_id: TurnId,
     },
     Error {
         message: String,
-        turn_id: String,
+        turn_id: TurnId,
     },
     /// A turn ended; `stopReason` as the prompt's answer says it, null when it failed.
     Done {
-        turn_id: String,
+        turn_id: TurnId,
         stop_reason: Option<StopReason>,
     },
 }

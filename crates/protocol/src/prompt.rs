@@ -5,6 +5,8 @@
 use crate::context::LembasAsks;
 use serde::{Deserialize, Serialize};
 
+use crate::TurnId;
+
 use crate::content::ContentBlock;
 use crate::scheduled::RunOutcome;
 use crate::session::LembasMeta;
@@ -44,7 +46,7 @@ impl PromptAnswer {
             stop_reason,
             meta: LembasMeta {
                 lembas: TurnEnd {
-                    turn_id: turn_id.to_string(),
+                    turn_id: turn_id.into(),
                     ..TurnEnd::default()
                 },
             },
@@ -92,7 +94,7 @@ impl std::fmt::Display for StopReason {
 #[serde(rename_all = "camelCase")]
 pub struct TurnEnd {
     #[serde(default)]
-    pub turn_id: String,
+    pub turn_id: TurnId,
     /// Steers the turn ended before taking in: send them next.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unsent: Vec<String>,

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::event::AttachmentInfo;
 use crate::mcp::McpServer;
-use crate::{Effort, Mode, SessionId};
+use crate::{Effort, Mode, SessionId, TurnId};
 
 /// A request that names one session and nothing else (`_lembas/session/status`, `…/history`,
 /// `…/compact`, `…/delete`, `_lembas/jobs`, `session/close`).
@@ -310,7 +310,7 @@ pub enum HistoryTurn {
         /// As typed: a command's name, not its body.
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        turn_id: Option<String>,
+        turn_id: Option<TurnId>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         attachments: Vec<AttachmentInfo>,
     },
@@ -369,7 +369,7 @@ pub struct Steered {
 pub struct RewindParams {
     pub session_id: SessionId,
     /// The first turn to leave the conversation.
-    pub turn_id: String,
+    pub turn_id: TurnId,
 }
 
 /// `_lembas/session/rewind`'s answer.

@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::SessionId;
 use crate::jobs::JobInfo;
 use crate::plan::Plan;
+use crate::{SessionId, TurnId};
 
 /// Who holds a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,12 +30,12 @@ pub struct SessionStatus {
     pub title: String,
     /// The turn running now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turn_id: Option<String>,
+    pub turn_id: Option<TurnId>,
     /// The turns waiting, in order.
     pub queued: Vec<String>,
     /// The last turn that finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_turn_id: Option<String>,
+    pub last_turn_id: Option<TurnId>,
     pub plan: Option<Plan>,
     /// Running ones first.
     pub jobs: Vec<JobInfo>,

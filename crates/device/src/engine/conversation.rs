@@ -78,7 +78,9 @@ pub(super) async fn rewind(engine: &Engine, params: RewindParams) -> Result<Rewo
             "{id} has no turn {turn_id} to rewind to (a turn folded into a compaction stays in its summary)."
         )));
     }
-    session.record(Record::Rewind { turn_id });
+    session.record(Record::Rewind {
+        turn_id: turn_id.into_string(),
+    });
     session.flush();
     Ok(Rewound { reverted })
 }

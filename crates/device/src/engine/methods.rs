@@ -25,7 +25,7 @@ use lembas_protocol::session::{
     NewSessionParams, SessionRef, SessionSettings, SetModeParams, TitleParams, Titled,
 };
 use lembas_protocol::status::SessionStatus;
-use lembas_protocol::{LinkMethod, Reason};
+use lembas_protocol::{LinkMethod, Reason, TurnId};
 
 /// The engine's methods of the link; any other is -32601.
 pub async fn request(engine: &Engine, method: LinkMethod, params: Value) -> Result<Value, RpcError> {
@@ -289,7 +289,7 @@ async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptA
         mentioned: crate::files::mention::attachments_text(&mentioned),
         machine: false,
     };
-    let turn_id = turn_id.unwrap_or_else(super::start::new_turn_id);
+    let turn_id = turn_id.map_or_else(super::start::new_turn_id, TurnId::into_string);
     let input = super::start::Input::Prompt { text, enclosed };
     let phase = super::start::spawn(engine, &session, turn_id, run, input);
     wait_done(phase).await
@@ -360,7 +360,7 @@ fn status(engine: &Engine, params: SessionRef) -> Result<SessionStatus, RpcError
     Ok(SessionStatus {
         exists: true,
         title: summary.map(|s| s.title).unwrap_or_default(),
-        last_turn_id: last.map(|t| t.turn_id),
+        last_turn_id: last.map(|t| t.turn_id.into()),
         plan,
         jobs: super::job_board::Board::replayed(jobs).list(),
         ..SessionStatus::unknown(&id)

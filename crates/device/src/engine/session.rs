@@ -8,7 +8,7 @@ use lembas_protocol::plan::Plan;
 use lembas_protocol::prompt::PromptAnswer;
 use lembas_protocol::session::{History, HistoryTool, HistoryTurn};
 use lembas_protocol::status::{Held, SessionStatus};
-use lembas_protocol::{Effort, SessionId};
+use lembas_protocol::{Effort, SessionId, TurnId};
 use serde_json::json;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -333,9 +333,9 @@ impl Session {
             held: Held::Here,
             busy: state.busy(),
             title: state.title.clone(),
-            turn_id: state.running.clone(),
+            turn_id: state.running.as_deref().map(TurnId::from),
             queued,
-            last_turn_id: state.last_turn_id.clone(),
+            last_turn_id: state.last_turn_id.as_deref().map(TurnId::from),
             plan: state.plan.clone(),
             jobs: state.jobs.list(),
         }
@@ -410,7 +410,7 @@ pub fn history_turns(messages: &[Message]) -> Vec<HistoryTurn> {
                 by_call.clear();
                 turns.push(HistoryTurn::User {
                     text: user.as_typed().to_string(),
-                    turn_id: message.turn_id.clone(),
+                    turn_id: message.turn_id.as_deref().map(TurnId::from),
                     attachments: listed_attachments(user),
                 });
             }

@@ -54,7 +54,7 @@ pub async fn run(
     let sid = session.id.clone();
     let prompt_event = Event::Prompt {
         text: shown.unwrap_or(&text).to_string(),
-        turn_id: turn_id.to_string(),
+        turn_id: turn_id.into(),
         attachments: attached.iter().map(Attachment::listed).collect(),
         machine,
     };
@@ -64,13 +64,13 @@ pub async fn run(
             &sid,
             Event::Task {
                 state: TaskState::Start,
-                turn_id: turn_id.to_string(),
+                turn_id: turn_id.into(),
             },
         )
         .await;
     engine.device_event(crate::events::DeviceEvent::Turn {
         session_id: sid.clone(),
-        turn_id: turn_id.to_string(),
+        turn_id: turn_id.into(),
         state: TaskState::Start,
         stop_reason: None,
         cwd: session.cwd.display().to_string(),
@@ -131,7 +131,7 @@ pub async fn run(
                     &sid,
                     Event::Error {
                         message: e.to_string(),
-                        turn_id: turn_id.to_string(),
+                        turn_id: turn_id.into(),
                     },
                 )
                 .await;
@@ -148,7 +148,7 @@ pub async fn run(
             &sid,
             Event::Task {
                 state: TaskState::End,
-                turn_id: turn_id.to_string(),
+                turn_id: turn_id.into(),
             },
         )
         .await;
@@ -156,14 +156,14 @@ pub async fn run(
         .event(
             &sid,
             Event::Done {
-                turn_id: turn_id.to_string(),
+                turn_id: turn_id.into(),
                 stop_reason: stop,
             },
         )
         .await;
     engine.device_event(crate::events::DeviceEvent::Turn {
         session_id: sid,
-        turn_id: turn_id.to_string(),
+        turn_id: turn_id.into(),
         state: TaskState::End,
         stop_reason: stop,
         cwd: session.cwd.display().to_string(),
@@ -293,7 +293,7 @@ async fn steps(
                         usage: usage.clone(),
                         used,
                         size: window,
-                        turn_id: turn_id.to_string(),
+                        turn_id: turn_id.into(),
                     },
                 )
                 .await;
@@ -356,7 +356,7 @@ async fn take_steers(engine: &Engine, session: &Session, turn_id: &str) {
             Event::Steered {
                 texts,
                 ids,
-                turn_id: turn_id.to_string(),
+                turn_id: turn_id.into(),
             },
         )
         .await;
@@ -377,7 +377,7 @@ async fn take_job_notes(engine: &Engine, session: &Session, turn_id: &str) {
                 Event::JobNote {
                     job_id,
                     text,
-                    turn_id: Some(turn_id.to_string()),
+                    turn_id: Some(turn_id.into()),
                 },
             )
             .await;

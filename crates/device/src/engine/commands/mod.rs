@@ -26,7 +26,7 @@ use lembas_protocol::event::{Event, TaskState};
 use lembas_protocol::prompt::{PromptAnswer, StopReason, TurnEnd};
 use lembas_protocol::session::LembasMeta;
 use lembas_protocol::update::SessionUpdate;
-use lembas_protocol::{Effort, Reason};
+use lembas_protocol::{Effort, Reason, TurnId};
 
 /// The commands a session in `folder` offers now (the files are read each time: a command file
 /// written during a turn counts from the next prompt).
@@ -310,7 +310,7 @@ fn answered(turn_id: &str, name: &str, said: TurnEnd) -> PromptAnswer {
         stop_reason: StopReason::EndTurn,
         meta: LembasMeta {
             lembas: TurnEnd {
-                turn_id: turn_id.to_string(),
+                turn_id: turn_id.into(),
                 command: Some(name.to_string()),
                 ..said
             },
@@ -322,7 +322,7 @@ fn answered(turn_id: &str, name: &str, said: TurnEnd) -> PromptAnswer {
 /// `prompt` and `task` start, then `task` end and `done`.
 async fn quiet(engine: &Engine, session: &Session, turn_id: &str, typed: &str, state: TaskState) {
     let sid = &session.id;
-    let turn = || turn_id.to_string();
+    let turn = || TurnId::from(turn_id);
     if state == TaskState::Start {
         let prompt = Event::Prompt {
             text: typed.to_string(),

@@ -49,7 +49,7 @@ impl ToolCall {
             id: self.id.clone(),
             name: self.name.clone(),
             title: title.to_string(),
-            turn_id: turn_id.to_string(),
+            turn_id: turn_id.into(),
         }
     }
 
@@ -58,7 +58,7 @@ impl ToolCall {
             id: self.id.clone(),
             name: self.name.clone(),
             is_error,
-            turn_id: turn_id.to_string(),
+            turn_id: turn_id.into(),
         }
     }
 }
@@ -445,7 +445,7 @@ async fn refused(
                 name: call.name.clone(),
                 reason: reason.clone(),
                 feedback: feedback.clone(),
-                turn_id: turn_id.to_string(),
+                turn_id: turn_id.into(),
             },
         )
         .await;
