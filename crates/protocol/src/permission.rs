@@ -88,7 +88,7 @@ impl ApprovalOption {
             .find(|o| o.option_id() == option_id)
     }
 
-    /// As the activity log, `_lembas/permission/settled` and the window say it.
+    /// In words, as the activity log and `_lembas/permission/settled` say it.
     pub fn said(self) -> &'static str {
         match self {
             ApprovalOption::Once => "allowed once",
