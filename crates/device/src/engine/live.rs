@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 
 use super::Engine;
-use super::grants::{self, Grant};
+use super::grants::Grant;
 use super::put_back::put_back;
 use super::session::Session;
 use super::timeline::{Timeline, timeline_of};
@@ -183,7 +183,7 @@ impl Engine {
         timeline.session_id = session_id.to_string();
         if let Some(session) = held {
             timeline.running = session.state().busy();
-            timeline.grants = grants::in_force(&session.state());
+            timeline.grants = session.state().grants.in_force();
         }
         Ok(timeline)
     }
@@ -261,10 +261,10 @@ impl Engine {
             Some(session) => session.state(),
             None => return Err(not_granted(session_id)),
         };
-        if !grants::revoke(&mut state, grant) {
+        if !state.grants.revoke(grant) {
             return Err(not_granted(session_id));
         }
-        Ok(grants::in_force(&state))
+        Ok(state.grants.in_force())
     }
 }
 

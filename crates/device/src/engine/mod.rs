@@ -35,7 +35,7 @@ mod start;
 mod step_request;
 mod think;
 pub mod timeline;
-mod tool_call;
+mod tool;
 mod turn;
 
 pub use approvals::{Answer, AnsweredBy, Card, CardFacts};
@@ -366,20 +366,6 @@ impl Engine {
         {
             tracing::warn!("the deletes told to the instance could not be forgotten: {e}");
         }
-    }
-
-    /// The tools a step of `session` is offered: `show` only where someone looks.
-    pub(crate) fn tool_definitions(&self, session: &Session) -> Vec<crate::tools::ToolDefinition> {
-        let mut tools = crate::tools::definitions();
-        if show::offered(self, session) {
-            tools.push(crate::tools::show_definition());
-        }
-        let state = session.state();
-        tools.extend(memory::definition(&state.memory));
-        if let Some(servers) = &state.mcp {
-            tools.extend(servers.definitions());
-        }
-        tools
     }
 
     pub(crate) fn tool_context(&self, session: &Session) -> ToolContext {

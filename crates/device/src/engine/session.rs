@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::watch;
 
+use super::grants::Grants;
 use super::job_board::Board;
 use super::mcp_servers::SessionServers;
 use super::memory::SessionMemory;
@@ -86,9 +87,8 @@ pub struct SessionState {
     pub turns: VecDeque<(String, watch::Sender<TurnPhase>)>,
     pub running: Option<String>,
     pub last_turn_id: Option<String>,
-    /// "Always allow in this session": every write in the project, and bash rules.
-    pub always_writes: bool,
-    pub always_bash: Vec<String>,
+    /// "Allow for this chat": what the person's answers let the session do without asking.
+    pub grants: Grants,
     /// The scheduled run the current turn is, with the mode it holds for the whole turn.
     pub run: Option<(crate::scheduled::Run, Mode)>,
     /// `_lembas/steer` messages for the running turn, taken in at its next step: (messageId, text).
@@ -112,8 +112,6 @@ pub struct SessionState {
     pub memory: SessionMemory,
     /// The MCP servers the editor named for the session (none on the link).
     pub mcp: Option<Arc<SessionServers>>,
-    /// The MCP tools the person allowed always in this session (by their offered names).
-    pub always_mcp: Vec<String>,
 }
 
 impl SessionState {
@@ -155,8 +153,7 @@ impl SessionState {
             turns: VecDeque::new(),
             running: None,
             last_turn_id: None,
-            always_writes: false,
-            always_bash: Vec::new(),
+            grants: Grants::default(),
             run: None,
             steers: Vec::new(),
             commands_sent: None,
@@ -167,7 +164,6 @@ impl SessionState {
             job_notes: Vec::new(),
             memory: SessionMemory::NotRead,
             mcp: None,
-            always_mcp: Vec::new(),
             acting: false,
         }
     }

@@ -13,7 +13,7 @@ use super::model::{self, StepOutput, Streamed, ToolCall};
 use super::prompt;
 use super::session::Session;
 use super::step_request::{ApiMessage, StepRequest};
-use super::tool_call;
+use super::tool::{self, Toolbox};
 use crate::decisions::decisions;
 use crate::rpc::{self, RpcError};
 use crate::store::Record;
@@ -237,8 +237,10 @@ async fn steps(
                 compacted = compaction::compact(engine, session, compaction::Moment::BeforeStep) => { compacted?; }
             }
         }
-        // Before the state is locked: whether `show` is offered reads it too.
-        let tools = engine.tool_definitions(session);
+        // Before the state is locked: whether `show` is offered reads it too. The calls of this
+        // step reach the tools it was told of.
+        let toolbox = Toolbox::of(engine, session);
+        let tools = toolbox.definitions();
         let body = {
             let state = session.state();
             let mut messages = vec![ApiMessage::System {
@@ -317,7 +319,7 @@ async fn steps(
         for (i, call) in step.tool_calls.iter().enumerate() {
             let result = tokio::select! {
                 _ = cancel.changed() => None,
-                result = tool_call::run(engine, session, turn_id, call) => Some(result),
+                result = tool::run(engine, session, turn_id, &toolbox, call) => Some(result),
             };
             let Some(result) = result else {
                 answer_unrun(
