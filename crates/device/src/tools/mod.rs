@@ -27,7 +27,7 @@ mod write;
 pub use atomic::replace_file;
 
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
 use std::path::{Path, PathBuf};
 

@@ -7,13 +7,14 @@ use serde_json::Value;
 
 use super::{FileTool, Planned, ToolContext, ToolName, ToolOutput, plan, run};
 
+use crate::policy::protected::Protected;
+
 /// The file tool of that name, for tests that name tools as the model does.
 pub fn file_tool(name: &str) -> FileTool {
     ToolName::parse(name)
         .and_then(FileTool::of)
         .unwrap_or_else(|| panic!("{name} is not a file tool"))
 }
-use crate::policy::protected::Protected;
 
 pub struct Fixture {
     _dir: tempfile::TempDir,

@@ -17,7 +17,7 @@ use crate::engine::approvals::CardFacts;
 use crate::engine::grants::Grant;
 use crate::engine::jobs;
 use crate::engine::model::ToolCall;
-use crate::engine::session::ToolResult;
+use crate::engine::session::{Session, ToolResult};
 use crate::policy::bash_judge::{self, Decision, JudgeContext, Judgement};
 use crate::tools::arguments::{self, lenient};
 use crate::tools::{ToolContext, ToolDefinition, ToolName, ToolOutput};
@@ -62,6 +62,13 @@ pub(super) struct Command {
     timeout: Duration,
     /// Started as a background job, with its description, rather than waited for.
     background: Option<String>,
+}
+
+impl Command {
+    #[cfg(test)]
+    pub(super) fn timeout(&self) -> Duration {
+        self.timeout
+    }
 }
 
 impl Tool for Bash {
@@ -117,9 +124,6 @@ impl Judged for Bash {
         let description = args.description.filter(|d| !d.is_empty());
         let title = description.clone().unwrap_or_else(|| first_line(&args.command));
         let background = (args.background == Some(true)).then(|| title.clone());
-        if background.is_some() {
-            jobs::room(at.session)?;
-        }
         let facts = CardFacts::of_command(
             &args.command,
             description.as_deref(),
@@ -143,6 +147,13 @@ impl Judged for Bash {
                 background,
             },
         })
+    }
+
+    fn admit(&self, work: &Command, session: &Session) -> Result<(), String> {
+        match work.background {
+            Some(_) => jobs::room(session),
+            None => Ok(()),
+        }
     }
 
     fn corrected(&self, work: &mut Command, line: String, at: &Judging<'_>) -> Result<(), Judgement> {

@@ -26,7 +26,6 @@ use lembas_protocol::update::{
 /// What a call is judged against: the session's folder and limits, the mode it runs in, the
 /// grants of the chat and the bash rules (the person's, and the project's when trusted).
 pub(super) struct Judging<'a> {
-    pub session: &'a Session,
     pub ctx: &'a ToolContext,
     pub mode: Mode,
     pub grants: &'a Grants,
@@ -66,8 +65,15 @@ pub(super) trait Judged: Send + Sync {
     /// What an allowed call does.
     type Work: Send;
 
-    /// The call read and judged; `Err`: a sentence for the model (bad arguments, no room).
+    /// The call read and judged, from its arguments and what it is judged against only (a unit
+    /// test's to check); `Err`: a sentence for the model (bad arguments).
     fn prepare(&self, call: &ToolCall, at: &Judging<'_>) -> Result<Prepared<Self::Work>, String>;
+
+    /// Whether the session has room for the work now (a background job counts against the most
+    /// a session runs at once); `Err`: a sentence for the model.
+    fn admit(&self, _work: &Self::Work, _session: &Session) -> Result<(), String> {
+        Ok(())
+    }
 
     /// The person allowed the call with their own line in its place: judged again (never past
     /// the hardline). Only a command has a line to correct.
@@ -89,14 +95,16 @@ pub(super) async fn call<T: Judged>(tool: &T, turn: Turn<'_>, call: &ToolCall) -
     let (mode, grants, run) = limited(engine, session, settings.remote.max_mode).await;
     let project_rules = crate::scheduled::project_bash_rules(&ctx.project, &settings);
     let judging = Judging {
-        session,
         ctx: &ctx,
         mode,
         grants: &grants,
         rules: &settings.permissions.bash,
         project_rules: project_rules.as_ref(),
     };
-    let prepared = match tool.prepare(call, &judging) {
+    let prepared = match tool
+        .prepare(call, &judging)
+        .and_then(|prepared| tool.admit(&prepared.work, session).map(|()| prepared))
+    {
         Ok(prepared) => prepared,
         Err(why) => return unreadable(turn, call, why).await,
     };

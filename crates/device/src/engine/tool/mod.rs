@@ -15,6 +15,8 @@ mod mcp;
 mod registry;
 mod report;
 mod show;
+#[cfg(test)]
+mod tests;
 
 use futures_util::future::BoxFuture;
 use std::sync::Arc;
