@@ -6,7 +6,6 @@ use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
-use std::future::Future;
 use std::path::Path;
 use std::time::Duration;
 
@@ -165,24 +164,21 @@ impl Judged for Bash {
         Ok(())
     }
 
-    fn run<'a>(&'a self, work: Command, at: Running<'a>) -> impl Future<Output = ToolOutput> + Send + 'a {
-        async move {
-            let Turn { engine, session, .. } = at.turn;
-            let sandbox = engine.command_sandbox(session, at.mode);
-            match work.background {
-                None => run_bash(&at.ctx.project, &work.line, work.timeout, &sandbox).await,
-                Some(description) => {
-                    let started =
-                        jobs::start(engine, session, work.line, description, at.mode, sandbox).await;
-                    let (text, is_error) = match started {
-                        Ok(text) => (text, false),
-                        Err(text) => (text, true),
-                    };
-                    ToolOutput {
-                        text,
-                        is_error,
-                        diff: None,
-                    }
+    async fn run<'a>(&'a self, work: Command, at: Running<'a>) -> ToolOutput {
+        let Turn { engine, session, .. } = at.turn;
+        let sandbox = engine.command_sandbox(session, at.mode);
+        match work.background {
+            None => run_bash(&at.ctx.project, &work.line, work.timeout, &sandbox).await,
+            Some(description) => {
+                let started = jobs::start(engine, session, work.line, description, at.mode, sandbox).await;
+                let (text, is_error) = match started {
+                    Ok(text) => (text, false),
+                    Err(text) => (text, true),
+                };
+                ToolOutput {
+                    text,
+                    is_error,
+                    diff: None,
                 }
             }
         }

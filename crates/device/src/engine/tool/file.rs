@@ -3,7 +3,6 @@
 //! project allowed by the chat's "Allow for this chat".
 
 use futures_util::future::BoxFuture;
-use std::future::Future;
 
 use super::judged::{self, Judged, Judging, Prepared, Running};
 use super::{Tool, Turn};
@@ -69,23 +68,21 @@ impl Judged for FileCall {
         })
     }
 
-    fn run<'a>(&'a self, work: Self::Work, at: Running<'a>) -> impl Future<Output = ToolOutput> + Send + 'a {
-        async move {
-            let (planned, args) = work;
-            let ctx = at.ctx.clone();
-            let (name, path) = (planned.name, planned.path.clone());
-            let output = tokio::task::spawn_blocking(move || tools::run(&planned, &args, &ctx))
-                .await
-                .unwrap_or_else(|e| ToolOutput {
-                    text: format!("The tool stopped unexpectedly: {e}"),
-                    is_error: true,
-                    diff: None,
-                });
-            // A file the model read or changed counts as used: the file picker offers it sooner.
-            if !output.is_error && matches!(name, ToolName::Read | ToolName::Write | ToolName::Edit) {
-                at.turn.engine.files().used(&at.turn.session.id, &path);
-            }
-            output
+    async fn run<'a>(&'a self, work: Self::Work, at: Running<'a>) -> ToolOutput {
+        let (planned, args) = work;
+        let ctx = at.ctx.clone();
+        let (name, path) = (planned.name, planned.path.clone());
+        let output = tokio::task::spawn_blocking(move || tools::run(&planned, &args, &ctx))
+            .await
+            .unwrap_or_else(|e| ToolOutput {
+                text: format!("The tool stopped unexpectedly: {e}"),
+                is_error: true,
+                diff: None,
+            });
+        // A file the model read or changed counts as used: the file picker offers it sooner.
+        if !output.is_error && matches!(name, ToolName::Read | ToolName::Write | ToolName::Edit) {
+            at.turn.engine.files().used(&at.turn.session.id, &path);
         }
+        output
     }
 }

@@ -93,7 +93,7 @@ pub(super) async fn call<T: Judged>(tool: &T, turn: Turn<'_>, call: &ToolCall) -
     // write and edit keep what they replace here, for /undo.
     ctx.copies = engine.store().turn_copies_dir(&sid, turn.turn_id).ok();
     let (mode, grants, run) = limited(engine, session, settings.remote.max_mode).await;
-    let project_rules = crate::scheduled::project_bash_rules(&ctx.project, &settings);
+    let project_rules = crate::settings::project_bash_rules(&ctx.project, &settings);
     let judging = Judging {
         ctx: &ctx,
         mode,

@@ -3,7 +3,6 @@
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
-use std::future::Future;
 
 use super::judged::{self, Judged, Judging, Prepared, Running};
 use super::{Tool, Turn};
@@ -68,7 +67,7 @@ impl Judged for McpTool {
         })
     }
 
-    fn run<'a>(&'a self, work: Value, _at: Running<'a>) -> impl Future<Output = ToolOutput> + Send + 'a {
-        async move { self.offered.call(&work).await }
+    async fn run<'a>(&'a self, work: Value, _at: Running<'a>) -> ToolOutput {
+        self.offered.call(&work).await
     }
 }

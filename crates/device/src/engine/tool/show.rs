@@ -3,7 +3,6 @@
 //! client's viewer (`engine::show`).
 
 use futures_util::future::BoxFuture;
-use std::future::Future;
 
 use super::judged::{self, Judged, Judging, Prepared, Running};
 use super::{Tool, Turn};
@@ -51,18 +50,16 @@ impl Judged for ShowTool {
         })
     }
 
-    fn run<'a>(&'a self, work: Self::Work, at: Running<'a>) -> impl Future<Output = ToolOutput> + Send + 'a {
-        async move {
-            let (planned, line) = work;
-            show::run(
-                at.turn.engine,
-                at.turn.session,
-                &at.call.id,
-                &planned,
-                line,
-                at.ctx,
-            )
-            .await
-        }
+    async fn run<'a>(&'a self, work: Self::Work, at: Running<'a>) -> ToolOutput {
+        let (planned, line) = work;
+        show::run(
+            at.turn.engine,
+            at.turn.session,
+            &at.call.id,
+            &planned,
+            line,
+            at.ctx,
+        )
+        .await
     }
 }

@@ -24,7 +24,13 @@ fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
 
 /// How `tool` judges `arguments` in `mode` with `grants`: the decision, and whether a grant is
 /// what allowed it.
-fn judged<T: Judged>(tool: &T, name: &str, arguments: serde_json::Value, mode: Mode, grants: &Grants) -> (Decision, bool) {
+fn judged<T: Judged>(
+    tool: &T,
+    name: &str,
+    arguments: serde_json::Value,
+    mode: Mode,
+    grants: &Grants,
+) -> (Decision, bool) {
     let f = Fixture::new();
     let rules = BashRules::default();
     let at = Judging {
@@ -50,16 +56,79 @@ fn file_tools_are_judged_by_the_mode_and_the_place() {
     let inside = json!({ "path": "notes.txt", "content": "x" });
     let outside = json!({ "path": "/etc/hostname", "content": "x" });
     let cases = [
-        (&read, "read", json!({ "path": "notes.txt" }), Mode::Plan, &none, (Decision::Allow, false)),
-        (&read, "read", json!({ "path": "/etc/hostname" }), Mode::Auto, &none, (Decision::Deny, false)),
-        (&write, "write", inside.clone(), Mode::Plan, &none, (Decision::Deny, false)),
-        (&write, "write", inside.clone(), Mode::Manual, &none, (Decision::Ask, false)),
+        (
+            &read,
+            "read",
+            json!({ "path": "notes.txt" }),
+            Mode::Plan,
+            &none,
+            (Decision::Allow, false),
+        ),
+        (
+            &read,
+            "read",
+            json!({ "path": "/etc/hostname" }),
+            Mode::Auto,
+            &none,
+            (Decision::Deny, false),
+        ),
+        (
+            &write,
+            "write",
+            inside.clone(),
+            Mode::Plan,
+            &none,
+            (Decision::Deny, false),
+        ),
+        (
+            &write,
+            "write",
+            inside.clone(),
+            Mode::Manual,
+            &none,
+            (Decision::Ask, false),
+        ),
         // "Allow for this chat" covers every write in the folder, and nothing a mode denies.
-        (&write, "write", inside.clone(), Mode::Manual, &writes, (Decision::Allow, true)),
-        (&write, "write", inside.clone(), Mode::Plan, &writes, (Decision::Deny, false)),
-        (&write, "write", inside, Mode::Edit, &none, (Decision::Allow, false)),
-        (&write, "write", outside.clone(), Mode::Auto, &none, (Decision::Deny, false)),
-        (&write, "write", outside, Mode::Manual, &writes, (Decision::Deny, false)),
+        (
+            &write,
+            "write",
+            inside.clone(),
+            Mode::Manual,
+            &writes,
+            (Decision::Allow, true),
+        ),
+        (
+            &write,
+            "write",
+            inside.clone(),
+            Mode::Plan,
+            &writes,
+            (Decision::Deny, false),
+        ),
+        (
+            &write,
+            "write",
+            inside,
+            Mode::Edit,
+            &none,
+            (Decision::Allow, false),
+        ),
+        (
+            &write,
+            "write",
+            outside.clone(),
+            Mode::Auto,
+            &none,
+            (Decision::Deny, false),
+        ),
+        (
+            &write,
+            "write",
+            outside,
+            Mode::Manual,
+            &writes,
+            (Decision::Deny, false),
+        ),
     ];
     for (tool, name, arguments, mode, grants, want) in cases {
         assert_eq!(
@@ -77,14 +146,38 @@ fn a_command_grant_allows_what_it_names_only() {
         pattern: "cargo test *".into(),
     });
     let none = Grants::default();
-    let asked = judged(&Bash, "bash", json!({ "command": "cargo test --all" }), Mode::Manual, &none);
+    let asked = judged(
+        &Bash,
+        "bash",
+        json!({ "command": "cargo test --all" }),
+        Mode::Manual,
+        &none,
+    );
     assert_eq!(asked, (Decision::Ask, false));
-    let granted = judged(&Bash, "bash", json!({ "command": "cargo test --all" }), Mode::Manual, &grants);
+    let granted = judged(
+        &Bash,
+        "bash",
+        json!({ "command": "cargo test --all" }),
+        Mode::Manual,
+        &grants,
+    );
     assert_eq!(granted, (Decision::Allow, true));
-    let other = judged(&Bash, "bash", json!({ "command": "cargo build" }), Mode::Manual, &grants);
+    let other = judged(
+        &Bash,
+        "bash",
+        json!({ "command": "cargo build" }),
+        Mode::Manual,
+        &grants,
+    );
     assert_eq!(other, (Decision::Ask, false));
     // A grant never lets a command do what the mode refuses outright.
-    let plan = judged(&Bash, "bash", json!({ "command": "cargo test --all" }), Mode::Plan, &grants);
+    let plan = judged(
+        &Bash,
+        "bash",
+        json!({ "command": "cargo test --all" }),
+        Mode::Plan,
+        &grants,
+    );
     assert_ne!(plan.0, Decision::Allow);
 }
 
@@ -100,11 +193,19 @@ fn a_call_that_cannot_be_read_is_a_sentence_for_the_model() {
         rules: &rules,
         project_rules: None,
     };
-    let refused = |tool: &dyn Fn(&ToolCall) -> Option<String>, arguments: serde_json::Value| tool(&call("x", arguments));
+    let refused = |tool: &dyn Fn(&ToolCall) -> Option<String>, arguments: serde_json::Value| {
+        tool(&call("x", arguments))
+    };
     let bash = |c: &ToolCall| Bash.prepare(c, &at).err();
     let write = |c: &ToolCall| FileCall(FileTool::Write).prepare(c, &at).err();
-    assert_eq!(refused(&bash, json!({})).as_deref(), Some("bash needs `command` (a string)."));
-    assert_eq!(refused(&bash, json!({ "command": "  " })).as_deref(), Some("bash needs `command` (a string)."));
+    assert_eq!(
+        refused(&bash, json!({})).as_deref(),
+        Some("bash needs `command` (a string).")
+    );
+    assert_eq!(
+        refused(&bash, json!({ "command": "  " })).as_deref(),
+        Some("bash needs `command` (a string).")
+    );
     assert_eq!(
         refused(&write, json!({ "path": "a.txt" })).as_deref(),
         Some("write needs `content` (a string).")
