@@ -168,7 +168,8 @@ impl Engine {
             .map_err(|e| RpcError::internal(format!("The session {session_id} could not be read: {e}.")))?;
         let held = self.sessions().get(session_id).cloned();
         if let Some(session) = &held {
-            file.records.extend(session.state().unflushed.iter().cloned());
+            file.records
+                .extend(session.state().conversation.unflushed().iter().cloned());
         }
         let folders = self.store().turn_folders(session_id).unwrap_or_default();
         let kept = |turn: &str| -> Vec<String> {

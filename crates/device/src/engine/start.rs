@@ -98,8 +98,7 @@ pub fn wake(engine: &Engine, session: &Arc<Session>) {
     }
     let notes = {
         let mut state = session.state();
-        let waiting = state.queued().next().is_some();
-        if state.running.is_some() || waiting || state.job_notes.is_empty() {
+        if state.turns.busy() || state.job_notes.is_empty() {
             return;
         }
         std::mem::take(&mut state.job_notes)

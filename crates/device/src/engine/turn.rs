@@ -75,7 +75,7 @@ pub async fn run(
         stop_reason: None,
         cwd: session.cwd.display().to_string(),
     });
-    let first = session.state().messages.is_empty() && session.state().title.is_empty();
+    let first = session.state().conversation.messages().is_empty() && session.state().title.is_empty();
     if first {
         // A prompt of files alone is named after its first file.
         let title = match attached.first() {
@@ -115,7 +115,10 @@ pub async fn run(
     let outcome = steps(engine, session, turn_id, &mut cancel).await;
     session.flush();
     // Steers the turn ended before taking in go back, for the client to send next.
-    let unsent: Vec<String> = std::mem::take(&mut session.state().steers)
+    let unsent: Vec<String> = session
+        .state()
+        .turns
+        .take_steers()
         .into_iter()
         .map(|(_, text)| text)
         .collect();
@@ -187,7 +190,7 @@ async fn steps(
     };
     // Images go to the model as images only when it takes them (read once a turn, and only when
     // the conversation has one).
-    let vision = if attachments::has_images(&session.state().messages) {
+    let vision = if attachments::has_images(session.state().conversation.messages()) {
         let model = session.state().model.clone();
         instance.takes_images(&model).await
     } else {
@@ -231,7 +234,7 @@ async fn steps(
         take_steers(engine, session, turn_id).await;
         take_job_notes(engine, session, turn_id).await;
         // The last step's prompt filled the window: this one is sent compacted.
-        if session.state().compact_first {
+        if session.state().conversation.compact_first() {
             tokio::select! {
                 _ = cancel.changed() => return Ok(StopReason::Cancelled),
                 compacted = compaction::compact(engine, session, compaction::Moment::BeforeStep) => { compacted?; }
@@ -254,7 +257,8 @@ async fn steps(
             }];
             messages.extend(
                 state
-                    .messages
+                    .conversation
+                    .messages()
                     .iter()
                     .map(|m| ApiMessage::of(&m.body, vision.then_some(&images))),
             );
@@ -287,7 +291,10 @@ async fn steps(
         if let Some(usage) = &step.usage {
             // How full the window is: the prompt's tokens of it.
             let used = usage["prompt_tokens"].as_u64().unwrap_or(0);
-            session.state().compact_first = compaction::full(used, window);
+            session
+                .state()
+                .conversation
+                .set_compact_first(compaction::full(used, window));
             engine
                 .event(
                     &session.id,
@@ -343,7 +350,7 @@ async fn steps(
 
 /// Gives the model the steer messages that came since the last step, as the person's words.
 async fn take_steers(engine: &Engine, session: &Session, turn_id: &str) {
-    let steers = std::mem::take(&mut session.state().steers);
+    let steers = session.state().turns.take_steers();
     if steers.is_empty() {
         return;
     }

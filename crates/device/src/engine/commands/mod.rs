@@ -256,9 +256,9 @@ async fn run_action(
     typed: &str,
     action: Action,
 ) -> Result<PromptAnswer, RpcError> {
-    session.state().acting = true;
+    session.state().turns.set_acting(true);
     let outcome = act(engine, session, turn_id, typed, action).await;
-    session.state().acting = false;
+    session.state().turns.set_acting(false);
     outcome
 }
 
@@ -273,7 +273,7 @@ async fn act(
     let scheduled = session.state().run.is_some();
     quiet(engine, session, turn_id, typed, TaskState::Start).await;
     let outcome = match action {
-        Action::Compact if session.state().messages.is_empty() => Ok(TurnEnd {
+        Action::Compact if session.state().conversation.messages().is_empty() => Ok(TurnEnd {
             message: Some(texts.compact_nothing.clone()),
             ..TurnEnd::default()
         }),
