@@ -204,7 +204,7 @@ async fn follow(
     session.flush();
     tell(&engine, &session.id, JobChange::End, &info).await;
     let note = note(&info, stopped_by);
-    session.state().job_notes.push((id, note));
+    session.state().jobs.note(id, note);
     engine.wake(&session);
 }
 

@@ -98,10 +98,10 @@ pub fn wake(engine: &Engine, session: &Arc<Session>) {
     }
     let notes = {
         let mut state = session.state();
-        if state.turns.busy() || state.job_notes.is_empty() {
+        if state.turns.busy() || !state.jobs.has_notes() {
             return;
         }
-        std::mem::take(&mut state.job_notes)
+        state.jobs.take_notes()
     };
     spawn(engine, session, new_turn_id(), None, Input::Notes(notes));
 }

@@ -373,7 +373,7 @@ async fn take_steers(engine: &Engine, session: &Session, turn_id: &str) {
 
 /// Gives the model the notes of jobs that ended since the last step (capability `jobs`).
 async fn take_job_notes(engine: &Engine, session: &Session, turn_id: &str) {
-    let notes = std::mem::take(&mut session.state().job_notes);
+    let notes = session.state().jobs.take_notes();
     for (job_id, text) in notes {
         let note = UserMessage {
             machine: true,

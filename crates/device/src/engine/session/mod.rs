@@ -77,8 +77,6 @@ pub struct SessionState {
     pub plan: Option<Plan>,
     /// Background jobs (capability `jobs`).
     pub jobs: Board,
-    /// Notes of jobs that ended, not yet given to the model: `(job id, note)`.
-    pub job_notes: Vec<(String, String)>,
     /// The instance's memory, read as the session starts and kept for it.
     pub memory: SessionMemory,
     /// The MCP servers the editor named for the session (none on the link).
@@ -106,7 +104,6 @@ impl SessionState {
             commands_sent: None,
             plan: None,
             jobs: Board::default(),
-            job_notes: Vec::new(),
             memory: SessionMemory::NotRead,
             mcp: None,
         }
