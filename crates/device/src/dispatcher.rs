@@ -24,8 +24,8 @@ use lembas_protocol::initialize::{
 };
 use lembas_protocol::limits::{DeviceInfo, Hello, Limits};
 use lembas_protocol::request::{self, method as m, serve};
-use lembas_protocol::session::{Empty, LembasMeta};
-use lembas_protocol::{Capability, LinkMethod};
+use lembas_protocol::session::Empty;
+use lembas_protocol::{Capability, LembasMeta, LinkMethod};
 
 pub const AGENT_NAME: &str = "LLeMbas CLI";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -18,15 +18,15 @@ use crate::policy::roots;
 use crate::rpc::RpcError;
 use crate::scheduled::Run;
 use crate::store::{Record, SessionHeader, ids};
-use lembas_protocol::Reason;
 use lembas_protocol::event::Event;
 use lembas_protocol::prompt::{PromptAnswer, PromptParams};
 use lembas_protocol::request::serve;
 use lembas_protocol::session::{
-    CancelParams, ConfigureParams, Configured, Deleted, Empty, History, LembasMeta, NewSessionAnswer,
-    NewSessionParams, SessionRef, SessionSettings, SetModeParams, TitleParams, Titled,
+    CancelParams, ConfigureParams, Configured, Deleted, Empty, History, NewSessionAnswer, NewSessionParams,
+    SessionRef, SessionSettings, SetModeParams, TitleParams, Titled,
 };
 use lembas_protocol::status::SessionStatus;
+use lembas_protocol::{LembasMeta, Reason};
 
 /// The engine's methods of the link, each to its handler.
 pub async fn request(engine: &Engine, method: EngineMethod, params: Value) -> Result<Value, RpcError> {

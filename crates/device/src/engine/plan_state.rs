@@ -16,8 +16,8 @@ use super::session::{Session, ToolResult};
 use super::think;
 use crate::decisions::decisions;
 use crate::store::Record;
+use lembas_protocol::LembasMeta;
 use lembas_protocol::event::Event;
-use lembas_protocol::session::LembasMeta;
 use lembas_protocol::update::{PlanEntry, PlanMeta, SessionUpdate};
 
 pub const PLAN_WRITE: &str = "plan_write";

@@ -17,8 +17,8 @@ use super::model::ToolCall;
 use super::session::{Session, ToolResult};
 use super::think;
 use crate::policy::Mode;
+use lembas_protocol::LembasMeta;
 use lembas_protocol::ask::{Patience, PlanAnswer, PlanRequest, QuestionRequest};
-use lembas_protocol::session::LembasMeta;
 
 pub const ASK_USER: &str = "ask_user";
 pub const PLAN_SUBMIT: &str = "plan_submit";

@@ -21,9 +21,9 @@ use crate::tools::{self, ToolOutput};
 
 mod prepare;
 
+use lembas_protocol::LembasMeta;
 use lembas_protocol::event::Event;
 use lembas_protocol::permission::{AskedCall, CardSays, PermissionOption, PermissionRequest};
-use lembas_protocol::session::LembasMeta;
 use lembas_protocol::update::{
     SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolKind,
 };
