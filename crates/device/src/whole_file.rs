@@ -10,7 +10,9 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(not(unix))]
+use std::path::PathBuf;
 
 /// The permissions the new file ends with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,7 +92,7 @@ pub struct Staged {
 enum Folder {
     #[cfg(unix)]
     Open(File),
-    #[cfg_attr(unix, allow(dead_code))]
+    #[cfg(not(unix))]
     Path(PathBuf),
 }
 
@@ -270,6 +272,7 @@ impl Folder {
                 // SAFETY: `fd` was just opened and is owned by nothing else.
                 Ok(unsafe { File::from_raw_fd(fd) })
             }
+            #[cfg(not(unix))]
             Folder::Path(dir) => {
                 let _ = mode;
                 std::fs::OpenOptions::new()
@@ -290,6 +293,7 @@ impl Folder {
                 // SAFETY: both names NUL-terminated, relative to the same open folder.
                 check(unsafe { libc::renameat(dir, temporary.as_ptr(), dir, name.as_ptr()) })
             }
+            #[cfg(not(unix))]
             Folder::Path(dir) => std::fs::rename(dir.join(temporary), dir.join(name)),
         }
     }
@@ -303,6 +307,7 @@ impl Folder {
                 // SAFETY: a NUL-terminated name relative to an open folder.
                 check(unsafe { libc::unlinkat(folder.as_raw_fd(), temporary.as_ptr(), 0) })
             }
+            #[cfg(not(unix))]
             Folder::Path(dir) => std::fs::remove_file(dir.join(temporary)),
         }
     }
@@ -312,6 +317,7 @@ impl Folder {
         match self {
             #[cfg(unix)]
             Folder::Open(folder) => folder.sync_all(),
+            #[cfg(not(unix))]
             // Elsewhere a folder cannot be opened to flush it; the file itself was.
             Folder::Path(_) => Ok(()),
         }

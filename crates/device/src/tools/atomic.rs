@@ -5,7 +5,7 @@ use std::io;
 use std::path::Path;
 
 use super::opened;
-use crate::whole_file::{self, Durability, Mode};
+use crate::whole_file::{self, Mode};
 
 /// Writes `bytes` to `path` atomically, keeping an existing file's permissions. A read-only file
 /// is refused, as an editor would: the rename alone would get past its permission.
@@ -33,7 +33,7 @@ fn replace(path: &Path, bytes: &[u8], checked: bool) -> io::Result<()> {
             opened::open_folder_unchecked(folder)?
         };
         let mode = kept_mode(&folder, name)?;
-        whole_file::write_in(&folder, name, bytes, mode, Durability::Synced)
+        whole_file::write_in(&folder, name, bytes, mode, whole_file::Durability::Synced)
     }
     #[cfg(not(unix))]
     {
