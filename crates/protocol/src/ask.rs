@@ -5,9 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::LembasMeta;
 use crate::Mode;
 use crate::plan::Plan;
-use crate::session::LembasMeta;
 
 /// `_meta.lembas` of a card: whether a person may also answer at a terminal, so the client does
 /// not time it out.

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::session::LembasMeta;
+use crate::LembasMeta;
 
 /// `_lembas/files/search`'s and `_lembas/commands`' params: a session's folder, or a folder for a
 /// composer with no session yet.

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::LembasMeta;
 use crate::scheduled::ScheduledCard;
-use crate::session::LembasMeta;
 use crate::update::{ToolCallStatus, ToolKind};
 
 /// `session/request_permission`'s params.

@@ -5,10 +5,10 @@
 use crate::context::LembasAsks;
 use serde::{Deserialize, Serialize};
 
+use crate::LembasMeta;
 use crate::Mode;
 use crate::content::ContentBlock;
 use crate::scheduled::RunOutcome;
-use crate::session::LembasMeta;
 
 /// `session/prompt`'s params.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -5,11 +5,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::LembasMeta;
 use crate::Mode;
 use crate::composer::AvailableCommand;
 use crate::content::ContentBlock;
 use crate::plan::Plan;
-use crate::session::LembasMeta;
 
 /// `session/update`'s params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -23,6 +23,7 @@ mod jobs;
 mod live;
 mod mcp_servers;
 mod memory;
+pub(crate) mod method;
 mod methods;
 pub mod model;
 mod plan_state;
@@ -60,6 +61,7 @@ use lembas_protocol::LinkMethod;
 use lembas_protocol::event::{Event, EventNotification};
 use lembas_protocol::notices::SessionDeleted;
 use lembas_protocol::update::{SessionNotification, SessionUpdate};
+use method::EngineMethod;
 use session::Session;
 
 /// How often the engine looks for sessions deleted from a shell (`lembas sessions delete`).
@@ -426,6 +428,9 @@ impl Engine {
 
     /// A session method of the link; one that is not the engine's is -32601.
     pub async fn request(&self, method: LinkMethod, params: Value) -> Result<Value, RpcError> {
-        methods::request(self, method, params).await
+        match EngineMethod::of(method) {
+            Some(method) => methods::request(self, method, params).await,
+            None => Err(RpcError::method_not_found(method.name())),
+        }
     }
 }

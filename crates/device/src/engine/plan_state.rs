@@ -18,8 +18,8 @@ use super::think;
 use crate::decisions::decisions;
 use crate::store::Record;
 use crate::tools::{ToolDefinition, ToolName};
+use lembas_protocol::LembasMeta;
 use lembas_protocol::event::Event;
-use lembas_protocol::session::LembasMeta;
 use lembas_protocol::update::{PlanEntry, PlanMeta, SessionUpdate};
 
 /// What the model is told of `plan_write`, `plan_update` and `plan_clear`.

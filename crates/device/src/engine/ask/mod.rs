@@ -19,8 +19,8 @@ use super::session::{Session, ToolResult};
 use super::think;
 use crate::policy::Mode;
 use crate::tools::{ToolDefinition, ToolName};
+use lembas_protocol::LembasMeta;
 use lembas_protocol::ask::{Patience, PlanAnswer, PlanRequest, QuestionRequest};
-use lembas_protocol::session::LembasMeta;
 
 /// The tools that ask the person.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -248,9 +248,9 @@ impl Asking {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lembas_protocol::LembasMeta;
     use lembas_protocol::ask::{Patience, QuestionRequest};
     use lembas_protocol::card::{CardAnswer, CardRequest};
-    use lembas_protocol::session::LembasMeta;
     use serde_json::json;
 
     /// What the model reads of a client's result to the card these questions make.

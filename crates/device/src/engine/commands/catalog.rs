@@ -14,8 +14,8 @@ use crate::policy::Mode;
 use crate::policy::protected::Protected;
 use crate::policy::roots;
 use crate::tools::door::Door;
+use lembas_protocol::LembasMeta;
 use lembas_protocol::composer::{AvailableCommand, CommandInput, CommandKind};
-use lembas_protocol::session::LembasMeta;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

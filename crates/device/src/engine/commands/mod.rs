@@ -21,11 +21,11 @@ use crate::policy::Mode;
 use crate::rpc::RpcError;
 use builtin::Expansion;
 use catalog::{Command, Kind, Sources};
+use lembas_protocol::LembasMeta;
 use lembas_protocol::Reason;
 use lembas_protocol::composer::{CommandList, FolderParams};
 use lembas_protocol::event::{Event, TaskState};
 use lembas_protocol::prompt::{PromptAnswer, StopReason, TurnEnd};
-use lembas_protocol::session::LembasMeta;
 use lembas_protocol::update::SessionUpdate;
 
 /// The commands a session in `folder` offers now (the files are read each time: a command file

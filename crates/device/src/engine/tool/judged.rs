@@ -17,8 +17,8 @@ use crate::policy::Mode;
 use crate::policy::bash_judge::{Decision, Judgement};
 use crate::settings::BashRules;
 use crate::tools::{self, ToolContext, ToolOutput};
+use lembas_protocol::LembasMeta;
 use lembas_protocol::permission::{AskedCall, CardSays, PermissionOption, PermissionRequest};
-use lembas_protocol::session::LembasMeta;
 use lembas_protocol::update::{
     SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallStatus, ToolKind,
 };
