@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::params::{ActivityLines, ActivityPage, ActivityParams, Line};
-use super::parts::Parts;
+use super::runtime_handles::RuntimeHandles;
 use crate::activity_log::{self, Limits};
 use crate::rpc::RpcError;
 
@@ -17,7 +17,7 @@ const DEFAULT: usize = 50;
 /// reads them as logged).
 pub const MOST: usize = 1000;
 
-pub(super) async fn read(parts: &Parts, asked: ActivityParams) -> Result<ActivityPage, RpcError> {
+pub(super) async fn read(parts: &RuntimeHandles, asked: ActivityParams) -> Result<ActivityPage, RpcError> {
     let n = asked.n.unwrap_or(DEFAULT).max(1);
     // Described lines are for a view: a bounded page.
     let n = if asked.described { n.min(MOST) } else { n };

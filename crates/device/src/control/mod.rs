@@ -92,7 +92,7 @@ pub mod credentials;
 pub mod endpoint;
 mod login;
 pub mod params;
-mod parts;
+mod runtime_handles;
 mod server;
 pub mod sessions;
 pub mod settings;
@@ -107,7 +107,7 @@ use crate::paths::Dirs;
 
 pub use crate::face::pending::{ApprovalCard, Detail, Diff, Plan, ScheduledRun, Verdict};
 pub use client::{CallError, Client, ConnectError, Pushed, Subscription};
-pub(crate) use parts::Parts;
+pub(crate) use runtime_handles::RuntimeHandles;
 pub(crate) use server::Server;
 pub use settings::SettingChange;
 pub use window_state::DESKTOP_HOLDER;

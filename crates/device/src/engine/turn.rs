@@ -201,7 +201,7 @@ async fn steps(
     let trusted = engine.settings().folder_rules().trusted;
     let protected = engine.setup().dirs.protected_places();
     let project_instructions = super::instructions::section(&session.cwd, &trusted, &protected);
-    // The saved images are read again at every step, through the tools' door: only files inside
+    // The saved images are read again at every step, through the tools' gate: only files inside
     // the session's own attachments folder, as the tools would read them.
     let image_context = engine.tool_context(session);
     let saved_images: Vec<std::path::PathBuf> = engine
@@ -210,7 +210,7 @@ async fn steps(
         .and_then(std::fs::canonicalize)
         .into_iter()
         .collect();
-    let images = crate::tools::door::Door::new(&saved_images, &image_context.protected);
+    let images = crate::tools::read_gate::ReadGate::new(&saved_images, &image_context.protected);
     let window = compaction::window(session, &instance).await;
     // A session opened from the store reads the instance's memory at its first turn.
     if session.state().memory == SessionMemory::NotRead {

@@ -8,7 +8,6 @@ mod atomic;
 pub mod copies;
 mod cut;
 mod definitions;
-pub mod door;
 mod edit;
 mod glob;
 mod grep;
@@ -18,6 +17,7 @@ mod name;
 pub mod opened;
 mod preview;
 mod read;
+pub mod read_gate;
 mod resolve;
 mod walk;
 mod write;
@@ -236,9 +236,9 @@ pub fn judge(planned: &Planned, mode: Mode, ctx: &ToolContext) -> Judgement {
 /// gitignored entries. The text is not cut here: the engine cuts every tool's result with
 /// [`cut_result`], bash's included.
 pub fn run(planned: &Planned, args: &Value, ctx: &ToolContext) -> ToolOutput {
-    // The door's check, by path here since a write or a listing opens no single file; `read`
+    // The gate's check, by path here since a write or a listing opens no single file; `read`
     // checks again on what it opened.
-    if let Err(refusal) = door::check_path(&planned.path, &ctx.protected) {
+    if let Err(refusal) = read_gate::check_path(&planned.path, &ctx.protected) {
         return ToolOutput::error(refusal.sentence(&shown(&planned.path, ctx)));
     }
     let Some(tool) = FileTool::of(planned.name) else {

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::arguments::lenient;
-use super::door::{Door, Refusal};
+use super::read_gate::{ReadGate, Refusal};
 use super::resolve::resolve;
 use super::{
     Access, Planned, ToolContext, ToolDefinition, ToolError, ToolKind, ToolName, ToolOutput, io_error, shown,
@@ -90,8 +90,8 @@ impl ReadArgs {
         if metadata.is_dir() {
             return ToolOutput::error(format!("{name} is a folder: use ls to list it."));
         }
-        // Through the door every read for the model takes: the check again on what was opened.
-        let mut file = match Door::new(&ctx.roots, &ctx.protected).open(path) {
+        // Through the gate every read for the model takes: the check again on what was opened.
+        let mut file = match ReadGate::new(&ctx.roots, &ctx.protected).open(path) {
             Ok(opened) => opened.file,
             Err(Refusal::Unreadable { error, .. }) => return io_error(&error, path, ctx, "read"),
             Err(refusal) => return ToolOutput::error(refusal.sentence(&name)),

@@ -3,7 +3,7 @@
 //! (`<project>/.agent/skills/<name>/SKILL.md`, `<config>/skills/<name>/SKILL.md`). The project's
 //! win over the user's; a name already taken, a built-in's or a TUI command's is not a command.
 //! A project's files are read only in a trusted project (never the home folder), through the tools'
-//! door ([`Door`]): inside the project, not protected, not a hard link of a protected file. A file
+//! gate ([`ReadGate`]): inside the project, not protected, not a hard link of a protected file. A file
 //! the model could have linked to `~/.ssh` or `.env` is never sent to it.
 
 use serde_json::Value;
@@ -13,7 +13,7 @@ use crate::decisions::decisions;
 use crate::policy::Mode;
 use crate::policy::protected::Protected;
 use crate::policy::roots;
-use crate::tools::door::Door;
+use crate::tools::read_gate::ReadGate;
 use lembas_protocol::LembasMeta;
 use lembas_protocol::composer::{AvailableCommand, CommandInput, CommandKind};
 
@@ -117,15 +117,15 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
         if let Some(project) = project
             && let Ok(project) = std::fs::canonicalize(project)
         {
-            let door = Door::new(std::slice::from_ref(&project), &sources.protected);
-            found.extend(read_kind(kind, &project.join(".agent"), &door));
+            let gate = ReadGate::new(std::slice::from_ref(&project), &sources.protected);
+            found.extend(read_kind(kind, &project.join(".agent"), &gate));
         }
         // The person's own commands lie in the device's config folder, protected from the model
         // but theirs to read.
         if let Ok(user) = std::fs::canonicalize(&sources.user) {
             let protected = sources.protected.clone().with_own(user.clone());
             let within = [user];
-            found.extend(read_kind(kind, &within[0], &Door::new(&within, &protected)));
+            found.extend(read_kind(kind, &within[0], &ReadGate::new(&within, &protected)));
         }
         // The project's come first, so they win a name over the user's.
         let mut these: Vec<Command> = Vec::new();
@@ -143,8 +143,8 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
 }
 
 /// The commands or skills under `base` (`.agent` or the user's config folder), each read through
-/// `door`.
-fn read_kind(kind: Kind, base: &Path, door: &Door) -> Vec<Command> {
+/// `gate`.
+fn read_kind(kind: Kind, base: &Path, gate: &ReadGate) -> Vec<Command> {
     let folder = base.join(match kind {
         Kind::Skill => "skills",
         _ => "commands",
@@ -166,7 +166,7 @@ fn read_kind(kind: Kind, base: &Path, door: &Door) -> Vec<Command> {
         let Some(name) = name.to_str().filter(|n| is_name(n)) else {
             continue;
         };
-        let Some(text) = read_through(door, &file) else {
+        let Some(text) = read_through(gate, &file) else {
             continue;
         };
         let (front, body) = front_matter(&text);
@@ -207,9 +207,9 @@ fn is_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-/// The file's text when the door opens it and it is not too long and UTF-8.
-fn read_through(door: &Door, file: &Path) -> Option<String> {
-    let bytes = door
+/// The file's text when the gate opens it and it is not too long and UTF-8.
+fn read_through(gate: &ReadGate, file: &Path) -> Option<String> {
+    let bytes = gate
         .read(file, decisions().commands.file_max_bytes)
         .inspect_err(|refusal| refusal.log_unless_missing("not a command"))
         .ok()?;

@@ -376,7 +376,7 @@ pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result
                 state.model = model;
                 state.effort = effort.unwrap_or_else(|| "default".to_string());
             }
-            Record::Given | Record::Decision(_) | Record::PutBack(_) | Record::Unknown => {}
+            Record::ForLinkClient | Record::Decision(_) | Record::PutBack(_) | Record::Unknown => {}
         }
     }
     state.jobs = Board::replayed(jobs);

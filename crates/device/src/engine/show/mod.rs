@@ -24,7 +24,7 @@ use super::session::Session;
 use crate::decisions::decisions;
 use crate::events::DeviceEvent;
 use crate::tools::arguments::{self, lenient};
-use crate::tools::door::Refusal;
+use crate::tools::read_gate::Refusal;
 use crate::tools::{self, FileTool, Planned, ToolContext, ToolDefinition, ToolName, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -92,7 +92,7 @@ pub async fn run(
     let path = planned.path.clone();
     let shown = relative(&path, &ctx.project);
     if let Err(Refusal::Protected { what, .. } | Refusal::HardLink { what, .. }) =
-        crate::tools::door::check_path(&path, &ctx.protected)
+        crate::tools::read_gate::check_path(&path, &ctx.protected)
     {
         return failed(format!(
             "{shown} is a protected path ({what}): remote work never shows it."
