@@ -48,7 +48,7 @@ pub mod update;
 
 pub use capability::Capability;
 pub use control::{ControlMethod, ControlPush};
-pub use link::{Direction, Kind, LinkMethod};
+pub use link::{Direction, LinkMethod, MethodKind};
 pub use meta::LembasMeta;
 pub use mode::Mode;
 pub use reason::Reason;

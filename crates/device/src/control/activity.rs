@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::params::{ActivityLines, ActivityPage, ActivityParams, Line};
 use super::runtime_handles::RuntimeHandles;
-use crate::activity_log::{self, Limits};
+use crate::activity_log::{self, Rotation};
 use crate::rpc::RpcError;
 
 /// The lines `activity` gives when `n` is absent, as `lembas activity` shows.
@@ -39,7 +39,7 @@ pub(super) async fn read(parts: &RuntimeHandles, asked: ActivityParams) -> Resul
 
 /// The newest `n` lines of the log at `path` and its old files: as logged, or described.
 fn newest(path: &Path, n: usize, described: bool) -> std::io::Result<(ActivityLines, usize)> {
-    let newest = activity_log::newest(path, Limits::decided().kept_files, n)?;
+    let newest = activity_log::newest(path, Rotation::decided().kept_files, n)?;
     let lines = if described {
         ActivityLines::Described(newest.lines.iter().map(describe).collect())
     } else {

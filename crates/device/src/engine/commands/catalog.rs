@@ -18,18 +18,18 @@ use lembas_protocol::LembasMeta;
 use lembas_protocol::composer::{AvailableCommand, CommandInput, CommandKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum CommandSource {
     Builtin,
     Custom,
     Skill,
 }
 
-impl Kind {
+impl CommandSource {
     fn as_str(self) -> &'static str {
         match self {
-            Kind::Builtin => "builtin",
-            Kind::Custom => "custom",
-            Kind::Skill => "skill",
+            CommandSource::Builtin => "builtin",
+            CommandSource::Custom => "custom",
+            CommandSource::Skill => "skill",
         }
     }
 }
@@ -39,7 +39,7 @@ pub struct Command {
     pub name: String,
     pub description: String,
     pub hint: Option<String>,
-    pub kind: Kind,
+    pub kind: CommandSource,
     /// A custom command's or skill's text (front matter left out); none for a built-in.
     pub body: String,
     /// What its front matter asks for its prompt: a mode (the session's from then on, lowered to
@@ -104,7 +104,7 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
             name: b.name.clone(),
             description: b.description.clone(),
             hint: b.hint.clone(),
-            kind: Kind::Builtin,
+            kind: CommandSource::Builtin,
             body: String::new(),
             mode: None,
             model: None,
@@ -112,7 +112,7 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
         })
         .collect();
     let project = sources.project.as_deref();
-    for kind in [Kind::Custom, Kind::Skill] {
+    for kind in [CommandSource::Custom, CommandSource::Skill] {
         let mut found = Vec::new();
         if let Some(project) = project
             && let Ok(project) = std::fs::canonicalize(project)
@@ -144,9 +144,9 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
 
 /// The commands or skills under `base` (`.agent` or the user's config folder), each read through
 /// `gate`.
-fn read_kind(kind: Kind, base: &Path, gate: &ReadGate) -> Vec<Command> {
+fn read_kind(kind: CommandSource, base: &Path, gate: &ReadGate) -> Vec<Command> {
     let folder = base.join(match kind {
-        Kind::Skill => "skills",
+        CommandSource::Skill => "skills",
         _ => "commands",
     });
     let Ok(entries) = std::fs::read_dir(&folder) else {
@@ -156,7 +156,7 @@ fn read_kind(kind: Kind, base: &Path, gate: &ReadGate) -> Vec<Command> {
     for entry in entries.flatten() {
         let path = entry.path();
         let (name, file) = match kind {
-            Kind::Skill => (entry.file_name(), path.join("SKILL.md")),
+            CommandSource::Skill => (entry.file_name(), path.join("SKILL.md")),
             _ if path.extension().is_some_and(|e| e == "md") => match path.file_stem() {
                 Some(stem) => (stem.to_os_string(), path.clone()),
                 None => continue,
@@ -181,7 +181,7 @@ fn read_kind(kind: Kind, base: &Path, gate: &ReadGate) -> Vec<Command> {
         };
         let description = field("description").unwrap_or_else(|| first_line(body));
         let hint = field("argument-hint").or_else(|| {
-            (kind == Kind::Custom && body.contains("$ARGUMENTS")).then(|| "arguments".to_string())
+            (kind == CommandSource::Custom && body.contains("$ARGUMENTS")).then(|| "arguments".to_string())
         });
         commands.push(Command {
             name: name.to_string(),
@@ -307,20 +307,20 @@ mod tests {
             protected: Protected::under_home(&base.join("home")),
         };
         let set = command_set(&sources);
-        let names: Vec<(&str, Kind)> = set.iter().map(|c| (c.name.as_str(), c.kind)).collect();
+        let names: Vec<(&str, CommandSource)> = set.iter().map(|c| (c.name.as_str(), c.kind)).collect();
         assert_eq!(
             names,
             [
-                ("compact", Kind::Builtin),
-                ("plan", Kind::Builtin),
-                ("undo", Kind::Builtin),
-                ("review", Kind::Builtin),
-                ("changelog", Kind::Builtin),
-                ("init", Kind::Builtin),
-                ("continue", Kind::Builtin),
-                ("deploy", Kind::Custom),
-                ("zeta", Kind::Custom),
-                ("lint", Kind::Skill),
+                ("compact", CommandSource::Builtin),
+                ("plan", CommandSource::Builtin),
+                ("undo", CommandSource::Builtin),
+                ("review", CommandSource::Builtin),
+                ("changelog", CommandSource::Builtin),
+                ("init", CommandSource::Builtin),
+                ("continue", CommandSource::Builtin),
+                ("deploy", CommandSource::Custom),
+                ("zeta", CommandSource::Custom),
+                ("lint", CommandSource::Skill),
             ]
         );
         assert_eq!(set[7].body, "Deploy $ARGUMENTS from the project");

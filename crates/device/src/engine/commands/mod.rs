@@ -20,7 +20,7 @@ use crate::decisions::decisions;
 use crate::policy::Mode;
 use crate::rpc::RpcError;
 use builtin::Expansion;
-use catalog::{Command, Kind, Sources};
+use catalog::{Command, CommandSource, Sources};
 use lembas_protocol::LembasMeta;
 use lembas_protocol::Reason;
 use lembas_protocol::composer::{CommandList, FolderParams};
@@ -129,15 +129,15 @@ async fn run_command(
     let scheduled = session.state().run.is_some();
     let task = args.trim();
     let action = match (command.kind, command.name.as_str()) {
-        (Kind::Builtin, "compact") => Some(Action::Compact),
-        (Kind::Builtin, "undo") => Some(Action::Undo),
-        (Kind::Builtin, "plan") if task.is_empty() => Some(Action::Plan),
+        (CommandSource::Builtin, "compact") => Some(Action::Compact),
+        (CommandSource::Builtin, "undo") => Some(Action::Undo),
+        (CommandSource::Builtin, "plan") if task.is_empty() => Some(Action::Plan),
         _ => None,
     };
     if let Some(action) = action {
         return run_action(engine, session, turn_id, typed, action).await;
     }
-    let expansion = if command.kind == Kind::Builtin && command.name == "plan" {
+    let expansion = if command.kind == CommandSource::Builtin && command.name == "plan" {
         // A scheduled turn's mode is the schedule's, and plan is never one of them.
         if scheduled {
             return Err(RpcError::refused(
