@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
-use lembas_device::tools::{self, ToolContext};
+use lembas_device::tools::{self, FileTool, ToolContext};
 use serde_json::json;
 
 use crate::report::{Row, ms};
@@ -72,7 +72,7 @@ fn measure(files: usize) -> anyhow::Result<Vec<Row>> {
 /// One call of the tool as the engine makes it; its time and the matching lines it listed.
 fn grep_tool(ctx: &ToolContext, arguments: &str) -> anyhow::Result<(Duration, usize)> {
     let started = Instant::now();
-    let (planned, args) = tools::plan("grep", arguments, ctx).map_err(|e| anyhow!("{e}"))?;
+    let (planned, args) = tools::plan(FileTool::Grep, arguments, ctx).map_err(|e| anyhow!("{e}"))?;
     let output = tools::run(&planned, &args, ctx);
     let took = started.elapsed();
     if output.is_error {

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use lembas_device::activity_log::{self, Limits};
+use lembas_device::activity_log::{self, Rotation};
 use lembas_device::setup::Setup;
 use serde_json::Value;
 
@@ -18,7 +18,7 @@ pub fn show(setup: &Setup, json: bool, n: usize) -> ExitCode {
         Live::Failed(why) => return fail(json, why),
         Live::NotRunning => {
             let path = activity_log::path(&setup.dirs);
-            match activity_log::newest(&path, Limits::decided().kept_files, n) {
+            match activity_log::newest(&path, Rotation::decided().kept_files, n) {
                 Ok(newest) => newest,
                 Err(e) => return fail(json, format!("cannot read {}: {e}", path.display())),
             }

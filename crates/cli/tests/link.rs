@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use lembas_peer::{Peer, PeerConfig};
-use lembas_protocol::{Capability, Direction, Kind, LinkMethod};
+use lembas_protocol::{Capability, Direction, LinkMethod, MethodKind};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -58,7 +58,9 @@ async fn hello_first_then_initialize_as_the_spec_shows() {
     // And it is kept: a method of a listed capability is served (bad params at worst), one of a
     // capability not listed is -32601.
     for method in LinkMethod::ALL.iter().filter(|m| {
-        m.direction() == Direction::ToDevice && m.kind() == Kind::Request && **m != LinkMethod::Initialize
+        m.direction() == Direction::ToDevice
+            && m.kind() == MethodKind::Request
+            && **m != LinkMethod::Initialize
     }) {
         let answer = link.request(method.name(), json!({}), WAIT).await.unwrap();
         // An editor's own (session/load, session/list) are not the link's.

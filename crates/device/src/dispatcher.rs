@@ -10,6 +10,7 @@ use crate::client::{ClientLink, PendingRequests};
 use crate::decisions::decisions;
 use crate::directories;
 use crate::engine::Engine;
+use crate::engine::method::engine_methods;
 use crate::events::DeviceEvent;
 use crate::poison::Recover;
 use crate::policy::Mode;
@@ -24,8 +25,8 @@ use lembas_protocol::initialize::{
 };
 use lembas_protocol::limits::{DeviceInfo, Hello, Limits};
 use lembas_protocol::request::{self, method as m, serve};
-use lembas_protocol::session::{Empty, LembasMeta};
-use lembas_protocol::{Capability, LinkMethod};
+use lembas_protocol::session::Empty;
+use lembas_protocol::{Capability, LembasMeta, LinkMethod};
 
 pub const AGENT_NAME: &str = "LLeMbas CLI";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -400,30 +401,8 @@ impl Dispatcher {
                 .await
                 .map(|()| json!({})),
             Initialized => Ok(json!({})),
-            SessionNew
-            | SessionPrompt
-            | SessionSetMode
-            | SessionCancel
-            | SessionLoad
-            | SessionList
-            | SessionResume
-            | SessionClose
-            | SessionSetConfigOption
-            | Configure
-            | Steer
-            | SessionHistory
-            | SessionStatus
-            | SessionDelete
-            | SessionRewind
-            | SessionCompact
-            | SessionTitle
-            | FilesSearch
-            | Commands
-            | Jobs
-            | JobOutput
-            | JobStop
-            | JobSend
-            | JobTranscript => self.engine.request(method, params).await,
+            // The engine's: one list with its handlers (engine::method).
+            engine_methods!(pattern) => self.engine.request(method, params).await,
             // The device's own (admitted never lets one through).
             SessionUpdate | RequestPermission | Hello | Event | SessionDeleted | PermissionSettled | Show
             | Question | Plan | TerminalOutput | TerminalExit | CancelRequest => {

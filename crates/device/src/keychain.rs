@@ -6,10 +6,10 @@
 //! folder, a protected path that remote sessions never read or show. It is never chosen silently:
 //! only a login that asked for it writes the file, and every read of it says so in the log.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::paths::Dirs;
+use crate::whole_file::{self, Mode};
 
 /// The keychain entry: service and account names. One device login per user.
 pub const SERVICE: &str = "lembas";
@@ -197,33 +197,13 @@ fn file_error(path: &Path, e: impl std::fmt::Display) -> KeychainError {
     }
 }
 
-/// Writes the token file atomically, readable and writable by its owner only from the first byte.
+/// Writes the token file whole ([`whole_file`]), readable and writable by its owner only from the
+/// first byte.
 fn write_file(path: &Path, token: &Token) -> Result<(), KeychainError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| file_error(dir, e))?;
-    let temporary = dir.join(format!(".{ACCOUNT}.{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options.open(&temporary)?;
-        // A temporary left by a killed login may have other permissions: set them again.
-        #[cfg(unix)]
-        std::fs::set_permissions(&temporary, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
-        file.write_all(token.expose().as_bytes())?;
-        file.write_all(b"\n")?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, path)?;
-        if let Ok(folder) = std::fs::File::open(dir) {
-            let _ = folder.sync_all();
-        }
-        Ok::<(), std::io::Error>(())
-    })();
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&temporary);
-        file_error(path, e)
-    })
+    let text = format!("{}\n", token.expose());
+    whole_file::write(path, text.as_bytes(), Mode::PRIVATE).map_err(|e| file_error(path, e))
 }
 
 /// The token in the file; `None` when there is no file or it holds nothing.

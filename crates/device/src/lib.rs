@@ -38,6 +38,7 @@ pub mod store;
 pub mod terminal;
 pub mod tools;
 pub mod utc;
+pub mod whole_file;
 
 /// The wire's JSON-RPC, from the protocol crate: the core's modules say `crate::rpc`.
 pub use lembas_protocol::rpc;

@@ -117,7 +117,7 @@ impl Runtime {
         let activity = Arc::new(Mutex::new(Activity::default()));
         let activity_fold = spawn_activity_fold(events.subscribe(), activity.clone(), status_tx.clone());
         let board = Board::default();
-        let control = control::Server::start(control::Parts {
+        let control = control::Server::start(control::RuntimeHandles {
             status: status_rx.clone(),
             events: events.clone(),
             engine: engine.clone(),

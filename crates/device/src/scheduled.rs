@@ -1,7 +1,6 @@
 //! Capability `scheduled`: the *Accept scheduled work* setting, judged at every scheduled request
 //! as it is at that moment, and `_lembas/monitor`, the watch command of a schedule in monitor mode.
 
-use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 use crate::decisions::decisions;
@@ -11,7 +10,7 @@ use crate::policy::Mode;
 use crate::policy::bash_judge::{self, Decision, JudgeContext};
 use crate::policy::roots::{self, FolderRules};
 use crate::rpc::RpcError;
-use crate::settings::{Permissions, Settings};
+use crate::settings::Settings;
 use lembas_protocol::Reason;
 use lembas_protocol::context::ScheduledAsks;
 use lembas_protocol::scheduled::{MonitorParams, RunOutcome, RunStatus, ScheduledCard};
@@ -139,66 +138,6 @@ pub fn silent(reply: &str) -> Option<String> {
     Some(kept.join("\n").trim().to_string())
 }
 
-/// The rules a trusted project adds: the nearest `.lembas/config.yaml` from `folder` up to the
-/// trusted folder that holds it. A file that cannot be read refuses the watch rather than
-/// silently dropping the project's deny rules.
-fn project_rules(folder: &Path, trusted: &[PathBuf]) -> Result<Option<Permissions>, RpcError> {
-    let Some(top) = trusted
-        .iter()
-        .filter(|t| folder.starts_with(t))
-        .max_by_key(|t| t.components().count())
-    else {
-        return Ok(None);
-    };
-    for dir in folder.ancestors().take_while(|d| d.starts_with(top)) {
-        let file = dir.join(".lembas/config.yaml");
-        if !file.exists() {
-            continue;
-        }
-        #[derive(Deserialize, Default)]
-        #[serde(default)]
-        struct ProjectConfig {
-            permissions: Permissions,
-        }
-        let text = std::fs::read_to_string(&file).map_err(|e| {
-            RpcError::invalid_params(format!(
-                "The project's rules in {} cannot be read: {e}.",
-                file.display()
-            ))
-        })?;
-        let config: Option<ProjectConfig> = serde_norway::from_str(&text).map_err(|e| {
-            RpcError::refused(
-                format!(
-                    "The project's rules in {} are not valid ({e}); fix them first.",
-                    file.display()
-                ),
-                Reason::Permission,
-            )
-        })?;
-        return Ok(Some(config.unwrap_or_default().permissions));
-    }
-    Ok(None)
-}
-
-/// A trusted project's own bash rules for a session's folder (none for an untrusted one). A rules
-/// file that cannot be read gives rules that deny everything, rather than dropping its deny rules.
-pub fn project_bash_rules(folder: &Path, settings: &Settings) -> Option<crate::settings::BashRules> {
-    let rules = settings.folder_rules();
-    if !roots::is_trusted(folder, &rules.trusted) {
-        return None;
-    }
-    match project_rules(folder, &rules.trusted) {
-        Ok(p) => p.map(|p| p.bash),
-        Err(e) => {
-            tracing::warn!("{}", e.message);
-            Some(crate::settings::BashRules {
-                deny: vec!["*".into()],
-                ..Default::default()
-            })
-        }
-    }
-}
-
 /// `_lembas/monitor`: admit, judge the command as bash in that folder, run it, answer the outcome.
 pub async fn monitor(
     params: MonitorParams,
@@ -210,7 +149,7 @@ pub async fn monitor(
     let folder = admit_folder(Path::new(&params.cwd), &rules)?;
     let trusted = roots::is_trusted(&folder, &rules.trusted);
     let project = if trusted {
-        project_rules(&folder, &rules.trusted)?
+        crate::settings::project_rules(&folder, &rules.trusted)?
     } else {
         None
     };

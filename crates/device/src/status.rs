@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use crate::events::LinkState;
 use crate::paths::Dirs;
-use crate::poison::Recover;
+use crate::whole_file::{self, Mode};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -69,19 +69,12 @@ pub fn status_file(dirs: &Dirs) -> PathBuf {
     dirs.state.join("status.json")
 }
 
-/// Writes the status atomically (temp file, then rename): a reader never sees half of it.
+/// Writes the status whole ([`crate::whole_file`]): a reader never sees half of it. Not synced:
+/// it is rewritten at every change and says what is happening now, not what must survive a crash.
 pub fn write(dirs: &Dirs, status: &Status) -> std::io::Result<()> {
-    let path = status_file(dirs);
-    let dir = &dirs.state;
-    std::fs::create_dir_all(dir)?;
-    // One writer at a time in this process: the tray app writes from more than one task, and they
-    // share the temporary file's name.
-    static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _writing = WRITING.lock().recover();
-    let tmp = dir.join(format!(".status.{}.tmp", std::process::id()));
+    std::fs::create_dir_all(&dirs.state)?;
     let text = serde_json::to_vec_pretty(status).map_err(std::io::Error::other)?;
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, &path)
+    whole_file::write_unsynced(&status_file(dirs), &text, Mode::New)
 }
 
 /// The last status written, and whether a runtime holds the device lock now (when none does, the

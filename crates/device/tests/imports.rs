@@ -1,6 +1,8 @@
-//! The core's files import one way: read from its own source, the graph of which file uses which
-//! (`use crate::…`, `use super::…`, a child module's path, and the same paths written inline) has
-//! no circle, so every file can be put above the ones it uses and no import runs back up.
+//! Every crate of the workspace imports one way: read from its own source, the graph of which file
+//! uses which (`use crate::…`, `use super::…`, a child module's path, and the same paths written
+//! inline) has no circle, in any build target of any crate (the libraries, the programs), so every
+//! file can be put above the ones it uses and no import runs back up. Where a crate has layers
+//! (folders of modules), the graph between its top modules has no circle either.
 //!
 //! A folder's root file (`mod.rs`, `lib.rs`) and the files under it are one module: the root holds
 //! what its parts share and routes to them, so the arrows between them are not counted.
@@ -13,46 +15,75 @@ use std::path::{Path, PathBuf};
 /// A source file and the module path it is (`engine/show/kind.rs` is `engine::show::kind`).
 struct File {
     module: Vec<String>,
-    /// `mod.rs` or `lib.rs`: the root of a folder's module.
+    /// `mod.rs`, the target's root (`lib.rs`, `main.rs`) or a file with modules in a folder of its
+    /// name: the root of a folder's module.
     is_root: bool,
     text: String,
 }
 
-fn files(src: &Path) -> BTreeMap<PathBuf, File> {
+/// The files of one build target: its root (`src/lib.rs`, `src/main.rs`, `src/bin/x.rs`) and every
+/// file its `mod` declarations reach, named relative to `src`. A module only tests build
+/// (`#[cfg(test)] mod tests;`) is left out: a test may use anything.
+fn target(src: &Path, root: &Path) -> BTreeMap<PathBuf, File> {
     let mut out = BTreeMap::new();
-    let mut stack = vec![src.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let relative = path.strip_prefix(src).unwrap().to_path_buf();
-            let mut module: Vec<String> = relative
-                .with_extension("")
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            let is_root = matches!(module.last().map(String::as_str), Some("mod" | "lib"));
-            if is_root {
-                module.pop();
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            out.insert(
-                relative,
-                File {
-                    module,
-                    is_root,
-                    text,
-                },
-            );
+    let mut stack = vec![(root.to_path_buf(), Vec::<String>::new(), true)];
+    // Each file with whether its children are beside it (a target's root, a `mod.rs`) or in the
+    // folder of its name.
+    while let Some((path, module, children_beside)) = stack.pop() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let dir = if children_beside {
+            path.parent().unwrap().to_path_buf()
+        } else {
+            path.with_extension("")
+        };
+        let children = declared_modules(&code(&text));
+        // `model.rs` with `model/stream.rs` under it is its folder's root, as a `mod.rs` is.
+        let is_root = children_beside || !children.is_empty();
+        for name in children {
+            let (flat, folder) = (dir.join(format!("{name}.rs")), dir.join(&name).join("mod.rs"));
+            let (child, child_beside) = if flat.is_file() {
+                (flat, false)
+            } else if folder.is_file() {
+                (folder, true)
+            } else {
+                panic!(
+                    "{}: `mod {name};` has neither {} nor {}",
+                    path.display(),
+                    flat.display(),
+                    folder.display()
+                );
+            };
+            let mut child_module = module.clone();
+            child_module.push(name);
+            stack.push((child, child_module, child_beside));
         }
+        let relative = path.strip_prefix(src).unwrap().to_path_buf();
+        out.insert(
+            relative,
+            File {
+                module,
+                is_root,
+                text,
+            },
+        );
     }
     out
+}
+
+/// The names of the modules a file declares in files of their own (`mod name;`, `pub mod name;`…).
+fn declared_modules(code: &str) -> Vec<String> {
+    code.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let unqualified = match line.strip_prefix("pub") {
+                Some(rest) if rest.starts_with('(') => rest.split_once(')')?.1,
+                Some(rest) => rest,
+                None => line,
+            };
+            let name = unqualified.trim_start().strip_prefix("mod ")?.strip_suffix(';')?;
+            Some(name.trim().to_string())
+        })
+        .collect()
 }
 
 /// The file a module path names: the longest prefix that is a file (what follows is an item).
@@ -89,25 +120,6 @@ fn code(text: &str) -> String {
 fn tests_only(line: &str) -> bool {
     let line = line.trim();
     line.starts_with("#[cfg(") && line.contains("test") && !line.contains("not(test)")
-}
-
-/// The modules only tests build: those a `#[cfg(test)] mod name;` declares, with their files.
-fn test_only(files: &BTreeMap<PathBuf, File>) -> Vec<Vec<String>> {
-    let mut found = Vec::new();
-    for file in files.values() {
-        let lines: Vec<&str> = file.text.lines().map(str::trim).collect();
-        for pair in lines.windows(2) {
-            let declared = pair[1].strip_prefix("pub ").unwrap_or(pair[1]);
-            if tests_only(pair[0])
-                && let Some(name) = declared.strip_prefix("mod ").and_then(|d| d.strip_suffix(';'))
-            {
-                let mut module = file.module.clone();
-                module.push(name.to_string());
-                found.push(module);
-            }
-        }
-    }
-    found
 }
 
 /// The paths of a `use` tree: `a::{b, c::{d, e}}` is `a::b`, `a::c::d`, `a::c::e`.
@@ -273,18 +285,24 @@ fn circles(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
     s.found
 }
 
-#[test]
-fn no_file_of_the_core_imports_in_a_circle() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = files(&src);
-    let tests = test_only(&files);
-    files.retain(|_, f| !tests.iter().any(|t| f.module.starts_with(t)));
+/// What the import graph of one build target says.
+struct Graph {
+    files: usize,
+    arrows: usize,
+    /// Files that import each other in a loop.
+    circles: Vec<Vec<PathBuf>>,
+    top_modules: usize,
+    /// Top modules (`engine`, `link`, `policy`…) that import each other in a loop.
+    module_circles: Vec<Vec<PathBuf>>,
+}
+
+fn graph(files: &BTreeMap<PathBuf, File>) -> Graph {
     let modules: BTreeMap<Vec<String>, PathBuf> = files
         .iter()
         .map(|(path, f)| (f.module.clone(), path.clone()))
         .collect();
     let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
-    for (path, file) in &files {
+    for (path, file) in files {
         let targets = edges.entry(path.clone()).or_default();
         for used in used(file, &modules) {
             let Some(target) = file_of(&modules, &used) else {
@@ -299,46 +317,112 @@ fn no_file_of_the_core_imports_in_a_circle() {
             targets.insert(target);
         }
     }
-    let arrows: usize = edges.values().map(BTreeSet::len).sum();
-    let found = circles(&edges);
-    // The same graph between the crate's top modules (`engine`, `link`, `policy`…).
-    let top = |path: &PathBuf| PathBuf::from(files[path].module.first().map_or("lib", String::as_str));
+    // The same graph between the target's top modules.
+    let top = |path: &PathBuf| PathBuf::from(files[path].module.first().map_or("(root)", String::as_str));
     let mut between: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
     for (from, targets) in &edges {
         let entry = between.entry(top(from)).or_default();
         entry.extend(targets.iter().map(top).filter(|t| *t != top(from)));
     }
-    let module_circles = circles(&between);
-    println!(
-        "{} files, {arrows} imports between them, {} circles of files; {} top modules, {} circles of modules",
-        files.len(),
-        found.len(),
-        between.len(),
-        module_circles.len()
-    );
-    for circle in &module_circles {
-        println!("modules in a circle: {circle:?}");
+    Graph {
+        files: files.len(),
+        arrows: edges.values().map(BTreeSet::len).sum(),
+        circles: circles(&edges),
+        top_modules: between.len(),
+        module_circles: circles(&between),
     }
-    let said: Vec<String> = found
+}
+
+/// The workspace's crates, as its `Cargo.toml` lists them (`members = [...]`).
+fn members(workspace: &Path) -> Vec<PathBuf> {
+    let manifest = std::fs::read_to_string(workspace.join("Cargo.toml")).unwrap();
+    let list = manifest
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("members = ["))
+        .expect("the workspace lists its members on one line");
+    list.split('"')
+        .skip(1)
+        .step_by(2)
+        .map(|member| workspace.join(member))
+        .collect()
+}
+
+/// A crate's build targets, by their root files: its library, its program, its other programs.
+fn roots(src: &Path) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = ["lib.rs", "main.rs"]
         .iter()
-        .map(|c| {
-            c.iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" → ")
-        })
+        .map(|name| src.join(name))
+        .filter(|path| path.is_file())
         .collect();
+    if let Ok(programs) = std::fs::read_dir(src.join("bin")) {
+        let mut programs: Vec<PathBuf> = programs
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+            .collect();
+        programs.sort();
+        roots.extend(programs);
+    }
+    roots
+}
+
+fn said(circle: &[PathBuf]) -> String {
+    circle
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" → ")
+}
+
+#[test]
+fn no_file_of_any_crate_imports_in_a_circle() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut refused = Vec::new();
+    let (mut targets, mut files, mut arrows, mut core_arrows) = (0, 0, 0, 0);
+    for krate in members(&workspace) {
+        let src = krate.join("src");
+        let crate_name = krate.file_name().unwrap().to_string_lossy().into_owned();
+        let roots = roots(&src);
+        assert!(!roots.is_empty(), "{crate_name} has no lib.rs, main.rs or bin/");
+        for root in roots {
+            let name = format!("{crate_name}/{}", root.strip_prefix(&src).unwrap().display());
+            let graph = graph(&target(&src, &root));
+            println!(
+                "{name}: {} files, {} imports between them, {} circles of files; {} top modules, {} circles of modules",
+                graph.files,
+                graph.arrows,
+                graph.circles.len(),
+                graph.top_modules,
+                graph.module_circles.len()
+            );
+            refused.extend(
+                graph
+                    .circles
+                    .iter()
+                    .map(|c| format!("{name}: files in a circle: {}", said(c))),
+            );
+            refused.extend(
+                graph
+                    .module_circles
+                    .iter()
+                    .map(|c| format!("{name}: top modules in a circle: {}", said(c))),
+            );
+            if name == "device/lib.rs" {
+                core_arrows = graph.arrows;
+            }
+            targets += 1;
+            files += graph.files;
+            arrows += graph.arrows;
+        }
+    }
+    println!("in all: {targets} build targets, {files} files, {arrows} imports between them");
     assert!(
-        found.is_empty(),
-        "files that import each other:\n{}",
-        said.join("\n")
-    );
-    assert!(
-        module_circles.is_empty(),
-        "top modules that import each other: {module_circles:?}"
+        refused.is_empty(),
+        "imports that run in a circle:\n{}",
+        refused.join("\n")
     );
     // The graph is read at all: a reader that found nothing would pass for nothing.
-    assert!(arrows > 100, "only {arrows} imports read");
+    assert!(core_arrows > 100, "only {core_arrows} imports read in the core");
 }
 
 #[test]
@@ -368,4 +452,6 @@ fn the_reader_finds_a_circle_where_there_is_one() {
         vec![vec![PathBuf::from("a.rs"), PathBuf::from("b.rs")]]
     );
     assert_eq!(expand("x::{y, z::{p, q as r}}"), ["x::y", "x::z::p", "x::z::q"]);
+    let declared = "mod a;\npub(crate) mod b;\n#[cfg(test)]\nmod tests;\nmod inline {}\n";
+    assert_eq!(declared_modules(&code(declared)), ["a", "b"]);
 }

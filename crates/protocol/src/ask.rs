@@ -6,8 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::plan::Plan;
-use crate::session::LembasMeta;
-use crate::{Mode, SessionId};
+use crate::{LembasMeta, Mode, SessionId};
 
 /// `_meta.lembas` of a card: whether a person may also answer at a terminal, so the client does
 /// not time it out.

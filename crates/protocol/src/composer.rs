@@ -4,8 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::SessionId;
-use crate::session::LembasMeta;
+use crate::{LembasMeta, SessionId};
 
 /// `_lembas/files/search`'s and `_lembas/commands`' params: a session's folder, or a folder for a
 /// composer with no session yet.

@@ -2,7 +2,7 @@
 //! (`LEMBAS_GENERATE=1 cargo test -p lembas-protocol` writes them again): the window's names as
 //! TypeScript (`ui/src/protocol.ts`) and the method tables of `docs/protocol.md`.
 
-use crate::{Capability, ControlMethod, ControlPush, Direction, Kind, LinkMethod, Reason};
+use crate::{Capability, ControlMethod, ControlPush, Direction, LinkMethod, MethodKind, Reason};
 
 /// The whole of `ui/src/protocol.ts`.
 pub fn typescript() -> String {
@@ -67,8 +67,8 @@ pub fn markdown_tables() -> String {
             Direction::FromDevice => "the device",
         };
         let answered = match m.kind() {
-            Kind::Request => "yes",
-            Kind::Notification => "no",
+            MethodKind::Request => "yes",
+            MethodKind::Notification => "no",
         };
         let capability = m
             .capability()

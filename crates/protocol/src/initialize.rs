@@ -5,9 +5,9 @@
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
-use crate::Capability;
 use crate::limits::Limits;
-use crate::session::{Empty, LembasMeta};
+use crate::session::Empty;
+use crate::{Capability, LembasMeta};
 
 /// `initialize`'s params, as far as the device reads them: whether the client speaks the extension.
 /// Everything else a client says of itself (its file system, its terminals) is not used: the device

@@ -15,7 +15,7 @@ pub enum Direction {
 
 /// Whether a method is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum MethodKind {
     Request,
     /// Sent without an id. The device answers one sent as a request anyway (`{}`), as JSON-RPC
     /// lets a client do.
@@ -34,8 +34,8 @@ macro_rules! link_methods {
                 match self { $(LinkMethod::$variant => Direction::$direction,)* }
             }
 
-            pub const fn kind(self) -> Kind {
-                match self { $(LinkMethod::$variant => Kind::$kind,)* }
+            pub const fn kind(self) -> MethodKind {
+                match self { $(LinkMethod::$variant => MethodKind::$kind,)* }
             }
 
             /// The capability that must be listed for it; `None`: always there (ACP's own).

@@ -4,10 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::SessionId;
 use crate::scheduled::ScheduledCard;
-use crate::session::LembasMeta;
 use crate::update::{ToolCallStatus, ToolKind};
+use crate::{LembasMeta, SessionId};
 
 /// `session/request_permission`'s params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

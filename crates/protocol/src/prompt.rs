@@ -5,12 +5,9 @@
 use crate::context::LembasAsks;
 use serde::{Deserialize, Serialize};
 
-use crate::TurnId;
-
 use crate::content::ContentBlock;
 use crate::scheduled::RunOutcome;
-use crate::session::LembasMeta;
-use crate::{Mode, SessionId};
+use crate::{LembasMeta, Mode, SessionId, TurnId};
 
 /// `session/prompt`'s params.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

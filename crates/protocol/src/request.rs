@@ -112,7 +112,7 @@ pub fn answer<T: Serialize>(answer: T) -> Result<Value, RpcError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Direction, Kind};
+    use crate::{Direction, MethodKind};
 
     /// Every request a client may send is bound here.
     #[test]
@@ -120,7 +120,7 @@ mod tests {
         let untyped: Vec<&str> = LinkMethod::ALL
             .iter()
             .filter(|m| m.direction() == Direction::ToDevice && !method::TYPED.contains(m))
-            .filter(|m| m.kind() == Kind::Request || m.capability().is_some())
+            .filter(|m| m.kind() == MethodKind::Request || m.capability().is_some())
             .map(|m| m.name())
             .collect();
         assert_eq!(untyped, Vec::<&str>::new());

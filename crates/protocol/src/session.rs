@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::event::AttachmentInfo;
 use crate::mcp::McpServer;
-use crate::{Effort, Mode, SessionId, TurnId};
+use crate::{Effort, LembasMeta, Mode, SessionId, TurnId};
 
 /// A request that names one session and nothing else (`_lembas/session/status`, `…/history`,
 /// `…/compact`, `…/delete`, `_lembas/jobs`, `session/close`).
@@ -119,12 +119,6 @@ pub enum McpReport {
         started: bool,
         reason: String,
     },
-}
-
-/// `{ "lembas": … }`, the `_meta` of the device's answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LembasMeta<T> {
-    pub lembas: T,
 }
 
 /// `session/new`'s answer.

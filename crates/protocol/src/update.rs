@@ -8,8 +8,7 @@ use serde_json::Value;
 use crate::composer::AvailableCommand;
 use crate::content::ContentBlock;
 use crate::plan::Plan;
-use crate::session::LembasMeta;
-use crate::{Mode, SessionId};
+use crate::{LembasMeta, Mode, SessionId};
 
 /// `session/update`'s params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,7 +2,6 @@
 //! and each kind of `session/update`, built as the device builds them, validated against
 //! `shared/spec/acp-schema-v1/schema.json`.
 
-use lembas_protocol::Capability;
 use lembas_protocol::composer::{AvailableCommand, CommandInput, CommandKind};
 use lembas_protocol::content::ContentBlock;
 use lembas_protocol::initialize::{
@@ -15,7 +14,7 @@ use lembas_protocol::prompt::{PromptAnswer, StopReason};
 use lembas_protocol::scheduled::ScheduledCard;
 use lembas_protocol::session::*;
 use lembas_protocol::update::*;
-use lembas_protocol::{Effort, Mode};
+use lembas_protocol::{Capability, Effort, LembasMeta, Mode};
 use serde::Serialize;
 use serde_json::{Value, json};
 

@@ -5,7 +5,7 @@
 
 use lembas_device::policy::Mode;
 use lembas_device::policy::bash_judge::Decision;
-use lembas_device::tools::{ToolContext, judge, plan, run};
+use lembas_device::tools::{FileTool, ToolContext, judge, plan, run};
 use serde_json::json;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -67,20 +67,20 @@ fn a_symlink_swapped_in_while_calls_run_leads_nowhere_outside() {
         })
     };
     let calls = [
-        ("read", json!({ "path": "d/f.txt" })),
-        ("grep", json!({ "path": "d", "pattern": "(?i)line" })),
-        ("ls", json!({ "path": "d" })),
-        ("glob", json!({ "path": "d", "pattern": "**" })),
+        (FileTool::Read, json!({ "path": "d/f.txt" })),
+        (FileTool::Grep, json!({ "path": "d", "pattern": "(?i)line" })),
+        (FileTool::Ls, json!({ "path": "d" })),
+        (FileTool::Glob, json!({ "path": "d", "pattern": "**" })),
         (
-            "edit",
+            FileTool::Edit,
             json!({ "path": "d/f.txt", "old_string": "line", "new_string": "LINE" }),
         ),
         (
-            "edit",
+            FileTool::Edit,
             json!({ "path": "d/f.txt", "old_string": "LINE", "new_string": "line" }),
         ),
         (
-            "write",
+            FileTool::Write,
             json!({ "path": "d/new.txt", "content": "written inside\n" }),
         ),
     ];
@@ -88,8 +88,8 @@ fn a_symlink_swapped_in_while_calls_run_leads_nowhere_outside() {
     let end = Instant::now() + Duration::from_secs(8);
     while Instant::now() < end {
         for (tool, args) in &calls {
-            let Ok((planned, args)) = plan(tool, &args.to_string(), &ctx) else {
-                panic!("{tool} could not be planned");
+            let Ok((planned, args)) = plan(*tool, &args.to_string(), &ctx) else {
+                panic!("{tool:?} could not be planned");
             };
             if judge(&planned, Mode::Auto, &ctx).decision != Decision::Allow {
                 continue;
@@ -98,7 +98,7 @@ fn a_symlink_swapped_in_while_calls_run_leads_nowhere_outside() {
             let output = run(&planned, &args, &ctx);
             assert!(
                 !output.text.contains(MARKER),
-                "{tool} read outside the roots: {}",
+                "{tool:?} read outside the roots: {}",
                 output.text
             );
             inside_reads += usize::from(output.text.contains("inside"));

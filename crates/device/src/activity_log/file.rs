@@ -5,17 +5,17 @@ use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::Limits;
+use super::Rotation;
 
 /// `activity.jsonl` and its old files beside it, `activity.jsonl.1` the newest of them.
 #[derive(Debug, Clone)]
 pub struct LogFile {
     path: PathBuf,
-    limits: Limits,
+    limits: Rotation,
 }
 
 impl LogFile {
-    pub fn new(path: PathBuf, limits: Limits) -> LogFile {
+    pub fn new(path: PathBuf, limits: Rotation) -> LogFile {
         LogFile { path, limits }
     }
 
@@ -23,7 +23,7 @@ impl LogFile {
         &self.path
     }
 
-    pub fn limits(&self) -> Limits {
+    pub fn limits(&self) -> Rotation {
         self.limits
     }
 

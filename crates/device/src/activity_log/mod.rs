@@ -24,16 +24,16 @@ use crate::paths::Dirs;
 
 /// When the current file is rotated, and how many old ones are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub struct Rotation {
     pub max_bytes: u64,
     pub kept_files: u32,
 }
 
-impl Limits {
+impl Rotation {
     /// The decided ones (`decisions.json`, `activity`).
-    pub fn decided() -> Limits {
+    pub fn decided() -> Rotation {
         let d = &decisions().activity;
-        Limits {
+        Rotation {
             max_bytes: d.max_bytes,
             kept_files: d.kept_files,
         }
@@ -47,5 +47,5 @@ pub fn path(dirs: &Dirs) -> PathBuf {
 
 /// The log this user's device writes, with the decided limits.
 pub fn default_file(dirs: &Dirs) -> LogFile {
-    LogFile::new(path(dirs), Limits::decided())
+    LogFile::new(path(dirs), Rotation::decided())
 }

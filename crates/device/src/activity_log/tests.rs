@@ -139,7 +139,7 @@ fn the_link_is_logged_when_it_goes_up_or_down_not_at_every_redial() {
 fn small(dir: &Path, max_bytes: u64, kept_files: u32) -> LogFile {
     LogFile::new(
         dir.join("activity.jsonl"),
-        Limits {
+        Rotation {
             max_bytes,
             kept_files,
         },
@@ -148,7 +148,7 @@ fn small(dir: &Path, max_bytes: u64, kept_files: u32) -> LogFile {
 
 #[test]
 fn the_decided_limits_are_read_from_the_decisions() {
-    let limits = Limits::decided();
+    let limits = Rotation::decided();
     assert_eq!(limits.max_bytes, crate::decisions::decisions().activity.max_bytes);
     assert_eq!(
         limits.kept_files,

@@ -7,8 +7,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::params::{ActivityLines, ActivityPage, ActivityParams, Line};
-use super::parts::Parts;
-use crate::activity_log::{self, Limits};
+use super::runtime_handles::RuntimeHandles;
+use crate::activity_log::{self, Rotation};
 use crate::rpc::RpcError;
 
 /// The lines `activity` gives when `n` is absent, as `lembas activity` shows.
@@ -17,7 +17,7 @@ const DEFAULT: usize = 50;
 /// reads them as logged).
 pub const MOST: usize = 1000;
 
-pub(super) async fn read(parts: &Parts, asked: ActivityParams) -> Result<ActivityPage, RpcError> {
+pub(super) async fn read(parts: &RuntimeHandles, asked: ActivityParams) -> Result<ActivityPage, RpcError> {
     let n = asked.n.unwrap_or(DEFAULT).max(1);
     // Described lines are for a view: a bounded page.
     let n = if asked.described { n.min(MOST) } else { n };
@@ -39,7 +39,7 @@ pub(super) async fn read(parts: &Parts, asked: ActivityParams) -> Result<Activit
 
 /// The newest `n` lines of the log at `path` and its old files: as logged, or described.
 fn newest(path: &Path, n: usize, described: bool) -> std::io::Result<(ActivityLines, usize)> {
-    let newest = activity_log::newest(path, Limits::decided().kept_files, n)?;
+    let newest = activity_log::newest(path, Rotation::decided().kept_files, n)?;
     let lines = if described {
         ActivityLines::Described(newest.lines.iter().map(describe).collect())
     } else {

@@ -12,11 +12,12 @@
 //! refuse unknown fields) stay as they are, a subscription (which makes no more calls) is covered
 //! too, and [`super::Client::connect`] does it, so callers do not change.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::paths::{self, Dirs};
 use crate::rpc::{self, RpcError};
+use crate::whole_file::{self, Mode};
 use lembas_protocol::Reason;
 
 /// The file's name in the state folder.
@@ -57,32 +58,14 @@ impl Cookie {
         &self.0
     }
 
-    /// Writes the cookie to `path`, 0600 from its creation, atomically (a temporary file beside
-    /// it, then a rename): a reader finds the old cookie or the new one, never half of one.
+    /// Writes the cookie to `path`, 0600 from its creation, whole ([`whole_file`]): a reader finds
+    /// the old cookie or the new one, never half of one.
     pub fn write(&self, path: &Path) -> io::Result<()> {
         let dir = path
             .parent()
             .ok_or_else(|| io::Error::other("the control cookie's path has no folder"))?;
         paths::ensure_private_dir(dir)?;
-        let temporary = dir.join(format!(
-            ".{FILE}.{}.{:016x}.tmp",
-            std::process::id(),
-            fastrand::u64(..)
-        ));
-        let written = (|| {
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            let mut file = options.open(&temporary)?;
-            file.write_all(format!("{}\n", self.0).as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&temporary, path)
-        })();
-        if written.is_err() {
-            let _ = std::fs::remove_file(&temporary);
-        }
-        written
+        whole_file::write(path, format!("{}\n", self.0).as_bytes(), Mode::PRIVATE)
     }
 
     /// Reads the cookie a runtime wrote to `path`.

@@ -12,7 +12,7 @@ use crate::rpc::{self, RpcError};
 use lembas_protocol::Reason;
 
 use super::params::{LoginParams, Said};
-use super::parts::Parts;
+use super::runtime_handles::RuntimeHandles;
 
 /// The server and the token from the params, read without serde's messages (which could quote a
 /// value given in the wrong place).
@@ -32,7 +32,7 @@ fn asked(params: Value) -> Result<(String, Token), RpcError> {
     Ok((server.trim().to_string(), token))
 }
 
-pub(super) async fn login(parts: &Parts, params: Value) -> Result<Value, RpcError> {
+pub(super) async fn login(parts: &RuntimeHandles, params: Value) -> Result<Value, RpcError> {
     let (server, token) = asked(params)?;
     let done = login::login(parts.engine.setup(), &server, token, TokenStorage::Keychain)
         .await
@@ -80,7 +80,7 @@ fn error(e: LoginError) -> RpcError {
     RpcError::with_reason(code, reason, e.to_string())
 }
 
-pub(super) async fn logout(parts: &Parts) -> Result<Said, RpcError> {
+pub(super) async fn logout(parts: &RuntimeHandles) -> Result<Said, RpcError> {
     let said = login::logout(parts.engine.setup()).await;
     // A link open with the old token ends now, not at its next drop.
     let _ = parts.wake.send(());

@@ -92,7 +92,7 @@ pub mod credentials;
 pub mod endpoint;
 mod login;
 pub mod params;
-mod parts;
+mod runtime_handles;
 mod server;
 pub mod sessions;
 pub mod settings;
@@ -109,7 +109,7 @@ pub use crate::face::pending::{ApprovalCard, Detail, Diff, Plan, ScheduledRun};
 pub use client::{CallError, Client, ConnectError, Pushed, Subscription};
 /// What [`Client::answer`] picks.
 pub use lembas_protocol::permission::ApprovalOption;
-pub(crate) use parts::Parts;
+pub(crate) use runtime_handles::RuntimeHandles;
 pub(crate) use server::Server;
 pub use settings::SettingChange;
 pub use window_state::DESKTOP_HOLDER;

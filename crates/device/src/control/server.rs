@@ -19,7 +19,7 @@ use super::endpoint::{self, Listener, Stream};
 use super::params::{
     AnswerParams, Answered, Count, RemoteStopped, ShownReadParams, ShownText, StatusAnswer, Streams,
 };
-use super::parts::Parts;
+use super::runtime_handles::RuntimeHandles;
 use crate::face::pending::open_cards;
 use crate::rpc::{self, Incoming, RpcError};
 use crate::settings::edit::Change;
@@ -56,7 +56,7 @@ impl Server {
     /// Writes a fresh control cookie, binds the socket and serves; an error says why there is no
     /// control endpoint (the runtime runs on without one). The cookie is written before the socket
     /// is bound, so a client that reaches this runtime finds its cookie.
-    pub fn start(parts: Parts) -> std::io::Result<Server> {
+    pub fn start(parts: RuntimeHandles) -> std::io::Result<Server> {
         let dirs = &parts.engine.setup().dirs;
         let cookie_path = cookie::path(dirs);
         let cookie = Cookie::fresh()?;
@@ -66,7 +66,7 @@ impl Server {
                 format!("cannot write the control cookie {}: {e}", cookie_path.display()),
             )
         })?;
-        let door = Arc::new(Door {
+        let gate = Arc::new(CookieCheck {
             cookie,
             path: cookie_path,
         });
@@ -80,11 +80,11 @@ impl Server {
                 match listener.accept().await {
                     Ok((stream, peer)) => {
                         let parts = parts.clone();
-                        let door = door.clone();
+                        let gate = gate.clone();
                         let mut closed = closed.clone();
                         tokio::spawn(async move {
                             tokio::select! {
-                                _ = serve(stream, peer, own, door, parts) => {}
+                                _ = serve(stream, peer, own, gate, parts) => {}
                                 _ = closed.changed() => {}
                             }
                         });
@@ -105,13 +105,13 @@ impl Server {
 }
 
 /// What a connection must present before anything else is answered: this runtime's cookie.
-struct Door {
+struct CookieCheck {
     cookie: Cookie,
     /// Where it was written, for the refusal's sentence.
     path: PathBuf,
 }
 
-impl Door {
+impl CookieCheck {
     /// Answers `hello`: `{}` when its cookie is this runtime's.
     fn hello(&self, params: Value) -> Result<Value, RpcError> {
         match calls::read(call::Hello, params) {
@@ -121,7 +121,13 @@ impl Door {
     }
 }
 
-async fn serve(stream: Stream, peer: Option<u32>, own: u32, door: Arc<Door>, parts: Arc<Parts>) {
+async fn serve(
+    stream: Stream,
+    peer: Option<u32>,
+    own: u32,
+    gate: Arc<CookieCheck>,
+    parts: Arc<RuntimeHandles>,
+) {
     let (read, mut write) = tokio::io::split(stream);
     if let Err(why) = credentials::admit(peer, own) {
         tracing::warn!("control socket: refused a connection: {why}");
@@ -177,7 +183,7 @@ async fn serve(stream: Stream, peer: Option<u32>, own: u32, door: Arc<Door>, par
         };
         let known = ControlMethod::from_name(&method);
         if known == Some(ControlMethod::Hello) {
-            let result = door.hello(params);
+            let result = gate.hello(params);
             // Once a connection: one that tries again and again does not fill the log.
             if result.is_err() && !std::mem::replace(&mut warned, true) {
                 tracing::warn!(
@@ -197,7 +203,7 @@ async fn serve(stream: Stream, peer: Option<u32>, own: u32, door: Arc<Door>, par
                 );
             }
             if outbox
-                .send(rpc::answer(&id, Err(cookie::missing(&door.path))))
+                .send(rpc::answer(&id, Err(cookie::missing(&gate.path))))
                 .await
                 .is_err()
             {
@@ -302,7 +308,7 @@ async fn next_of<T: Clone>(
 
 /// Streams the status (now and on each change) and every event to one client, with the sessions'
 /// updates and the terminals' output when asked.
-fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> JoinHandle<()> {
+fn subscribe(parts: &RuntimeHandles, outbox: mpsc::Sender<String>, wants: Streams) -> JoinHandle<()> {
     let mut status = parts.status.clone();
     let mut events = parts.events.subscribe();
     let mut updates = wants.sessions.then(|| parts.engine.updates());
@@ -373,7 +379,7 @@ fn subscribe(parts: &Parts, outbox: mpsc::Sender<String>, wants: Streams) -> Joi
     })
 }
 
-async fn request(parts: &Parts, method: ControlMethod, params: Value) -> Result<Value, RpcError> {
+async fn request(parts: &RuntimeHandles, method: ControlMethod, params: Value) -> Result<Value, RpcError> {
     use ControlMethod as M;
     match method {
         // Answered in `serve`, before a request reaches here.
@@ -438,7 +444,7 @@ async fn request(parts: &Parts, method: ControlMethod, params: Value) -> Result<
 
 /// `approvals/answer`: the same path as the desktop's answer. Only approval and plan cards:
 /// questions are answered in LLeMbas.
-async fn answer(parts: &Parts, asked: AnswerParams) -> Result<Answered, RpcError> {
+async fn answer(parts: &RuntimeHandles, asked: AnswerParams) -> Result<Answered, RpcError> {
     let card = parts
         .engine
         .cards()
@@ -465,7 +471,7 @@ async fn answer(parts: &Parts, asked: AnswerParams) -> Result<Answered, RpcError
 }
 
 /// `remote/stop`: remote work off in the config, every turn stopped, the link ended.
-async fn stop_remote_work(parts: &Parts) -> Result<RemoteStopped, RpcError> {
+async fn stop_remote_work(parts: &RuntimeHandles) -> Result<RemoteStopped, RpcError> {
     // Turns and jobs are the engine's, not the link's: they are stopped here, before the config
     // says remote work is off, so a job's note says Stop all rather than remote work turned off.
     // Shells and watches end with the link; the runtime dials again with remote work off.
@@ -484,7 +490,7 @@ async fn stop_remote_work(parts: &Parts) -> Result<RemoteStopped, RpcError> {
     })
 }
 
-fn shown_read(parts: &Parts, asked: ShownReadParams) -> Result<ShownText, RpcError> {
+fn shown_read(parts: &RuntimeHandles, asked: ShownReadParams) -> Result<ShownText, RpcError> {
     match parts.engine.shown_read(&asked.id) {
         Some((file, text)) => Ok(ShownText {
             file,

@@ -13,7 +13,7 @@ use crate::rpc::{self, RpcError};
 use crate::settings::SettingsError;
 use crate::settings::edit::{Change, apply};
 
-use super::parts::Parts;
+use super::runtime_handles::RuntimeHandles;
 
 /// One setting a face changes: a typed subset of [`Change`] (the login has its own method;
 /// nothing here passes arbitrary changes through).
@@ -60,7 +60,7 @@ pub fn error(e: SettingsError) -> RpcError {
     RpcError::with_reason(code, reason, e.to_string())
 }
 
-pub(super) async fn change(parts: &Parts, change: SettingChange) -> Result<Snapshot, RpcError> {
+pub(super) async fn change(parts: &RuntimeHandles, change: SettingChange) -> Result<Snapshot, RpcError> {
     let dirs = parts.engine.setup().dirs.clone();
     tokio::task::spawn_blocking(move || apply(&dirs, &[change.into()]))
         .await

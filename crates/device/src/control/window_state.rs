@@ -8,13 +8,13 @@ use crate::poison::Recover;
 use crate::rpc::RpcError;
 use crate::settings;
 
-use super::parts::Parts;
+use super::runtime_handles::RuntimeHandles;
 
 /// How the desktop app names itself in the device lock: its window shows no "runs in" note for
 /// its own runtime, and names any other holder (a headless `lembas service run`).
 pub const DESKTOP_HOLDER: &str = "LLeMbas Desktop";
 
-pub(super) async fn snapshot(parts: &Parts) -> Result<Snapshot, RpcError> {
+pub(super) async fn snapshot(parts: &RuntimeHandles) -> Result<Snapshot, RpcError> {
     let dirs = parts.engine.setup().dirs.clone();
     let loaded = tokio::task::spawn_blocking(move || settings::load(&dirs))
         .await

@@ -108,7 +108,7 @@ pub(crate) fn opened(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError
     };
     if opened && !engine.serves_editor() && !summary.is_some_and(|s| s.given) {
         // Given to the link's client now: the mark that lets it delete the session later.
-        session.record(Record::Given);
+        session.record(Record::ForLinkClient);
         session.flush();
     }
     if opened {

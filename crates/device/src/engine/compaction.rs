@@ -8,7 +8,7 @@
 use super::Engine;
 use super::model::{self, Streamed};
 use super::prompt;
-use super::session::{self, Message, Session};
+use super::session::{Message, Session};
 use super::step_request::{ApiMessage, StepRequest};
 use crate::decisions::decisions;
 use crate::store::Record;
@@ -19,16 +19,14 @@ use lembas_protocol::event::Event;
 /// else `engine.context_window_default`. Kept with the session for its model, read once.
 pub async fn window(session: &Session, instance: &model::Instance) -> u64 {
     let model = session.state().model.clone();
-    if let Some((known, size)) = &session.state().window
-        && *known == model
-    {
-        return *size;
+    if let Some(size) = session.state().conversation.window_of(&model) {
+        return size;
     }
     let size = instance
         .context_window(&model)
         .await
         .unwrap_or(decisions().engine.context_window_default);
-    session.state().window = Some((model, size));
+    session.state().conversation.set_window(model, size);
     size
 }
 
@@ -57,7 +55,7 @@ pub async fn compact(
     let (plan, kept) = {
         let state = session.state();
         let kept = match moment {
-            Moment::BeforeStep => last_request(&state.messages),
+            Moment::BeforeStep => last_request(state.conversation.messages()),
             Moment::AtRest => None,
         };
         (state.plan.clone(), kept)
@@ -72,8 +70,7 @@ pub async fn compact(
     });
     {
         let mut state = session.state();
-        state.messages = session::compacted(&summary, plan.as_ref(), kept);
-        state.compact_first = false;
+        state.conversation.compact(&summary, plan.as_ref(), kept);
     }
     session.record(record);
     session.flush();
@@ -111,7 +108,8 @@ async fn summarize(engine: &Engine, session: &Session) -> Result<String, model::
     let body = {
         let state = session.state();
         let mut messages: Vec<ApiMessage> = state
-            .messages
+            .conversation
+            .messages()
             .iter()
             .map(|m| ApiMessage::of(&m.body, None))
             .collect();
@@ -148,7 +146,7 @@ mod tests {
             message(json!({ "role": "user", "content": "[job job_1 ended] x", "machine": true })),
         ];
         assert_eq!(last_request(&messages).unwrap().body, ChatMessage::user("fix it"));
-        let compacted = session::compacted("s", None, None);
+        let compacted = crate::engine::session::compacted("s", None, None);
         assert!(last_request(&compacted).is_none());
     }
 

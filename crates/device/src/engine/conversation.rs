@@ -29,21 +29,11 @@ pub(super) async fn steer(engine: &Engine, params: SteerParams) -> Result<Steere
         .cloned()
         .ok_or_else(|| nothing_runs(&id))?;
     super::access::judge_again(engine, &session)?;
-    let mut state = session.state();
-    if state.running.is_none() {
-        return Err(nothing_runs(&id));
-    }
-    state.steers.push((message_id, text));
-    if state.acting {
-        // Nothing of this prompt reaches the model: the next turn takes it in at its first step.
-        return Ok(Steered {
-            queued: state.steers.len(),
-            next_turn: true,
-        });
-    }
+    let steered = session.state().turns.steer(message_id, text);
+    let steered = steered.ok_or_else(|| nothing_runs(&id))?;
     Ok(Steered {
-        queued: state.steers.len(),
-        next_turn: false,
+        queued: steered.queued,
+        next_turn: steered.next_turn,
     })
 }
 
@@ -72,7 +62,7 @@ pub(super) async fn rewind(engine: &Engine, params: RewindParams) -> Result<Rewo
         turn_id,
     } = params;
     let session = at_rest(engine, &id)?;
-    let reverted = session.state().rewind(&turn_id);
+    let reverted = session.state().conversation.rewind(&turn_id);
     if reverted == 0 {
         return Err(RpcError::invalid_params(format!(
             "{id} has no turn {turn_id} to rewind to (a turn folded into a compaction stays in its summary)."

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Engine;
-use super::memory::{MEMORY, MEMORY_URI, SessionMemory, definition};
+use super::memory::{MEMORY, MEMORY_URI, SessionMemory};
 use super::model::{Instance, ToolCall};
 use super::session::{Session, ToolResult};
 use super::think;
@@ -101,11 +101,6 @@ async fn open(instance: &Instance, within: Duration) -> Result<Connection, Strin
 /// Closed aside: a server that hangs could hold the close as long as it held the request.
 fn close(connection: Connection) {
     tokio::spawn(connection.close());
-}
-
-/// Whether the model's call is the instance's memory tool, offered to this session.
-pub fn is_memory_call(session: &Session, name: &str) -> bool {
-    name == MEMORY && definition(&session.state().memory).is_some()
 }
 
 /// A call of the memory tool: sent to the instance's `tools/call`, allowed in every mode (it

@@ -5,8 +5,8 @@
 //!
 //! The project's root is the nearest folder from the session's up that holds `.git`, not above the
 //! trusted folder and never the home folder (a `~/.git` would make every folder under it one
-//! project); without one, the session's folder. Each file is read through the tools' door
-//! ([`Door`]), inside the project's root only: a link to `.env` or a hard link of a key is never
+//! project); without one, the session's folder. Each file is read through the tools' gate
+//! ([`ReadGate`]), inside the project's root only: a link to `.env` or a hard link of a key is never
 //! sent to the model.
 
 use std::io::Read;
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::decisions::decisions;
 use crate::policy::protected::Protected;
 use crate::policy::roots;
-use crate::tools::door::Door;
+use crate::tools::read_gate::ReadGate;
 
 const NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
 
@@ -36,7 +36,7 @@ pub fn section(folder: &Path, trusted: &[PathBuf], protected: &Protected) -> Opt
         .find(|dir| dir.join(".git").exists())
         .unwrap_or(folder);
     let within = [std::fs::canonicalize(root).ok()?];
-    let door = Door::new(&within, protected);
+    let gate = ReadGate::new(&within, protected);
     let mut dirs: Vec<&Path> = folder.ancestors().take_while(|d| d.starts_with(root)).collect();
     dirs.reverse();
     let most = decisions().engine.project_instructions_max_bytes;
@@ -44,7 +44,7 @@ pub fn section(folder: &Path, trusted: &[PathBuf], protected: &Protected) -> Opt
     let mut left = most;
     for dir in dirs {
         let Some((name, text)) = NAMES.iter().find_map(|name| {
-            let text = read_through(&door, &dir.join(name), left + 1)?;
+            let text = read_through(&gate, &dir.join(name), left + 1)?;
             Some((dir.join(name), text))
         }) else {
             continue;
@@ -74,9 +74,9 @@ pub fn section(folder: &Path, trusted: &[PathBuf], protected: &Protected) -> Opt
     Some(format!("## Project instructions\n\n{}", parts.join("\n\n")))
 }
 
-/// The file's text (at most `limit` bytes, invalid UTF-8 replaced) when the door opens it.
-fn read_through(door: &Door, file: &Path, limit: usize) -> Option<String> {
-    let mut opened = door
+/// The file's text (at most `limit` bytes, invalid UTF-8 replaced) when the gate opens it.
+fn read_through(gate: &ReadGate, file: &Path, limit: usize) -> Option<String> {
+    let mut opened = gate
         .open(file)
         .inspect_err(|refusal| refusal.log_unless_missing("not given to the model"))
         .ok()?;

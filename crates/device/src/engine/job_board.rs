@@ -178,9 +178,25 @@ impl Job {
 pub struct Board {
     /// In the order they started.
     jobs: Vec<Job>,
+    /// Notes of jobs that ended, not yet given to the model: `(job id, note)`.
+    notes: Vec<(String, String)>,
 }
 
 impl Board {
+    /// A job's end to tell the model: at the next step of a running turn, or as a machine turn.
+    pub fn note(&mut self, id: String, note: String) {
+        self.notes.push((id, note));
+    }
+
+    pub fn has_notes(&self) -> bool {
+        !self.notes.is_empty()
+    }
+
+    /// The notes not yet given to the model, taken.
+    pub fn take_notes(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.notes)
+    }
+
     pub fn running(&self) -> usize {
         self.jobs
             .iter()

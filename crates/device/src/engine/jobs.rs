@@ -7,6 +7,7 @@
 
 use lembas_protocol::jobs::{JobInfo, JobKind, JobList, JobOutput, JobParams, JobState, JobStopped};
 use lembas_protocol::session::{Empty, SessionRef};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -26,12 +27,9 @@ use crate::rpc::RpcError;
 use crate::sandbox::Sandbox;
 use crate::store::Record;
 use crate::store::ids;
+use crate::tools::{ToolDefinition, ToolName};
 use lembas_protocol::event::{Event, JobChange};
 use lembas_protocol::update::ToolKind;
-
-pub const JOB_LIST: &str = "job_list";
-pub const JOB_OUTPUT: &str = "job_output";
-pub const JOB_STOP: &str = "job_stop";
 
 /// How often a job's news may be told (the spec: at most four times a second).
 const NEWS_EVERY: Duration = Duration::from_millis(250);
@@ -41,8 +39,31 @@ const CHUNKS_IN_FLIGHT: usize = 4;
 /// How long `_lembas/job/stop` waits for the job to be gone before it answers.
 const STOP_WAIT: Duration = Duration::from_secs(10);
 
-pub fn is_job_tool(name: &str) -> bool {
-    matches!(name, JOB_LIST | JOB_OUTPUT | JOB_STOP)
+/// The model's job tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobTool {
+    List,
+    Output,
+    Stop,
+}
+
+/// What the model is told of `job_list`, `job_output` and `job_stop`.
+pub fn definition(tool: JobTool) -> ToolDefinition {
+    match tool {
+        JobTool::List => ToolDefinition::of::<JobListArguments>(
+            ToolName::JobList,
+            "List this session's background jobs: running ones first, then those that ended.",
+        ),
+        JobTool::Output => ToolDefinition::of::<JobOutputArguments>(
+            ToolName::JobOutput,
+            "Read a background job's output, from character `since` (default 0). The answer says \
+             how much there is, so the next call can carry on where this one stopped.",
+        ),
+        JobTool::Stop => ToolDefinition::of::<JobStopArguments>(
+            ToolName::JobStop,
+            "Stop a background job (its whole process group). You are told when it has ended.",
+        ),
+    }
 }
 
 /// `Err` with the sentence for the model when the session already runs as many jobs as it may.
@@ -183,7 +204,7 @@ async fn follow(
     session.flush();
     tell(&engine, &session.id, JobChange::End, &info).await;
     let note = note(&info, stopped_by);
-    session.state().job_notes.push((id, note));
+    session.state().jobs.note(id, note);
     engine.wake(&session);
 }
 
@@ -220,35 +241,56 @@ async fn tell(engine: &Engine, session_id: &str, state: JobChange, info: &JobInf
 }
 
 /// Runs a job tool: nothing on this computer but the session's own jobs, so every mode.
-pub async fn run_tool(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &ToolCall) -> ToolResult {
-    let (title, kind) = match call.name.as_str() {
-        JOB_LIST => ("List the background jobs", ToolKind::Read),
-        JOB_OUTPUT => ("Read a job's output", ToolKind::Read),
-        _ => ("Stop a job", ToolKind::Execute),
+pub async fn run_tool(
+    engine: &Engine,
+    session: &Arc<Session>,
+    turn_id: &str,
+    call: &ToolCall,
+    tool: JobTool,
+) -> ToolResult {
+    let (title, kind) = match tool {
+        JobTool::List => ("List the background jobs", ToolKind::Read),
+        JobTool::Output => ("Read a job's output", ToolKind::Read),
+        JobTool::Stop => ("Stop a job", ToolKind::Execute),
     };
     let work = async {
         let args = think::arguments(call)?;
-        match call.name.as_str() {
-            JOB_LIST => {
+        match tool {
+            JobTool::List => {
                 let list = session.state().jobs.list();
                 serde_json::to_string_pretty(&list).map_err(|e| e.to_string())
             }
-            JOB_OUTPUT => read_for_model(session, &args),
-            _ => stop_for_model(session, &args),
+            JobTool::Output => read_for_model(session, tool_args(&call.name, &args)?),
+            JobTool::Stop => stop_for_model(session, tool_args(&call.name, &args)?),
         }
     };
     think::reported_as(engine, session, turn_id, call, title, kind, work).await
 }
 
-#[derive(Deserialize)]
-struct ToolArgs {
+/// `job_list` takes nothing.
+#[derive(JsonSchema)]
+struct JobListArguments {}
+
+/// `job_output`'s arguments as the model writes them.
+#[derive(Deserialize, JsonSchema)]
+struct JobOutputArguments {
+    /// The job's id (job_…).
     id: String,
+    /// The first character to read.
     #[serde(default)]
+    #[schemars(with = "u64", range(min = 0))]
     since: Option<u64>,
 }
 
-fn tool_args(args: &Value) -> Result<ToolArgs, String> {
-    ToolArgs::deserialize(args).map_err(|e| format!("The arguments are not right: {e}."))
+/// `job_stop`'s arguments as the model writes them.
+#[derive(Deserialize, JsonSchema)]
+struct JobStopArguments {
+    /// The job's id (job_…).
+    id: String,
+}
+
+fn tool_args<A: serde::de::DeserializeOwned + JsonSchema>(tool: &str, args: &Value) -> Result<A, String> {
+    crate::tools::arguments::of(tool, args).map_err(|e| e.to_string())
 }
 
 fn no_job(id: &str) -> String {
@@ -257,8 +299,7 @@ fn no_job(id: &str) -> String {
 
 /// `job_output`: the output from `since` (default 0), at most what one tool result holds, and
 /// where to go on from; the model's read mark moves to the end of what it got.
-fn read_for_model(session: &Session, args: &Value) -> Result<String, String> {
-    let args = tool_args(args)?;
+fn read_for_model(session: &Session, args: JobOutputArguments) -> Result<String, String> {
     let most = decisions().engine.bash_output_kept_bytes;
     let mut state = session.state();
     let job = state.jobs.get_mut(&args.id).ok_or_else(|| no_job(&args.id))?;
@@ -281,8 +322,7 @@ fn read_for_model(session: &Session, args: &Value) -> Result<String, String> {
     Ok(said)
 }
 
-fn stop_for_model(session: &Session, args: &Value) -> Result<String, String> {
-    let args = tool_args(args)?;
+fn stop_for_model(session: &Session, args: JobStopArguments) -> Result<String, String> {
     let mut state = session.state();
     let job_state = state
         .jobs

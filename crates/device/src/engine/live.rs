@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 
 use super::Engine;
-use super::grants::{self, Grant};
+use super::grants::Grant;
 use super::put_back::put_back;
 use super::session::Session;
 use super::timeline::{Timeline, timeline_of};
@@ -168,7 +168,8 @@ impl Engine {
             .map_err(|e| RpcError::internal(format!("The session {session_id} could not be read: {e}.")))?;
         let held = self.sessions().get(session_id).cloned();
         if let Some(session) = &held {
-            file.records.extend(session.state().unflushed.iter().cloned());
+            file.records
+                .extend(session.state().conversation.unflushed().iter().cloned());
         }
         let folders = self.store().turn_folders(session_id).unwrap_or_default();
         let kept = |turn: &str| -> Vec<String> {
@@ -183,7 +184,7 @@ impl Engine {
         timeline.session_id = session_id.to_string();
         if let Some(session) = held {
             timeline.running = session.state().busy();
-            timeline.grants = grants::in_force(&session.state());
+            timeline.grants = session.state().grants.in_force();
         }
         Ok(timeline)
     }
@@ -261,10 +262,10 @@ impl Engine {
             Some(session) => session.state(),
             None => return Err(not_granted(session_id)),
         };
-        if !grants::revoke(&mut state, grant) {
+        if !state.grants.revoke(grant) {
             return Err(not_granted(session_id));
         }
-        Ok(grants::in_force(&state))
+        Ok(state.grants.in_force())
     }
 }
 

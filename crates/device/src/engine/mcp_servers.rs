@@ -111,8 +111,8 @@ impl SessionServers {
         servers
     }
 
-    /// Every tool, as the model gets it.
-    pub fn definitions(&self) -> Vec<ToolDefinition> {
+    /// Every tool with what the model is told of it.
+    pub fn tools(&self) -> Vec<(Offered, ToolDefinition)> {
         self.offered()
             .map(|(exposed, running, tool)| {
                 let description = format!(
@@ -120,21 +120,16 @@ impl SessionServers {
                     tool.description.trim(),
                     running.name
                 );
-                tool.as_function(&exposed, &description)
+                let definition = tool.as_function(&exposed, &description);
+                let offered = Offered {
+                    exposed,
+                    server: running.name.clone(),
+                    tool: tool.name.clone(),
+                    connection: running.connection.clone(),
+                };
+                (offered, definition)
             })
             .collect()
-    }
-
-    /// The tool the model named, when one of these servers offers it.
-    pub fn find(&self, exposed: &str) -> Option<Offered> {
-        self.offered()
-            .find(|(name, _, _)| name == exposed)
-            .map(|(exposed, running, tool)| Offered {
-                exposed,
-                server: running.name.clone(),
-                tool: tool.name.clone(),
-                connection: running.connection.clone(),
-            })
     }
 
     /// The editor's view: each server, started or not.

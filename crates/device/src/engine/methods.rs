@@ -12,6 +12,7 @@ use super::access::{
 use super::attachments;
 use super::conversation;
 use super::mcp_servers::SessionServers;
+use super::method::EngineMethod;
 use super::session::{Context, Session, SessionState, TurnPhase};
 use crate::policy::roots;
 use crate::rpc::RpcError;
@@ -21,15 +22,15 @@ use lembas_protocol::event::Event;
 use lembas_protocol::prompt::{PromptAnswer, PromptParams};
 use lembas_protocol::request::serve;
 use lembas_protocol::session::{
-    CancelParams, ConfigureParams, Configured, Deleted, Empty, History, LembasMeta, NewSessionAnswer,
-    NewSessionParams, SessionRef, SessionSettings, SetModeParams, TitleParams, Titled,
+    CancelParams, ConfigureParams, Configured, Deleted, Empty, History, NewSessionAnswer, NewSessionParams,
+    SessionRef, SessionSettings, SetModeParams, TitleParams, Titled,
 };
 use lembas_protocol::status::SessionStatus;
-use lembas_protocol::{LinkMethod, Reason, TurnId};
+use lembas_protocol::{LembasMeta, Reason, TurnId};
 
-/// The engine's methods of the link; any other is -32601.
-pub async fn request(engine: &Engine, method: LinkMethod, params: Value) -> Result<Value, RpcError> {
-    use LinkMethod::*;
+/// The engine's methods of the link, each to its handler.
+pub async fn request(engine: &Engine, method: EngineMethod, params: Value) -> Result<Value, RpcError> {
+    use EngineMethod::*;
     use lembas_protocol::request::method as m;
     match method {
         SessionNew => serve(m::SessionNew, params, |p| new_session(engine, p)).await,
@@ -76,7 +77,6 @@ pub async fn request(engine: &Engine, method: LinkMethod, params: Value) -> Resu
             })
             .await
         }
-        other => Err(RpcError::method_not_found(other.name())),
     }
 }
 

@@ -23,6 +23,7 @@ mod jobs;
 mod live;
 mod mcp_servers;
 mod memory;
+pub(crate) mod method;
 mod methods;
 pub mod model;
 mod plan_state;
@@ -35,7 +36,7 @@ mod start;
 mod step_request;
 mod think;
 pub mod timeline;
-mod tool_call;
+mod tool;
 mod turn;
 
 pub use approvals::{Answer, AnsweredBy, Card, CardFacts};
@@ -60,6 +61,7 @@ use lembas_protocol::event::{Event, EventNotification};
 use lembas_protocol::notices::SessionDeleted;
 use lembas_protocol::update::{SessionNotification, SessionUpdate};
 use lembas_protocol::{LinkMethod, SessionId};
+use method::EngineMethod;
 use session::Session;
 
 /// How often the engine looks for sessions deleted from a shell (`lembas sessions delete`).
@@ -368,20 +370,6 @@ impl Engine {
         }
     }
 
-    /// The tools a step of `session` is offered: `show` only where someone looks.
-    pub(crate) fn tool_definitions(&self, session: &Session) -> Vec<crate::tools::ToolDefinition> {
-        let mut tools = crate::tools::definitions();
-        if show::offered(self, session) {
-            tools.push(crate::tools::show_definition());
-        }
-        let state = session.state();
-        tools.extend(memory::definition(&state.memory));
-        if let Some(servers) = &state.mcp {
-            tools.extend(servers.definitions());
-        }
-        tools
-    }
-
     pub(crate) fn tool_context(&self, session: &Session) -> ToolContext {
         let settings = self.settings();
         let rules = settings.folder_rules();
@@ -440,6 +428,9 @@ impl Engine {
 
     /// A session method of the link; one that is not the engine's is -32601.
     pub async fn request(&self, method: LinkMethod, params: Value) -> Result<Value, RpcError> {
-        methods::request(self, method, params).await
+        match EngineMethod::of(method) {
+            Some(method) => methods::request(self, method, params).await,
+            None => Err(RpcError::method_not_found(method.name())),
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! event.
 
 use lembas_protocol::plan::{Phase, Plan, Step, Task, TaskStatus};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -16,41 +17,68 @@ use super::session::{Session, ToolResult};
 use super::think;
 use crate::decisions::decisions;
 use crate::store::Record;
+use crate::tools::{ToolDefinition, ToolName};
+use lembas_protocol::LembasMeta;
 use lembas_protocol::event::Event;
-use lembas_protocol::session::LembasMeta;
 use lembas_protocol::update::{PlanEntry, PlanMeta, SessionUpdate};
 
-pub const PLAN_WRITE: &str = "plan_write";
-pub const PLAN_UPDATE: &str = "plan_update";
-pub const PLAN_CLEAR: &str = "plan_clear";
+/// What the model is told of `plan_write`, `plan_update` and `plan_clear`.
+pub fn definition(tool: PlanTool) -> ToolDefinition {
+    match tool {
+        PlanTool::Write => ToolDefinition::of::<PlanWriteArguments>(
+            ToolName::PlanWrite,
+            "Keep a structured plan of the work for the person to follow: phases of tasks, each \
+             with steps. It replaces the plan you had. Use it for work of several steps; then mark \
+             progress with plan_update as you go.",
+        ),
+        PlanTool::Update => ToolDefinition::of::<PlanUpdateArguments>(
+            ToolName::PlanUpdate,
+            "Change one task of the plan (its status, or a step done) or add a finding.",
+        ),
+        PlanTool::Clear => ToolDefinition::of::<NoArguments>(
+            ToolName::PlanClear,
+            "Clear the plan, when the work it planned is over or abandoned.",
+        ),
+    }
+}
 
-pub fn is_plan_tool(name: &str) -> bool {
-    matches!(name, PLAN_WRITE | PLAN_UPDATE | PLAN_CLEAR)
+/// The plan tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanTool {
+    Write,
+    Update,
+    Clear,
 }
 
 /// Runs a plan tool, reported to the client as a `think` tool call; a plan that changed is kept
 /// and told.
-pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &ToolCall) -> ToolResult {
-    let title = match call.name.as_str() {
-        PLAN_WRITE => "Write the plan",
-        PLAN_UPDATE => "Update the plan",
-        _ => "Clear the plan",
+pub async fn run(
+    engine: &Engine,
+    session: &Arc<Session>,
+    turn_id: &str,
+    call: &ToolCall,
+    tool: PlanTool,
+) -> ToolResult {
+    let title = match tool {
+        PlanTool::Write => "Write the plan",
+        PlanTool::Update => "Update the plan",
+        PlanTool::Clear => "Clear the plan",
     };
     let work = async {
         let args = think::arguments(call)?;
         let current = session.state().plan.clone();
-        let (plan, said) = match call.name.as_str() {
-            PLAN_WRITE => {
+        let (plan, said) = match tool {
+            PlanTool::Write => {
                 let plan = write(&args)?;
                 let said = format!("The plan is kept: {}.", outline(&plan));
                 (Some(plan), said)
             }
-            PLAN_UPDATE => {
+            PlanTool::Update => {
                 let plan = update(current.as_ref(), &args)?;
                 let said = format!("The plan now: {}.", outline(&plan));
                 (Some(plan), said)
             }
-            _ => (None, "The plan is cleared.".to_string()),
+            PlanTool::Clear => (None, "The plan is cleared.".to_string()),
         };
         keep(engine, session, plan).await;
         Ok(said)
@@ -110,12 +138,35 @@ fn outline(plan: &Plan) -> String {
     format!("{} — {}", plan.title, tasks.join("; "))
 }
 
-/// `plan_write`'s plan as the model sends it: ids and most fields optional.
-#[derive(Deserialize)]
+/// `plan_write`'s arguments as the model writes them.
+#[derive(JsonSchema)]
+struct PlanWriteArguments {
+    #[allow(dead_code)]
+    plan: Written,
+}
+
+/// A tool that takes no arguments.
+#[derive(JsonSchema)]
+struct NoArguments {}
+
+/// The task's status.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum StatusName {
+    Pending,
+    InProgress,
+    Completed,
+    Dropped,
+}
+
+/// The plan: phases of tasks; ids are given by the device where missing.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Written {
     title: String,
     #[serde(default)]
+    #[schemars(with = "String")]
     summary: String,
     #[serde(default)]
     objectives: Vec<String>,
@@ -125,29 +176,33 @@ struct Written {
     phases: Vec<WrittenPhase>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct WrittenPhase {
     #[serde(default)]
+    #[schemars(with = "String")]
     id: Option<String>,
     title: String,
     #[serde(default)]
     tasks: Vec<WrittenTask>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct WrittenTask {
+    /// Given by the device when missing.
     #[serde(default)]
+    #[schemars(with = "String")]
     id: Option<String>,
     content: String,
     #[serde(default)]
+    #[schemars(with = "StatusName")]
     status: TaskStatus,
     #[serde(default)]
     steps: Vec<WrittenStep>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(untagged)]
 enum WrittenStep {
     Text(String),
@@ -236,25 +291,35 @@ impl Ids {
     }
 }
 
+/// `plan_update`'s arguments as the model writes them.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct PlanUpdateArguments {
+    /// The task's id (t1, t2, …).
+    #[serde(default)]
+    #[schemars(with = "String")]
+    task: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "StatusName")]
+    status: Option<TaskStatus>,
+    /// A step of the task (1-based).
+    #[serde(default)]
+    #[schemars(with = "u64", range(min = 1))]
+    step: Option<usize>,
+    /// Whether that step is done (default true).
+    #[serde(default)]
+    #[schemars(with = "bool")]
+    done: Option<bool>,
+    /// Something you learnt, added to the plan's findings.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    finding: Option<String>,
+}
+
 /// `plan_update { task?, status?, step?, done?, finding? }`: one task's status or step, or a
 /// finding added.
 pub fn update(current: Option<&Plan>, args: &Value) -> Result<Plan, String> {
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Asked {
-        #[serde(default)]
-        task: Option<String>,
-        #[serde(default)]
-        status: Option<TaskStatus>,
-        /// 1-based.
-        #[serde(default)]
-        step: Option<usize>,
-        #[serde(default)]
-        done: Option<bool>,
-        #[serde(default)]
-        finding: Option<String>,
-    }
-    let asked: Asked = serde_json::from_value(args.clone())
+    let asked: PlanUpdateArguments = serde_json::from_value(args.clone())
         .map_err(|e| format!("The arguments of plan_update are not right: {e}."))?;
     let mut plan = current
         .cloned()

@@ -98,11 +98,10 @@ pub fn wake(engine: &Engine, session: &Arc<Session>) {
     }
     let notes = {
         let mut state = session.state();
-        let waiting = state.queued().next().is_some();
-        if state.running.is_some() || waiting || state.job_notes.is_empty() {
+        if state.turns.busy() || !state.jobs.has_notes() {
             return;
         }
-        std::mem::take(&mut state.job_notes)
+        state.jobs.take_notes()
     };
     spawn(engine, session, new_turn_id(), None, Input::Notes(notes));
 }

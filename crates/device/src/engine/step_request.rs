@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::decisions::decisions;
 use crate::store::message::{AttachmentKind, CalledTool, ChatMessage, UserMessage};
 use crate::tools::ToolDefinition;
-use crate::tools::door::Door;
+use crate::tools::read_gate::ReadGate;
 
 /// The body of `POST /v1/chat/completions`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -85,7 +85,7 @@ pub enum ApiMessage {
 #[serde(untagged)]
 pub enum UserContent {
     Text(String),
-    Parts(Vec<ContentPart>),
+    RuntimeHandles(Vec<ContentPart>),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -110,9 +110,9 @@ impl ApiMessage {
 
     /// A stored message as the model takes it: the device's bookkeeping (what was typed, the
     /// attachments' list, the marks of a job's note or a summary, a call's failure, the thinking)
-    /// left out; for a model that takes images (`images`: the door to the session's saved
+    /// left out; for a model that takes images (`images`: the gate to the session's saved
     /// attachments), each attached image after the text.
-    pub fn of(message: &ChatMessage, images: Option<&Door>) -> ApiMessage {
+    pub fn of(message: &ChatMessage, images: Option<&ReadGate>) -> ApiMessage {
         match message {
             ChatMessage::User(user) => ApiMessage::User {
                 content: user_content(user, images),
@@ -133,9 +133,9 @@ impl ApiMessage {
 /// takes images; the saved file is read again at every step, by when the model may have swapped
 /// it for a link to a key). For any other model the text's line about the image is all, as it is
 /// when a file is gone or refused.
-pub fn user_content(user: &UserMessage, images: Option<&Door>) -> UserContent {
+pub fn user_content(user: &UserMessage, images: Option<&ReadGate>) -> UserContent {
     let text = || UserContent::Text(user.content.clone());
-    let Some(door) = images else {
+    let Some(gate) = images else {
         return text();
     };
     let most = decisions().prompt.max_block_bytes as u64;
@@ -145,7 +145,7 @@ pub fn user_content(user: &UserMessage, images: Option<&Door>) -> UserContent {
         .iter()
         .filter(|a| a.kind == AttachmentKind::Image)
     {
-        match door.read(Path::new(&attached.path), most) {
+        match gate.read(Path::new(&attached.path), most) {
             Ok(bytes) => images.push(ContentPart::ImageUrl {
                 image_url: ImageUrl {
                     url: format!(
@@ -164,7 +164,7 @@ pub fn user_content(user: &UserMessage, images: Option<&Door>) -> UserContent {
     let first = ContentPart::Text {
         text: user.content.clone(),
     };
-    UserContent::Parts(std::iter::once(first).chain(images).collect())
+    UserContent::RuntimeHandles(std::iter::once(first).chain(images).collect())
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use super::model::{self, StepOutput, Streamed, ToolCall};
 use super::prompt;
 use super::session::Session;
 use super::step_request::{ApiMessage, StepRequest};
-use super::tool_call;
+use super::tool::{self, Toolbox};
 use crate::decisions::decisions;
 use crate::rpc::{self, RpcError};
 use crate::store::Record;
@@ -75,7 +75,7 @@ pub async fn run(
         stop_reason: None,
         cwd: session.cwd.display().to_string(),
     });
-    let first = session.state().messages.is_empty() && session.state().title.is_empty();
+    let first = session.state().conversation.messages().is_empty() && session.state().title.is_empty();
     if first {
         // A prompt of files alone is named after its first file.
         let title = match attached.first() {
@@ -115,7 +115,10 @@ pub async fn run(
     let outcome = steps(engine, session, turn_id, &mut cancel).await;
     session.flush();
     // Steers the turn ended before taking in go back, for the client to send next.
-    let unsent: Vec<String> = std::mem::take(&mut session.state().steers)
+    let unsent: Vec<String> = session
+        .state()
+        .turns
+        .take_steers()
         .into_iter()
         .map(|(_, text)| text)
         .collect();
@@ -187,7 +190,7 @@ async fn steps(
     };
     // Images go to the model as images only when it takes them (read once a turn, and only when
     // the conversation has one).
-    let vision = if attachments::has_images(&session.state().messages) {
+    let vision = if attachments::has_images(session.state().conversation.messages()) {
         let model = session.state().model.clone();
         instance.takes_images(&model).await
     } else {
@@ -198,7 +201,7 @@ async fn steps(
     let trusted = engine.settings().folder_rules().trusted;
     let protected = engine.setup().dirs.protected_places();
     let project_instructions = super::instructions::section(&session.cwd, &trusted, &protected);
-    // The saved images are read again at every step, through the tools' door: only files inside
+    // The saved images are read again at every step, through the tools' gate: only files inside
     // the session's own attachments folder, as the tools would read them.
     let image_context = engine.tool_context(session);
     let saved_images: Vec<std::path::PathBuf> = engine
@@ -207,7 +210,7 @@ async fn steps(
         .and_then(std::fs::canonicalize)
         .into_iter()
         .collect();
-    let images = crate::tools::door::Door::new(&saved_images, &image_context.protected);
+    let images = crate::tools::read_gate::ReadGate::new(&saved_images, &image_context.protected);
     let window = compaction::window(session, &instance).await;
     // A session opened from the store reads the instance's memory at its first turn.
     if session.state().memory == SessionMemory::NotRead {
@@ -231,14 +234,16 @@ async fn steps(
         take_steers(engine, session, turn_id).await;
         take_job_notes(engine, session, turn_id).await;
         // The last step's prompt filled the window: this one is sent compacted.
-        if session.state().compact_first {
+        if session.state().conversation.compact_first() {
             tokio::select! {
                 _ = cancel.changed() => return Ok(StopReason::Cancelled),
                 compacted = compaction::compact(engine, session, compaction::Moment::BeforeStep) => { compacted?; }
             }
         }
-        // Before the state is locked: whether `show` is offered reads it too.
-        let tools = engine.tool_definitions(session);
+        // Before the state is locked: whether `show` is offered reads it too. The calls of this
+        // step reach the tools it was told of.
+        let toolbox = Toolbox::of(engine, session);
+        let tools = toolbox.definitions();
         let body = {
             let state = session.state();
             let mut messages = vec![ApiMessage::System {
@@ -252,7 +257,8 @@ async fn steps(
             }];
             messages.extend(
                 state
-                    .messages
+                    .conversation
+                    .messages()
                     .iter()
                     .map(|m| ApiMessage::of(&m.body, vision.then_some(&images))),
             );
@@ -285,7 +291,10 @@ async fn steps(
         if let Some(usage) = &step.usage {
             // How full the window is: the prompt's tokens of it.
             let used = usage["prompt_tokens"].as_u64().unwrap_or(0);
-            session.state().compact_first = compaction::full(used, window);
+            session
+                .state()
+                .conversation
+                .set_compact_first(compaction::full(used, window));
             engine
                 .event(
                     &session.id,
@@ -317,7 +326,7 @@ async fn steps(
         for (i, call) in step.tool_calls.iter().enumerate() {
             let result = tokio::select! {
                 _ = cancel.changed() => None,
-                result = tool_call::run(engine, session, turn_id, call) => Some(result),
+                result = tool::run(engine, session, turn_id, &toolbox, call) => Some(result),
             };
             let Some(result) = result else {
                 answer_unrun(
@@ -341,7 +350,7 @@ async fn steps(
 
 /// Gives the model the steer messages that came since the last step, as the person's words.
 async fn take_steers(engine: &Engine, session: &Session, turn_id: &str) {
-    let steers = std::mem::take(&mut session.state().steers);
+    let steers = session.state().turns.take_steers();
     if steers.is_empty() {
         return;
     }
@@ -364,7 +373,7 @@ async fn take_steers(engine: &Engine, session: &Session, turn_id: &str) {
 
 /// Gives the model the notes of jobs that ended since the last step (capability `jobs`).
 async fn take_job_notes(engine: &Engine, session: &Session, turn_id: &str) {
-    let notes = std::mem::take(&mut session.state().job_notes);
+    let notes = session.state().jobs.take_notes();
     for (job_id, text) in notes {
         let note = UserMessage {
             machine: true,

@@ -18,16 +18,16 @@ use crate::poison::Recover;
 use crate::tools::{relative_text, walker};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum PathKind {
     File,
     Dir,
 }
 
-impl Kind {
+impl PathKind {
     pub fn as_str(self) -> &'static str {
         match self {
-            Kind::File => "file",
-            Kind::Dir => "dir",
+            PathKind::File => "file",
+            PathKind::Dir => "dir",
         }
     }
 }
@@ -36,7 +36,7 @@ impl Kind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     pub path: String,
-    pub kind: Kind,
+    pub kind: PathKind,
 }
 
 /// The index as one walk found it. Entries are sorted shallow first, then by path, so that among
@@ -66,8 +66,8 @@ impl Snapshot {
                 break;
             }
             let kind = match entry.file_type() {
-                Some(t) if t.is_dir() => Kind::Dir,
-                _ => Kind::File,
+                Some(t) if t.is_dir() => PathKind::Dir,
+                _ => PathKind::File,
             };
             entries.push(Entry {
                 path: relative_text(entry.path(), root),
@@ -169,7 +169,7 @@ mod tests {
             std::fs::write(root.join(path), text).unwrap();
         }
         let snapshot = Snapshot::build(root, &Protected::under_home(Path::new("/nonexistent-home")), 100);
-        let listed: Vec<(&str, Kind)> = snapshot
+        let listed: Vec<(&str, PathKind)> = snapshot
             .entries
             .iter()
             .map(|e| (e.path.as_str(), e.kind))
@@ -177,12 +177,12 @@ mod tests {
         assert_eq!(
             listed,
             [
-                (".gitignore", Kind::File),
-                ("README.md", Kind::File),
-                ("src", Kind::Dir),
-                ("src/a.rs", Kind::File),
-                ("src/deep", Kind::Dir),
-                ("src/deep/z.rs", Kind::File),
+                (".gitignore", PathKind::File),
+                ("README.md", PathKind::File),
+                ("src", PathKind::Dir),
+                ("src/a.rs", PathKind::File),
+                ("src/deep", PathKind::Dir),
+                ("src/deep/z.rs", PathKind::File),
             ]
         );
         assert!(!snapshot.truncated);

@@ -2,7 +2,7 @@
 //! writes them — a space or a `#` in a name escaped with a backslash (`@my\ notes.md`,
 //! `@a\#b.md`), an unescaped `#` with digits a line range (`@c.md#10-20`), `@dir/` a listing — and
 //! attached only when the path, symlinks followed, is inside the session's project and the roots and
-//! is not protected. A file is read through the tools' door ([`Door`]), checked again on what was
+//! is not protected. A file is read through the tools' gate ([`ReadGate`]), checked again on what was
 //! opened. Any other `@word` stays plain text and nothing is read for it.
 //!
 //! Only ever applied to the person's own text blocks: never to a command's or skill's body.
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::decisions::decisions;
 use crate::policy::protected::Protected;
 use crate::policy::tools::{Place, place_of};
-use crate::tools::door::{self, Door, Refusal};
+use crate::tools::read_gate::{self, ReadGate, Refusal};
 use crate::tools::{relative_text, walker};
 
 /// One `@` mention as written.
@@ -147,7 +147,7 @@ pub fn attach(typed: &[&str], scope: &Scope) -> Vec<Attached> {
     let mut seen: Vec<(PathBuf, Option<(usize, usize)>)> = Vec::new();
     let mut total = 0;
     let within = [scope.root.to_path_buf()];
-    let door = Door::new(&within, scope.protected);
+    let gate = ReadGate::new(&within, scope.protected);
     for mention in typed.iter().flat_map(|t| mentions(t)) {
         if out.len() >= numbers.mention_max_files {
             break;
@@ -161,12 +161,12 @@ pub fn attach(typed: &[&str], scope: &Scope) -> Vec<Attached> {
         }
         seen.push(key);
         let shown = relative_text(&resolved, scope.root);
-        if let Some(image) = image(&door, &path, &resolved, &shown, budget.saturating_sub(total)) {
+        if let Some(image) = image(&gate, &path, &resolved, &shown, budget.saturating_sub(total)) {
             total += image.image.as_ref().map_or(0, |(_, bytes)| bytes.len());
             out.push(image);
             continue;
         }
-        let mut text = render(&door, &resolved, &shown, mention.range, scope);
+        let mut text = render(&gate, &resolved, &shown, mention.range, scope);
         if total + text.len() > budget {
             text = format!(
                 "<file path=\"{shown}\">(not attached: the prompt's attachments would pass {budget} bytes; read it with the read tool)</file>"
@@ -199,13 +199,19 @@ fn locate(mention: &Mention, scope: &Scope) -> Option<(PathBuf, PathBuf)> {
             Place::Project | Place::AgentFolder
         );
         let protected =
-            scope.protected.protects(&written) || door::check_path(&resolved, scope.protected).is_err();
+            scope.protected.protects(&written) || read_gate::check_path(&resolved, scope.protected).is_err();
         return (inside && !protected).then_some((written, resolved));
     }
     None
 }
 
-fn render(door: &Door, resolved: &Path, shown: &str, range: Option<(usize, usize)>, scope: &Scope) -> String {
+fn render(
+    gate: &ReadGate,
+    resolved: &Path,
+    shown: &str,
+    range: Option<(usize, usize)>,
+    scope: &Scope,
+) -> String {
     let metadata = match std::fs::metadata(resolved) {
         Ok(m) => m,
         Err(e) => return format!("<file path=\"{shown}\">(cannot be read: {e})</file>"),
@@ -216,7 +222,7 @@ fn render(door: &Door, resolved: &Path, shown: &str, range: Option<(usize, usize
     let lines = range
         .map(|(a, b)| format!(" lines=\"{a}-{b}\""))
         .unwrap_or_default();
-    let body = match numbered(door, resolved, range) {
+    let body = match numbered(gate, resolved, range) {
         Ok(text) => text,
         Err(e) => format!("(cannot be read: {e})"),
     };
@@ -240,7 +246,7 @@ fn image_type(path: &Path) -> Option<&'static str> {
 
 /// A mentioned image, read whole when it fits a prompt's block and what is left of the prompt;
 /// `None` when the file is not an image (or is a folder).
-fn image(door: &Door, written: &Path, resolved: &Path, shown: &str, left: usize) -> Option<Attached> {
+fn image(gate: &ReadGate, written: &Path, resolved: &Path, shown: &str, left: usize) -> Option<Attached> {
     let mime = image_type(written)?;
     let metadata = std::fs::metadata(resolved).ok().filter(|m| m.is_file())?;
     let most = decisions().prompt.max_block_bytes.min(left) as u64;
@@ -249,7 +255,7 @@ fn image(door: &Door, written: &Path, resolved: &Path, shown: &str, left: usize)
         let why = format!("(an image of {size} bytes: more than this prompt can take, {most}; not attached)");
         (format!("<file path=\"{shown}\">{why}</file>"), None)
     } else {
-        match door.read(resolved, most) {
+        match gate.read(resolved, most) {
             Ok(bytes) => (
                 format!("<file path=\"{shown}\">(an image, {size} bytes: attached to this prompt)</file>"),
                 Some((mime, bytes)),
@@ -270,10 +276,10 @@ fn image(door: &Door, written: &Path, resolved: &Path, shown: &str, left: usize)
 /// The file's lines numbered as the read tool numbers them (`cat -n`), within the range, at most
 /// `tools.read_default_lines` of them and `files.mention_max_bytes` of text. Reading stops at the
 /// limit, so a huge file costs only what is attached.
-fn numbered(door: &Door, path: &Path, range: Option<(usize, usize)>) -> std::io::Result<String> {
+fn numbered(gate: &ReadGate, path: &Path, range: Option<(usize, usize)>) -> std::io::Result<String> {
     let max_lines = decisions().tools.read_default_lines;
     let max_bytes = decisions().files.mention_max_bytes;
-    let mut file = match door.open(path) {
+    let mut file = match gate.open(path) {
         Ok(opened) => opened.file,
         Err(Refusal::Unreadable { error, .. }) => return Err(error),
         Err(refusal) => return Err(std::io::Error::other(refusal)),

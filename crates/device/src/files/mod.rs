@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::decisions::decisions;
 use crate::poison::Recover;
 use crate::tools::relative_text;
-pub use index::{Entry, FolderIndex, Kind, Snapshot};
+pub use index::{Entry, FolderIndex, PathKind, Snapshot};
 
 /// The engine's indexes and recent uses. Cheap to share behind an `Arc`.
 #[derive(Default)]

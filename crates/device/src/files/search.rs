@@ -117,7 +117,7 @@ fn empty_query<'a>(snapshot: &'a Snapshot, recent: &[String], limit: usize) -> V
 
 #[cfg(test)]
 mod tests {
-    use super::super::index::Kind;
+    use super::super::index::PathKind;
     use super::*;
     use nucleo_matcher::Utf32String;
     use std::time::{Duration, Instant};
@@ -127,7 +127,11 @@ mod tests {
             .iter()
             .map(|p| Entry {
                 path: p.trim_end_matches('/').to_string(),
-                kind: if p.ends_with('/') { Kind::Dir } else { Kind::File },
+                kind: if p.ends_with('/') {
+                    PathKind::Dir
+                } else {
+                    PathKind::File
+                },
             })
             .collect();
         let haystacks = entries

@@ -21,7 +21,7 @@ pub enum Reach {
 
 /// One rule: `path` and everything below it, as far as `reach`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Grant {
+pub struct FileRule {
     pub path: PathBuf,
     pub reach: Reach,
     /// Folders take folder rights (list, create inside); files only file rights.
@@ -30,7 +30,7 @@ pub struct Grant {
 
 /// What an entry is, without following a symbolic link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum EntryKind {
     Folder,
     File,
     Link,
@@ -39,21 +39,25 @@ pub enum Kind {
 /// The file system as the grants see it.
 pub trait Tree {
     /// What `path` is, following links (the places given are resolved already); `None` when gone.
-    fn kind(&self, path: &Path) -> Option<Kind>;
+    fn kind(&self, path: &Path) -> Option<EntryKind>;
     /// A folder's entries; an unreadable folder has none (nothing in it is granted).
-    fn children(&self, folder: &Path) -> Vec<(OsString, Kind)>;
+    fn children(&self, folder: &Path) -> Vec<(OsString, EntryKind)>;
 }
 
 /// The real file system.
 pub struct Disk;
 
 impl Tree for Disk {
-    fn kind(&self, path: &Path) -> Option<Kind> {
+    fn kind(&self, path: &Path) -> Option<EntryKind> {
         let meta = std::fs::metadata(path).ok()?;
-        Some(if meta.is_dir() { Kind::Folder } else { Kind::File })
+        Some(if meta.is_dir() {
+            EntryKind::Folder
+        } else {
+            EntryKind::File
+        })
     }
 
-    fn children(&self, folder: &Path) -> Vec<(OsString, Kind)> {
+    fn children(&self, folder: &Path) -> Vec<(OsString, EntryKind)> {
         let Ok(entries) = std::fs::read_dir(folder) else {
             return Vec::new();
         };
@@ -61,9 +65,9 @@ impl Tree for Disk {
             .filter_map(Result::ok)
             .filter_map(|entry| {
                 let kind = match entry.file_type().ok()? {
-                    t if t.is_symlink() => Kind::Link,
-                    t if t.is_dir() => Kind::Folder,
-                    _ => Kind::File,
+                    t if t.is_symlink() => EntryKind::Link,
+                    t if t.is_dir() => EntryKind::Folder,
+                    _ => EntryKind::File,
                 };
                 Some((entry.file_name(), kind))
             })
@@ -78,14 +82,19 @@ impl Tree for Disk {
 /// attachments, inside its state folder, that way); hidden places below a given place are always
 /// cut out. Symbolic links found while listing are never granted: opening one would grant its
 /// target, and a target outside the hidden places is reached through its own folder anyway.
-pub fn grants(readable: &[PathBuf], writable: &[PathBuf], hidden: &[PathBuf], tree: &dyn Tree) -> Vec<Grant> {
+pub fn grants(
+    readable: &[PathBuf],
+    writable: &[PathBuf],
+    hidden: &[PathBuf],
+    tree: &dyn Tree,
+) -> Vec<FileRule> {
     let mut out = Vec::new();
     let places = readable
         .iter()
         .map(|p| (p, Reach::Read))
         .chain(writable.iter().map(|p| (p, Reach::Write)));
     for (place, reach) in places {
-        if let Some(kind) = tree.kind(place).filter(|k| *k != Kind::Link) {
+        if let Some(kind) = tree.kind(place).filter(|k| *k != EntryKind::Link) {
             cover(place, kind, reach, hidden, tree, &mut out);
         }
     }
@@ -94,26 +103,33 @@ pub fn grants(readable: &[PathBuf], writable: &[PathBuf], hidden: &[PathBuf], tr
     out
 }
 
-fn cover(path: &Path, kind: Kind, reach: Reach, hidden: &[PathBuf], tree: &dyn Tree, out: &mut Vec<Grant>) {
+fn cover(
+    path: &Path,
+    kind: EntryKind,
+    reach: Reach,
+    hidden: &[PathBuf],
+    tree: &dyn Tree,
+    out: &mut Vec<FileRule>,
+) {
     let holds_hidden = hidden.iter().any(|h| h != path && h.starts_with(path));
-    if !holds_hidden || kind != Kind::Folder {
-        out.push(Grant {
+    if !holds_hidden || kind != EntryKind::Folder {
+        out.push(FileRule {
             path: path.to_owned(),
             reach,
-            folder: kind == Kind::Folder,
+            folder: kind == EntryKind::Folder,
         });
         return;
     }
     // An ancestor: its names only, never a write (a write right on it would reach the hidden
     // place below too). So nothing new is made directly in it; its entries are granted one by one.
-    out.push(Grant {
+    out.push(FileRule {
         path: path.to_owned(),
         reach: Reach::List,
         folder: true,
     });
     for (name, kind) in tree.children(path) {
         let child = path.join(name);
-        if kind == Kind::Link || hidden.contains(&child) {
+        if kind == EntryKind::Link || hidden.contains(&child) {
             continue;
         }
         cover(&child, kind, reach, hidden, tree, out);
@@ -138,22 +154,22 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// A made-up tree: paths ending in `/` are folders, `@` marks a link.
-    struct Fake(BTreeMap<PathBuf, Kind>);
+    struct Fake(BTreeMap<PathBuf, EntryKind>);
 
     impl Fake {
         fn new(entries: &[&str]) -> Self {
             let mut map = BTreeMap::new();
-            map.insert(PathBuf::from("/"), Kind::Folder);
+            map.insert(PathBuf::from("/"), EntryKind::Folder);
             for e in entries {
                 let (path, kind) = match (e.strip_suffix('/'), e.strip_suffix('@')) {
-                    (Some(p), _) => (p, Kind::Folder),
-                    (_, Some(p)) => (p, Kind::Link),
-                    _ => (*e, Kind::File),
+                    (Some(p), _) => (p, EntryKind::Folder),
+                    (_, Some(p)) => (p, EntryKind::Link),
+                    _ => (*e, EntryKind::File),
                 };
                 let mut at = PathBuf::from(path);
                 map.insert(at.clone(), kind);
                 while let Some(parent) = at.parent().map(Path::to_owned) {
-                    map.entry(parent.clone()).or_insert(Kind::Folder);
+                    map.entry(parent.clone()).or_insert(EntryKind::Folder);
                     at = parent;
                 }
             }
@@ -162,10 +178,10 @@ mod tests {
     }
 
     impl Tree for Fake {
-        fn kind(&self, path: &Path) -> Option<Kind> {
+        fn kind(&self, path: &Path) -> Option<EntryKind> {
             self.0.get(path).copied()
         }
-        fn children(&self, folder: &Path) -> Vec<(OsString, Kind)> {
+        fn children(&self, folder: &Path) -> Vec<(OsString, EntryKind)> {
             self.0
                 .iter()
                 .filter(|(p, _)| p.parent() == Some(folder))
@@ -174,7 +190,7 @@ mod tests {
         }
     }
 
-    fn shown(grants: &[Grant]) -> Vec<String> {
+    fn shown(grants: &[FileRule]) -> Vec<String> {
         grants
             .iter()
             .map(|g| format!("{} {:?}", g.path.display(), g.reach))

@@ -25,7 +25,7 @@ use landlock::{
     RulesetCreatedAttr, Scope,
 };
 
-use super::grants::{Disk, Grant, Kind, Reach, Tree, grants};
+use super::grants::{Disk, EntryKind, FileRule, Reach, Tree, grants};
 use crate::poison::Recover;
 
 /// How long after a folder last changed its times are not trusted to show the next change.
@@ -71,7 +71,7 @@ fn handled() -> BitFlags<AccessFs> {
     AccessFs::from_all(ABI::V3)
 }
 
-fn rights(grant: &Grant) -> BitFlags<AccessFs> {
+fn rights(grant: &FileRule) -> BitFlags<AccessFs> {
     let read = AccessFs::from_read(ABI::V3);
     let rights = match grant.reach {
         Reach::List => BitFlags::from(AccessFs::ReadDir),
@@ -140,12 +140,12 @@ impl Recorded {
 }
 
 impl Tree for Recorded {
-    fn kind(&self, path: &Path) -> Option<Kind> {
+    fn kind(&self, path: &Path) -> Option<EntryKind> {
         self.note(path, false);
         Disk.kind(path)
     }
 
-    fn children(&self, folder: &Path) -> Vec<(OsString, Kind)> {
+    fn children(&self, folder: &Path) -> Vec<(OsString, EntryKind)> {
         self.note(folder, true);
         Disk.children(folder)
     }
@@ -216,7 +216,7 @@ fn ruleset_kept_in(
 
 /// Builds the ruleset for `grants`. A place that cannot be opened (gone since it was listed, not
 /// ours to open) is left out: without its grant it is refused, never widened.
-fn build(grants: &[Grant]) -> Result<Landlock, String> {
+fn build(grants: &[FileRule]) -> Result<Landlock, String> {
     let failed = |e: &dyn std::fmt::Display| format!("the Landlock ruleset could not be made: {e}");
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)

@@ -36,7 +36,7 @@ mod seccomp;
 mod tests;
 
 pub use environment::passed;
-pub use grants::{Grant, Kind, Reach, Tree, grants};
+pub use grants::{EntryKind, FileRule, Reach, Tree, grants};
 pub use inside_roots::InsideRoots;
 use prepared::Confinement;
 pub use prepared::Prepared;
@@ -181,7 +181,7 @@ impl Sandbox {
     }
 
     /// What Landlock grants for this sandbox, over `tree`.
-    pub fn grants(&self, tree: &dyn Tree) -> Vec<Grant> {
+    pub fn grants(&self, tree: &dyn Tree) -> Vec<FileRule> {
         grants(&self.readable(), &self.writable, &self.hidden, tree)
     }
 

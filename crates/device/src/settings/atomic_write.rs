@@ -5,11 +5,12 @@
 //! writer that does not (an editor, another tool) is caught by re-reading the file just before the
 //! rename and redoing the edit on what it now holds.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use super::SettingsError;
+use crate::whole_file::{self, Durability, Mode, Staged};
 
 /// How often the edit is redone on fresh content before giving up.
 pub(super) const MAX_ATTEMPTS: usize = 8;
@@ -40,10 +41,10 @@ pub(super) fn update(
         source,
     };
     crate::paths::ensure_private_dir(&dir).map_err(write_err)?;
-    let folder = FolderLock::acquire(&dir).map_err(write_err)?;
+    let _lock = FolderLock::acquire(&dir).map_err(write_err)?;
     // Holding the lock, no cooperating writer has a temporary file in flight: any left is from a
     // writer that was killed, and is removed so they do not pile up.
-    remove_stale_temporaries(&dir, &name);
+    whole_file::remove_stale_temporaries(&dir, |target| target == name);
 
     for _ in 0..MAX_ATTEMPTS {
         let original = read_bytes(&target)?;
@@ -59,18 +60,21 @@ pub(super) fn update(
         if new_text == old_text {
             return Ok(new_text);
         }
+        // The user's file keeps its permissions; a new one is private.
         let mode = match &original {
-            Some(_) => fs::metadata(&target).map(|m| m.permissions()).ok(),
-            None => None,
+            Some(_) => fs::metadata(&target)
+                .map(|m| Mode::of(&m))
+                .unwrap_or(Mode::PRIVATE),
+            None => Mode::PRIVATE,
         };
-        let temporary = Temporary::write(&dir, &name, new_text.as_bytes(), mode).map_err(write_err)?;
+        let staged =
+            Staged::write(&target, new_text.as_bytes(), mode, Durability::Synced).map_err(write_err)?;
         before_commit();
         if read_bytes(&target)? != original {
             // Someone else saved in between: drop ours and redo the edit on what they wrote.
             continue;
         }
-        temporary.rename_over(&target).map_err(write_err)?;
-        folder.sync().map_err(write_err)?;
+        staged.put_in_place().map_err(write_err)?;
         return Ok(new_text);
     }
     Err(SettingsError::Contended {
@@ -99,79 +103,11 @@ fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>, SettingsError> {
     }
 }
 
-fn temporary_prefix(name: &str) -> String {
-    format!(".{name}.")
-}
-
-const TEMPORARY_SUFFIX: &str = ".tmp";
-
-fn remove_stale_temporaries(dir: &Path, name: &str) {
-    let prefix = temporary_prefix(name);
-    let Ok(entries) = fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let file_name = file_name.to_string_lossy();
-        if file_name.starts_with(&prefix) && file_name.ends_with(TEMPORARY_SUFFIX) {
-            let _ = fs::remove_file(entry.path());
-        }
-    }
-}
-
-/// The new content, written and flushed to disk next to the file it will replace; removed again
-/// unless it was renamed into place.
-struct Temporary {
-    path: PathBuf,
-    renamed: bool,
-}
-
-impl Temporary {
-    fn write(dir: &Path, name: &str, bytes: &[u8], mode: Option<fs::Permissions>) -> io::Result<Self> {
-        let path = dir.join(format!(
-            "{}{}.{:016x}{TEMPORARY_SUFFIX}",
-            temporary_prefix(name),
-            std::process::id(),
-            fastrand::u64(..)
-        ));
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options.open(&path)?;
-        // From here on the guard removes the file whatever fails.
-        let temporary = Self { path, renamed: false };
-        file.write_all(bytes)?;
-        // The umask may have narrowed the bits at creation; set them exactly.
-        match mode {
-            Some(permissions) => file.set_permissions(permissions)?,
-            #[cfg(unix)]
-            None => file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?,
-            #[cfg(not(unix))]
-            None => {}
-        }
-        file.sync_all()?;
-        Ok(temporary)
-    }
-
-    fn rename_over(mut self, target: &Path) -> io::Result<()> {
-        fs::rename(&self.path, target)?;
-        self.renamed = true;
-        Ok(())
-    }
-}
-
-impl Drop for Temporary {
-    fn drop(&mut self) {
-        if !self.renamed {
-            let _ = fs::remove_file(&self.path);
-        }
-    }
-}
-
 /// An exclusive advisory lock on the config folder, released when dropped (or when the process
-/// dies). Also the handle used to flush the rename to disk.
+/// dies).
 struct FolderLock {
     #[cfg(unix)]
-    folder: fs::File,
+    _folder: fs::File,
 }
 
 impl FolderLock {
@@ -182,7 +118,7 @@ impl FolderLock {
         loop {
             // SAFETY: flock on a descriptor this struct owns for as long as the lock is held.
             if unsafe { libc::flock(folder.as_raw_fd(), libc::LOCK_EX) } == 0 {
-                return Ok(Self { folder });
+                return Ok(Self { _folder: folder });
             }
             let error = io::Error::last_os_error();
             if error.kind() != io::ErrorKind::Interrupted {
@@ -194,12 +130,5 @@ impl FolderLock {
     #[cfg(not(unix))]
     fn acquire(_dir: &Path) -> io::Result<Self> {
         Ok(Self {})
-    }
-
-    /// Makes the rename itself durable.
-    fn sync(&self) -> io::Result<()> {
-        #[cfg(unix)]
-        self.folder.sync_all()?;
-        Ok(())
     }
 }

@@ -9,9 +9,11 @@ use crate::paths::{Dirs, expand_tilde, resolved};
 use crate::policy::Mode;
 pub use crate::policy::bash_judge::BashRules;
 use crate::policy::roots::{self, FolderRules};
+pub use project_rules::{project_bash_rules, project_rules};
 
 mod atomic_write;
 pub mod edit;
+mod project_rules;
 pub mod watch;
 
 /// Everything the device reads from `config.yaml`. Unknown keys are ignored here and kept on write.

@@ -2,8 +2,10 @@
 //! atomically and an exclusive lock on a lock file.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::whole_file::{self, Mode};
 
 /// The store's folders are private (conversations are in there).
 pub(super) use crate::paths::ensure_private_dir as ensure_dir;
@@ -36,7 +38,6 @@ pub(super) fn remove_if_exists(path: &Path) -> io::Result<bool> {
     }
 }
 
-/// Makes a creation, rename or removal in `dir` itself durable.
 /// Removes a folder and everything in it; nothing to do when it is not there.
 pub(super) fn remove_dir_if_exists(dir: &Path) -> io::Result<()> {
     match std::fs::remove_dir_all(dir) {
@@ -45,6 +46,7 @@ pub(super) fn remove_dir_if_exists(dir: &Path) -> io::Result<()> {
     }
 }
 
+/// Makes a creation, rename or removal in `dir` itself durable.
 pub(super) fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     File::open(dir)?.sync_all()?;
@@ -53,18 +55,18 @@ pub(super) fn sync_dir(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-const TEMPORARY_SUFFIX: &str = ".tmp";
-
-/// Replaces `dir/name` with `bytes` so that a reader sees the old file or the new one, never a
-/// part: a temporary file beside it, flushed to disk, renamed over it.
+/// Replaces `dir/name` with `bytes`, private, so that a reader sees the old file or the new one,
+/// never a part ([`whole_file`]).
 pub(super) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    replace(dir, name, bytes, true)
+    ensure_dir(dir)?;
+    whole_file::write(&dir.join(name), bytes, Mode::PRIVATE)
 }
 
 /// `write_atomic` without waiting for the disk: the new file survives the process being killed at
 /// once, and is made durable by a later `sync_file`.
 pub(super) fn replace_unsynced(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    replace(dir, name, bytes, false)
+    ensure_dir(dir)?;
+    whole_file::write_unsynced(&dir.join(name), bytes, Mode::PRIVATE)
 }
 
 /// Waits for the disk to hold `dir/name` and the folder's entry for it.
@@ -73,56 +75,10 @@ pub(super) fn sync_file(dir: &Path, name: &str) -> io::Result<()> {
     sync_dir(dir)
 }
 
-fn replace(dir: &Path, name: &str, bytes: &[u8], sync: bool) -> io::Result<()> {
-    ensure_dir(dir)?;
-    let temporary = dir.join(format!(
-        ".{name}.{}.{:016x}{TEMPORARY_SUFFIX}",
-        std::process::id(),
-        fastrand::u64(..)
-    ));
-    let written = (|| {
-        let mut file = private_new_file().open(&temporary)?;
-        file.write_all(bytes)?;
-        if sync {
-            file.sync_all()?;
-        }
-        fs::rename(&temporary, dir.join(name))
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temporary);
-    }
-    written?;
-    if sync { sync_dir(dir) } else { Ok(()) }
-}
-
 /// Removes the temporary files `write_atomic` left in `dir` when its writer was killed, for the
 /// files whose names `is_target` accepts. Only call it holding the lock those writers take: then no
 /// temporary is in flight.
-pub(super) fn remove_stale_temporaries(dir: &Path, is_target: impl Fn(&str) -> bool) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(target) = name.to_str().and_then(temporary_target) else {
-            continue;
-        };
-        if is_target(target) {
-            let _ = fs::remove_file(entry.path());
-        }
-    }
-}
-
-/// The file a temporary of `write_atomic` was for: `.<target>.<pid>.<random>.tmp` gives `<target>`.
-fn temporary_target(name: &str) -> Option<&str> {
-    let inner = name.strip_prefix('.')?.strip_suffix(TEMPORARY_SUFFIX)?;
-    let mut parts = inner.rsplitn(3, '.');
-    let random = parts.next()?;
-    let pid = parts.next()?;
-    let target = parts.next()?;
-    let is_number = |s: &str, radix| !s.is_empty() && u64::from_str_radix(s, radix).is_ok();
-    (is_number(random, 16) && is_number(pid, 10)).then_some(target)
-}
+pub(super) use whole_file::remove_stale_temporaries;
 
 /// An exclusive advisory lock (flock on Unix) on a lock file that is never removed, held until
 /// dropped or until the process ends however it ends. Every process writing the same file takes
@@ -155,24 +111,6 @@ impl FileLock {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn temporaries_are_recognised_by_the_file_they_were_for() {
-        assert_eq!(
-            temporary_target(".deleted.json.123.00ff.tmp"),
-            Some("deleted.json")
-        );
-        assert_eq!(temporary_target(".a.b.json.1.0.tmp"), Some("a.b.json"));
-        for other in [
-            "deleted.json",
-            ".deleted.json.tmp",
-            ".x.12.zz.tmp",
-            ".x.y.00ff.tmp",
-            "x.1.2.tmp",
-        ] {
-            assert_eq!(temporary_target(other), None, "{other}");
-        }
-    }
 
     #[test]
     fn atomic_writes_leave_only_the_file_and_stale_temporaries_go() {

@@ -35,7 +35,8 @@ pub enum Record {
         effort: Option<Effort>,
     },
     /// Made for (or opened by) the link's client: it may delete the session wherever its folder is.
-    Given,
+    #[serde(rename = "given")]
+    ForLinkClient,
     /// The turn and every later one left the conversation.
     Rewind {
         #[serde(rename = "turnId")]

@@ -1,13 +1,11 @@
-//! Replacing a file so that a reader only ever sees the old content or the new one: the new bytes
-//! go to a temporary file in the same folder (so the rename stays on one file system), flushed,
-//! then renamed over the old one.
+//! Replacing a file a tool writes so that a reader only ever sees the old content or the new one
+//! ([`crate::whole_file`]), keeping the file's permissions and refusing a read-only one.
 
-#[cfg(not(unix))]
-use std::fs;
 use std::io;
 use std::path::Path;
 
 use super::opened;
+use crate::whole_file::{self, Mode};
 
 /// Writes `bytes` to `path` atomically, keeping an existing file's permissions. A read-only file
 /// is refused, as an editor would: the rename alone would get past its permission.
@@ -27,12 +25,6 @@ fn replace(path: &Path, bytes: &[u8], checked: bool) -> io::Result<()> {
     let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a file path"));
     };
-    let temporary = format!(
-        ".{}.lembas-{}-{:016x}.tmp",
-        name.to_string_lossy(),
-        std::process::id(),
-        fastrand::u64(..)
-    );
     #[cfg(unix)]
     {
         let folder = if checked {
@@ -40,101 +32,47 @@ fn replace(path: &Path, bytes: &[u8], checked: bool) -> io::Result<()> {
         } else {
             opened::open_folder_unchecked(folder)?
         };
-        in_folder::replace(&folder, name, std::ffi::OsStr::new(&temporary), bytes)
+        let mode = kept_mode(&folder, name)?;
+        whole_file::write_in(&folder, name, bytes, mode, whole_file::Durability::Synced)
     }
     #[cfg(not(unix))]
     {
-        let _ = checked;
-        by_path(path, &folder.join(temporary), bytes)
-    }
-}
-
-#[cfg(not(unix))]
-fn by_path(path: &Path, temporary: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::fs::OpenOptions;
-    use std::io::Write;
-    let permissions = match fs::metadata(path) {
-        Ok(metadata) if metadata.permissions().readonly() => {
-            return Err(io::Error::from(io::ErrorKind::PermissionDenied));
-        }
-        Ok(metadata) => Some(metadata.permissions()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
-    };
-    let written = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(temporary)?;
-        file.write_all(bytes)?;
-        if let Some(permissions) = permissions {
-            file.set_permissions(permissions)?;
-        }
-        file.sync_all()?;
-        fs::rename(temporary, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(temporary);
-    }
-    written
-}
-
-/// The same steps relative to an open folder (`*at` calls).
-#[cfg(unix)]
-mod in_folder {
-    use std::ffi::{CString, OsStr};
-    use std::fs::File;
-    use std::io::{self, Write};
-    use std::os::fd::{AsRawFd, FromRawFd};
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::PermissionsExt;
-
-    fn c_name(name: &OsStr) -> io::Result<CString> {
-        CString::new(name.as_bytes())
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a name with a NUL byte"))
-    }
-
-    pub fn replace(folder: &File, name: &OsStr, temporary: &OsStr, bytes: &[u8]) -> io::Result<()> {
-        let dir = folder.as_raw_fd();
-        let (name, temporary) = (c_name(name)?, c_name(temporary)?);
-        // SAFETY: a zeroed stat is a valid out-buffer for fstatat.
-        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: `dir` is an open folder, `name` NUL-terminated, `stat` writable.
-        let mode = if unsafe { libc::fstatat(dir, name.as_ptr(), &mut stat, 0) } == 0 {
-            let mode = stat.st_mode as u32 & 0o7777;
-            if mode & 0o222 == 0 {
+        let _ = (checked, folder, name);
+        let mode = match std::fs::metadata(path) {
+            Ok(metadata) if metadata.permissions().readonly() => {
                 return Err(io::Error::from(io::ErrorKind::PermissionDenied));
             }
-            Some(mode)
-        } else {
-            let error = io::Error::last_os_error();
-            if error.kind() != io::ErrorKind::NotFound {
-                return Err(error);
-            }
-            None
+            Ok(metadata) => Mode::of(&metadata),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Mode::New,
+            Err(e) => return Err(e),
         };
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: as above; the mode is passed as the variadic argument open(2) expects.
-        let fd = unsafe { libc::openat(dir, temporary.as_ptr(), flags, 0o666 as libc::c_uint) };
-        if fd == -1 {
-            return Err(io::Error::last_os_error());
+        whole_file::write(path, bytes, mode)
+    }
+}
+
+/// The mode of `name` in the open folder (following a symlink, as the write does), for its
+/// replacement; a new file's when there is none. A file no one may write is refused.
+#[cfg(unix)]
+fn kept_mode(folder: &std::fs::File, name: &std::ffi::OsStr) -> io::Result<Mode> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::CString::new(name.as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a name with a NUL byte"))?;
+    // SAFETY: a zeroed stat is a valid out-buffer for fstatat.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `folder` is an open folder, `name` NUL-terminated, `stat` writable.
+    if unsafe { libc::fstatat(folder.as_raw_fd(), name.as_ptr(), &mut stat, 0) } == 0 {
+        let mode = stat.st_mode as u32 & 0o7777;
+        if mode & 0o222 == 0 {
+            return Err(io::Error::from(io::ErrorKind::PermissionDenied));
         }
-        // SAFETY: `fd` was just opened and is owned by nothing else.
-        let mut file = unsafe { File::from_raw_fd(fd) };
-        let written = (|| {
-            file.write_all(bytes)?;
-            if let Some(mode) = mode {
-                file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-            }
-            file.sync_all()?;
-            // SAFETY: both names NUL-terminated, relative to the same open folder.
-            if unsafe { libc::renameat(dir, temporary.as_ptr(), dir, name.as_ptr()) } == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        })();
-        if written.is_err() {
-            // SAFETY: as above.
-            unsafe { libc::unlinkat(dir, temporary.as_ptr(), 0) };
-        }
-        written
+        return Ok(Mode::Exactly(mode));
+    }
+    let error = io::Error::last_os_error();
+    if error.kind() == io::ErrorKind::NotFound {
+        Ok(Mode::New)
+    } else {
+        Err(error)
     }
 }
 

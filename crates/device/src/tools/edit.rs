@@ -1,38 +1,57 @@
 //! `edit`: replaces `old_string` with `new_string` in a file; `old_string` must occur exactly once
 //! unless `replace_all`, so a model that misremembers the file changes nothing by accident.
 
-use super::arguments::Arguments;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::arguments::lenient;
 use super::atomic::replace_planned;
 use super::copies::keep_before_write;
 use super::opened;
 use super::resolve::resolve;
 use super::{
-    Access, Diff, Planned, ToolContext, ToolError, ToolKind, ToolOutput, io_error, kept_error, shown,
+    Access, Diff, Planned, ToolContext, ToolDefinition, ToolError, ToolKind, ToolName, ToolOutput, io_error,
+    kept_error, shown,
 };
 
+/// What the model is told of `edit`.
+pub fn definition() -> ToolDefinition {
+    ToolDefinition::of::<EditArgs>(
+        ToolName::Edit,
+        "Replace text in a file. `old_string` must occur exactly once (include enough of the \
+         surrounding lines to make it unique) unless `replace_all` is true. Read the file first \
+         and copy the text exactly, indentation included.",
+    )
+}
+
+/// `edit`'s arguments as the model writes them.
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct EditArgs {
+    /// The file: relative to the session's folder, or absolute.
+    #[serde(deserialize_with = "lenient::path")]
     path: String,
+    /// The exact text to replace.
+    #[serde(deserialize_with = "lenient::text")]
     old_string: String,
+    /// The text to put in its place.
+    #[serde(deserialize_with = "lenient::text")]
     new_string: String,
-    replace_all: bool,
+    /// Replace every occurrence (default false).
+    #[serde(default, deserialize_with = "lenient::flag")]
+    #[schemars(with = "bool")]
+    replace_all: Option<bool>,
 }
 
 impl EditArgs {
-    pub fn parse(args: &Arguments) -> Result<Self, ToolError> {
-        let parsed = Self {
-            path: args.string("path")?.to_owned(),
-            old_string: args.string("old_string")?.to_owned(),
-            new_string: args.string("new_string")?.to_owned(),
-            replace_all: args.optional_flag("replace_all")?.unwrap_or(false),
-        };
+    pub fn parse(parsed: EditArgs) -> Result<Self, ToolError> {
         // Both are refused before any approval is asked: there is nothing to approve.
         if parsed.old_string.is_empty() {
-            return Err(args.bad(
+            return Err(ToolError::BadArguments(
                 "edit's `old_string` is empty: to create a file or replace all of it, use write.".into(),
             ));
         }
         if parsed.old_string == parsed.new_string {
-            return Err(args.bad(
+            return Err(ToolError::BadArguments(
                 "edit's `old_string` and `new_string` are the same, so there is nothing to change.".into(),
             ));
         }
@@ -42,7 +61,7 @@ impl EditArgs {
     pub fn plan(&self, ctx: &ToolContext) -> Planned {
         let path = resolve(&self.path, ctx);
         Planned {
-            name: "edit".into(),
+            name: ToolName::Edit,
             kind: ToolKind::Edit,
             access: Access::Write,
             title: format!("Edit {}", shown(&path, ctx)),
@@ -73,13 +92,13 @@ impl EditArgs {
                  indentation and line breaks included."
             ));
         }
-        if found > 1 && !self.replace_all {
+        if found > 1 && !self.replace_all.unwrap_or(false) {
             return ToolOutput::error(format!(
                 "`old_string` occurs {found} times in {name}. Add more of the surrounding lines to make \
                  it unique, or set `replace_all` to change every one."
             ));
         }
-        let new_text = if self.replace_all {
+        let new_text = if self.replace_all.unwrap_or(false) {
             old_text.replace(&self.old_string, &self.new_string)
         } else {
             old_text.replacen(&self.old_string, &self.new_string, 1)
@@ -183,7 +202,7 @@ mod tests {
     fn same_or_empty_strings_are_refused_before_running() {
         let f = Fixture::new();
         let err = |args: serde_json::Value| {
-            crate::tools::plan("edit", &args.to_string(), &f.ctx)
+            crate::tools::plan(crate::tools::FileTool::Edit, &args.to_string(), &f.ctx)
                 .err()
                 .map(|e| e.to_string())
         };

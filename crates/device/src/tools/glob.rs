@@ -7,12 +7,43 @@ use std::time::SystemTime;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkState;
 
-use super::arguments::Arguments;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::arguments::lenient;
 use super::resolve::resolve;
 use super::walk::{relative_text, walker};
-use super::{Access, Planned, ToolContext, ToolError, ToolKind, ToolOutput, io_error, named, shown};
+use super::{
+    Access, Planned, ToolContext, ToolDefinition, ToolError, ToolKind, ToolName, ToolOutput, io_error, named,
+    shown,
+};
 use crate::decisions::decisions;
 use crate::poison::Recover;
+
+/// What the model is told of `glob`.
+pub fn definition() -> ToolDefinition {
+    let most = decisions().tools.list_max_entries;
+    ToolDefinition::of::<GlobArguments>(
+        ToolName::Glob,
+        &format!(
+            "Find files by name with a glob pattern (`**` matches any number of folders: \
+             `**/*.rs`). Paths are relative to the folder searched, newest first, at most {most}; \
+             files .gitignore hides are left out."
+        ),
+    )
+}
+
+/// `glob`'s arguments as the model writes them.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GlobArguments {
+    /// The glob, matched against paths relative to the folder searched.
+    #[serde(deserialize_with = "lenient::text")]
+    pattern: String,
+    /// The folder to search (default: the session's folder).
+    #[serde(default, deserialize_with = "lenient::optional_path")]
+    #[schemars(with = "String")]
+    path: Option<String>,
+}
 
 pub struct GlobArgs {
     pattern: String,
@@ -21,19 +52,18 @@ pub struct GlobArgs {
 }
 
 impl GlobArgs {
-    pub fn parse(args: &Arguments) -> Result<Self, ToolError> {
-        let pattern = args.string("pattern")?;
+    pub fn parse(args: GlobArguments) -> Result<Self, ToolError> {
         Ok(Self {
-            matcher: path_glob(pattern, "pattern", args)?,
-            pattern: pattern.to_owned(),
-            path: args.optional_string("path")?.unwrap_or("").to_owned(),
+            matcher: path_glob(&args.pattern, "glob", "pattern")?,
+            pattern: args.pattern,
+            path: args.path.unwrap_or_default(),
         })
     }
 
     pub fn plan(&self, ctx: &ToolContext) -> Planned {
         let path = resolve(&self.path, ctx);
         Planned {
-            name: "glob".into(),
+            name: ToolName::Glob,
             kind: ToolKind::Search,
             access: Access::Read,
             title: format!("Find \"{}\" in {}", self.pattern, shown(&path, ctx)),
@@ -111,12 +141,12 @@ impl GlobArgs {
 }
 
 /// A glob over `/`-separated relative paths: `*` stays within one folder, `**` crosses any number.
-pub fn path_glob(pattern: &str, key: &str, args: &Arguments) -> Result<GlobMatcher, ToolError> {
+pub fn path_glob(pattern: &str, tool: &str, key: &str) -> Result<GlobMatcher, ToolError> {
     GlobBuilder::new(pattern)
         .literal_separator(true)
         .build()
         .map(|glob| glob.compile_matcher())
-        .map_err(|e| args.bad(format!("{}'s `{key}` is not a valid glob: {e}.", args.tool())))
+        .map_err(|e| ToolError::BadArguments(format!("{tool}'s `{key}` is not a valid glob: {e}.")))
 }
 
 #[cfg(test)]
@@ -191,7 +221,7 @@ mod tests {
     #[test]
     fn bad_patterns_and_paths() {
         let f = Fixture::new();
-        let err = crate::tools::plan("glob", r#"{"pattern":"a[b"}"#, &f.ctx)
+        let err = crate::tools::plan(crate::tools::FileTool::Glob, r#"{"pattern":"a[b"}"#, &f.ctx)
             .err()
             .map(|e| e.to_string());
         assert!(

@@ -12,13 +12,52 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use ignore::WalkState;
 
-use super::arguments::Arguments;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::arguments::lenient;
 use super::glob::path_glob;
 use super::resolve::resolve;
 use super::walk::{relative_text, walker};
-use super::{Access, Planned, ToolContext, ToolError, ToolKind, ToolOutput, io_error, named, shown};
+use super::{
+    Access, Planned, ToolContext, ToolDefinition, ToolError, ToolKind, ToolName, ToolOutput, io_error, named,
+    shown,
+};
 use crate::decisions::decisions;
 use crate::poison::Recover;
+
+/// What the model is told of `grep`.
+pub fn definition() -> ToolDefinition {
+    let most = decisions().tools.list_max_entries;
+    ToolDefinition::of::<GrepArguments>(
+        ToolName::Grep,
+        &format!(
+            "Search file contents with a regular expression (Rust regex syntax, like ripgrep). \
+             Prints `path:line:text` for each matching line, sorted by path, at most {most} lines; \
+             binary files and files .gitignore hides are skipped."
+        ),
+    )
+}
+
+/// `grep`'s arguments as the model writes them.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GrepArguments {
+    /// The regular expression.
+    #[serde(deserialize_with = "lenient::text")]
+    pattern: String,
+    /// The file or folder to search (default: the session's folder).
+    #[serde(default, deserialize_with = "lenient::optional_path")]
+    #[schemars(with = "String")]
+    path: Option<String>,
+    /// Only files matching this glob, like `*.rs` (matched against the name) or `src/**/*.ts` (against the path).
+    #[serde(default, deserialize_with = "lenient::optional_text")]
+    #[schemars(with = "String")]
+    glob: Option<String>,
+    /// Match letters in any case (default false).
+    #[serde(default, deserialize_with = "lenient::flag")]
+    #[schemars(with = "bool")]
+    ignore_case: Option<bool>,
+}
 
 pub struct GrepArgs {
     pattern: String,
@@ -35,19 +74,21 @@ enum FileFilter {
 }
 
 impl GrepArgs {
-    pub fn parse(args: &Arguments) -> Result<Self, ToolError> {
-        let pattern = args.string("pattern")?;
-        let ignore_case = args.optional_flag("ignore_case")?.unwrap_or(false);
+    pub fn parse(args: GrepArguments) -> Result<Self, ToolError> {
+        let pattern = args.pattern.as_str();
+        let ignore_case = args.ignore_case.unwrap_or(false);
         let matcher = RegexMatcherBuilder::new()
             .case_insensitive(ignore_case)
             // Matches never span lines, which lets the searcher work line by line, as rg does.
             .line_terminator(Some(b'\n'))
             .build(pattern)
-            .map_err(|e| args.bad(format!("grep's `pattern` is not a valid regular expression: {e}")))?;
-        let glob = match args.optional_string("glob")? {
+            .map_err(|e| {
+                ToolError::BadArguments(format!("grep's `pattern` is not a valid regular expression: {e}"))
+            })?;
+        let glob = match args.glob.as_deref() {
             None => None,
             Some(glob) => {
-                let matcher = path_glob(glob, "glob", args)?;
+                let matcher = path_glob(glob, "grep", "glob")?;
                 let filter = if glob.contains('/') {
                     FileFilter::Path(matcher)
                 } else {
@@ -59,7 +100,7 @@ impl GrepArgs {
         Ok(Self {
             pattern: pattern.to_owned(),
             matcher,
-            path: args.optional_string("path")?.unwrap_or("").to_owned(),
+            path: args.path.unwrap_or_default(),
             glob,
         })
     }
@@ -71,7 +112,7 @@ impl GrepArgs {
             None => String::new(),
         };
         Planned {
-            name: "grep".into(),
+            name: ToolName::Grep,
             kind: ToolKind::Search,
             access: Access::Read,
             title: format!("Search \"{}\" in {}{within}", self.pattern, shown(&path, ctx)),

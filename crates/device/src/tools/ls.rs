@@ -3,28 +3,52 @@
 
 use std::path::Path;
 
-use super::arguments::Arguments;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::arguments::lenient;
 use super::opened;
 use super::resolve::resolve;
 use super::walk::walker;
-use super::{Access, Planned, ToolContext, ToolError, ToolKind, ToolOutput, io_error, named, shown};
+use super::{
+    Access, Planned, ToolContext, ToolDefinition, ToolError, ToolKind, ToolName, ToolOutput, io_error, named,
+    shown,
+};
 use crate::decisions::decisions;
+
+/// What the model is told of `ls`.
+pub fn definition() -> ToolDefinition {
+    ToolDefinition::of::<LsArguments>(
+        ToolName::Ls,
+        "List a folder: its entries sorted by name, folders with a trailing `/`. Entries \
+         .gitignore hides are left out.",
+    )
+}
+
+/// `ls`'s arguments as the model writes them.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct LsArguments {
+    /// The folder (default: the session's folder).
+    #[serde(default, deserialize_with = "lenient::optional_path")]
+    #[schemars(with = "String")]
+    path: Option<String>,
+}
 
 pub struct LsArgs {
     path: String,
 }
 
 impl LsArgs {
-    pub fn parse(args: &Arguments) -> Result<Self, ToolError> {
+    pub fn parse(args: LsArguments) -> Result<Self, ToolError> {
         Ok(Self {
-            path: args.optional_string("path")?.unwrap_or("").to_owned(),
+            path: args.path.unwrap_or_default(),
         })
     }
 
     pub fn plan(&self, ctx: &ToolContext) -> Planned {
         let path = resolve(&self.path, ctx);
         Planned {
-            name: "ls".into(),
+            name: ToolName::Ls,
             kind: ToolKind::Read,
             access: Access::Read,
             title: format!("List {}", shown(&path, ctx)),
@@ -98,7 +122,7 @@ mod tests {
         assert_eq!(f.ok("ls", json!({})), ".hidden\na.txt\nb.txt\nsrc/");
         assert_eq!(f.ok("ls", json!({ "path": "src" })), "main.rs");
         // Some models send no arguments at all.
-        let (planned, args) = crate::tools::plan("ls", "", &f.ctx).expect("plans");
+        let (planned, args) = crate::tools::plan(crate::tools::FileTool::Ls, "", &f.ctx).expect("plans");
         assert_eq!(planned.title, "List .");
         assert!(!crate::tools::run(&planned, &args, &f.ctx).is_error);
     }

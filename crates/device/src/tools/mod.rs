@@ -3,20 +3,21 @@
 //! engine can decide the permission with [`judge`] and show an approval card), then run ([`run`],
 //! blocking I/O). `bash` is the engine's own; only its definition is here, beside the others.
 
-mod arguments;
+pub mod arguments;
 mod atomic;
 pub mod copies;
 mod cut;
 mod definitions;
-pub mod door;
 mod edit;
 mod glob;
 mod grep;
 pub mod identity;
 mod ls;
+mod name;
 pub mod opened;
 mod preview;
 mod read;
+pub mod read_gate;
 mod resolve;
 mod walk;
 mod write;
@@ -26,7 +27,7 @@ mod write;
 pub use atomic::replace_file;
 
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
 use std::path::{Path, PathBuf};
 
@@ -38,9 +39,9 @@ use crate::policy::bash_judge::Judgement;
 use crate::policy::protected::Protected;
 pub use crate::policy::tools::Access;
 use crate::policy::tools::decide_path;
-use arguments::Arguments;
 pub use cut::{cut_result, shortened};
-pub use definitions::{ToolDefinition, definitions, show_definition, tool_names};
+pub use definitions::ToolDefinition;
+pub use name::ToolName;
 pub use preview::{preview, unified_change};
 pub(crate) use walk::{relative_text, walker};
 
@@ -62,7 +63,7 @@ pub struct ToolContext {
 /// card).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Planned {
-    pub name: String,
+    pub name: ToolName,
     pub kind: ToolKind,
     pub access: Access,
     /// Resolved, symlinks followed; for a file that does not exist yet: its resolved parent joined
@@ -76,8 +77,6 @@ pub struct Planned {
 /// tool's result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ToolError {
-    #[error("There is no tool named `{0}`. The tools are: {names}.", names = tool_names().join(", "))]
-    UnknownTool(String),
     #[error("{0}")]
     BadArguments(String),
 }
@@ -128,16 +127,15 @@ enum Call {
 }
 
 impl Call {
-    fn parse(name: &str, args: &Value) -> Result<Call, ToolError> {
-        let tool = known(name)?;
-        let args = Arguments::of(tool, args)?;
+    fn parse(tool: FileTool, args: &Value) -> Result<Call, ToolError> {
+        let name = tool.name().as_str();
         Ok(match tool {
-            "read" => Call::Read(read::ReadArgs::parse(&args)?),
-            "ls" => Call::Ls(ls::LsArgs::parse(&args)?),
-            "glob" => Call::Glob(glob::GlobArgs::parse(&args)?),
-            "grep" => Call::Grep(grep::GrepArgs::parse(&args)?),
-            "write" => Call::Write(write::WriteArgs::parse(&args)?),
-            _ => Call::Edit(edit::EditArgs::parse(&args)?),
+            FileTool::Read => Call::Read(read::ReadArgs::parse(arguments::of(name, args)?)?),
+            FileTool::Ls => Call::Ls(ls::LsArgs::parse(arguments::of(name, args)?)?),
+            FileTool::Glob => Call::Glob(glob::GlobArgs::parse(arguments::of(name, args)?)?),
+            FileTool::Grep => Call::Grep(grep::GrepArgs::parse(arguments::of(name, args)?)?),
+            FileTool::Write => Call::Write(write::WriteArgs::parse(arguments::of(name, args)?)?),
+            FileTool::Edit => Call::Edit(edit::EditArgs::parse(arguments::of(name, args)?)?),
         })
     }
 
@@ -165,20 +163,58 @@ impl Call {
 }
 
 /// The file tools this module plans and runs (`bash` is the engine's).
-const FILE_TOOLS: [&str; 6] = ["read", "ls", "glob", "grep", "write", "edit"];
-
-fn known(name: &str) -> Result<&'static str, ToolError> {
-    FILE_TOOLS
-        .into_iter()
-        .find(|tool| *tool == name)
-        .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileTool {
+    Read,
+    Ls,
+    Glob,
+    Grep,
+    Write,
+    Edit,
 }
 
-/// Parses the arguments text (a JSON object as the model wrote it) and plans the call. Only for
-/// read, ls, glob, grep, write and edit: anything else, `bash` included, is `UnknownTool`.
-pub fn plan(name: &str, arguments: &str, ctx: &ToolContext) -> Result<(Planned, Value), ToolError> {
-    let tool = known(name)?;
-    let args = arguments::parse_json(tool, arguments)?;
+impl FileTool {
+    pub const ALL: [FileTool; 6] = [
+        FileTool::Read,
+        FileTool::Ls,
+        FileTool::Glob,
+        FileTool::Grep,
+        FileTool::Write,
+        FileTool::Edit,
+    ];
+
+    pub fn name(self) -> ToolName {
+        match self {
+            FileTool::Read => ToolName::Read,
+            FileTool::Ls => ToolName::Ls,
+            FileTool::Glob => ToolName::Glob,
+            FileTool::Grep => ToolName::Grep,
+            FileTool::Write => ToolName::Write,
+            FileTool::Edit => ToolName::Edit,
+        }
+    }
+
+    pub fn of(name: ToolName) -> Option<FileTool> {
+        FileTool::ALL.into_iter().find(|tool| tool.name() == name)
+    }
+
+    /// What the model is told of the tool: what it does, and its arguments' schema.
+    pub fn definition(self) -> ToolDefinition {
+        match self {
+            FileTool::Read => read::definition(),
+            FileTool::Ls => ls::definition(),
+            FileTool::Glob => glob::definition(),
+            FileTool::Grep => grep::definition(),
+            FileTool::Write => write::definition(),
+            FileTool::Edit => edit::definition(),
+        }
+    }
+}
+
+/// Parses the arguments text (a JSON object as the model wrote it) and plans the call.
+pub fn plan(tool: FileTool, arguments: &str, ctx: &ToolContext) -> Result<(Planned, Value), ToolError> {
+    let name = tool.name().as_str();
+    let args = arguments::json_object(name, arguments)?;
     let call = Call::parse(tool, &args)?;
     Ok((call.plan(ctx), args))
 }
@@ -200,12 +236,15 @@ pub fn judge(planned: &Planned, mode: Mode, ctx: &ToolContext) -> Judgement {
 /// gitignored entries. The text is not cut here: the engine cuts every tool's result with
 /// [`cut_result`], bash's included.
 pub fn run(planned: &Planned, args: &Value, ctx: &ToolContext) -> ToolOutput {
-    // The door's check, by path here since a write or a listing opens no single file; `read`
+    // The gate's check, by path here since a write or a listing opens no single file; `read`
     // checks again on what it opened.
-    if let Err(refusal) = door::check_path(&planned.path, &ctx.protected) {
+    if let Err(refusal) = read_gate::check_path(&planned.path, &ctx.protected) {
         return ToolOutput::error(refusal.sentence(&shown(&planned.path, ctx)));
     }
-    match Call::parse(&planned.name, args) {
+    let Some(tool) = FileTool::of(planned.name) else {
+        return ToolOutput::error(format!("{} is not a file tool.", planned.name));
+    };
+    match Call::parse(tool, args) {
         Ok(call) => call.run(planned, ctx),
         Err(error) => ToolOutput::error(error.to_string()),
     }

@@ -4,11 +4,48 @@
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read};
 
-use super::arguments::Arguments;
-use super::door::{Door, Refusal};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::arguments::lenient;
+use super::read_gate::{ReadGate, Refusal};
 use super::resolve::resolve;
-use super::{Access, Planned, ToolContext, ToolError, ToolKind, ToolOutput, io_error, shown};
+use super::{
+    Access, Planned, ToolContext, ToolDefinition, ToolError, ToolKind, ToolName, ToolOutput, io_error, shown,
+};
 use crate::decisions::decisions;
+
+/// What the model is told of `read`.
+pub fn definition() -> ToolDefinition {
+    let lines = decisions().tools.read_default_lines;
+    ToolDefinition::of::<ReadArguments>(
+        ToolName::Read,
+        &format!(
+            "Read a text file. Lines come numbered like `cat -n`; at most {lines} lines unless \
+             `limit` says otherwise. Use `offset` to read on from a later line."
+        ),
+    )
+    .with(
+        "/properties/limit/description",
+        format!("How many lines to show (default {lines})."),
+    )
+}
+
+/// `read`'s arguments as the model writes them.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadArguments {
+    /// The file: relative to the session's folder, or absolute.
+    #[serde(deserialize_with = "lenient::path")]
+    path: String,
+    /// The first line to show (1-based).
+    #[serde(default, deserialize_with = "lenient::count")]
+    #[schemars(with = "u64", range(min = 1))]
+    offset: Option<usize>,
+    /// How many lines to show (default: the read's line count, said in the tool's description).
+    #[serde(default, deserialize_with = "lenient::count")]
+    #[schemars(with = "u64", range(min = 1))]
+    limit: Option<usize>,
+}
 
 pub struct ReadArgs {
     path: String,
@@ -18,16 +55,16 @@ pub struct ReadArgs {
 }
 
 impl ReadArgs {
-    pub fn parse(args: &Arguments) -> Result<Self, ToolError> {
-        let limit = args
-            .optional_count("limit")?
-            .unwrap_or(decisions().tools.read_default_lines);
+    pub fn parse(args: ReadArguments) -> Result<Self, ToolError> {
+        let limit = args.limit.unwrap_or(decisions().tools.read_default_lines);
         if limit == 0 {
-            return Err(args.bad("read's `limit` must be at least 1.".into()));
+            return Err(ToolError::BadArguments(
+                "read's `limit` must be at least 1.".into(),
+            ));
         }
         Ok(Self {
-            path: args.string("path")?.to_owned(),
-            offset: args.optional_count("offset")?.unwrap_or(1).max(1),
+            path: args.path,
+            offset: args.offset.unwrap_or(1).max(1),
             limit,
         })
     }
@@ -35,7 +72,7 @@ impl ReadArgs {
     pub fn plan(&self, ctx: &ToolContext) -> Planned {
         let path = resolve(&self.path, ctx);
         Planned {
-            name: "read".into(),
+            name: ToolName::Read,
             kind: ToolKind::Read,
             access: Access::Read,
             title: format!("Read {}", shown(&path, ctx)),
@@ -53,8 +90,8 @@ impl ReadArgs {
         if metadata.is_dir() {
             return ToolOutput::error(format!("{name} is a folder: use ls to list it."));
         }
-        // Through the door every read for the model takes: the check again on what was opened.
-        let mut file = match Door::new(&ctx.roots, &ctx.protected).open(path) {
+        // Through the gate every read for the model takes: the check again on what was opened.
+        let mut file = match ReadGate::new(&ctx.roots, &ctx.protected).open(path) {
             Ok(opened) => opened.file,
             Err(Refusal::Unreadable { error, .. }) => return io_error(&error, path, ctx, "read"),
             Err(refusal) => return ToolOutput::error(refusal.sentence(&name)),
@@ -235,7 +272,11 @@ mod tests {
     fn bad_arguments_name_the_tool() {
         let f = Fixture::new();
         let ctx = &f.ctx;
-        let err = |args: &str| crate::tools::plan("read", args, ctx).err().map(|e| e.to_string());
+        let err = |args: &str| {
+            crate::tools::plan(crate::tools::FileTool::Read, args, ctx)
+                .err()
+                .map(|e| e.to_string())
+        };
         assert_eq!(err("{}").as_deref(), Some("read needs `path` (a string)."));
         assert_eq!(
             err(r#"{"path":"a","limit":0}"#).as_deref(),

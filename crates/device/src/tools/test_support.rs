@@ -5,8 +5,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Planned, ToolContext, ToolOutput, plan, run};
+use super::{FileTool, Planned, ToolContext, ToolName, ToolOutput, plan, run};
+
 use crate::policy::protected::Protected;
+
+/// The file tool of that name, for tests that name tools as the model does.
+pub fn file_tool(name: &str) -> FileTool {
+    ToolName::parse(name)
+        .and_then(FileTool::of)
+        .unwrap_or_else(|| panic!("{name} is not a file tool"))
+}
 
 pub struct Fixture {
     _dir: tempfile::TempDir,
@@ -78,14 +86,14 @@ impl Fixture {
     }
 
     pub fn planned(&self, name: &str, args: Value) -> Planned {
-        plan(name, &args.to_string(), &self.ctx)
+        plan(file_tool(name), &args.to_string(), &self.ctx)
             .expect("a call that plans")
             .0
     }
 
     /// Plans and runs a call, as the engine does once the permission is given.
     pub fn call(&self, name: &str, args: Value) -> ToolOutput {
-        let (planned, args) = plan(name, &args.to_string(), &self.ctx).expect("a call that plans");
+        let (planned, args) = plan(file_tool(name), &args.to_string(), &self.ctx).expect("a call that plans");
         run(&planned, &args, &self.ctx)
     }
 

@@ -1,31 +1,47 @@
 //! `write`: a whole file, created with its folders when missing, replaced atomically when present.
 
-use super::arguments::Arguments;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::arguments::lenient;
 use super::atomic::replace_planned;
 use super::copies::keep_before_write;
 use super::opened;
 use super::resolve::resolve;
 use super::{
-    Access, Diff, Planned, ToolContext, ToolError, ToolKind, ToolOutput, io_error, kept_error, shown,
+    Access, Diff, Planned, ToolContext, ToolDefinition, ToolError, ToolKind, ToolName, ToolOutput, io_error,
+    kept_error, shown,
 };
 
+/// What the model is told of `write`.
+pub fn definition() -> ToolDefinition {
+    ToolDefinition::of::<WriteArgs>(
+        ToolName::Write,
+        "Write a file whole, creating it and its folders when missing, replacing it when \
+         present. To change part of a file, use edit.",
+    )
+}
+
+/// `write`'s arguments as the model writes them.
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct WriteArgs {
+    /// The file: relative to the session's folder, or absolute.
+    #[serde(deserialize_with = "lenient::path")]
     path: String,
+    /// The file's whole new content.
+    #[serde(deserialize_with = "lenient::text")]
     content: String,
 }
 
 impl WriteArgs {
-    pub fn parse(args: &Arguments) -> Result<Self, ToolError> {
-        Ok(Self {
-            path: args.string("path")?.to_owned(),
-            content: args.string("content")?.to_owned(),
-        })
+    pub fn parse(args: WriteArgs) -> Result<Self, ToolError> {
+        Ok(args)
     }
 
     pub fn plan(&self, ctx: &ToolContext) -> Planned {
         let path = resolve(&self.path, ctx);
         Planned {
-            name: "write".into(),
+            name: ToolName::Write,
             kind: ToolKind::Edit,
             access: Access::Write,
             title: format!("Write {}", shown(&path, ctx)),
@@ -148,7 +164,7 @@ mod tests {
     #[test]
     fn content_is_required() {
         let f = Fixture::new();
-        let err = crate::tools::plan("write", r#"{"path":"a.txt"}"#, &f.ctx)
+        let err = crate::tools::plan(crate::tools::FileTool::Write, r#"{"path":"a.txt"}"#, &f.ctx)
             .err()
             .map(|e| e.to_string());
         assert_eq!(err.as_deref(), Some("write needs `content` (a string)."));

@@ -7,6 +7,7 @@ mod plan;
 mod question;
 
 use lembas_protocol::card::CardRequest;
+use schemars::JsonSchema;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -17,28 +18,65 @@ use super::model::ToolCall;
 use super::session::{Session, ToolResult};
 use super::think;
 use crate::policy::Mode;
+use crate::tools::{ToolDefinition, ToolName};
+use lembas_protocol::LembasMeta;
 use lembas_protocol::ask::{Patience, PlanAnswer, PlanRequest, QuestionRequest};
-use lembas_protocol::session::LembasMeta;
 
-pub const ASK_USER: &str = "ask_user";
-pub const PLAN_SUBMIT: &str = "plan_submit";
+/// The tools that ask the person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AskTool {
+    /// `ask_user`: questions.
+    Questions,
+    /// `plan_submit`: a plan to approve.
+    Plan,
+}
+
+/// What the model is told of `ask_user` and `plan_submit`.
+pub fn definition(tool: AskTool) -> ToolDefinition {
+    match tool {
+        AskTool::Questions => question::definition(),
+        AskTool::Plan => ToolDefinition::of::<PlanSubmitArguments>(
+            ToolName::PlanSubmit,
+            "Submit your plan for the person to approve before you change anything. It is saved \
+             as a markdown file in the project. When approved, carry it out; when the person asks \
+             for changes, revise it and submit it again.",
+        ),
+    }
+}
+
+/// `plan_submit`'s arguments as the model writes them (read by hand below: an empty plan is
+/// refused with its own sentence).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct PlanSubmitArguments {
+    /// The plan, in markdown.
+    text: String,
+    /// Where to save it, relative to the session's folder (default .agent/plans/<time>-plan.md).
+    #[serde(default)]
+    #[schemars(with = "String")]
+    path: Option<String>,
+}
 
 const NOBODY: &str = "Nobody can be asked right now: no one is there to answer. Go on with your best judgement, or stop and say what you need to know.";
 const DISMISSED: &str = "The person closed the questions without answering. Go on with your best judgement, or stop and say what you need to know.";
 
 /// Runs `ask_user` or `plan_submit`, reported to the client as a `think` tool call.
-pub async fn run(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &ToolCall) -> ToolResult {
-    let title = if call.name == ASK_USER {
-        "Ask the person"
-    } else {
-        "Submit the plan"
+pub async fn run(
+    engine: &Engine,
+    session: &Arc<Session>,
+    turn_id: &str,
+    call: &ToolCall,
+    tool: AskTool,
+) -> ToolResult {
+    let title = match tool {
+        AskTool::Questions => "Ask the person",
+        AskTool::Plan => "Submit the plan",
     };
     let work = async {
         let args = think::arguments(call)?;
-        if call.name == ASK_USER {
-            ask_user(engine, session, call, &args).await
-        } else {
-            plan_submit(engine, session, call, &args).await
+        match tool {
+            AskTool::Questions => ask_user(engine, session, call, &args).await,
+            AskTool::Plan => plan_submit(engine, session, call, &args).await,
         }
     };
     think::reported(engine, session, turn_id, call, title, work).await

@@ -5,6 +5,8 @@ use lembas_protocol::ask::{Answered, Question, QuestionAnswer, QuestionOption};
 use serde_json::{Map, Value};
 
 use crate::decisions::decisions;
+use crate::tools::{ToolDefinition, ToolName};
+use schemars::JsonSchema;
 
 /// The questions as asked: the card's `questions`, the whole labels behind the card's, and what
 /// was cut, for the model.
@@ -21,6 +23,75 @@ struct Asking {
     question: String,
     /// (label on the card, whole label), in the card's order.
     labels: Vec<(String, String)>,
+}
+
+/// What the model is told of `ask_user`.
+pub fn definition() -> ToolDefinition {
+    let question = &decisions().question;
+    ToolDefinition::of::<AskUserArguments>(
+        ToolName::AskUser,
+        &format!(
+            "Ask the person questions when you cannot go on without their choice. At most {} \
+             questions of at most {} options each; the person may also answer in their own \
+             words, skip a question or dismiss the card. Mark the option you would choose \
+             `recommended`.",
+            question.max_questions, question.max_options
+        ),
+    )
+    .with("/properties/questions/maxItems", question.max_questions)
+    .with(
+        "/properties/questions/items/properties/options/maxItems",
+        question.max_options,
+    )
+    .with(
+        "/properties/questions/items/properties/options/items/properties/label/description",
+        format!(
+            "The choice, short (at most {} characters are shown).",
+            question.label_chars
+        ),
+    )
+}
+
+/// `ask_user`'s arguments as the model is told of them. [`read`] takes this shape leniently (a
+/// question past the most asked is left out and said, a long label shortened), so it reads the
+/// JSON itself rather than refusing what a struct would.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct AskUserArguments {
+    questions: Vec<AskedQuestion>,
+    /// Why you ask, in a sentence.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    why: Option<String>,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct AskedQuestion {
+    /// A word or two naming the question.
+    header: String,
+    /// The question itself.
+    question: String,
+    /// More than one option may be chosen (default false).
+    #[serde(default)]
+    #[schemars(with = "bool")]
+    multiple: Option<bool>,
+    options: Vec<AskedOption>,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct AskedOption {
+    /// The choice, short.
+    label: String,
+    /// What choosing it means.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    description: Option<String>,
+    /// The option you recommend.
+    #[serde(default)]
+    #[schemars(with = "bool")]
+    recommended: Option<bool>,
 }
 
 const SHAPE: &str = "ask_user needs `questions`: a list of { header, question, multiple?, options: [{ label, description?, recommended? }] }.";
@@ -177,9 +248,9 @@ impl Asking {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lembas_protocol::LembasMeta;
     use lembas_protocol::ask::{Patience, QuestionRequest};
     use lembas_protocol::card::{CardAnswer, CardRequest};
-    use lembas_protocol::session::LembasMeta;
     use serde_json::json;
 
     /// What the model reads of a client's result to the card these questions make.

@@ -248,12 +248,12 @@ fn the_model_reads_text_numbered_binaries_by_path_and_images_by_vision() {
 
     let within = [std::fs::canonicalize(dir.path()).unwrap()];
     let protected = crate::policy::protected::Protected::under_home(Path::new("/nonexistent-home"));
-    let images = crate::tools::door::Door::new(&within, &protected);
+    let images = crate::tools::read_gate::ReadGate::new(&within, &protected);
     let plain = user_content(&body, None);
     assert_eq!(plain, UserContent::Text(content.to_string()));
     assert_eq!(
         user_content(&body, Some(&images)),
-        UserContent::Parts(vec![
+        UserContent::RuntimeHandles(vec![
             ContentPart::Text {
                 text: content.to_string()
             },
@@ -299,7 +299,7 @@ fn a_saved_image_swapped_for_a_link_to_a_key_is_not_sent() {
     let body = user_message("look", &written);
     let within = [saved.clone()];
     let protected = crate::policy::protected::Protected::under_home(&home);
-    let images = crate::tools::door::Door::new(&within, &protected);
+    let images = crate::tools::read_gate::ReadGate::new(&within, &protected);
     let key_as_image = BASE64.encode("PRIVATE KEY");
     for link in ["symlink", "hard link"] {
         std::fs::remove_file(&written[0].path).unwrap();

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::catalog::{Command, Kind};
+use super::catalog::{Command, CommandSource};
 use crate::decisions::decisions;
 use crate::sandbox::Sandbox;
 
@@ -38,11 +38,11 @@ fn with_note(text: String, note: &str) -> String {
 pub async fn expand(command: &Command, args: &str, folder: &Path, sandbox: &Sandbox) -> Expansion {
     let texts = &decisions().commands.texts;
     match (command.kind, command.name.as_str()) {
-        (Kind::Builtin, "review") => review(args, folder, sandbox).await,
-        (Kind::Builtin, "changelog") => changelog(args, folder, sandbox).await,
-        (Kind::Builtin, "init") => Expansion::Prompt(with_note(texts.init.clone(), args)),
-        (Kind::Builtin, "continue") => Expansion::Prompt(with_note(texts.r#continue.clone(), args)),
-        (Kind::Custom, _) if command.body.contains("$ARGUMENTS") => {
+        (CommandSource::Builtin, "review") => review(args, folder, sandbox).await,
+        (CommandSource::Builtin, "changelog") => changelog(args, folder, sandbox).await,
+        (CommandSource::Builtin, "init") => Expansion::Prompt(with_note(texts.init.clone(), args)),
+        (CommandSource::Builtin, "continue") => Expansion::Prompt(with_note(texts.r#continue.clone(), args)),
+        (CommandSource::Custom, _) if command.body.contains("$ARGUMENTS") => {
             Expansion::Prompt(command.body.replace("$ARGUMENTS", args.trim()))
         }
         _ => Expansion::Prompt(with_note(command.body.clone(), args)),
@@ -254,7 +254,7 @@ mod tests {
         (home, sandbox)
     }
 
-    fn custom(body: &str, kind: Kind) -> Command {
+    fn custom(body: &str, kind: CommandSource) -> Command {
         Command {
             name: "x".into(),
             description: String::new(),
@@ -273,7 +273,7 @@ mod tests {
         let at = dir.path();
         assert_eq!(
             expand(
-                &custom("Deploy $ARGUMENTS now", Kind::Custom),
+                &custom("Deploy $ARGUMENTS now", CommandSource::Custom),
                 " prod ",
                 at,
                 &boxed(at).1
@@ -282,11 +282,17 @@ mod tests {
             Expansion::Prompt("Deploy prod now".into())
         );
         assert_eq!(
-            expand(&custom("Lint.", Kind::Skill), "src only", at, &boxed(at).1).await,
+            expand(
+                &custom("Lint.", CommandSource::Skill),
+                "src only",
+                at,
+                &boxed(at).1
+            )
+            .await,
             Expansion::Prompt("Lint.\n\nsrc only".into())
         );
         assert_eq!(
-            expand(&custom("Lint.", Kind::Custom), "", at, &boxed(at).1).await,
+            expand(&custom("Lint.", CommandSource::Custom), "", at, &boxed(at).1).await,
             Expansion::Prompt("Lint.".into())
         );
     }
@@ -294,7 +300,7 @@ mod tests {
     #[tokio::test]
     async fn review_refuses_an_option_and_a_folder_without_git() {
         let dir = tempfile::tempdir().unwrap();
-        let review = custom("", Kind::Builtin);
+        let review = custom("", CommandSource::Builtin);
         let review = Command {
             name: "review".into(),
             ..review
@@ -385,7 +391,7 @@ mod tests {
         .unwrap();
         let review = Command {
             name: "review".into(),
-            ..custom("", Kind::Builtin)
+            ..custom("", CommandSource::Builtin)
         };
         let (_home, sandbox) = boxed(&repo);
         let expanded = expand(&review, "", &repo, &sandbox).await;
@@ -403,7 +409,7 @@ mod tests {
         let _ = expand(
             &Command {
                 name: "changelog".into(),
-                ..custom("", Kind::Builtin)
+                ..custom("", CommandSource::Builtin)
             },
             "",
             &repo,

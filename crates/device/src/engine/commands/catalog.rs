@@ -3,7 +3,7 @@
 //! (`<project>/.agent/skills/<name>/SKILL.md`, `<config>/skills/<name>/SKILL.md`). The project's
 //! win over the user's; a name already taken, a built-in's or a TUI command's is not a command.
 //! A project's files are read only in a trusted project (never the home folder), through the tools'
-//! door ([`Door`]): inside the project, not protected, not a hard link of a protected file. A file
+//! gate ([`ReadGate`]): inside the project, not protected, not a hard link of a protected file. A file
 //! the model could have linked to `~/.ssh` or `.env` is never sent to it.
 
 use serde_json::Value;
@@ -13,24 +13,23 @@ use crate::decisions::decisions;
 use crate::policy::Mode;
 use crate::policy::protected::Protected;
 use crate::policy::roots;
-use crate::tools::door::Door;
-use lembas_protocol::Effort;
+use crate::tools::read_gate::ReadGate;
 use lembas_protocol::composer::{AvailableCommand, CommandInput, CommandKind};
-use lembas_protocol::session::LembasMeta;
+use lembas_protocol::{Effort, LembasMeta};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum CommandSource {
     Builtin,
     Custom,
     Skill,
 }
 
-impl Kind {
+impl CommandSource {
     fn as_str(self) -> &'static str {
         match self {
-            Kind::Builtin => "builtin",
-            Kind::Custom => "custom",
-            Kind::Skill => "skill",
+            CommandSource::Builtin => "builtin",
+            CommandSource::Custom => "custom",
+            CommandSource::Skill => "skill",
         }
     }
 }
@@ -40,7 +39,7 @@ pub struct Command {
     pub name: String,
     pub description: String,
     pub hint: Option<String>,
-    pub kind: Kind,
+    pub kind: CommandSource,
     /// A custom command's or skill's text (front matter left out); none for a built-in.
     pub body: String,
     /// What its front matter asks for its prompt: a mode (the session's from then on, lowered to
@@ -105,7 +104,7 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
             name: b.name.clone(),
             description: b.description.clone(),
             hint: b.hint.clone(),
-            kind: Kind::Builtin,
+            kind: CommandSource::Builtin,
             body: String::new(),
             mode: None,
             model: None,
@@ -113,20 +112,20 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
         })
         .collect();
     let project = sources.project.as_deref();
-    for kind in [Kind::Custom, Kind::Skill] {
+    for kind in [CommandSource::Custom, CommandSource::Skill] {
         let mut found = Vec::new();
         if let Some(project) = project
             && let Ok(project) = std::fs::canonicalize(project)
         {
-            let door = Door::new(std::slice::from_ref(&project), &sources.protected);
-            found.extend(read_kind(kind, &project.join(".agent"), &door));
+            let gate = ReadGate::new(std::slice::from_ref(&project), &sources.protected);
+            found.extend(read_kind(kind, &project.join(".agent"), &gate));
         }
         // The person's own commands lie in the device's config folder, protected from the model
         // but theirs to read.
         if let Ok(user) = std::fs::canonicalize(&sources.user) {
             let protected = sources.protected.clone().with_own(user.clone());
             let within = [user];
-            found.extend(read_kind(kind, &within[0], &Door::new(&within, &protected)));
+            found.extend(read_kind(kind, &within[0], &ReadGate::new(&within, &protected)));
         }
         // The project's come first, so they win a name over the user's.
         let mut these: Vec<Command> = Vec::new();
@@ -144,10 +143,10 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
 }
 
 /// The commands or skills under `base` (`.agent` or the user's config folder), each read through
-/// `door`.
-fn read_kind(kind: Kind, base: &Path, door: &Door) -> Vec<Command> {
+/// `gate`.
+fn read_kind(kind: CommandSource, base: &Path, gate: &ReadGate) -> Vec<Command> {
     let folder = base.join(match kind {
-        Kind::Skill => "skills",
+        CommandSource::Skill => "skills",
         _ => "commands",
     });
     let Ok(entries) = std::fs::read_dir(&folder) else {
@@ -157,7 +156,7 @@ fn read_kind(kind: Kind, base: &Path, door: &Door) -> Vec<Command> {
     for entry in entries.flatten() {
         let path = entry.path();
         let (name, file) = match kind {
-            Kind::Skill => (entry.file_name(), path.join("SKILL.md")),
+            CommandSource::Skill => (entry.file_name(), path.join("SKILL.md")),
             _ if path.extension().is_some_and(|e| e == "md") => match path.file_stem() {
                 Some(stem) => (stem.to_os_string(), path.clone()),
                 None => continue,
@@ -167,7 +166,7 @@ fn read_kind(kind: Kind, base: &Path, door: &Door) -> Vec<Command> {
         let Some(name) = name.to_str().filter(|n| is_name(n)) else {
             continue;
         };
-        let Some(text) = read_through(door, &file) else {
+        let Some(text) = read_through(gate, &file) else {
             continue;
         };
         let (front, body) = front_matter(&text);
@@ -182,7 +181,7 @@ fn read_kind(kind: Kind, base: &Path, door: &Door) -> Vec<Command> {
         };
         let description = field("description").unwrap_or_else(|| first_line(body));
         let hint = field("argument-hint").or_else(|| {
-            (kind == Kind::Custom && body.contains("$ARGUMENTS")).then(|| "arguments".to_string())
+            (kind == CommandSource::Custom && body.contains("$ARGUMENTS")).then(|| "arguments".to_string())
         });
         commands.push(Command {
             name: name.to_string(),
@@ -208,9 +207,9 @@ fn is_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-/// The file's text when the door opens it and it is not too long and UTF-8.
-fn read_through(door: &Door, file: &Path) -> Option<String> {
-    let bytes = door
+/// The file's text when the gate opens it and it is not too long and UTF-8.
+fn read_through(gate: &ReadGate, file: &Path) -> Option<String> {
+    let bytes = gate
         .read(file, decisions().commands.file_max_bytes)
         .inspect_err(|refusal| refusal.log_unless_missing("not a command"))
         .ok()?;
@@ -308,20 +307,20 @@ mod tests {
             protected: Protected::under_home(&base.join("home")),
         };
         let set = command_set(&sources);
-        let names: Vec<(&str, Kind)> = set.iter().map(|c| (c.name.as_str(), c.kind)).collect();
+        let names: Vec<(&str, CommandSource)> = set.iter().map(|c| (c.name.as_str(), c.kind)).collect();
         assert_eq!(
             names,
             [
-                ("compact", Kind::Builtin),
-                ("plan", Kind::Builtin),
-                ("undo", Kind::Builtin),
-                ("review", Kind::Builtin),
-                ("changelog", Kind::Builtin),
-                ("init", Kind::Builtin),
-                ("continue", Kind::Builtin),
-                ("deploy", Kind::Custom),
-                ("zeta", Kind::Custom),
-                ("lint", Kind::Skill),
+                ("compact", CommandSource::Builtin),
+                ("plan", CommandSource::Builtin),
+                ("undo", CommandSource::Builtin),
+                ("review", CommandSource::Builtin),
+                ("changelog", CommandSource::Builtin),
+                ("init", CommandSource::Builtin),
+                ("continue", CommandSource::Builtin),
+                ("deploy", CommandSource::Custom),
+                ("zeta", CommandSource::Custom),
+                ("lint", CommandSource::Skill),
             ]
         );
         assert_eq!(set[7].body, "Deploy $ARGUMENTS from the project");

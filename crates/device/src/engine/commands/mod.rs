@@ -20,11 +20,11 @@ use crate::decisions::decisions;
 use crate::policy::Mode;
 use crate::rpc::RpcError;
 use builtin::Expansion;
-use catalog::{Command, Kind, Sources};
+use catalog::{Command, CommandSource, Sources};
+use lembas_protocol::LembasMeta;
 use lembas_protocol::composer::{CommandList, FolderParams};
 use lembas_protocol::event::{Event, TaskState};
 use lembas_protocol::prompt::{PromptAnswer, StopReason, TurnEnd};
-use lembas_protocol::session::LembasMeta;
 use lembas_protocol::update::SessionUpdate;
 use lembas_protocol::{Effort, Reason, TurnId};
 
@@ -129,15 +129,15 @@ async fn run_command(
     let scheduled = session.state().run.is_some();
     let task = args.trim();
     let action = match (command.kind, command.name.as_str()) {
-        (Kind::Builtin, "compact") => Some(Action::Compact),
-        (Kind::Builtin, "undo") => Some(Action::Undo),
-        (Kind::Builtin, "plan") if task.is_empty() => Some(Action::Plan),
+        (CommandSource::Builtin, "compact") => Some(Action::Compact),
+        (CommandSource::Builtin, "undo") => Some(Action::Undo),
+        (CommandSource::Builtin, "plan") if task.is_empty() => Some(Action::Plan),
         _ => None,
     };
     if let Some(action) = action {
         return run_action(engine, session, turn_id, typed, action).await;
     }
-    let expansion = if command.kind == Kind::Builtin && command.name == "plan" {
+    let expansion = if command.kind == CommandSource::Builtin && command.name == "plan" {
         // A scheduled turn's mode is the schedule's, and plan is never one of them.
         if scheduled {
             return Err(RpcError::refused(
@@ -256,9 +256,9 @@ async fn run_action(
     typed: &str,
     action: Action,
 ) -> Result<PromptAnswer, RpcError> {
-    session.state().acting = true;
+    session.state().turns.set_acting(true);
     let outcome = act(engine, session, turn_id, typed, action).await;
-    session.state().acting = false;
+    session.state().turns.set_acting(false);
     outcome
 }
 
@@ -273,7 +273,7 @@ async fn act(
     let scheduled = session.state().run.is_some();
     quiet(engine, session, turn_id, typed, TaskState::Start).await;
     let outcome = match action {
-        Action::Compact if session.state().messages.is_empty() => Ok(TurnEnd {
+        Action::Compact if session.state().conversation.messages().is_empty() => Ok(TurnEnd {
             message: Some(texts.compact_nothing.clone()),
             ..TurnEnd::default()
         }),

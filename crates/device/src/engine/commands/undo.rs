@@ -17,11 +17,18 @@ use lembas_protocol::prompt::Undone;
 pub async fn undo(engine: &Engine, session: &Session) -> Result<(Option<Undone>, Option<String>), RpcError> {
     let (turn_id, prompt, wrote) = {
         let state = session.state();
-        let Some(turn_id) = state.messages.iter().rev().find_map(|m| m.turn_id.clone()) else {
+        let Some(turn_id) = state
+            .conversation
+            .messages()
+            .iter()
+            .rev()
+            .find_map(|m| m.turn_id.clone())
+        else {
             return Ok((None, None));
         };
         let prompt = state
-            .messages
+            .conversation
+            .messages()
             .iter()
             .filter(|m| m.turn_id.as_deref() == Some(turn_id.as_str()))
             .find_map(|m| match &m.body {
@@ -29,11 +36,11 @@ pub async fn undo(engine: &Engine, session: &Session) -> Result<(Option<Undone>,
                 _ => None,
             })
             .unwrap_or_default();
-        let wrote = wrote_files(&state.messages, &turn_id);
+        let wrote = wrote_files(state.conversation.messages(), &turn_id);
         (turn_id, prompt, wrote)
     };
     let done = put_back(engine, session, &turn_id).await?;
-    session.state().rewind(&turn_id);
+    session.state().conversation.rewind(&turn_id);
     session.record(Record::Rewind {
         turn_id: turn_id.clone(),
     });

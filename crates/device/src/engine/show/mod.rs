@@ -23,10 +23,11 @@ use super::Engine;
 use super::session::Session;
 use crate::decisions::decisions;
 use crate::events::DeviceEvent;
-use crate::tools::door::Refusal;
-use crate::tools::{self, Planned, ToolContext, ToolOutput};
-
-pub const SHOW: &str = "show";
+use crate::tools::arguments::{self, lenient};
+use crate::tools::read_gate::Refusal;
+use crate::tools::{self, FileTool, Planned, ToolContext, ToolDefinition, ToolName, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 /// Said to a model that calls `show` where it is not offered.
 pub const NOT_OFFERED: &str = "There is no tool named `show` here: nobody is looking at a viewer for this session. Say where the file is instead.";
@@ -37,29 +38,46 @@ pub fn offered(engine: &Engine, session: &Session) -> bool {
     engine.client().is_some_and(|c| c.show) && session.state().run.is_none()
 }
 
+/// `show`'s arguments as the model writes them.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ShowArguments {
+    /// The file: relative to the session's folder, or absolute.
+    #[serde(deserialize_with = "lenient::path")]
+    path: String,
+    /// A line to scroll to (1-based).
+    #[serde(default, deserialize_with = "lenient::count")]
+    #[schemars(with = "u64", range(min = 1))]
+    line: Option<usize>,
+}
+
+/// What the model is told of `show`.
+pub fn definition() -> ToolDefinition {
+    let most = decisions().show.max_bytes;
+    ToolDefinition::of::<ShowArguments>(
+        ToolName::Show,
+        &format!(
+            "Show a file to the person in their viewer beside the chat: markdown rendered, code \
+             highlighted, HTML as a page. Use it when the person should see a file (a report, a \
+             page you made, the code you mean) rather than read about it. Text files of at most \
+             {most} bytes only."
+        ),
+    )
+}
+
 /// A `show` call's arguments read and its path planned as a `read` of it would be.
 pub fn plan(arguments: &str, ctx: &ToolContext) -> Result<(Planned, Option<u64>, Value), String> {
-    let args: Value = serde_json::from_str(arguments)
-        .map_err(|e| format!("The arguments of show are not valid JSON: {e}."))?;
-    let path = args
-        .get("path")
-        .and_then(Value::as_str)
-        .filter(|p| !p.trim().is_empty())
-        .ok_or("show needs `path` (a string): the file to show.")?;
-    let line = match args.get("line") {
-        None | Some(Value::Null) => None,
-        Some(value) => Some(
-            value
-                .as_u64()
-                .filter(|n| *n >= 1)
-                .ok_or("show's `line` must be a whole number, at least 1.")?,
-        ),
-    };
-    let read = json!({ "path": path }).to_string();
-    let (mut planned, _) = tools::plan("read", &read, ctx).map_err(|e| e.to_string())?;
-    planned.name = SHOW.into();
+    let (args, raw) = arguments::read::<ShowArguments>("show", arguments).map_err(|e| e.to_string())?;
+    if args.path.trim().is_empty() {
+        return Err("show needs `path` (a string): the file to show.".into());
+    }
+    if args.line == Some(0) {
+        return Err("show's `line` must be a whole number, at least 1.".into());
+    }
+    let read = json!({ "path": args.path }).to_string();
+    let (mut planned, _) = tools::plan(FileTool::Read, &read, ctx).map_err(|e| e.to_string())?;
+    planned.name = ToolName::Show;
     planned.title = format!("Show {}", relative(&planned.path, &ctx.project));
-    Ok((planned, line, args))
+    Ok((planned, args.line.map(|n| n as u64), raw))
 }
 
 /// Sends the planned file to the client (judged allowed before) and says what came of it.
@@ -74,7 +92,7 @@ pub async fn run(
     let path = planned.path.clone();
     let shown = relative(&path, &ctx.project);
     if let Err(Refusal::Protected { what, .. } | Refusal::HardLink { what, .. }) =
-        crate::tools::door::check_path(&path, &ctx.protected)
+        crate::tools::read_gate::check_path(&path, &ctx.protected)
     {
         return failed(format!(
             "{shown} is a protected path ({what}): remote work never shows it."

@@ -26,7 +26,7 @@ use super::{Decision, Judgement};
 
 /// The child's limits.
 #[derive(Clone, Copy)]
-pub struct Limits {
+pub struct ChildLimits {
     /// CPU seconds the child may spend: a real line judges in microseconds (a fork costs about a
     /// millisecond); a line that backtracks is cut here, however loaded the machine is.
     pub cpu_seconds: u64,
@@ -35,7 +35,7 @@ pub struct Limits {
     pub stuck_after: Duration,
 }
 
-pub const LIMITS: Limits = Limits {
+pub const LIMITS: ChildLimits = ChildLimits {
     cpu_seconds: 1,
     stuck_after: Duration::from_secs(20),
 };
@@ -57,7 +57,7 @@ pub enum Outcome {
 }
 
 #[cfg(unix)]
-pub fn contained(judge: &dyn Fn() -> Judgement, limits: Limits) -> Outcome {
+pub fn contained(judge: &dyn Fn() -> Judgement, limits: ChildLimits) -> Outcome {
     let mut fds = [0 as libc::c_int; 2];
     if open_pipe(&mut fds).is_err() {
         return Outcome::NotStarted;
@@ -133,7 +133,7 @@ fn quiet_in_children() {
 }
 
 #[cfg(not(unix))]
-pub fn contained(_judge: &dyn Fn() -> Judgement, _limits: Limits) -> Outcome {
+pub fn contained(_judge: &dyn Fn() -> Judgement, _limits: ChildLimits) -> Outcome {
     Outcome::NotStarted
 }
 
@@ -300,7 +300,7 @@ mod tests {
     }
 
     /// A short backstop, so a test of a stuck child does not wait the device's.
-    const QUICK: Limits = Limits {
+    const QUICK: ChildLimits = ChildLimits {
         cpu_seconds: 1,
         stuck_after: Duration::from_secs(3),
     };
@@ -385,7 +385,7 @@ mod tests {
     #[test]
     fn a_child_that_computes_without_end_is_cut_by_its_cpu_time() {
         // Only the CPU limit ends it as too long; the backstop would say it was stuck.
-        let limits = Limits {
+        let limits = ChildLimits {
             cpu_seconds: 1,
             stuck_after: Duration::from_secs(120),
         };

@@ -145,7 +145,7 @@ fn long_lines_are_cut() {
 #[test]
 fn a_bad_regex_is_bad_arguments() {
     let f = Fixture::new();
-    let err = crate::tools::plan("grep", r#"{"pattern":"(unclosed"}"#, &f.ctx)
+    let err = crate::tools::plan(crate::tools::FileTool::Grep, r#"{"pattern":"(unclosed"}"#, &f.ctx)
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();

@@ -2,28 +2,33 @@
 //! model sees it, its turns, and its append-only file in the store. The conversation is rebuilt
 //! from the file when a session is opened again.
 
+mod conversation;
+mod turns;
+
+#[cfg(test)]
+pub use conversation::compacted;
+pub use conversation::{Conversation, Message};
+pub use turns::{TurnPhase, TurnQueue};
+
 use lembas_protocol::context::{LembasAsks, Personalization};
 use lembas_protocol::event::AttachmentInfo;
 use lembas_protocol::plan::Plan;
-use lembas_protocol::prompt::PromptAnswer;
 use lembas_protocol::session::{History, HistoryTool, HistoryTurn};
 use lembas_protocol::status::{Held, SessionStatus};
 use lembas_protocol::{Effort, SessionId, TurnId};
 use serde_json::json;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::watch;
 
+use super::grants::Grants;
 use super::job_board::Board;
 use super::mcp_servers::SessionServers;
 use super::memory::SessionMemory;
-use crate::decisions::decisions;
 use crate::poison::Recover;
 use crate::policy::Mode;
-use crate::rpc::RpcError;
 use crate::store::message::{ChatMessage, StoredAttachment, UserMessage};
-use crate::store::record::Compact;
 use crate::store::turns::StoredAnswer;
 use crate::store::{Record, SessionFile, SessionLog, TurnEntry};
 
@@ -53,92 +58,36 @@ impl Context {
     }
 }
 
-/// Where a turn is: waiting its turn, running, or done with its answer.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TurnPhase {
-    Queued,
-    Running,
-    Done(Box<Result<PromptAnswer, RpcError>>),
-}
-
-/// A message of the conversation with the turn that added it.
-#[derive(Debug, Clone)]
-pub struct Message {
-    pub turn_id: Option<String>,
-    pub body: ChatMessage,
-}
-
 pub struct SessionState {
     pub model: String,
     pub mode: Mode,
     pub effort: Effort,
     pub title: String,
     pub context: Context,
-    /// The model's conversation: what each step sends (a compaction replaces what came before
-    /// with its summary).
-    pub messages: Vec<Message>,
-    /// The turns as they happened, which the history shows: compaction leaves them; rewind and
-    /// `/undo` take turns out of both.
-    pub record: Vec<Message>,
-    /// Records written since the last step's end; flushed together.
-    pub unflushed: Vec<Record>,
-    pub log: SessionLog,
-    /// Turn ids in the order they were accepted, with their phase (the last 200).
-    pub turns: VecDeque<(String, watch::Sender<TurnPhase>)>,
-    pub running: Option<String>,
-    pub last_turn_id: Option<String>,
-    /// "Always allow in this session": every write in the project, and bash rules.
-    pub always_writes: bool,
-    pub always_bash: Vec<String>,
+    /// What the model reads, the record of the turns, and the session's file.
+    pub conversation: Conversation,
+    /// The turns as they come, and the steers for the running one.
+    pub turns: TurnQueue,
+    /// "Allow for this chat": what the person's answers let the session do without asking.
+    pub grants: Grants,
     /// The scheduled run the current turn is, with the mode it holds for the whole turn.
     pub run: Option<(crate::scheduled::Run, Mode)>,
-    /// `_lembas/steer` messages for the running turn, taken in at its next step: (messageId, text).
-    pub steers: Vec<(Option<String>, String)>,
-    /// A command runs that gives the model no step to take a steer in (`/compact`, `/undo`, `/plan`
-    /// with no task): a steer waits for the next turn.
-    pub acting: bool,
     /// The `available_commands_update` last sent for this session (capability `commands`).
     pub commands_sent: Option<lembas_protocol::update::SessionUpdate>,
     /// The structured plan (capability `plan_state`), as the last plan tool left it.
     pub plan: Option<Plan>,
-    /// The model's context window, for the model it was read for.
-    pub window: Option<(String, u64)>,
-    /// The last step's prompt filled the window past the mark: the next step compacts first.
-    pub compact_first: bool,
     /// Background jobs (capability `jobs`).
     pub jobs: Board,
-    /// Notes of jobs that ended, not yet given to the model: `(job id, note)`.
-    pub job_notes: Vec<(String, String)>,
     /// The instance's memory, read as the session starts and kept for it.
     pub memory: SessionMemory,
     /// The MCP servers the editor named for the session (none on the link).
     pub mcp: Option<Arc<SessionServers>>,
-    /// The MCP tools the person allowed always in this session (by their offered names).
-    pub always_mcp: Vec<String>,
 }
 
 impl SessionState {
-    /// Takes the turn and every later one out of the conversation and the record; how many turns
-    /// left. None when the turn is not in the conversation (folded into a compaction's summary).
-    pub fn rewind(&mut self, turn_id: &str) -> usize {
-        let reverted = rewind_messages(&mut self.messages, turn_id);
-        if reverted > 0 {
-            rewind_messages(&mut self.record, turn_id);
-        }
-        reverted
-    }
-
     /// A turn runs or waits.
     pub fn busy(&self) -> bool {
-        self.running.is_some() || self.queued().next().is_some()
-    }
-
-    /// The turns accepted and waiting for the gate, in order.
-    pub fn queued(&self) -> impl Iterator<Item = &str> {
-        self.turns
-            .iter()
-            .filter(|(_, tx)| *tx.borrow() == TurnPhase::Queued)
-            .map(|(id, _)| id.as_str())
+        self.turns.busy()
     }
 
     /// A session with no conversation yet, writing to `log`.
@@ -149,27 +98,15 @@ impl SessionState {
             effort,
             title: String::new(),
             context: Context::default(),
-            messages: Vec::new(),
-            record: Vec::new(),
-            unflushed: Vec::new(),
-            log,
-            turns: VecDeque::new(),
-            running: None,
-            last_turn_id: None,
-            always_writes: false,
-            always_bash: Vec::new(),
+            conversation: Conversation::new(log),
+            turns: TurnQueue::default(),
+            grants: Grants::default(),
             run: None,
-            steers: Vec::new(),
             commands_sent: None,
             plan: None,
-            window: None,
-            compact_first: false,
             jobs: Board::default(),
-            job_notes: Vec::new(),
             memory: SessionMemory::NotRead,
             mcp: None,
-            always_mcp: Vec::new(),
-            acting: false,
         }
     }
 }
@@ -228,7 +165,7 @@ impl Session {
 
     /// Adds a record to the next flush.
     pub fn record(&self, record: Record) {
-        self.state().unflushed.push(record);
+        self.state().conversation.note(record);
     }
 
     /// Writes what this step recorded and makes it durable (a crash loses at most the step in
@@ -244,16 +181,7 @@ impl Session {
     }
 
     fn write_out(&self, sync: bool) {
-        let mut state = self.state();
-        if state.unflushed.is_empty() {
-            return;
-        }
-        let records = std::mem::take(&mut state.unflushed);
-        let written = if sync {
-            state.log.append(&records)
-        } else {
-            state.log.append_unsynced(&records)
-        };
+        let written = self.state().conversation.flush(sync);
         if let Err(e) = written {
             tracing::error!(session = %self.id, "the session could not be written to the store: {e}");
         }
@@ -261,58 +189,31 @@ impl Session {
 
     /// Adds a message to the conversation and to the next flush.
     pub fn push_message(&self, turn_id: Option<&str>, body: ChatMessage) {
-        let mut state = self.state();
-        let message = Message {
+        self.state().conversation.push(Message {
             turn_id: turn_id.map(str::to_string),
             body,
-        };
-        state.unflushed.push(Record::Message {
-            turn_id: message.turn_id.clone(),
-            message: message.body.clone(),
         });
-        state.record.push(message.clone());
-        state.messages.push(message);
     }
 
     /// The phase of a turn id this session knows.
     pub fn turn(&self, turn_id: &str) -> Option<watch::Receiver<TurnPhase>> {
-        self.state()
-            .turns
-            .iter()
-            .find(|(id, _)| id == turn_id)
-            .map(|(_, tx)| tx.subscribe())
+        self.state().turns.phase(turn_id)
     }
 
     /// Accepts a new turn id as queued; the oldest beyond the kept number are forgotten.
     pub fn accept_turn(&self, turn_id: &str) -> watch::Receiver<TurnPhase> {
-        let (tx, rx) = watch::channel(TurnPhase::Queued);
-        let mut state = self.state();
-        state.turns.push_back((turn_id.to_string(), tx));
-        while state.turns.len() > decisions().turns.kept_per_session {
-            state.turns.pop_front();
-        }
-        rx
+        self.state().turns.accept(turn_id)
     }
 
     pub fn set_phase(&self, turn_id: &str, phase: TurnPhase) {
-        let mut state = self.state();
-        match &phase {
-            TurnPhase::Running => state.running = Some(turn_id.to_string()),
-            TurnPhase::Done(_) => {
-                state.running = None;
-                state.last_turn_id = Some(turn_id.to_string());
-            }
-            TurnPhase::Queued => {}
-        }
-        if let Some((_, tx)) = state.turns.iter().find(|(id, _)| id == turn_id) {
-            tx.send_replace(phase);
-        }
+        self.state().turns.set_phase(turn_id, phase);
     }
 
     /// The text of the last assistant message the turn wrote, as written ("" when none).
     pub fn last_reply(&self, turn_id: &str) -> String {
         self.state()
-            .messages
+            .conversation
+            .messages()
             .iter()
             .rev()
             .take_while(|m| m.turn_id.as_deref() == Some(turn_id))
@@ -326,16 +227,16 @@ impl Session {
     /// `_lembas/session/status`'s fields for a session in memory.
     pub fn status(&self) -> SessionStatus {
         let state = self.state();
-        let queued: Vec<String> = state.queued().map(str::to_string).collect();
+        let queued: Vec<String> = state.turns.queued().map(str::to_string).collect();
         SessionStatus {
             session_id: self.id.clone(),
             exists: true,
             held: Held::Here,
             busy: state.busy(),
             title: state.title.clone(),
-            turn_id: state.running.as_deref().map(TurnId::from),
+            turn_id: state.turns.running().map(TurnId::from),
             queued,
-            last_turn_id: state.last_turn_id.as_deref().map(TurnId::from),
+            last_turn_id: state.turns.last_done().map(TurnId::from),
             plan: state.plan.clone(),
             jobs: state.jobs.list(),
         }
@@ -348,53 +249,9 @@ impl Session {
             session_id: self.id.clone(),
             title: state.title.clone(),
             root: self.cwd.display().to_string(),
-            turns: history_turns(&state.record),
+            turns: history_turns(state.conversation.record()),
         }
     }
-}
-
-/// Takes the turn `turn_id` and everything after it out of the conversation; how many turns left.
-pub fn rewind_messages(messages: &mut Vec<Message>, turn_id: &str) -> usize {
-    let Some(first) = messages
-        .iter()
-        .position(|m| m.turn_id.as_deref() == Some(turn_id))
-    else {
-        return 0;
-    };
-    let mut turns: Vec<&str> = messages[first..]
-        .iter()
-        .filter_map(|m| m.turn_id.as_deref())
-        .collect();
-    turns.dedup();
-    let reverted = turns.len();
-    messages.truncate(first);
-    reverted
-}
-
-/// What a compacted conversation becomes: the summary (with the plan, verbatim, when there is one)
-/// as one message, then the person's last request as it was.
-pub fn compacted(summary: &str, plan: Option<&Plan>, kept: Option<Message>) -> Vec<Message> {
-    let mut text = format!("A summary of our conversation so far:\n\n{summary}");
-    if let Some(plan) = plan.and_then(|p| serde_json::to_string_pretty(p).ok()) {
-        text.push_str(&format!("\n\nThe plan, as kept:\n\n```json\n{plan}\n```"));
-    }
-    let first = Message {
-        turn_id: None,
-        body: ChatMessage::User(UserMessage {
-            compacted: true,
-            ..UserMessage::says(text)
-        }),
-    };
-    std::iter::once(first).chain(kept).collect()
-}
-
-/// The conversation a `compact` record of the session file leaves.
-pub fn compacted_from_record(record: Compact) -> Vec<Message> {
-    let kept = record.kept.map(|kept| Message {
-        turn_id: kept.turn_id,
-        body: kept.message,
-    });
-    compacted(&record.summary, record.plan.as_ref(), kept)
 }
 
 /// The conversation as history turns: each user message, then what the assistant said and did
@@ -506,22 +363,21 @@ pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result
                     turn_id,
                     body: message,
                 };
-                state.record.push(message.clone());
-                state.messages.push(message);
+                state.conversation.replayed(message);
             }
             Record::Title { title } => state.title = title,
             Record::Mode { mode } => state.mode = mode,
             Record::Rewind { turn_id } => {
-                state.rewind(&turn_id);
+                state.conversation.rewind(&turn_id);
             }
-            Record::Compact(compact) => state.messages = compacted_from_record(compact),
+            Record::Compact(compact) => state.conversation.compacted_before(compact),
             Record::Plan { plan } => state.plan = plan,
             Record::Job { job } => jobs.push(job),
             Record::Model { model, effort } => {
                 state.model = model;
                 state.effort = effort.unwrap_or_default();
             }
-            Record::Given | Record::Decision(_) | Record::PutBack(_) | Record::Unknown => {}
+            Record::ForLinkClient | Record::Decision(_) | Record::PutBack(_) | Record::Unknown => {}
         }
     }
     state.jobs = Board::replayed(jobs);
@@ -529,11 +385,7 @@ pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result
     // done: a prompt sent again with its id runs it again.
     for entry in turns.iter().filter(|t| t.state == "done") {
         let answered = StoredAnswer::read(entry.answer.as_ref(), &entry.turn_id);
-        let phase = TurnPhase::Done(Box::new(answered));
-        state
-            .turns
-            .push_back((entry.turn_id.clone(), watch::channel(phase).0));
-        state.last_turn_id = Some(entry.turn_id.clone());
+        state.turns.done_before(&entry.turn_id, answered);
     }
     Ok(Replayed { cwd, state })
 }

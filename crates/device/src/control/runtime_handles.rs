@@ -11,7 +11,7 @@ use crate::status::Status;
 
 /// What a connection may reach in the runtime.
 #[derive(Clone)]
-pub(crate) struct Parts {
+pub(crate) struct RuntimeHandles {
     pub status: watch::Receiver<Status>,
     pub events: broadcast::Sender<DeviceEvent>,
     pub engine: Engine,

@@ -1,4 +1,4 @@
-//! The one door for what the device reads for the model (docs/protocol.md "The sandbox under every
+//! The one gate for what the device reads for the model (docs/protocol.md "The sandbox under every
 //! command", its last point): the `read` tool, a saved attachment, `AGENTS.md`/`CLAUDE.md`, a
 //! project's commands and skills, an `@` mention. Each passes the same check, here and nowhere
 //! else: the path must lead inside the folders it may come from, it is opened once, and what was
@@ -15,7 +15,7 @@ use super::identity;
 use super::opened;
 use crate::policy::protected::Protected;
 
-/// Why the door did not open a path for the model.
+/// Why the gate did not open a path for the model.
 #[derive(Debug)]
 pub enum Refusal {
     /// Protected by its name or its place (docs/protocol.md "Paths").
@@ -58,7 +58,7 @@ impl Refusal {
         tracing::warn!("{what_for}: {self}");
     }
 
-    /// The path as it was given to the door.
+    /// The path as it was given to the gate.
     pub fn path(&self) -> &Path {
         match self {
             Refusal::Protected { path, .. }
@@ -86,7 +86,7 @@ impl std::error::Error for Refusal {
 
 /// The check of a path by its name, its place and, when known, the identity of the file there
 /// (`metadata`: of the open descriptor where there is one). The only implementation: the file
-/// tools call it through [`check_path`] before any tool runs, and [`Door::open`] on what it opened.
+/// tools call it through [`check_path`] before any tool runs, and [`ReadGate::open`] on what it opened.
 fn check(path: &Path, metadata: Option<&Metadata>, protected: &Protected) -> Result<(), Refusal> {
     if let Some(what) = protected.protection(path) {
         return Err(Refusal::Protected {
@@ -109,7 +109,7 @@ pub fn check_path(resolved: &Path, protected: &Protected) -> Result<(), Refusal>
     check(resolved, std::fs::metadata(resolved).ok().as_ref(), protected)
 }
 
-/// A file the door opened: the descriptor, where it really is, and its metadata (of the
+/// A file the gate opened: the descriptor, where it really is, and its metadata (of the
 /// descriptor).
 #[derive(Debug)]
 pub struct Opened {
@@ -118,16 +118,16 @@ pub struct Opened {
     pub metadata: Metadata,
 }
 
-/// The door for one kind of read: the folders it may read inside (resolved), and the protected
+/// The gate for one kind of read: the folders it may read inside (resolved), and the protected
 /// places of this computer.
-pub struct Door<'a> {
+pub struct ReadGate<'a> {
     within: &'a [PathBuf],
     protected: &'a Protected,
 }
 
-impl<'a> Door<'a> {
-    pub fn new(within: &'a [PathBuf], protected: &'a Protected) -> Door<'a> {
-        Door { within, protected }
+impl<'a> ReadGate<'a> {
+    pub fn new(within: &'a [PathBuf], protected: &'a Protected) -> ReadGate<'a> {
+        ReadGate { within, protected }
     }
 
     /// Opens `path` for reading the model's way, or says why not. The name as written is checked
@@ -167,7 +167,7 @@ impl<'a> Door<'a> {
         })
     }
 
-    /// The whole file when it is at most `most` bytes, read through [`Door::open`].
+    /// The whole file when it is at most `most` bytes, read through [`ReadGate::open`].
     pub fn read(&self, path: &Path, most: u64) -> Result<Vec<u8>, Refusal> {
         use std::io::Read;
         let mut opened = self.open(path)?;
@@ -223,11 +223,11 @@ mod tests {
     fn a_file_inside_is_opened_and_read() {
         let p = place();
         let within = [p.base.join("proj")];
-        let door = Door::new(&within, &p.protected);
-        assert_eq!(door.read(&p.base.join("proj/notes.md"), 100).unwrap(), b"notes");
-        let opened = door.open(&p.base.join("proj/sub/../notes.md")).unwrap();
+        let gate = ReadGate::new(&within, &p.protected);
+        assert_eq!(gate.read(&p.base.join("proj/notes.md"), 100).unwrap(), b"notes");
+        let opened = gate.open(&p.base.join("proj/sub/../notes.md")).unwrap();
         assert_eq!(opened.resolved, p.base.join("proj/notes.md"));
-        let too_big = door.read(&p.base.join("proj/notes.md"), 2).unwrap_err();
+        let too_big = gate.read(&p.base.join("proj/notes.md"), 2).unwrap_err();
         assert!(too_big.to_string().contains("more than the 2 read"), "{too_big}");
     }
 
@@ -236,8 +236,8 @@ mod tests {
         let p = place();
         let proj = p.base.join("proj");
         let within = [proj.clone()];
-        let door = Door::new(&within, &p.protected);
-        let refused = |path: &Path| door.open(path).map(|_| ()).unwrap_err();
+        let gate = ReadGate::new(&within, &p.protected);
+        let refused = |path: &Path| gate.open(path).map(|_| ()).unwrap_err();
 
         std::os::unix::fs::symlink(p.base.join("outside.md"), proj.join("out.md")).unwrap();
         assert!(matches!(refused(&proj.join("out.md")), Refusal::Outside { .. }));
@@ -293,11 +293,11 @@ mod tests {
         let p = place();
         let proj = p.base.join("proj");
         check_path(&proj.join("notes.md"), &p.protected).unwrap();
-        // The swap between a check by path and the open: the door's own check is on what it opened.
+        // The swap between a check by path and the open: the gate's own check is on what it opened.
         std::fs::hard_link(p.protected.home().join(".ssh/id_ed25519"), proj.join("swap")).unwrap();
         std::fs::rename(proj.join("swap"), proj.join("notes.md")).unwrap();
         let within = [proj.clone()];
-        let refused = Door::new(&within, &p.protected)
+        let refused = ReadGate::new(&within, &p.protected)
             .open(&proj.join("notes.md"))
             .unwrap_err();
         assert!(matches!(refused, Refusal::HardLink { .. }), "{refused}");

@@ -1,0 +1,240 @@
+//! A tool's judgement as a unit test: each judged tool's `prepare` on real folders, with the
+//! mode, the chat's grants and the bash rules it is judged against, and no engine or link.
+
+use serde_json::json;
+
+use super::bash::Bash;
+use super::file::FileCall;
+use super::judged::{Judged, Judging};
+use crate::engine::grants::{Grant, Grants};
+use crate::engine::model::ToolCall;
+use crate::policy::Mode;
+use crate::policy::bash_judge::Decision;
+use crate::settings::BashRules;
+use crate::tools::FileTool;
+use crate::tools::test_support::Fixture;
+
+fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
+    ToolCall {
+        id: "call_1".into(),
+        name: name.into(),
+        arguments: arguments.to_string(),
+    }
+}
+
+/// How `tool` judges `arguments` in `mode` with `grants`: the decision, and whether a grant is
+/// what allowed it.
+fn judged<T: Judged>(
+    tool: &T,
+    name: &str,
+    arguments: serde_json::Value,
+    mode: Mode,
+    grants: &Grants,
+) -> (Decision, bool) {
+    let f = Fixture::new();
+    let rules = BashRules::default();
+    let at = Judging {
+        ctx: &f.ctx,
+        mode,
+        grants,
+        rules: &rules,
+        project_rules: None,
+    };
+    let prepared = tool
+        .prepare(&call(name, arguments), &at)
+        .unwrap_or_else(|why| panic!("{name} not prepared: {why}"));
+    (prepared.judgement.decision, prepared.granted)
+}
+
+#[test]
+fn file_tools_are_judged_by_the_mode_and_the_place() {
+    let none = Grants::default();
+    let mut writes = Grants::default();
+    writes.give(Grant::Writes);
+    let read = FileCall(FileTool::Read);
+    let write = FileCall(FileTool::Write);
+    let inside = json!({ "path": "notes.txt", "content": "x" });
+    let outside = json!({ "path": "/etc/hostname", "content": "x" });
+    let cases = [
+        (
+            &read,
+            "read",
+            json!({ "path": "notes.txt" }),
+            Mode::Plan,
+            &none,
+            (Decision::Allow, false),
+        ),
+        (
+            &read,
+            "read",
+            json!({ "path": "/etc/hostname" }),
+            Mode::Auto,
+            &none,
+            (Decision::Deny, false),
+        ),
+        (
+            &write,
+            "write",
+            inside.clone(),
+            Mode::Plan,
+            &none,
+            (Decision::Deny, false),
+        ),
+        (
+            &write,
+            "write",
+            inside.clone(),
+            Mode::Manual,
+            &none,
+            (Decision::Ask, false),
+        ),
+        // "Allow for this chat" covers every write in the folder, and nothing a mode denies.
+        (
+            &write,
+            "write",
+            inside.clone(),
+            Mode::Manual,
+            &writes,
+            (Decision::Allow, true),
+        ),
+        (
+            &write,
+            "write",
+            inside.clone(),
+            Mode::Plan,
+            &writes,
+            (Decision::Deny, false),
+        ),
+        (
+            &write,
+            "write",
+            inside,
+            Mode::Edit,
+            &none,
+            (Decision::Allow, false),
+        ),
+        (
+            &write,
+            "write",
+            outside.clone(),
+            Mode::Auto,
+            &none,
+            (Decision::Deny, false),
+        ),
+        (
+            &write,
+            "write",
+            outside,
+            Mode::Manual,
+            &writes,
+            (Decision::Deny, false),
+        ),
+    ];
+    for (tool, name, arguments, mode, grants, want) in cases {
+        assert_eq!(
+            judged(tool, name, arguments.clone(), mode, grants),
+            want,
+            "{name} {arguments} in {mode}"
+        );
+    }
+}
+
+#[test]
+fn a_command_grant_allows_what_it_names_only() {
+    let mut grants = Grants::default();
+    grants.give(Grant::Command {
+        pattern: "cargo test *".into(),
+    });
+    let none = Grants::default();
+    let asked = judged(
+        &Bash,
+        "bash",
+        json!({ "command": "cargo test --all" }),
+        Mode::Manual,
+        &none,
+    );
+    assert_eq!(asked, (Decision::Ask, false));
+    let granted = judged(
+        &Bash,
+        "bash",
+        json!({ "command": "cargo test --all" }),
+        Mode::Manual,
+        &grants,
+    );
+    assert_eq!(granted, (Decision::Allow, true));
+    let other = judged(
+        &Bash,
+        "bash",
+        json!({ "command": "cargo build" }),
+        Mode::Manual,
+        &grants,
+    );
+    assert_eq!(other, (Decision::Ask, false));
+    // A grant never lets a command do what the mode refuses outright.
+    let plan = judged(
+        &Bash,
+        "bash",
+        json!({ "command": "cargo test --all" }),
+        Mode::Plan,
+        &grants,
+    );
+    assert_ne!(plan.0, Decision::Allow);
+}
+
+#[test]
+fn a_call_that_cannot_be_read_is_a_sentence_for_the_model() {
+    let f = Fixture::new();
+    let rules = BashRules::default();
+    let none = Grants::default();
+    let at = Judging {
+        ctx: &f.ctx,
+        mode: Mode::Auto,
+        grants: &none,
+        rules: &rules,
+        project_rules: None,
+    };
+    let refused = |tool: &dyn Fn(&ToolCall) -> Option<String>, arguments: serde_json::Value| {
+        tool(&call("x", arguments))
+    };
+    let bash = |c: &ToolCall| Bash.prepare(c, &at).err();
+    let write = |c: &ToolCall| FileCall(FileTool::Write).prepare(c, &at).err();
+    assert_eq!(
+        refused(&bash, json!({})).as_deref(),
+        Some("bash needs `command` (a string).")
+    );
+    assert_eq!(
+        refused(&bash, json!({ "command": "  " })).as_deref(),
+        Some("bash needs `command` (a string).")
+    );
+    assert_eq!(
+        refused(&write, json!({ "path": "a.txt" })).as_deref(),
+        Some("write needs `content` (a string).")
+    );
+    assert_eq!(
+        refused(&write, json!({ "path": 3, "content": "" })).as_deref(),
+        Some("write's `path` must be a string, not a number.")
+    );
+}
+
+#[test]
+fn a_command_is_timed_as_asked_within_the_decisions() {
+    let f = Fixture::new();
+    let rules = BashRules::default();
+    let none = Grants::default();
+    let at = Judging {
+        ctx: &f.ctx,
+        mode: Mode::Auto,
+        grants: &none,
+        rules: &rules,
+        project_rules: None,
+    };
+    let timeout = |arguments: serde_json::Value| {
+        Bash.prepare(&call("bash", arguments), &at)
+            .map(|p| p.work.timeout().as_secs())
+            .ok()
+    };
+    assert_eq!(timeout(json!({ "command": "ls" })), Some(120));
+    assert_eq!(timeout(json!({ "command": "ls", "timeout_s": "30" })), Some(30));
+    assert_eq!(timeout(json!({ "command": "ls", "timeout_s": 99999 })), Some(600));
+    assert_eq!(timeout(json!({ "command": "ls", "timeout_s": -4 })), Some(120));
+}
