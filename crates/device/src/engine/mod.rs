@@ -40,7 +40,7 @@ mod tool;
 mod turn;
 
 pub use approvals::{Answer, AnsweredBy, Card, CardFacts};
-pub use live::{LiveSession, PutBackAnswer, ShownUpdate};
+pub use live::{LiveSession, PutBackAnswer, Shown, ShownUpdate, WindowOnly};
 pub use step_request::{ApiMessage, StepRequest, UserContent};
 
 use serde_json::{Value, json};
