@@ -94,7 +94,10 @@ async fn a_write_in_edit_mode_lands_on_disk_and_the_next_step_reads_its_result()
     let requests = e.model.requests();
     assert_eq!(requests.len(), 2);
     assert_called_then_answered(&requests[1], "call_w");
-    assert!(!tool_result(&requests[1], "call_w").is_empty());
+    assert_eq!(
+        tool_result(&requests[1], "call_w"),
+        "Created notes.txt (2 lines)."
+    );
     assert_eq!(e.model.steps_left(), 0);
 }
 
