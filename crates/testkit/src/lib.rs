@@ -2,17 +2,20 @@
 //! config said by what it holds ([`Config`]), the device token put in the real keychain through
 //! the function login uses ([`store_token`], [`Home::store_token`]), a runtime hosted in the test
 //! and linked to a reference peer of its own ([`linked_runtime`]), a link from the reference peer
-//! already past hello and initialize ([`linked`]), polling ([`eventually`]), and a freedesktop
-//! notification server of the test's own ([`notifications`]). Run the tests
+//! already past hello and initialize ([`linked`]), an engine in the test's process whose model is a
+//! script ([`ScriptedEngine`]), polling ([`eventually`]), and a freedesktop notification server of
+//! the test's own ([`notifications`]). Run the tests
 //! inside `scripts/with-keyring` (a private D-Bus session with a Secret Service), as
 //! `scripts/test` does.
 
 mod config;
 mod home;
 pub mod notifications;
+mod scripted_engine;
 
 pub use config::Config;
 pub use home::Home;
+pub use scripted_engine::{ScriptedEngine, ShownCall};
 
 use lembas_device::link::AtFinal;
 use lembas_device::runtime::Runtime;

@@ -1,6 +1,7 @@
 //! The instance as the engine reaches it over HTTP: its API with the device's token (read from the
 //! keychain once, forgotten when refused), and what it says of itself (`/api/v1/instance`: its
-//! name, the token's scope, the default model), read once for all three.
+//! name, the token's scope, the default model), read once for all three. An engine built with a
+//! scripted model reaches that instead, with no login.
 
 use std::time::{Duration, Instant};
 
@@ -14,6 +15,9 @@ impl Engine {
     /// `/api/v1/instance`, read once per server and kept for [`ABOUT_FRESH`] (or until the token
     /// is forgotten); a failed read is not kept. Sessions starting together wait for one read.
     pub(crate) async fn about(&self, instance: &model::Instance) -> Result<model::About, String> {
+        let model::Instance::Http(instance) = instance else {
+            return instance.about().await;
+        };
         let mut known = self.0.about.lock().await;
         if let Some((base, at, about)) = known.as_ref()
             && *base == instance.base
@@ -40,8 +44,12 @@ impl Engine {
         }
     }
 
-    /// The instance's API with the device's token (read from the keychain once, then kept).
+    /// The instance's API with the device's token (read from the keychain once, then kept); the
+    /// script, for an engine built with one.
     pub(crate) async fn instance(&self) -> Result<model::Instance, String> {
+        if let Some(script) = &self.0.scripted {
+            return Ok(model::Instance::Scripted(script.clone()));
+        }
         let settings = self.settings();
         let server = settings
             .server
@@ -58,11 +66,11 @@ impl Engine {
             *token = Some(loaded);
         }
         let token = token.clone().ok_or("no token")?;
-        Ok(model::Instance {
+        Ok(model::Instance::Http(model::HttpInstance {
             http: self.0.http.clone(),
             base,
             token,
-        })
+        }))
     }
 
     pub(crate) async fn forget_token(&self) {

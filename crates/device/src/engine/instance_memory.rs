@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::Engine;
 use super::memory::{MEMORY, MEMORY_URI, SessionMemory};
-use super::model::{Instance, ToolCall};
+use super::model::{HttpInstance, Instance, ToolCall};
 use super::session::{Session, ToolResult};
 use super::think;
 use crate::decisions::decisions;
@@ -45,6 +45,10 @@ impl Engine {
         if !self.has_memory(&instance).await {
             return SessionMemory::Absent;
         }
+        // A script's scope never has memory.
+        let Instance::Http(instance) = instance else {
+            return SessionMemory::Absent;
+        };
         let (read_within, _) = timeouts();
         let connection = match open(&instance, read_within).await {
             Ok(connection) => connection,
@@ -83,7 +87,7 @@ impl Engine {
 }
 
 /// A connection to the instance's `<server>/mcp` with the device's token.
-async fn open(instance: &Instance, within: Duration) -> Result<Connection, String> {
+async fn open(instance: &HttpInstance, within: Duration) -> Result<Connection, String> {
     let url = instance
         .base
         .join(MCP_PATH)
@@ -113,9 +117,14 @@ pub async fn run_tool(engine: &Engine, session: &Arc<Session>, turn_id: &str, ca
     let work = async {
         let arguments = Some(object_arguments(MEMORY, &think::arguments(call)?)?);
         let instance = engine.instance().await?;
+        let no_memory = || "This device's login no longer has the instance's memory.".to_string();
         if !engine.has_memory(&instance).await {
-            return Err("This device's login no longer has the instance's memory.".to_string());
+            return Err(no_memory());
         }
+        // A script's scope never has memory.
+        let Instance::Http(instance) = instance else {
+            return Err(no_memory());
+        };
         let (_, call_within) = timeouts();
         let connection = open(&instance, call_within)
             .await

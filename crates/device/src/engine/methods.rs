@@ -80,6 +80,19 @@ pub async fn request(engine: &Engine, method: EngineMethod, params: Value) -> Re
     }
 }
 
+impl Engine {
+    /// session/new for a caller in this process, which has typed params rather than a link's
+    /// JSON (the engine's tests); the link's goes through [`Engine::request`] to the same place.
+    pub async fn new_session(&self, params: NewSessionParams) -> Result<NewSessionAnswer, RpcError> {
+        new_session(self, params).await
+    }
+
+    /// session/prompt for a caller in this process: answered when the turn has ended.
+    pub async fn prompt(&self, params: PromptParams) -> Result<PromptAnswer, RpcError> {
+        prompt_session(self, params).await
+    }
+}
+
 /// session/cancel.
 fn cancel(engine: &Engine, params: CancelParams) -> Result<Empty, RpcError> {
     if let Some(session) = params

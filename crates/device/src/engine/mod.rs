@@ -40,7 +40,8 @@ mod tool;
 mod turn;
 
 pub use approvals::{Answer, AnsweredBy, Card, CardFacts};
-pub use live::{LiveSession, PutBackAnswer, ShownUpdate};
+pub use live::{LiveSession, PutBackAnswer, Shown, ShownUpdate, WindowOnly};
+pub use step_request::{ApiMessage, StepRequest, UserContent};
 
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -101,6 +102,8 @@ struct Inner {
     /// "Stop all remote work" was pressed and remote work has not been on since: no turn starts
     /// by itself, even before the settings say remote work is off (`job_limits`).
     remote_stopped: std::sync::atomic::AtomicBool,
+    /// A test's model, answering in place of the instance; `None` in the programs.
+    scripted: Option<model::ScriptedModel>,
 }
 
 impl Engine {
@@ -109,7 +112,7 @@ impl Engine {
         events: broadcast::Sender<DeviceEvent>,
         setup: Setup,
     ) -> Engine {
-        Engine::build(settings, events, setup, false)
+        Engine::build(settings, events, setup, false, None)
     }
 
     /// The engine of `lembas serve --stdio`: its client is an editor, which never hears of the
@@ -119,7 +122,18 @@ impl Engine {
         events: broadcast::Sender<DeviceEvent>,
         setup: Setup,
     ) -> Engine {
-        Engine::build(settings, events, setup, true)
+        Engine::build(settings, events, setup, true, None)
+    }
+
+    /// An engine whose model is `script`, answering in this process, for tests of the engine
+    /// itself: no instance, so no login either; all else is as [`Engine::new`] builds it.
+    pub fn with_scripted_model(
+        settings: watch::Receiver<Arc<Settings>>,
+        events: broadcast::Sender<DeviceEvent>,
+        setup: Setup,
+        script: model::ScriptedModel,
+    ) -> Engine {
+        Engine::build(settings, events, setup, false, Some(script))
     }
 
     fn build(
@@ -127,6 +141,7 @@ impl Engine {
         events: broadcast::Sender<DeviceEvent>,
         setup: Setup,
         editor: bool,
+        scripted: Option<model::ScriptedModel>,
     ) -> Engine {
         let store = Store::at(setup.dirs.state.clone());
         let http = reqwest::Client::builder()
@@ -155,6 +170,7 @@ impl Engine {
             updates: broadcast::channel(live::STREAM).0,
             shelf: Default::default(),
             remote_stopped: Default::default(),
+            scripted,
         }))
     }
 

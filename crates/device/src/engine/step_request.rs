@@ -57,6 +57,11 @@ impl StepRequest {
             },
         }
     }
+
+    /// The tools offered, in the order the model is told of them.
+    pub fn tools(&self) -> &[ToolDefinition] {
+        &self.tools
+    }
 }
 
 /// A message as the model API takes it.
