@@ -7,6 +7,7 @@ use lembas_device::engine::model::{SCRIPTED_MODEL, ScriptedStep};
 use lembas_device::engine::{ApiMessage, StepRequest, UserContent};
 use lembas_device::policy::Mode;
 use lembas_device::tools::{FileTool, ToolName};
+use lembas_protocol::permission::ApprovalOption;
 use lembas_protocol::prompt::StopReason;
 use lembas_protocol::update::{ToolCallContent, ToolCallStatus};
 use lembas_testkit::{Config, Home, ScriptedEngine};
@@ -124,7 +125,7 @@ async fn a_command_allowed_once_runs_in_the_sandbox_and_the_model_reads_its_outp
     let made = e.home.work().join("made.txt");
     assert!(!made.exists(), "ran before the approval");
     assert_eq!(e.model.requests().len(), 1, "the turn went on before the answer");
-    assert!(e.engine.answer_card("call_b", "once").await);
+    assert!(e.engine.answer_card("call_b", ApprovalOption::Once).await);
 
     let answer = turn.await.expect("the turn ran").expect("the turn ended");
     assert_eq!(answer.stop_reason, StopReason::EndTurn);
@@ -148,9 +149,9 @@ async fn a_command_allowed_once_runs_in_the_sandbox_and_the_model_reads_its_outp
         (
             decision.decision.as_str(),
             decision.answered_by.as_deref(),
-            decision.answer.as_deref()
+            decision.answer
         ),
-        ("ask", Some("desktop"), Some("allowed once"))
+        ("ask", Some("desktop"), Some(ApprovalOption::Once))
     );
 }
 
@@ -164,7 +165,11 @@ async fn a_command_denied_does_not_run_and_the_model_reads_the_refusal() {
 
     let turn = e.prompt(&session, "make it");
     let card = e.card(WAIT).await.expect("the command is asked about");
-    assert!(e.engine.answer_card(card.tool_call_id(), "deny").await);
+    assert!(
+        e.engine
+            .answer_card(card.tool_call_id(), ApprovalOption::Deny)
+            .await
+    );
 
     let answer = turn.await.expect("the turn ran").expect("the turn ended");
     assert_eq!(answer.stop_reason, StopReason::EndTurn);
@@ -179,8 +184,8 @@ async fn a_command_denied_does_not_run_and_the_model_reads_the_refusal() {
     assert_eq!(shown.statuses, [ToolCallStatus::Pending, ToolCallStatus::Failed]);
     let decision = shown.decision.expect("the decision is recorded");
     assert_eq!(
-        (decision.outcome.as_str(), decision.answer.as_deref()),
-        ("denied", Some("denied"))
+        (decision.outcome.as_str(), decision.answer),
+        ("denied", Some(ApprovalOption::Deny))
     );
 }
 

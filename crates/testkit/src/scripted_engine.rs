@@ -12,6 +12,7 @@ use lembas_device::rpc::RpcError;
 use lembas_device::settings::Settings;
 use lembas_device::store::Record;
 use lembas_device::store::record::DecisionRecord;
+use lembas_protocol::SessionId;
 use lembas_protocol::content::ContentBlock;
 use lembas_protocol::prompt::{PromptAnswer, PromptParams};
 use lembas_protocol::session::{NewSessionMeta, NewSessionParams};
@@ -65,7 +66,7 @@ impl ScriptedEngine {
 
     /// A new session in the home's `work` folder, in `mode`, on the script's model, as the link's
     /// client opens one; its id.
-    pub async fn new_session(&self, mode: Mode) -> Result<String, RpcError> {
+    pub async fn new_session(&self, mode: Mode) -> Result<SessionId, RpcError> {
         let params = NewSessionParams {
             cwd: self.home.work().display().to_string(),
             mcp_servers: None,
@@ -83,7 +84,7 @@ impl ScriptedEngine {
     pub fn prompt(&self, session_id: &str, text: &str) -> JoinHandle<Result<PromptAnswer, RpcError>> {
         let engine = self.engine.clone();
         let params = PromptParams {
-            session_id: session_id.to_string(),
+            session_id: session_id.into(),
             prompt: vec![ContentBlock::text(text)],
             meta: None,
         };

@@ -266,7 +266,12 @@ mod tests {
     async fn answer(step: ScriptedStep) -> (Vec<Streamed>, StepOutput) {
         let model = ScriptedModel::new();
         model.push(step);
-        let body = StepRequest::new(SCRIPTED_MODEL, Vec::new(), Vec::new(), "default");
+        let body = StepRequest::new(
+            SCRIPTED_MODEL,
+            Vec::new(),
+            Vec::new(),
+            lembas_protocol::Effort::Default,
+        );
         let mut stream = model.open(&body).expect("a step is queued");
         let mut deltas = Vec::new();
         loop {
@@ -310,7 +315,12 @@ mod tests {
     fn every_request_is_kept_and_one_past_the_script_is_unreachable() {
         let model = ScriptedModel::new();
         model.push(ScriptedStep::text("one"));
-        let body = StepRequest::new(SCRIPTED_MODEL, Vec::new(), Vec::new(), "default");
+        let body = StepRequest::new(
+            SCRIPTED_MODEL,
+            Vec::new(),
+            Vec::new(),
+            lembas_protocol::Effort::Default,
+        );
         assert!(model.open(&body).is_ok());
         assert_eq!(model.steps_left(), 0);
         let Err(ModelError::Unreachable { why, .. }) = model.open(&body) else {
