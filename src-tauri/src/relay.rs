@@ -20,7 +20,7 @@ pub const PUSH_EVENT: &str = "control-push";
 /// The pause before subscribing again after the runtime went (it may be restarting).
 const RESUBSCRIBE: Duration = Duration::from_secs(1);
 
-pub use lembas_device::face::CommandError;
+pub use lembas_device::desktop_view::CommandError;
 
 #[derive(Clone, Serialize)]
 struct Push {

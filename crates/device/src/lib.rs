@@ -7,13 +7,13 @@ pub mod control;
 pub mod decisions;
 #[cfg(target_os = "linux")]
 pub mod desktop_bus;
+pub mod desktop_view;
 pub mod directories;
 pub mod discovery;
 pub mod dispatcher;
 pub mod editor;
 pub mod engine;
 pub mod events;
-pub mod face;
 pub mod files;
 pub mod instance_answers;
 pub mod keychain;

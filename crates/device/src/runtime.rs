@@ -9,9 +9,9 @@ use tokio::task::JoinHandle;
 
 use crate::activity_log;
 use crate::control;
+use crate::desktop_view::activity::Activity;
 use crate::engine::Engine;
 use crate::events::DeviceEvent;
-use crate::face::activity::Activity;
 use crate::link::supervisor::{AtFinal, Supervisor};
 use crate::link::{LinkOptions, Stop, wake};
 use crate::lock::{self, DeviceLock, LockError};

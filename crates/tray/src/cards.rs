@@ -1,4 +1,4 @@
 //! The approval cards as the window and the notifications show them (lembas-device's
-//! `face::cards`).
+//! `desktop_view::cards`).
 
-pub use lembas_device::face::cards::*;
+pub use lembas_device::desktop_view::cards::*;

@@ -7,7 +7,7 @@ use lembas_device::paths::Dirs;
 use lembas_device::settings::Settings;
 use lembas_device::settings::edit::{Change, apply};
 
-pub use lembas_device::face::CommandError;
+pub use lembas_device::desktop_view::CommandError;
 
 /// One setting the window or the tray changes (the control endpoint's `settings/change` takes
 /// the same).

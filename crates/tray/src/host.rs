@@ -28,7 +28,7 @@ use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 use crate::activity::Activity;
 use crate::cards::ApprovalCard;
 use crate::state::HostState;
-use lembas_device::face::pending::open_cards;
+use lembas_device::desktop_view::pending::open_cards;
 use lembas_device::poison::Recover;
 
 /// How this app names itself in the device lock (`lembas status` shows it).

@@ -1,4 +1,4 @@
-//! What the tray and the window show: built in lembas-device (`face`), so the runtime serves the
+//! What the tray and the window show: built in lembas-device (`desktop_view`), so the runtime serves the
 //! window's snapshot over the control endpoint and the tray draws from the same code.
 
-pub use lembas_device::face::*;
+pub use lembas_device::desktop_view::*;

@@ -68,12 +68,12 @@ pub mod call {
     use super::{ControlCall, ControlMethod, Empty};
     use crate::control::SettingChange;
     use crate::control::params::*;
+    use crate::desktop_view::Snapshot;
+    use crate::desktop_view::pending::ApprovalCard;
     use crate::engine::PutBackAnswer;
     use crate::engine::grants::Grant;
     use crate::engine::show::ShownFile;
     use crate::engine::timeline::Timeline;
-    use crate::face::Snapshot;
-    use crate::face::pending::ApprovalCard;
     use crate::terminal::board::Listed as ListedTerminal;
 
     calls! {

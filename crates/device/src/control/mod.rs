@@ -37,7 +37,7 @@
 //! - `activity` `{ n?, described? }` → `{ lines, unreadable, path }`: the activity log's newest
 //!   lines, newest first, as logged; `described: true` gives each as `{ at_ms, kind, text }` (at
 //!   most 1000), for a view.
-//! - `window/state` → the window's snapshot ([`crate::face::Snapshot`]: the link, the settings,
+//! - `window/state` → the window's snapshot ([`crate::desktop_view::Snapshot`]: the link, the settings,
 //!   the recent activity, the open approval cards). A window reads it again on each `status` or
 //!   `event` notification of its subscription.
 //! - `settings/change` `{ setting, value }` → the new snapshot: one setting written to the config
@@ -105,7 +105,7 @@ use std::path::PathBuf;
 
 use crate::paths::Dirs;
 
-pub use crate::face::pending::{ApprovalCard, Detail, Diff, Plan, ScheduledRun};
+pub use crate::desktop_view::pending::{ApprovalCard, Detail, Diff, Plan, ScheduledRun};
 pub use client::{CallError, Client, ConnectError, Pushed, Subscription};
 /// What [`Client::answer`] picks.
 pub use lembas_protocol::permission::ApprovalOption;

@@ -4,9 +4,9 @@
 use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, watch};
 
+use crate::desktop_view::activity::Activity;
 use crate::engine::Engine;
 use crate::events::DeviceEvent;
-use crate::face::activity::Activity;
 use crate::status::Status;
 
 /// What a connection may reach in the runtime.

@@ -20,7 +20,7 @@ use super::params::{
     AnswerParams, Answered, Count, RemoteStopped, ShownReadParams, ShownText, StatusAnswer, Streams,
 };
 use super::runtime_handles::RuntimeHandles;
-use crate::face::pending::open_cards;
+use crate::desktop_view::pending::open_cards;
 use crate::rpc::{self, Incoming, RpcError};
 use crate::settings::edit::Change;
 use crate::status;

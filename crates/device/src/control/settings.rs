@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::face::Snapshot;
+use crate::desktop_view::Snapshot;
 use crate::policy::Mode;
 use crate::rpc::{self, RpcError};
 use crate::settings::SettingsError;

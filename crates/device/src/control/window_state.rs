@@ -2,8 +2,8 @@
 //! status, the config, the activity it folded and the open approval cards, so a window needs
 //! nothing but this socket whichever process runs the device.
 
-use crate::face::pending::open_cards;
-use crate::face::{self, HostState, Snapshot};
+use crate::desktop_view::pending::open_cards;
+use crate::desktop_view::{self, HostState, Snapshot};
 use crate::poison::Recover;
 use crate::rpc::RpcError;
 use crate::settings;
@@ -27,7 +27,7 @@ pub(super) async fn snapshot(parts: &RuntimeHandles) -> Result<Snapshot, RpcErro
     };
     let cards = open_cards(&parts.engine.cards(), crate::status::now_ms());
     let activity = parts.activity.lock().recover();
-    Ok(face::snapshot(
+    Ok(desktop_view::snapshot(
         &host,
         loaded.as_ref().map_err(Clone::clone),
         &activity,

@@ -5,8 +5,8 @@
 use std::path::Path;
 use ts_rs::{Config, TS, TypeVisitor};
 
+use crate::desktop_view::Snapshot;
 use crate::engine::grants::Grant;
-use crate::face::Snapshot;
 
 /// Every declaration the window's types need, each once, sorted by name.
 fn declarations() -> String {

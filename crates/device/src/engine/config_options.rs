@@ -9,8 +9,8 @@ use lembas_protocol::session::{
 };
 
 use super::Engine;
-use super::access::{check_model, choose_model, held};
 use super::session::Session;
+use super::session_access::{check_model, choose_model, held};
 use crate::rpc::RpcError;
 
 const MODEL: &str = "model";

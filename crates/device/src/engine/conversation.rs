@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use super::Engine;
-use super::access::held;
 use super::session::Session;
+use super::session_access::held;
 use crate::rpc::{self, RpcError};
 use crate::store::Record;
 use lembas_protocol::Reason;
@@ -28,7 +28,7 @@ pub(super) async fn steer(engine: &Engine, params: SteerParams) -> Result<Steere
         .get(&id)
         .cloned()
         .ok_or_else(|| nothing_runs(&id))?;
-    super::access::judge_again(engine, &session)?;
+    super::session_access::judge_again(engine, &session)?;
     let steered = session.state().turns.steer(message_id, text);
     let steered = steered.ok_or_else(|| nothing_runs(&id))?;
     Ok(Steered {

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use super::Engine;
-use super::access::{held, judge_cwd};
 use super::session::Session;
+use super::session_access::{held, judge_cwd};
 use crate::decisions::decisions;
 use crate::files::mention::{self, Attached, Scope};
 use crate::rpc::RpcError;

@@ -12,7 +12,7 @@ use super::Engine;
 use super::memory::{MEMORY, MEMORY_URI, SessionMemory};
 use super::model::{HttpInstance, Instance, ToolCall};
 use super::session::{Session, ToolResult};
-use super::think;
+use super::unjudged_call;
 use crate::decisions::decisions;
 use crate::mcp::{Connection, Endpoint, object_arguments};
 
@@ -115,7 +115,7 @@ pub async fn run_tool(engine: &Engine, session: &Arc<Session>, turn_id: &str, ca
         _ => None,
     };
     let work = async {
-        let arguments = Some(object_arguments(MEMORY, &think::arguments(call)?)?);
+        let arguments = Some(object_arguments(MEMORY, &unjudged_call::arguments(call)?)?);
         let instance = engine.instance().await?;
         let no_memory = || "This device's login no longer has the instance's memory.".to_string();
         if !engine.has_memory(&instance).await {
@@ -139,7 +139,7 @@ pub async fn run_tool(engine: &Engine, session: &Arc<Session>, turn_id: &str, ca
             Err(e) => Err(format!("Not done: {e}.")),
         }
     };
-    think::reported_as(
+    unjudged_call::reported_as(
         engine,
         session,
         turn_id,

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::Engine;
-use super::access::judge_again;
 use super::job_board::LimitStop;
 use super::session::Session;
+use super::session_access::judge_again;
 use crate::policy::Mode;
 
 /// The limits changed: every session's running jobs judged against them, and a session that may

@@ -15,11 +15,11 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 use super::Engine;
-use super::access::held;
 use super::job_board::LimitStop;
 use super::model::ToolCall;
 use super::session::{Session, ToolResult};
-use super::think;
+use super::session_access::held;
+use super::unjudged_call;
 use crate::decisions::decisions;
 use crate::monitor::{self, JobEnd};
 use crate::policy::Mode;
@@ -254,7 +254,7 @@ pub async fn run_tool(
         JobTool::Stop => ("Stop a job", ToolKind::Execute),
     };
     let work = async {
-        let args = think::arguments(call)?;
+        let args = unjudged_call::arguments(call)?;
         match tool {
             JobTool::List => {
                 let list = session.state().jobs.list();
@@ -264,7 +264,7 @@ pub async fn run_tool(
             JobTool::Stop => stop_for_model(session, tool_args(&call.name, &args)?),
         }
     };
-    think::reported_as(engine, session, turn_id, call, title, kind, work).await
+    unjudged_call::reported_as(engine, session, turn_id, call, title, kind, work).await
 }
 
 /// `job_list` takes nothing.

@@ -6,14 +6,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::Engine;
-use super::access::{
-    check_model, choose_model, held, holder, judge_again, judge_cwd, modes, opened, switch_mode,
-};
 use super::attachments;
 use super::conversation;
 use super::mcp_servers::SessionServers;
 use super::method::EngineMethod;
 use super::session::{Context, Session, SessionState, TurnPhase};
+use super::session_access::{
+    check_model, choose_model, held, holder, judge_again, judge_cwd, modes, opened, switch_mode,
+};
 use crate::policy::roots;
 use crate::rpc::RpcError;
 use crate::scheduled::Run;

@@ -3,7 +3,6 @@
 //! drops goes on, its approval cards stay open, and the next link is attached to the same sessions.
 //! A link only routes requests and events here.
 
-mod access;
 mod approvals;
 mod ask;
 mod attachments;
@@ -20,7 +19,6 @@ mod instructions;
 mod job_board;
 mod job_limits;
 mod jobs;
-mod live;
 mod mcp_servers;
 mod memory;
 pub(crate) mod method;
@@ -31,17 +29,19 @@ mod prompt;
 mod put_back;
 mod reopen;
 mod session;
+mod session_access;
 pub mod show;
 mod start;
 mod step_request;
-mod think;
 pub mod timeline;
 mod tool;
 mod turn;
+mod unjudged_call;
+mod window_view;
 
 pub use approvals::{Answer, AnsweredBy, Card, CardFacts};
-pub use live::{LiveSession, PutBackAnswer, Shown, ShownUpdate, WindowOnly};
 pub use step_request::{ApiMessage, StepRequest, UserContent};
+pub use window_view::{LiveSession, PutBackAnswer, Shown, ShownUpdate, WindowOnly};
 
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -167,7 +167,7 @@ impl Engine {
             editor,
             card_requests: Mutex::default(),
             files: Default::default(),
-            updates: broadcast::channel(live::STREAM).0,
+            updates: broadcast::channel(window_view::STREAM).0,
             shelf: Default::default(),
             remote_stopped: Default::default(),
             scripted,
@@ -318,7 +318,7 @@ impl Engine {
 
     /// `session/update` to the client, whoever it is.
     pub(crate) async fn update(&self, session_id: &str, update: SessionUpdate) {
-        self.show(session_id, || live::Shown::Client(update.clone()));
+        self.show(session_id, || window_view::Shown::Client(update.clone()));
         if let Some(client) = self.client() {
             let notification = SessionNotification {
                 session_id: session_id.into(),

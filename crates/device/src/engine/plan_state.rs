@@ -14,7 +14,7 @@ use std::sync::Arc;
 use super::Engine;
 use super::model::ToolCall;
 use super::session::{Session, ToolResult};
-use super::think;
+use super::unjudged_call;
 use crate::decisions::decisions;
 use crate::store::Record;
 use crate::tools::{ToolDefinition, ToolName};
@@ -65,7 +65,7 @@ pub async fn run(
         PlanTool::Clear => "Clear the plan",
     };
     let work = async {
-        let args = think::arguments(call)?;
+        let args = unjudged_call::arguments(call)?;
         let current = session.state().plan.clone();
         let (plan, said) = match tool {
             PlanTool::Write => {
@@ -83,7 +83,7 @@ pub async fn run(
         keep(engine, session, plan).await;
         Ok(said)
     };
-    think::reported(engine, session, turn_id, call, title, work).await
+    unjudged_call::reported(engine, session, turn_id, call, title, work).await
 }
 
 /// The session's plan becomes `plan`: recorded, and the client told.

@@ -7,9 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::Engine;
-use super::access::{modes, opened};
 use super::mcp_servers::SessionServers;
 use super::session::Session;
+use super::session_access::{modes, opened};
 use crate::rpc::RpcError;
 use crate::store::ids;
 use crate::utc::rfc3339 as utc;

@@ -8,8 +8,8 @@ use std::sync::atomic::Ordering;
 use tokio::sync::watch;
 
 use super::Engine;
-use super::access::{judge_again, unknown};
 use super::session::{Session, TurnPhase};
+use super::session_access::{judge_again, unknown};
 use super::turn::{self, Enclosed};
 use crate::policy::Mode;
 use crate::rpc::RpcError;

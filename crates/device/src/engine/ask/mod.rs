@@ -12,11 +12,11 @@ use serde_json::Value;
 use std::sync::Arc;
 
 use super::Engine;
-use super::access::switch_mode;
 use super::approvals::Answer;
 use super::model::ToolCall;
 use super::session::{Session, ToolResult};
-use super::think;
+use super::session_access::switch_mode;
+use super::unjudged_call;
 use crate::policy::Mode;
 use crate::tools::{ToolDefinition, ToolName};
 use lembas_protocol::LembasMeta;
@@ -73,13 +73,13 @@ pub async fn run(
         AskTool::Plan => "Submit the plan",
     };
     let work = async {
-        let args = think::arguments(call)?;
+        let args = unjudged_call::arguments(call)?;
         match tool {
             AskTool::Questions => ask_user(engine, session, call, &args).await,
             AskTool::Plan => plan_submit(engine, session, call, &args).await,
         }
     };
-    think::reported(engine, session, turn_id, call, title, work).await
+    unjudged_call::reported(engine, session, turn_id, call, title, work).await
 }
 
 /// A scheduled turn has nobody to ask, whatever the link.

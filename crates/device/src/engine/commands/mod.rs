@@ -12,9 +12,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::Engine;
-use super::access::{check_model, held, judge_cwd, switch_mode, tell_model};
 use super::conversation::compact_now;
 use super::session::Session;
+use super::session_access::{check_model, held, judge_cwd, switch_mode, tell_model};
 use super::turn::{self, Enclosed};
 use crate::decisions::decisions;
 use crate::policy::Mode;

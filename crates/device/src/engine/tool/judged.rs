@@ -12,7 +12,7 @@ use crate::engine::approvals::{Answer, AnsweredBy, CardFacts};
 use crate::engine::grants::{Grant, Grants};
 use crate::engine::model::ToolCall;
 use crate::engine::session::{Session, ToolResult};
-use crate::engine::{Engine, access};
+use crate::engine::{Engine, session_access};
 use crate::policy::Mode;
 use crate::policy::bash_judge::{Decision, Judgement};
 use crate::settings::BashRules;
@@ -275,7 +275,7 @@ async fn limited(
         (state.mode.lowered_to(max), own_mode)
     };
     if own_mode {
-        access::switch_mode(engine, session, lowered).await;
+        session_access::switch_mode(engine, session, lowered).await;
     }
     let state = session.state();
     let run = state.run.clone();

@@ -97,9 +97,9 @@ pub fn wait_words(seconds: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::desktop_view::pending::ScheduledRun;
     use crate::engine::Card;
     use crate::events::ScheduledAsk;
-    use crate::face::pending::ScheduledRun;
     use serde_json::Value;
 
     /// A card as the runtime this app runs makes it.

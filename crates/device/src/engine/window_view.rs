@@ -194,7 +194,7 @@ impl Engine {
     /// [`put_back`]). The conversation stays as it is (a rewind is the client's to ask). Refused
     /// while a turn runs: the session's gate is held meanwhile, so none starts.
     pub async fn put_back_from(&self, session_id: &str, turn_id: &str) -> Result<PutBackAnswer, RpcError> {
-        let session = super::access::opened(self, session_id)?;
+        let session = super::session_access::opened(self, session_id)?;
         let busy = || {
             RpcError::refused(
                 format!("A turn is running in {session_id}: stop it or let it end, then put the files back."),
