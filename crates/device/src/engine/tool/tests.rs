@@ -146,30 +146,15 @@ fn a_command_grant_allows_what_it_names_only() {
         pattern: "cargo test *".into(),
     });
     let none = Grants::default();
-    let asked = judged(
-        &Bash,
-        "bash",
-        json!({ "command": "cargo test --all" }),
-        Mode::Manual,
-        &none,
-    );
-    assert_eq!(asked, (Decision::Ask, false));
-    let granted = judged(
-        &Bash,
-        "bash",
-        json!({ "command": "cargo test --all" }),
-        Mode::Manual,
-        &grants,
-    );
-    assert_eq!(granted, (Decision::Allow, true));
-    let other = judged(
-        &Bash,
-        "bash",
-        json!({ "command": "cargo build" }),
-        Mode::Manual,
-        &grants,
-    );
-    assert_eq!(other, (Decision::Ask, false));
+    let cases = [
+        ("cargo test --all", Mode::Manual, &none, (Decision::Ask, false)),
+        ("cargo test --all", Mode::Manual, &grants, (Decision::Allow, true)),
+        ("cargo build", Mode::Manual, &grants, (Decision::Ask, false)),
+    ];
+    for (command, mode, grants, want) in cases {
+        let got = judged(&Bash, "bash", json!({ "command": command }), mode, grants);
+        assert_eq!(got, want, "{command} in {mode}");
+    }
     // A grant never lets a command do what the mode refuses outright.
     let plan = judged(
         &Bash,
