@@ -56,7 +56,8 @@ pub fn device() -> &'static Device {
         let (events, _) = broadcast::channel(256);
         let (out, queue) = outbound::channel();
         let dispatcher = runtime.block_on(async {
-            let engine = lembas_device::engine::Engine::new(settings_rx.clone(), events.clone());
+            let setup = lembas_device::setup::Setup::from_env();
+            let engine = lembas_device::engine::Engine::new(settings_rx.clone(), events.clone(), setup);
             Arc::new(Dispatcher::new(
                 settings_rx,
                 announced,
