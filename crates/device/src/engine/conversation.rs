@@ -30,11 +30,7 @@ pub(super) async fn steer(engine: &Engine, params: SteerParams) -> Result<Steere
         .ok_or_else(|| nothing_runs(&id))?;
     super::session_access::judge_again(engine, &session)?;
     let steered = session.state().turns.steer(message_id, text);
-    let steered = steered.ok_or_else(|| nothing_runs(&id))?;
-    Ok(Steered {
-        queued: steered.queued,
-        next_turn: steered.next_turn,
-    })
+    steered.ok_or_else(|| nothing_runs(&id))
 }
 
 fn nothing_runs(id: &str) -> RpcError {

@@ -3,6 +3,7 @@
 //! session's state changed only through these methods.
 
 use lembas_protocol::prompt::PromptAnswer;
+use lembas_protocol::session::Steered;
 use std::collections::VecDeque;
 use tokio::sync::watch;
 
@@ -31,13 +32,6 @@ pub struct TurnQueue {
     /// A command runs that gives the model no step to take a steer in (`/compact`, `/undo`,
     /// `/plan` with no task): a steer waits for the next turn.
     acting: bool,
-}
-
-/// Where a steer went: how many wait, and whether only the next turn takes them in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Steered {
-    pub queued: usize,
-    pub next_turn: bool,
 }
 
 impl TurnQueue {
@@ -105,7 +99,7 @@ impl TurnQueue {
         }
     }
 
-    /// Keeps a steer for the running turn; `None` when nothing runs.
+    /// Keeps a steer for the running turn: `_lembas/steer`'s answer, or `None` when nothing runs.
     pub fn steer(&mut self, message_id: Option<String>, text: String) -> Option<Steered> {
         self.running.as_ref()?;
         self.steers.push((message_id, text));

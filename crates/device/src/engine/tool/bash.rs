@@ -19,7 +19,7 @@ use crate::engine::model::ToolCall;
 use crate::engine::session::{Session, ToolResult};
 use crate::policy::bash_judge::{self, Decision, JudgeContext, Judgement};
 use crate::tools::arguments::{self, lenient};
-use crate::tools::{ToolContext, ToolDefinition, ToolName, ToolOutput};
+use crate::tools::{ToolDefinition, ToolName, ToolOutput};
 use lembas_protocol::update::ToolKind;
 
 pub(super) struct Bash;
@@ -156,7 +156,7 @@ impl Judged for Bash {
     }
 
     fn corrected(&self, work: &mut Command, line: String, at: &Judging<'_>) -> Result<(), Judgement> {
-        let check = judge(&line, at.ctx, at);
+        let check = judge(&line, at);
         if check.decision == Decision::Deny {
             return Err(check);
         }
@@ -186,7 +186,8 @@ impl Judged for Bash {
 }
 
 /// A command judged by the rules (the person's and the trusted project's).
-fn judge(command: &str, ctx: &ToolContext, at: &Judging<'_>) -> Judgement {
+fn judge(command: &str, at: &Judging<'_>) -> Judgement {
+    let ctx = at.ctx;
     bash_judge::judge(
         command,
         &JudgeContext {
@@ -205,7 +206,7 @@ fn judge(command: &str, ctx: &ToolContext, at: &Judging<'_>) -> Judgement {
 /// answers as further allow rules (an ask or deny rule still wins over them): the judgement, and
 /// whether those answers are what allowed it.
 fn judge_with_grants(command: &str, at: &Judging<'_>) -> (Judgement, bool) {
-    let judged = judge(command, at.ctx, at);
+    let judged = judge(command, at);
     let grants = at.grants.commands();
     if judged.decision != Decision::Ask || grants.is_empty() {
         return (judged, false);
@@ -213,7 +214,7 @@ fn judge_with_grants(command: &str, at: &Judging<'_>) -> (Judgement, bool) {
     let mut rules = at.rules.clone();
     rules.allow.extend(grants.iter().cloned());
     let widened = Judging { rules: &rules, ..*at };
-    let granted = judge(command, at.ctx, &widened);
+    let granted = judge(command, &widened);
     if granted.decision != Decision::Allow {
         return (granted, false);
     }

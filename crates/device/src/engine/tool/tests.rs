@@ -22,6 +22,32 @@ fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
     }
 }
 
+/// Real folders and the person's bash rules (none), to judge calls against.
+struct Place {
+    fixture: Fixture,
+    rules: BashRules,
+}
+
+impl Place {
+    fn new() -> Place {
+        Place {
+            fixture: Fixture::new(),
+            rules: BashRules::default(),
+        }
+    }
+
+    /// What a call is judged against here, in `mode` with `grants`.
+    fn judging<'a>(&'a self, mode: Mode, grants: &'a Grants) -> Judging<'a> {
+        Judging {
+            ctx: &self.fixture.ctx,
+            mode,
+            grants,
+            rules: &self.rules,
+            project_rules: None,
+        }
+    }
+}
+
 /// How `tool` judges `arguments` in `mode` with `grants`: the decision, and whether a grant is
 /// what allowed it.
 fn judged<T: Judged>(
@@ -31,17 +57,9 @@ fn judged<T: Judged>(
     mode: Mode,
     grants: &Grants,
 ) -> (Decision, bool) {
-    let f = Fixture::new();
-    let rules = BashRules::default();
-    let at = Judging {
-        ctx: &f.ctx,
-        mode,
-        grants,
-        rules: &rules,
-        project_rules: None,
-    };
+    let place = Place::new();
     let prepared = tool
-        .prepare(&call(name, arguments), &at)
+        .prepare(&call(name, arguments), &place.judging(mode, grants))
         .unwrap_or_else(|why| panic!("{name} not prepared: {why}"));
     (prepared.judgement.decision, prepared.granted)
 }
@@ -168,16 +186,9 @@ fn a_command_grant_allows_what_it_names_only() {
 
 #[test]
 fn a_call_that_cannot_be_read_is_a_sentence_for_the_model() {
-    let f = Fixture::new();
-    let rules = BashRules::default();
+    let place = Place::new();
     let none = Grants::default();
-    let at = Judging {
-        ctx: &f.ctx,
-        mode: Mode::Auto,
-        grants: &none,
-        rules: &rules,
-        project_rules: None,
-    };
+    let at = place.judging(Mode::Auto, &none);
     let refused = |tool: &dyn Fn(&ToolCall) -> Option<String>, arguments: serde_json::Value| {
         tool(&call("x", arguments))
     };
@@ -203,16 +214,9 @@ fn a_call_that_cannot_be_read_is_a_sentence_for_the_model() {
 
 #[test]
 fn a_command_is_timed_as_asked_within_the_decisions() {
-    let f = Fixture::new();
-    let rules = BashRules::default();
+    let place = Place::new();
     let none = Grants::default();
-    let at = Judging {
-        ctx: &f.ctx,
-        mode: Mode::Auto,
-        grants: &none,
-        rules: &rules,
-        project_rules: None,
-    };
+    let at = place.judging(Mode::Auto, &none);
     let timeout = |arguments: serde_json::Value| {
         Bash.prepare(&call("bash", arguments), &at)
             .map(|p| p.work.timeout().as_secs())
