@@ -282,6 +282,8 @@ fn completions(shell: clap_complete::Shell) -> ExitCode {
 fn main() -> ExitCode {
     // First: nothing of the person's reads this process's memory or environment from here on.
     lembas_device::sandbox::harden_this_process();
+    // Before any thread starts.
+    lembas_device::heap::one_arena();
     let cli = Cli::parse();
     // The one reading of the environment's folders: every command below is handed them.
     let setup = &Setup::from_env();

@@ -15,6 +15,7 @@ pub mod editor;
 pub mod engine;
 pub mod events;
 pub mod files;
+pub mod heap;
 pub mod instance_answers;
 pub mod keychain;
 pub mod lenient;

@@ -1,6 +1,8 @@
 fn main() {
     // First: nothing of the person's reads this process's memory or environment from here on.
     lembas_device::sandbox::harden_this_process();
+    // Before any thread starts.
+    lembas_device::heap::one_arena();
     // Before any display is opened: `--version` needs none.
     if std::env::args_os()
         .nth(1)
