@@ -2,15 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
-/// `_lembas/directories`'s params: a folder to list, or none for the places to start from.
+/// `_lembas/directories`'s params: a folder to list, or none for the places to start from. Other
+/// fields (`_meta`, a newer instance's) are passed over, as every method does.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct DirectoriesParams {
     #[serde(default)]
     pub path: Option<String>,
-    /// Every JSON-RPC method takes `_meta`; this one reads nothing of it.
-    #[serde(rename = "_meta", default, skip_serializing)]
-    pub meta: Option<serde::de::IgnoredAny>,
 }
 
 /// A folder, and whether a session may start there (`reason` says why not).

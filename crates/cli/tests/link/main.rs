@@ -124,6 +124,16 @@ async fn bad_input_gets_answers_and_keeps_the_link() {
         .await
         .unwrap();
     assert_eq!(places["result"], json!({ "path": "", "places": [] }));
+    // Fields it does not read are passed over, as every method does.
+    let newer = link
+        .request(
+            "_lembas/directories",
+            json!({ "depth": 2, "_meta": { "lembas": {} } }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(newer["result"], places["result"], "{newer}");
     assert_eq!(peer.links_accepted(), 1);
 }
 

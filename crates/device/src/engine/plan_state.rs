@@ -160,9 +160,10 @@ enum StatusName {
     Dropped,
 }
 
-/// The plan: phases of tasks; ids are given by the device where missing.
+/// The plan: phases of tasks; ids are given by the device where missing. Fields it does not read
+/// are passed over, as in every tool's arguments: a plan in ENGINE.md's own shape, `version`
+/// included, is taken as written.
 #[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 struct Written {
     title: String,
     #[serde(default)]
@@ -177,7 +178,6 @@ struct Written {
 }
 
 #[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 struct WrittenPhase {
     #[serde(default)]
     #[schemars(with = "String")]
@@ -188,7 +188,6 @@ struct WrittenPhase {
 }
 
 #[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 struct WrittenTask {
     /// Given by the device when missing.
     #[serde(default)]
@@ -293,7 +292,6 @@ impl Ids {
 
 /// `plan_update`'s arguments as the model writes them.
 #[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 struct PlanUpdateArguments {
     /// The task's id (t1, t2, …).
     #[serde(default)]
@@ -437,6 +435,30 @@ mod tests {
                 { "id": "p1", "title": "Taken phase id", "tasks": [{ "content": "Review", "status": "in_progress" }] },
             ],
         } })
+    }
+
+    #[test]
+    fn a_plan_in_the_documented_shape_is_taken_as_written() {
+        // ENGINE.md's Plan, as the plan event and `_lembas/plan` give it back, written again.
+        let documented = json!({ "plan": {
+            "version": 1,
+            "title": "Ship it",
+            "summary": "",
+            "objectives": ["ship"],
+            "findings": [],
+            "phases": [{ "id": "p1", "title": "Build", "tasks": [
+                { "id": "t1", "content": "Write", "status": "completed",
+                  "steps": [{ "text": "types", "done": true }], "note": "a field of tomorrow" },
+            ] }],
+        } });
+        let plan = write(&documented).unwrap();
+        assert_eq!(plan.version, 1);
+        assert_eq!(plan.objectives, ["ship"]);
+        assert_eq!(plan.phases[0].tasks[0].status, TaskStatus::Completed);
+        assert!(plan.phases[0].tasks[0].steps[0].done);
+        // And what the device gives back is what it takes.
+        let again = write(&json!({ "plan": serde_json::to_value(&plan).unwrap() })).unwrap();
+        assert_eq!(again, plan);
     }
 
     #[test]
