@@ -57,7 +57,7 @@ async fn check() -> Result<(), String> {
 
     // The doctor fails while no device runs (its checks say so): what matters is that it prints them.
     let doctor = output(lembas(&["doctor"]), None)?;
-    for check in ["config", "login", "sandbox", "commands"] {
+    for check in ["config", "token", "server", "sandbox", "commands"] {
         expect(&doctor, "lembas doctor", check)?;
     }
     expect(&doctor, "lembas doctor", "without a kernel sandbox")?;
