@@ -127,6 +127,16 @@ async fn checks(setup: &Setup) -> Vec<Check> {
             "Commands are still judged and asked; set remote.sandbox: required to refuse them instead.",
         ),
     });
+    #[cfg(windows)]
+    out.push(match lembas_device::commands_shell::found() {
+        Ok(bash) => ok("commands", format!("commands run with {}", bash.display())),
+        Err(why) => not(
+            "commands",
+            Level::Warn,
+            why,
+            "Install Git for Windows (its bash.exe runs the bash tool, jobs and watches), then restart the device.",
+        ),
+    });
     out.extend(desktop_checks().await);
     out
 }

@@ -44,6 +44,8 @@ async fn serve(setup: Setup) -> ExitCode {
     }
 }
 
+/// SIGTERM (the service manager's stop) or SIGINT (Ctrl-C).
+#[cfg(unix)]
 async fn wait_for_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
@@ -54,6 +56,30 @@ async fn wait_for_signal() {
     tokio::select! {
         _ = term.recv() => {}
         _ = int.recv() => {}
+    }
+}
+
+/// Ctrl-C or Ctrl-Break in its console, its console closed, the person logging off or the computer
+/// shutting down.
+#[cfg(windows)]
+async fn wait_for_signal() {
+    use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close, ctrl_logoff, ctrl_shutdown};
+    let (Ok(mut c), Ok(mut brk), Ok(mut close), Ok(mut logoff), Ok(mut shutdown)) = (
+        ctrl_c(),
+        ctrl_break(),
+        ctrl_close(),
+        ctrl_logoff(),
+        ctrl_shutdown(),
+    ) else {
+        // Without handlers the default action (exit) still applies.
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = c.recv() => {}
+        _ = brk.recv() => {}
+        _ = close.recv() => {}
+        _ = logoff.recv() => {}
+        _ = shutdown.recv() => {}
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod activity_log;
 pub mod client;
+pub mod commands_shell;
 pub mod control;
 pub mod decisions;
 #[cfg(target_os = "linux")]
@@ -28,6 +29,7 @@ pub mod monitor;
 pub mod paths;
 pub mod poison;
 pub mod policy;
+pub mod process_tree;
 pub mod proxy;
 pub mod runtime;
 pub mod sandbox;

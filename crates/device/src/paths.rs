@@ -1,6 +1,6 @@
 //! Where the device keeps things. The folders are a [`Dirs`] handed down by the program hosting
 //! the device (`lembas`, the tray, a test): [`Dirs::from_env`] is the one place that reads `HOME`,
-//! `XDG_*` and `APPDATA`, and only the programs call it, so a test hosts a runtime in a home of its
+//! `XDG_*`, `APPDATA` and `LOCALAPPDATA`, and only the programs call it, so a test hosts a runtime in a home of its
 //! own without touching the process's environment.
 
 use std::path::{Path, PathBuf};
@@ -38,9 +38,16 @@ impl Dirs {
                 .unwrap_or_else(|| home.join(".config"))
                 .join("lembas")
         };
-        let state = env_folder("XDG_STATE_HOME")
-            .unwrap_or_else(|| home.join(".local/state"))
-            .join("lembas");
+        let state = if cfg!(windows)
+            && env_var("XDG_STATE_HOME").is_none()
+            && let Some(local) = env_var("LOCALAPPDATA")
+        {
+            local.join("lembas")
+        } else {
+            env_folder("XDG_STATE_HOME")
+                .unwrap_or_else(|| home.join(".local/state"))
+                .join("lembas")
+        };
         let runtime = match env_folder("XDG_RUNTIME_DIR") {
             Some(dir) => dir.join("lembas"),
             None => state.join("run"),
@@ -134,9 +141,11 @@ fn env_folder(name: &str) -> Option<PathBuf> {
     env_var(name).filter(|p| p.is_absolute())
 }
 
-/// `HOME`, else `/`.
+/// `HOME`, else (Windows) `USERPROFILE`, else `/`.
 fn env_home() -> PathBuf {
-    env_var("HOME").unwrap_or_else(|| PathBuf::from("/"))
+    env_var("HOME")
+        .or_else(|| cfg!(windows).then(|| env_var("USERPROFILE")).flatten())
+        .unwrap_or_else(|| PathBuf::from("/"))
 }
 
 /// Creates `dir` and its parents when missing, private to the user on Unix (0700): the config and

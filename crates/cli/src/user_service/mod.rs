@@ -362,7 +362,12 @@ fn launchd_output(dirs: &Dirs) -> PathBuf {
 
 fn launchd_domain() -> String {
     // SAFETY: getuid cannot fail and touches no memory.
-    format!("gui/{}", unsafe { libc::getuid() })
+    #[cfg(unix)]
+    let uid = unsafe { libc::getuid() };
+    // launchd is macOS's: `Platform::here` never names it elsewhere.
+    #[cfg(not(unix))]
+    let uid = 0;
+    format!("gui/{uid}")
 }
 
 fn launchd_target() -> String {

@@ -3,9 +3,10 @@
 //! permission judgement and the refusals are the caller's; this runs what it is given.
 //!
 //! How a watch runs:
-//! - `bash -c <command>` in `cwd`, in its own process group, stdin `/dev/null`, and standard output
-//!   and standard error as one pipe (both are the same pipe's write end), so the bytes are in the
-//!   order the process wrote them.
+//! - `bash -c <command>` in `cwd`, in a process tree of its own ([`crate::process_tree`]: a process
+//!   group on Unix, a Job Object on Windows, where bash is Git Bash's, [`crate::commands_shell`]),
+//!   stdin the null device, and standard output and standard error as one pipe (both are the same
+//!   pipe's write end, [`output_pipe`]), so the bytes are in the order the process wrote them.
 //! - The output is read asynchronously; every byte goes through SHA-256, the first
 //!   `scheduled.monitor.output_max_bytes` are kept for the excerpt, the rest are only counted.
 //! - The watch is over when the pipe is closed and bash has exited. In the box (sandbox/namespaces/)
@@ -13,11 +14,13 @@
 //!   while something it started still holds the pipe (`sleep 100 &`) is not the end: the output is
 //!   not complete, so the watch keeps reading until the timeout, and then it is a timeout like any
 //!   other.
-//! - At the timeout the group is stopped: SIGTERM to the group, SIGKILL to the group when anything
-//!   is left after `kill_grace_ms`, then at most `kill_grace_ms` more for it to be gone. Members left
+//! - At the timeout the tree is stopped: SIGTERM to the group, SIGKILL to the group when anything
+//!   is left after `kill_grace_ms`, then at most `kill_grace_ms` more for it to be gone (Windows:
+//!   the job's processes are ended at once). Members left
 //!   behind by a watch that finished (a background job that let go of the output) are stopped the
 //!   same way, since a schedule repeating the watch would otherwise pile them up.
-//! - Dropping the future part-way kills the group (SIGKILL) and leaves bash to tokio's reaper.
+//! - Dropping the future part-way kills the tree (SIGKILL; the job closed) and leaves bash to
+//!   tokio's reaper.
 //!
 //! Every watch and command runs in the [`Sandbox`] it is given (docs/protocol.md "The sandbox under every
 //! command"), made by the caller from the limits at that moment.
@@ -27,22 +30,21 @@
 //! stopped inside a multi-byte character, that partial character is left out of the excerpt.
 
 mod output;
-mod process_group;
+mod output_pipe;
 #[cfg(test)]
 mod tests;
 
 use crate::decisions::decisions;
 use crate::events::WatchEnd;
+use crate::process_tree::{self, ProcessTree};
 use crate::sandbox::Sandbox;
 use lembas_protocol::scheduled::Watched;
 use output::OutputSink;
-use process_group::ProcessGroup;
+use output_pipe::{OutputReader, output_pipe};
 use std::io;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
-use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
@@ -166,14 +168,14 @@ pub async fn run_job(
         _ = stop => true,
     };
     // Stopped, or ended with something it started still in its group: the group is stopped.
-    if stopped || watch.group.alive() {
+    if stopped || watch.tree.alive() {
         watch.stop_group(grace).await?;
     }
     let status = match watch.status {
         Some(status) => status,
         None => watch.child.wait().await?,
     };
-    watch.group.disarm();
+    watch.tree.disarm();
     if let Some(swept) = swept_line(&watch.absent) {
         tracing::warn!("A background job {swept}");
     }
@@ -204,10 +206,10 @@ async fn run_watch_within(
     let finished = watch
         .run_until(started + timeout, Watch::output_and_exit_seen, false)
         .await?;
-    if !finished || watch.group.alive() {
+    if !finished || watch.tree.alive() {
         watch.stop_group(limits.kill_grace).await?;
     }
-    watch.group.disarm();
+    watch.tree.disarm();
 
     let (hash, exit) = match (finished, watch.status) {
         (false, _) => (None, None),
@@ -258,25 +260,19 @@ fn swept_line(absent: &[std::path::PathBuf]) -> Option<String> {
 /// The status the hash uses and the `exit` the result says: an exit code is both; a signal hashes as
 /// a shell reports it (128 + the signal) and has no exit.
 fn hashed_status(status: ExitStatus) -> io::Result<(i32, Option<i32>)> {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => Ok((code, Some(code))),
-        (None, Some(signal)) => Ok((128 + signal, None)),
-        (None, None) => Err(io::Error::other(format!(
-            "the watch command ended in an unexpected way ({status})"
-        ))),
-    }
+    process_tree::shell_status(status)
+        .ok_or_else(|| io::Error::other(format!("the watch command ended in an unexpected way ({status})")))
 }
 
 /// One running watch: bash, the read end of its output, and what has been seen so far.
 struct Watch {
     child: Child,
     /// None once the pipe is closed (or given up on while stopping).
-    output: Option<pipe::Receiver>,
+    output: Option<OutputReader>,
     status: Option<ExitStatus>,
     sink: OutputSink,
     buffer: Box<[u8]>,
-    group: ProcessGroup,
+    tree: ProcessTree,
     /// Whether bash runs in a sandbox (`remote.sandbox: auto` runs without one where none is had).
     sandboxed: bool,
     /// Governing places its projects lacked, swept when it ends.
@@ -291,20 +287,16 @@ impl Watch {
     fn start(cwd: &Path, command: &str, output_max_bytes: usize, sandbox: &Sandbox) -> io::Result<Self> {
         // Made before anything is opened: a refusal (`remote.sandbox: required`) leaves nothing.
         let prepared = sandbox.prepare()?;
-        // Both ends are close-on-exec, so no other process started meanwhile inherits the write end
-        // and keeps the pipe open; the child's copies are its fds 1 and 2, made by dup2.
-        let (write_end, read_end) = pipe::pipe()?;
-        let stdout = write_end.into_blocking_fd()?;
-        let stderr = stdout.try_clone()?;
+        let (read_end, write_ends) = output_pipe()?;
         let sandboxed = prepared.on();
         let absent = prepared.absent();
-        let mut bash: Command = prepared.command("bash", cwd)?;
+        let mut bash: Command = prepared.command(crate::commands_shell::bash()?, cwd)?;
         bash.arg("-c")
             .arg(command)
             .stdin(Stdio::null())
-            .stdout(stdout)
-            .stderr(stderr)
-            .process_group(0);
+            .stdout(write_ends.stdout)
+            .stderr(write_ends.stderr);
+        ProcessTree::prepare(&mut bash);
         let child = bash.spawn().map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -317,16 +309,14 @@ impl Watch {
         // The Command holds our copies of the write end; the pipe only closes once they are gone.
         // The sandbox's ruleset was needed only until the child restricted itself.
         drop(bash);
-        let pid = child
-            .id()
-            .ok_or_else(|| io::Error::other("the watch command ended before it started"))?;
+        let tree = ProcessTree::of(&child)?;
         Ok(Self {
             child,
             output: Some(read_end),
             status: None,
             sink: OutputSink::new(output_max_bytes),
             buffer: vec![0; READ_CHUNK].into_boxed_slice(),
-            group: ProcessGroup::led_by(pid)?,
+            tree,
             sandboxed,
             absent,
             forward: None,
@@ -380,15 +370,15 @@ impl Watch {
     /// SIGTERM to the group; SIGKILL after the grace if anything is left; then at most the grace again
     /// for it to be gone. Output read meanwhile still counts.
     async fn stop_group(&mut self, grace: Duration) -> io::Result<()> {
-        self.group.signal(libc::SIGTERM);
+        self.tree.ask_to_stop();
         let gone = self
-            .run_until(Instant::now() + grace, |w| !w.group.alive(), true)
+            .run_until(Instant::now() + grace, |w| !w.tree.alive(), true)
             .await?;
         if !gone {
-            self.group.signal(libc::SIGKILL);
+            self.tree.kill();
             self.run_until(
                 Instant::now() + grace,
-                |w| w.status.is_some() && !w.group.alive(),
+                |w| w.status.is_some() && !w.tree.alive(),
                 true,
             )
             .await?;
@@ -400,7 +390,7 @@ impl Watch {
 }
 
 /// Reads from the pipe, or never finishes once it is closed (so a select can leave it out).
-async fn read_some(output: &mut Option<pipe::Receiver>, buffer: &mut [u8]) -> io::Result<usize> {
+async fn read_some(output: &mut Option<OutputReader>, buffer: &mut [u8]) -> io::Result<usize> {
     match output {
         Some(reader) => reader.read(buffer).await,
         None => std::future::pending().await,

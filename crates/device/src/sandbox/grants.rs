@@ -44,9 +44,11 @@ pub trait Tree {
     fn children(&self, folder: &Path) -> Vec<(OsString, EntryKind)>;
 }
 
-/// The real file system.
+/// The real file system (Landlock's rules are made from it).
+#[cfg(target_os = "linux")]
 pub struct Disk;
 
+#[cfg(target_os = "linux")]
 impl Tree for Disk {
     fn kind(&self, path: &Path) -> Option<EntryKind> {
         let meta = std::fs::metadata(path).ok()?;

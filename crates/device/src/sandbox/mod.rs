@@ -339,7 +339,8 @@ impl Sandbox {
 #[cfg(target_os = "macos")]
 pub(super) const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-const NO_SANDBOX_HERE: &str = "there is no sandbox for commands on this platform yet";
+const NO_SANDBOX_HERE: &str =
+    "this system has no kernel sandbox for commands yet (on Windows one is planned: docs/windows.md)";
 
 /// Why no sandbox can be had.
 struct Unavailable(String);

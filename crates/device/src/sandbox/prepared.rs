@@ -67,7 +67,11 @@ pub(super) struct BoxPlaces {
 
 impl Prepared {
     /// The command that runs `program` in `cwd` in the sandbox, with the environment that passes.
-    pub(crate) fn command(self, program: &str, cwd: &Path) -> io::Result<tokio::process::Command> {
+    pub(crate) fn command(
+        self,
+        program: impl AsRef<std::ffi::OsStr>,
+        cwd: &Path,
+    ) -> io::Result<tokio::process::Command> {
         let mut command = match &self.confinement {
             #[cfg(target_os = "macos")]
             Confinement::Seatbelt(profile) => {

@@ -24,8 +24,6 @@
 
 use std::ffi::OsStr;
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 const BASHRC: &str = include_str!("integration/bashrc.bash");
@@ -49,7 +47,7 @@ impl RcFolder {
         let parent = std::env::temp_dir();
         loop {
             let path = parent.join(format!("lembas-terminal-{:016x}", fastrand::u64(..)));
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            match private_folder().create(&path) {
                 Ok(()) => return Ok(Self { path }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
@@ -62,11 +60,11 @@ impl RcFolder {
     }
 
     fn write(&self, name: &str, text: &[u8]) -> std::io::Result<()> {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(self.path.join(name))?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(self.path.join(name))?;
         file.write_all(text)
     }
 }
@@ -82,7 +80,7 @@ pub fn bash(host: &OsStr) -> std::io::Result<RcFolder> {
     let folder = RcFolder::create()?;
     folder.write(
         BASH_RC,
-        &fill(BASHRC, &[("@LEMBAS_HOST@", &sh_quote(host.as_bytes()))]),
+        &fill(BASHRC, &[("@LEMBAS_HOST@", &sh_quote(&os_bytes(host)))]),
     )?;
     Ok(folder)
 }
@@ -91,14 +89,14 @@ pub fn bash(host: &OsStr) -> std::io::Result<RcFolder> {
 /// shell would have had (the device's own environment's), put back before the user's files run.
 pub fn zsh(host: &OsStr, user_zdotdir: Option<&OsStr>) -> std::io::Result<RcFolder> {
     let folder = RcFolder::create()?;
-    let ours = sh_quote(folder.path().as_os_str().as_bytes());
-    let user = sh_quote(user_zdotdir.map(OsStrExt::as_bytes).unwrap_or_default());
+    let ours = sh_quote(&os_bytes(folder.path().as_os_str()));
+    let user = sh_quote(&user_zdotdir.map(os_bytes).unwrap_or_default());
     let user_set: &[u8] = if user_zdotdir.is_some() { b"1" } else { b"0" };
     let values: [(&str, &[u8]); 4] = [
         ("@LEMBAS_ZDOTDIR@", &ours),
         ("@LEMBAS_USER_ZDOTDIR_SET@", user_set),
         ("@LEMBAS_USER_ZDOTDIR@", &user),
-        ("@LEMBAS_HOST@", &sh_quote(host.as_bytes())),
+        ("@LEMBAS_HOST@", &sh_quote(&os_bytes(host))),
     ];
     folder.write(".zshenv", &fill(ZSHENV, &values))?;
     folder.write(".zprofile", &fill(ZPROFILE, &values))?;
@@ -111,16 +109,44 @@ pub fn fish(host: &OsStr) -> std::io::Result<RcFolder> {
     let folder = RcFolder::create()?;
     folder.write(
         FISH_RC,
-        &fill(FISH_CONFIG, &[("@LEMBAS_HOST@", &fish_quote(host.as_bytes()))]),
+        &fill(FISH_CONFIG, &[("@LEMBAS_HOST@", &fish_quote(&os_bytes(host)))]),
     )?;
     Ok(folder)
+}
+
+/// A folder only this account reads: 0700 on Unix; on Windows the temporary directory is the
+/// account's own (its ACL), and what is made in it inherits that.
+fn private_folder() -> std::fs::DirBuilder {
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    #[cfg(not(unix))]
+    builder.recursive(false);
+    builder
 }
 
 /// The `--init-command` that sources `rc`.
 pub fn fish_source_command(rc: &Path) -> std::ffi::OsString {
     let mut command = b"source ".to_vec();
-    command.extend(fish_quote(rc.as_os_str().as_bytes()));
-    std::ffi::OsString::from(std::ffi::OsStr::from_bytes(&command))
+    command.extend(fish_quote(&os_bytes(rc.as_os_str())));
+    os_string(command)
+}
+
+/// A name's bytes: as they are on Unix; on Windows (names are UTF-16) its UTF-8, any unpaired
+/// surrogate replaced.
+fn os_bytes(name: &OsStr) -> std::borrow::Cow<'_, [u8]> {
+    #[cfg(unix)]
+    return std::borrow::Cow::Borrowed(std::os::unix::ffi::OsStrExt::as_bytes(name));
+    #[cfg(windows)]
+    std::borrow::Cow::Owned(name.to_string_lossy().into_owned().into_bytes())
+}
+
+/// [`os_bytes`] back.
+fn os_string(bytes: Vec<u8>) -> std::ffi::OsString {
+    #[cfg(unix)]
+    return std::os::unix::ffi::OsStringExt::from_vec(bytes);
+    #[cfg(windows)]
+    std::ffi::OsString::from(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The asset with each placeholder replaced (bytes: a path need not be UTF-8).

@@ -2,8 +2,7 @@
 //! integration's rc wrappers for bash, zsh and fish, or as a plain login shell otherwise.
 
 use std::collections::BTreeMap;
-use std::ffi::{CStr, OsStr, OsString};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use portable_pty::CommandBuilder;
@@ -71,6 +70,7 @@ impl Environment {
     }
 
     /// `$SHELL` where it names an executable, else the account's shell, else /bin/sh.
+    #[cfg(unix)]
     pub fn login_shell(&self) -> PathBuf {
         self.var("SHELL")
             .filter(|s| !s.is_empty())
@@ -78,6 +78,25 @@ impl Environment {
             .filter(|s| is_executable(s))
             .or_else(|| account_shell().filter(|s| is_executable(s)))
             .unwrap_or_else(|| PathBuf::from("/bin/sh"))
+    }
+
+    /// PowerShell (`pwsh.exe` on `PATH`, else Windows PowerShell), else `%ComSpec%` (cmd).
+    #[cfg(windows)]
+    pub fn login_shell(&self) -> PathBuf {
+        let on_path = self.var("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join("pwsh.exe"))
+                .find(|p| p.is_file())
+        });
+        let windows_powershell = self
+            .var("SystemRoot")
+            .map(|root| PathBuf::from(root).join(r"System32\WindowsPowerShell\v1.0\powershell.exe"));
+        on_path
+            .into_iter()
+            .chain(windows_powershell)
+            .chain(self.var("ComSpec").map(PathBuf::from))
+            .find(|shell| is_executable(shell))
+            .unwrap_or_else(|| PathBuf::from(r"C:\Windows\System32\cmd.exe"))
     }
 
     fn apply(&self, cmd: &mut CommandBuilder) {
@@ -90,15 +109,25 @@ impl Environment {
     }
 }
 
+#[cfg(unix)]
 fn is_executable(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
     let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
         return false;
     };
     path.is_absolute() && path.is_file() && unsafe { libc::access(c_path.as_ptr(), libc::X_OK) } == 0
 }
 
+#[cfg(windows)]
+fn is_executable(path: &Path) -> bool {
+    path.is_absolute() && path.is_file()
+}
+
 /// The shell in this account's passwd entry.
+#[cfg(unix)]
 fn account_shell() -> Option<PathBuf> {
+    use std::ffi::CStr;
+    use std::os::unix::ffi::OsStringExt;
     let mut buf = vec![0u8; 1024];
     loop {
         let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
@@ -174,7 +203,11 @@ pub fn launch(
             cmd
         }
         // A plain login shell: argv[0] is "-<name>", as login(1) starts it.
+        #[cfg(unix)]
         _ => CommandBuilder::new_default_prog(),
+        // Windows has no login shells: the shell itself.
+        #[cfg(windows)]
+        _ => CommandBuilder::new(shell),
     };
     env.apply(&mut command);
     // portable-pty starts the default program from $SHELL, and sets SHELL for the child.

@@ -4,6 +4,7 @@
 use std::io;
 use std::path::Path;
 
+#[cfg(unix)]
 use super::opened;
 use crate::whole_file::{self, Mode};
 

@@ -11,7 +11,9 @@ use std::path::Path;
 use crate::policy::protected::Protected;
 
 /// Entries looked at under each protected place at most (a deep keychain folder stays bounded).
+#[cfg(unix)]
 const MAX_ENTRIES: usize = 20_000;
+#[cfg(unix)]
 const MAX_DEPTH: usize = 4;
 
 /// What the file with `metadata` (of an open descriptor, or of a path) is another name of, when it

@@ -84,7 +84,8 @@ pub fn open_folder_unchecked(path: &Path) -> io::Result<File> {
 /// A folder opened checked before a walk by path (`ls`, `glob`, a mentioned folder), to confirm
 /// afterwards that every name the walk found is really beneath this very folder: a folder swapped
 /// for a symlink during the walk would otherwise have its names listed.
-pub struct Pinned(File);
+// Windows has no descriptor-relative walk yet: the folder is only kept open.
+pub struct Pinned(#[cfg_attr(not(unix), allow(dead_code))] File);
 
 impl Pinned {
     pub fn open(path: &Path) -> io::Result<Pinned> {

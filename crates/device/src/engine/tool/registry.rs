@@ -25,6 +25,8 @@ pub(crate) struct Toolbox {
 /// What a session offers now beyond the tools always there.
 struct Offers {
     show: bool,
+    /// A shell for commands was found (on Windows, Git Bash may be missing).
+    bash: bool,
     memory: Option<ToolDefinition>,
 }
 
@@ -38,7 +40,12 @@ fn own(name: ToolName, offers: &Offers) -> Option<Box<dyn Tool>> {
         ToolName::Grep => Box::new(FileCall(FileTool::Grep)),
         ToolName::Write => Box::new(FileCall(FileTool::Write)),
         ToolName::Edit => Box::new(FileCall(FileTool::Edit)),
-        ToolName::Bash => Box::new(Bash),
+        ToolName::Bash => {
+            if !offers.bash {
+                return None;
+            }
+            Box::new(Bash)
+        }
         ToolName::AskUser => Box::new(Asking(AskTool::Questions)),
         ToolName::PlanSubmit => Box::new(Asking(AskTool::Plan)),
         ToolName::PlanWrite => Box::new(Planning(PlanTool::Write)),
@@ -64,6 +71,7 @@ impl Toolbox {
         let state = session.state();
         let offers = Offers {
             show,
+            bash: crate::commands_shell::found().is_ok(),
             memory: memory::definition(&state.memory),
         };
         let mut tools: Vec<Box<dyn Tool>> = ToolName::ALL
@@ -109,6 +117,7 @@ mod tests {
     fn offers() -> Offers {
         Offers {
             show: true,
+            bash: true,
             memory: Some(ToolDefinition::function(
                 "memory",
                 "The instance's memory.",
@@ -121,6 +130,7 @@ mod tests {
     fn bare() -> Toolbox {
         let none = Offers {
             show: false,
+            bash: true,
             memory: None,
         };
         Toolbox {
@@ -140,6 +150,7 @@ mod tests {
         }
         let none = Offers {
             show: false,
+            bash: true,
             memory: None,
         };
         assert!(own(ToolName::Show, &none).is_none());

@@ -1,10 +1,6 @@
-//! One terminal: a shell in a PTY and the threads around it. A reader thread reads the PTY into a
-//! small bounded channel; [`forward_output`] takes what is there, coalesced into frames, and waits on
-//! the link's bulk lane, so a flooding shell stops being read while the link is behind. A waiter
-//! thread learns the shell's exit status without reaping it first, so no signal can reach a reused pid.
+//! Unix: the PTY's master end read with poll (a stop pipe ends the reader), the shell's exit
+//! learnt with `waitid(WNOWAIT)`, signals to its process groups.
 
-use lembas_protocol::LinkMethod;
-use lembas_protocol::terminal::TerminalOutput;
 use std::fs::File;
 use std::io::{PipeReader, PipeWriter, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
@@ -12,30 +8,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use base64::Engine;
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
-use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 
-use super::integration::RcFolder;
-use crate::client::outbound::Outbound;
+use super::{INPUT_QUEUE, PtyError, READ_CHUNK, READ_QUEUE, Started};
 use crate::poison::Recover;
-use crate::rpc;
+use crate::terminal::integration::RcFolder;
 
-/// The most one read of the PTY takes.
-pub const READ_CHUNK: usize = 64 * 1024;
-/// The most output one `_lembas/terminal/output` frame carries (before base64).
-pub const FRAME_MAX: usize = 64 * 1024;
-/// Chunks read but not yet sent, at most: with the link's own small bulk lane, what bounds memory.
-pub const READ_QUEUE: usize = 4;
-/// Keystroke writes waiting for the PTY, at most.
-const INPUT_QUEUE: usize = 64;
 /// How long a hung-up shell has to end before its process group is killed.
 const HANGUP_GRACE: Duration = Duration::from_secs(3);
-/// How long output is still read after the shell ended, for a background job that keeps the PTY open.
-const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
-
-pub const OUTPUT: &str = LinkMethod::TerminalOutput.name();
 
 /// Whether the shell has been reaped: signals go to its pid (and group) only while it has not, so
 /// they can never reach a process that reused the pid.
@@ -73,24 +54,6 @@ pub struct Session {
     bytes_read: Arc<AtomicU64>,
     /// The rc wrappers: removed when the session is gone.
     _rc_folder: Option<RcFolder>,
-}
-
-/// A session just started, with the ends its output task takes.
-pub struct Started {
-    pub session: Arc<Session>,
-    pub output: mpsc::Receiver<Vec<u8>>,
-    pub exited: oneshot::Receiver<Option<i32>>,
-}
-
-/// Why a terminal could not be had; its sentence is the answer's.
-#[derive(Debug, thiserror::Error)]
-pub enum PtyError {
-    #[error("A terminal could not be opened on this computer: {0}.")]
-    Open(String),
-    #[error("The shell could not be started: {0}.")]
-    Spawn(String),
-    #[error("The terminal could not be resized: {0}.")]
-    Resize(String),
 }
 
 /// Starts `command` in a new PTY of `size`.
@@ -211,7 +174,7 @@ impl Session {
             });
     }
 
-    fn stop_reading(&self) {
+    pub(super) fn stop_reading(&self) {
         if let Some(mut stop) = self.stop_reader.lock().recover().take() {
             let _ = stop.write_all(b"x");
         }
@@ -222,82 +185,6 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.stop_reading();
     }
-}
-
-/// How the output ended.
-pub struct Ended {
-    /// The shell's exit status (128 + signal for a shell ended by a signal), when it could be learnt.
-    pub code: Option<i32>,
-    /// The link went away while output was being sent.
-    pub link_closed: bool,
-}
-
-/// Sends the session's output as `_lembas/terminal/output` frames until the shell has ended and its
-/// output is read, then says how it ended. Each frame takes what the reader has (sent at once when
-/// there is little; up to [`FRAME_MAX`] when there is much) and waits for the link's bulk lane.
-pub async fn forward_output(
-    session: &Session,
-    id: &str,
-    mut output: mpsc::Receiver<Vec<u8>>,
-    mut exited: oneshot::Receiver<Option<i32>>,
-    out: &Outbound,
-    shown: impl Fn(&[u8]),
-) -> Ended {
-    let mut code = None;
-    let mut shell_ended = false;
-    let mut carried: Option<Vec<u8>> = None;
-    let drain = tokio::time::sleep(Duration::MAX);
-    tokio::pin!(drain);
-    let mut link_closed = false;
-    loop {
-        let first = match carried.take() {
-            Some(chunk) => chunk,
-            None => tokio::select! {
-                chunk = output.recv() => match chunk {
-                    Some(chunk) => chunk,
-                    None => break,
-                },
-                status = &mut exited, if !shell_ended => {
-                    shell_ended = true;
-                    code = status.ok().flatten();
-                    drain.as_mut().reset(tokio::time::Instant::now() + DRAIN_AFTER_EXIT);
-                    continue;
-                }
-                () = &mut drain => break,
-            },
-        };
-        let mut frame = first;
-        while frame.len() < FRAME_MAX {
-            match output.try_recv() {
-                Ok(more) if frame.len() + more.len() <= FRAME_MAX => frame.extend_from_slice(&more),
-                Ok(more) => {
-                    carried = Some(more);
-                    break;
-                }
-                Err(_) => break,
-            }
-        }
-        // Shown on this computer too (the window's copy).
-        shown(&frame);
-        let data = base64::engine::general_purpose::STANDARD.encode(&frame);
-        let output = TerminalOutput {
-            terminal_id: id.to_string(),
-            data,
-        };
-        let text = rpc::notification(OUTPUT, json!(output));
-        if out.bulk(text).await.is_err() {
-            // Nobody is left to read it: the shell goes too.
-            link_closed = true;
-            session.hang_up();
-            break;
-        }
-    }
-    session.stop_reading();
-    drop(output);
-    if !shell_ended {
-        code = exited.await.ok().flatten();
-    }
-    Ended { code, link_closed }
 }
 
 /// A close-on-exec duplicate of the PTY's master end.
