@@ -143,6 +143,19 @@ enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Delete every session not changed for DAYS days, as delete does each; a session open in a
+    /// running device or terminal is kept.
+    Prune {
+        /// How many days a session must have gone unchanged.
+        #[arg(long, value_name = "DAYS")]
+        older_than: u64,
+        /// Only list what would be deleted.
+        #[arg(long)]
+        dry_run: bool,
+        /// One JSON line: { event, dryRun, deleted: [id], kept: [{ sessionId, message }], failed }.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -345,6 +358,11 @@ fn main() -> ExitCode {
         Command::Sessions { command } => match command {
             SessionsCommand::List { json } => sessions::list(setup, json),
             SessionsCommand::Delete { id, json } => sessions::delete(setup, &id, json),
+            SessionsCommand::Prune {
+                older_than,
+                dry_run,
+                json,
+            } => sessions::prune(setup, older_than, dry_run, json),
         },
     }
 }

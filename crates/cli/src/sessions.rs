@@ -1,6 +1,6 @@
-//! `lembas sessions list|delete`: the session store from a shell. `list` asks the running device
+//! `lembas sessions list|delete|prune`: the session store from a shell. `list` asks the running device
 //! through its control socket and reads the store's files when none runs; `delete` works on the
-//! files directly (never taking the device lock), and a running service notices the delete in
+//! files directly (never taking the device lock; `prune` holds each session it deletes), and a running service notices the delete in
 //! `deleted.json` by itself.
 
 use std::process::ExitCode;
@@ -57,31 +57,108 @@ pub fn delete(setup: &Setup, id: &str, json: bool) -> ExitCode {
         }
         Err(e) => return fail(json, format!("cannot read session {id}: {e}")),
     };
-    // Noted for the instance before the files go, so a delete is never lost for want of a link:
-    // if removing then fails, running this again finishes it, and telling twice is harmless.
-    if let Err(e) = store.remember_deleted(id) {
-        return fail(
-            json,
-            format!("session {id} was not deleted: cannot note the delete for your LLeMbas: {e}"),
-        );
+    if let Err(why) = delete_noted(&store, id) {
+        return fail(json, why);
     }
-    match store.delete(id) {
-        Ok(_) => {
-            if json {
-                println!("{}", json!({ "event": "done", "sessionId": id, "deleted": true }));
-            } else {
-                println!(
-                    "Deleted session {id}{} from this computer, with its turns and attachments.",
-                    quoted_title(&title)
-                );
-                println!("Your LLeMbas deletes its chat as soon as this device is linked.");
-            }
-            ExitCode::SUCCESS
+    if json {
+        println!("{}", json!({ "event": "done", "sessionId": id, "deleted": true }));
+    } else {
+        println!(
+            "Deleted session {id}{} from this computer, with its turns and attachments.",
+            quoted_title(&title)
+        );
+        println!("{LLEMBAS_FOLLOWS}");
+    }
+    ExitCode::SUCCESS
+}
+
+const LLEMBAS_FOLLOWS: &str = "Your LLeMbas deletes its chat as soon as this device is linked.";
+
+/// Deletes a session's files, the delete first noted for the instance, so it is never lost for
+/// want of a link: if removing then fails, doing it again finishes it, and telling twice is
+/// harmless.
+fn delete_noted(store: &Store, id: &str) -> Result<(), String> {
+    store
+        .remember_deleted(id)
+        .map_err(|e| format!("session {id} was not deleted: cannot note the delete for your LLeMbas: {e}"))?;
+    store
+        .delete(id)
+        .map(|_| ())
+        .map_err(|e| format!("session {id} is not fully deleted ({e}); run this again to finish"))
+}
+
+/// `lembas sessions prune --older-than DAYS`: deletes every session not changed for that many
+/// days, as `delete` does each; a session open in a running device or terminal is left alone
+/// and named. `--dry-run` only lists them.
+pub fn prune(setup: &Setup, older_than_days: u64, dry_run: bool, json: bool) -> ExitCode {
+    let store = Store::at(setup.dirs.state.clone());
+    let sessions = match store.list() {
+        Ok(sessions) => sessions,
+        Err(e) => return fail(json, format!("cannot read the sessions: {e}")),
+    };
+    let now = SystemTime::now();
+    let cutoff = now
+        .checked_sub(Duration::from_secs(older_than_days.saturating_mul(DAY)))
+        .unwrap_or(UNIX_EPOCH);
+    let old = sessions
+        .iter()
+        .filter(|s| UNIX_EPOCH + Duration::from_millis(s.updated_ms) < cutoff);
+    let (mut deleted, mut kept, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+    for session in old {
+        if dry_run {
+            deleted.push(session);
+            continue;
         }
-        Err(e) => fail(
-            json,
-            format!("session {id} is not fully deleted ({e}); run this again to finish"),
-        ),
+        // Held while its files go: nobody opens it meanwhile.
+        let _hold = match store.hold(&session.id, "lembas sessions prune") {
+            Ok(hold) => hold,
+            Err(why) => {
+                kept.push((session, why.to_string()));
+                continue;
+            }
+        };
+        match delete_noted(&store, &session.id) {
+            Ok(()) => deleted.push(session),
+            Err(why) => failed.push((session, why)),
+        }
+    }
+    if json {
+        let ids = |list: &[&SessionSummary]| list.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
+        let reasons = |list: &[(&SessionSummary, String)]| {
+            list.iter()
+                .map(|(s, why)| json!({ "sessionId": s.id, "message": why }))
+                .collect::<Vec<_>>()
+        };
+        println!(
+            "{}",
+            json!({
+                "event": "done",
+                "dryRun": dry_run,
+                "deleted": ids(&deleted),
+                "kept": reasons(&kept),
+                "failed": reasons(&failed),
+            })
+        );
+    } else {
+        let verb = if dry_run { "Would delete" } else { "Deleted" };
+        for session in &deleted {
+            println!("{verb} {}", line(session, now));
+        }
+        for (session, why) in kept.iter().chain(&failed) {
+            eprintln!("lembas: kept {}: {why}", session.id);
+        }
+        match deleted.len() {
+            0 => println!("No session here is older than {older_than_days} days."),
+            n if dry_run => {
+                println!("{n} sessions would be deleted; run it again without --dry-run to delete them.")
+            }
+            n => println!("Deleted {n} sessions from this computer. {LLEMBAS_FOLLOWS}"),
+        }
+    }
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 

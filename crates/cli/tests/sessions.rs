@@ -1,4 +1,4 @@
-//! `lembas sessions list|delete` against a store filled through the library, in a temporary home,
+//! `lembas sessions list|delete|prune` against a store filled through the library, in a temporary home,
 //! with no service running.
 
 mod common;
@@ -173,4 +173,77 @@ fn unknown_ids_and_ids_of_the_wrong_shape_are_refused_and_change_nothing() {
         !home.state().join("deleted.json").exists(),
         "nothing was deleted, nothing to tell"
     );
+}
+
+/// Sets a session's last change `days` days back, as a session left alone that long has it.
+fn age(home: &Home, id: &str, days: u64) {
+    let file = home.state().join("sessions").join(format!("{id}.jsonl"));
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 24 * 3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(then)
+        .unwrap();
+}
+
+#[test]
+fn prune_deletes_what_went_unchanged_keeps_what_is_open_and_keeps_the_deletes_for_the_next_link() {
+    let home = Home::new();
+    let store = Store::at(home.state());
+    let old = session(&store, "/work/old", "Old", 1);
+    let older = session(&store, "/work/older", "Older", 1);
+    let open = session(&store, "/work/open", "Open elsewhere", 1);
+    let recent = session(&store, "/work/new", "Recent", 1);
+    age(&home, &old, 40);
+    age(&home, &older, 90);
+    age(&home, &open, 60);
+    age(&home, &recent, 10);
+    // Another process has it open (a running service's chat).
+    let _held = store.hold(&open, "the LLeMbas service, pid 1").unwrap();
+
+    // A dry run names them and changes nothing.
+    let out = ok(home.run(&["sessions", "prune", "--older-than", "30", "--dry-run", "--json"]));
+    let said = json_of(&out);
+    assert_eq!(said["dryRun"], true);
+    let mut listed: Vec<&str> = said["deleted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    listed.sort();
+    let mut expected = vec![old.as_str(), older.as_str(), open.as_str()];
+    expected.sort();
+    assert_eq!(listed, expected, "the dry run lists every old one: {said}");
+    assert!(store.exists(&old) && store.exists(&older) && store.exists(&open));
+    assert!(!home.state().join("deleted.json").exists());
+
+    let out = ok(home.run(&["sessions", "prune", "--older-than", "30"]));
+    let printed = text(&out.stdout);
+    assert!(printed.contains("Deleted 2 sessions"), "{printed}");
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "kept {open}: This session is open in the LLeMbas service, pid 1"
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!store.exists(&old) && !store.exists(&older));
+    assert!(!store.attachments_dir(&old).unwrap().exists());
+    assert!(store.exists(&open) && store.exists(&recent));
+    let mut pending = store.deleted_pending().unwrap();
+    pending.sort();
+    let mut gone = vec![old.clone(), older.clone()];
+    gone.sort();
+    assert_eq!(pending, gone, "each delete is kept for the next link");
+
+    // Nothing left that old: said, and a success.
+    let out = ok(home.run(&["sessions", "prune", "--older-than", "100"]));
+    assert_eq!(
+        text(&out.stdout).trim(),
+        "No session here is older than 100 days."
+    );
+    let out = home.run(&["sessions", "prune", "--older-than", "thirty"]);
+    assert_eq!(out.status.code(), Some(2), "a count of days is a number");
 }
