@@ -15,6 +15,9 @@ mod terms;
 mod tools;
 mod turns;
 
+#[cfg(test)]
+mod tests;
+
 pub use conversation::{Conversation, LastTurn, Message};
 pub use settings::{ModelChange, Settings};
 pub use terms::CallTerms;
