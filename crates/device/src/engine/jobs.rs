@@ -141,9 +141,7 @@ async fn follow(
             ended = &mut run => break ended,
             Some(chunk) = read.recv() => take(&session, &id, &chunk, keep),
             _ = news.tick() => {
-                let info = session.jobs(|board| {
-                    board.get_mut(&id).and_then(|j| std::mem::take(&mut j.news).then(|| j.info()))
-                });
+                let info = session.jobs(|board| board.take_news(&id));
                 if let Some(info) = info {
                     tell(&engine, &session.id, JobChange::Update, &info).await;
                 }
@@ -161,7 +159,7 @@ async fn follow(
         }) => {
             let refusal = sandboxed
                 .then(|| {
-                    let tail = session.jobs(|board| board.get(&id).map(|j| j.output.since(0).to_string()));
+                    let tail = session.jobs(|board| board.get(&id).map(|j| j.output_since(0).text));
                     sandbox.refusal_line(&tail.unwrap_or_default(), exit)
                 })
                 .flatten();
@@ -178,17 +176,7 @@ async fn follow(
             Some(format!("The job's command could not be run: {e}")),
         ),
     };
-    let ended = session.jobs(|board| {
-        let job = board.get_mut(&id)?;
-        if let Some(said) = said {
-            job.output.push(format!("\n{said}\n").as_bytes(), keep);
-        }
-        job.output.close(keep);
-        // A limit's stop that came as the job ended by itself is no reason.
-        let stopped_by = job.stopped_by.filter(|_| state == JobState::Stopped);
-        let info = board.finish(&id, state, exit, crate::status::now_ms())?;
-        Some((info, stopped_by))
-    });
+    let ended = session.jobs(|board| board.end(&id, said, keep, state, exit, crate::status::now_ms()));
     let Some((info, stopped_by)) = ended else {
         return;
     };
@@ -206,12 +194,7 @@ async fn follow(
 
 /// A chunk of the job's output kept, and news to tell.
 fn take(session: &Session, id: &str, chunk: &[u8], keep: usize) {
-    session.jobs(|board| {
-        if let Some(job) = board.get_mut(id) {
-            job.output.push(chunk, keep);
-            job.news = true;
-        }
-    });
+    session.jobs(|board| board.keep_output(id, chunk, keep));
 }
 
 /// `[job <id> ended] <description>: exit <code>, <n> characters unread` (docs/protocol.md "Background
