@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::decisions::decisions;
 use crate::rpc::RpcError;
 use crate::store::Store;
-use crate::store::message::{AttachmentKind, ChatMessage, StoredAttachment, UserMessage};
+use crate::store::message::{AttachmentKind, StoredAttachment, UserMessage};
 use lembas_protocol::content::{ContentBlock, EmbeddedResource};
 use lembas_protocol::event::AttachmentInfo;
 
@@ -418,15 +418,6 @@ fn rendered(a: &Attachment) -> String {
             )
         }
     }
-}
-
-/// Whether the conversation holds an image the model would be sent (so the model's list is read
-/// only for a turn that needs it).
-pub fn has_images(messages: &[super::session::Message]) -> bool {
-    messages.iter().any(|m| match &m.body {
-        ChatMessage::User(user) => user.attachments.iter().any(|a| a.kind == AttachmentKind::Image),
-        _ => false,
-    })
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use lembas_protocol::session::{
 };
 
 use super::Engine;
-use super::session::Session;
+use super::session::{Session, Settings};
 use super::session_access::{check_model, choose_model, held};
 use crate::rpc::RpcError;
 
@@ -19,10 +19,7 @@ const EFFORT: &str = "effort";
 /// The session's options as they are now. The model's choices are those the instance serves; where
 /// they cannot be read, the session's own model is the one choice.
 pub async fn options(engine: &Engine, session: &Session) -> Vec<ConfigOption> {
-    let (model, effort) = {
-        let state = session.state();
-        (state.model.clone(), state.effort)
-    };
+    let Settings { model, effort, .. } = session.settings();
     let mut models = match engine.instance().await {
         Ok(instance) => instance.chat_models().await.unwrap_or_default(),
         Err(_) => Vec::new(),

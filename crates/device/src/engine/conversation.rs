@@ -29,7 +29,7 @@ pub(super) async fn steer(engine: &Engine, params: SteerParams) -> Result<Steere
         .cloned()
         .ok_or_else(|| nothing_runs(&id))?;
     super::session_access::judge_again(engine, &session)?;
-    let steered = session.state().turns.steer(message_id, text);
+    let steered = session.steer(message_id, text);
     steered.ok_or_else(|| nothing_runs(&id))
 }
 
@@ -42,7 +42,7 @@ fn nothing_runs(id: &str) -> RpcError {
 /// A session at rest, or -32602 saying it works (rewind and compact wait for quiet).
 fn at_rest(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> {
     let session = held(engine, id)?;
-    if session.state().busy() {
+    if session.busy() {
         return Err(RpcError::invalid_params(format!(
             "{id} is working now: wait for its turn to end (or cancel it) first."
         )));
@@ -58,7 +58,7 @@ pub(super) async fn rewind(engine: &Engine, params: RewindParams) -> Result<Rewo
         turn_id,
     } = params;
     let session = at_rest(engine, &id)?;
-    let reverted = session.state().conversation.rewind(&turn_id);
+    let reverted = session.rewind(&turn_id);
     if reverted == 0 {
         return Err(RpcError::invalid_params(format!(
             "{id} has no turn {turn_id} to rewind to (a turn folded into a compaction stays in its summary)."

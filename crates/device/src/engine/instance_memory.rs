@@ -110,10 +110,7 @@ fn close(connection: Connection) {
 /// A call of the memory tool: sent to the instance's `tools/call`, allowed in every mode (it
 /// changes the person's records on their instance, nothing on this computer).
 pub async fn run_tool(engine: &Engine, session: &Arc<Session>, turn_id: &str, call: &ToolCall) -> ToolResult {
-    let scope = match &session.state().memory {
-        SessionMemory::Read { scope, .. } => scope.clone(),
-        _ => None,
-    };
+    let scope = session.memory_scope();
     let work = async {
         let arguments = Some(object_arguments(MEMORY, &unjudged_call::arguments(call)?)?);
         let instance = engine.instance().await?;

@@ -130,7 +130,7 @@ impl Output {
 /// One job of a session.
 pub struct Job {
     pub info: JobInfo,
-    pub output: Output,
+    output: Output,
     /// How far the model has read (characters).
     read: u64,
     /// Fires the stop; `None` once used, or for a job not running here.
@@ -138,12 +138,12 @@ pub struct Job {
     /// Its state, for those waiting for it to end.
     ended: watch::Sender<JobState>,
     /// Output came since the last `update` event.
-    pub news: bool,
+    news: bool,
     /// Started in a mode that writes: its box lets it write in the roots, so it needs such a mode
     /// for as long as it runs.
     writes: bool,
     /// Why the limits stopped it, when they did.
-    pub stopped_by: Option<LimitStop>,
+    stopped_by: Option<LimitStop>,
 }
 
 impl Job {
@@ -273,6 +273,43 @@ impl Board {
                 let _ = stop.send(());
             }
         }
+    }
+
+    /// Output the job wrote, kept (past `keep` bytes the oldest goes), and news to tell.
+    pub fn keep_output(&mut self, id: &str, chunk: &[u8], keep: usize) {
+        if let Some(job) = self.get_mut(id) {
+            job.output.push(chunk, keep);
+            job.news = true;
+        }
+    }
+
+    /// The job as it is now when output came since its news was last taken; the news taken.
+    pub fn take_news(&mut self, id: &str) -> Option<JobInfo> {
+        let job = self.get_mut(id)?;
+        std::mem::take(&mut job.news).then(|| job.info())
+    }
+
+    /// The job's command ended (or could not run): `said` (why, for the model) ends its output, the
+    /// output is closed and the job finished as [`Board::finish`] does. Its `JobInfo` as it ended,
+    /// and the limit that stopped it (only when it ended stopped: a limit's stop that came as the
+    /// job ended by itself is no reason).
+    pub fn end(
+        &mut self,
+        id: &str,
+        said: Option<String>,
+        keep: usize,
+        state: JobState,
+        exit: Option<i32>,
+        ended: u64,
+    ) -> Option<(JobInfo, Option<LimitStop>)> {
+        let job = self.get_mut(id)?;
+        if let Some(said) = said {
+            job.output.push(format!("\n{said}\n").as_bytes(), keep);
+        }
+        job.output.close(keep);
+        let stopped_by = job.stopped_by.filter(|_| state == JobState::Stopped);
+        let info = self.finish(id, state, exit, ended)?;
+        Some((info, stopped_by))
     }
 
     /// A job ended: its state and exit set, and the oldest finished ones past
@@ -433,6 +470,37 @@ mod tests {
         assert!(reading_stop.try_recv().is_ok());
         assert_eq!(stopped_by(&board, "job_r"), Some(LimitStop::RemoteOff));
         assert_eq!(stopped_by(&board, "job_w"), Some(LimitStop::ModeFellToPlan));
+    }
+
+    #[test]
+    fn news_is_told_once_and_an_end_names_the_limit_only_when_it_stopped_the_job() {
+        let mut board = Board::default();
+        board.add(info("job_a", JobState::Running), Mode::Edit, oneshot::channel().0);
+        board.add(info("job_b", JobState::Running), Mode::Edit, oneshot::channel().0);
+        assert_eq!(board.take_news("job_a"), None);
+        board.keep_output("job_a", b"built", 100);
+        assert_eq!(board.take_news("job_a").map(|i| i.unread), Some(5));
+        assert_eq!(board.take_news("job_a"), None);
+
+        board.stop_for_limits(LimitStop::ModeFellToPlan);
+        let said = Some("the box refused a write".to_string());
+        let (a, why) = board
+            .end("job_a", said, 100, JobState::Stopped, None, 9)
+            .expect("job_a is on the board");
+        assert_eq!((a.state, a.ended), (JobState::Stopped, Some(9)));
+        assert_eq!(why, Some(LimitStop::ModeFellToPlan));
+        let output = board.get("job_a").expect("kept").output_since(0).text;
+        assert_eq!(output, "built\nthe box refused a write\n");
+        // Stopped by the limit, but it had ended by itself: no reason to give.
+        let (_, why) = board
+            .end("job_b", None, 100, JobState::Done, Some(0), 9)
+            .expect("job_b is on the board");
+        assert_eq!(why, None);
+        assert!(
+            board
+                .end("job_c", None, 100, JobState::Done, Some(0), 9)
+                .is_none()
+        );
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub(super) fn hold(engine: &Engine) {
             None
         };
         if let Some(why) = why {
-            let stopped = session.state().jobs.stop_for_limits(why);
+            let stopped = session.stop_jobs_for_limits(why);
             if stopped > 0 {
                 tracing::info!(session = %session.id, "{stopped} job(s) stopped: {}", why.says());
             }
@@ -50,14 +50,12 @@ pub(super) fn hold(engine: &Engine) {
 pub(super) fn stop_all(engine: &Engine, sessions: &[Arc<Session>]) {
     engine.0.remote_stopped.store(true, Ordering::SeqCst);
     for session in sessions {
-        session.state().jobs.stop_for_limits(LimitStop::StopAll);
+        session.stop_jobs_for_limits(LimitStop::StopAll);
     }
 }
 
 /// The mode a call of the session would run in now: its scheduled run's, else its own, lowered to
 /// `remote.max_mode`.
 fn mode_now(session: &Session, max: Mode) -> Mode {
-    let state = session.state();
-    let mode = state.run.as_ref().map_or(state.mode, |(_, mode)| *mode);
-    mode.lowered_to(max)
+    session.call_mode().lowered_to(max)
 }

@@ -69,7 +69,7 @@ pub fn definition(tool: JobTool) -> ToolDefinition {
 /// `Err` with the sentence for the model when the session already runs as many jobs as it may.
 pub fn room(session: &Session) -> Result<(), String> {
     let most = decisions().jobs.running_max;
-    if session.state().jobs.running() >= most {
+    if session.jobs(|board| board.running()) >= most {
         return Err(format!(
             "{most} jobs already run in this session, the most at once: stop one with job_stop, \
              or wait for one to end."
@@ -102,7 +102,7 @@ pub async fn start(
         unread: 0,
     };
     let (stop, stop_rx) = oneshot::channel();
-    session.state().jobs.add(info.clone(), mode, stop);
+    session.jobs(|board| board.add(info.clone(), mode, stop));
     session.record(Record::Job { job: info.clone() });
     session.flush();
     tell(engine, &session.id, JobChange::Start, &info).await;
@@ -141,10 +141,7 @@ async fn follow(
             ended = &mut run => break ended,
             Some(chunk) = read.recv() => take(&session, &id, &chunk, keep),
             _ = news.tick() => {
-                let info = {
-                    let mut state = session.state();
-                    state.jobs.get_mut(&id).and_then(|j| std::mem::take(&mut j.news).then(|| j.info()))
-                };
+                let info = session.jobs(|board| board.take_news(&id));
                 if let Some(info) = info {
                     tell(&engine, &session.id, JobChange::Update, &info).await;
                 }
@@ -162,8 +159,7 @@ async fn follow(
         }) => {
             let refusal = sandboxed
                 .then(|| {
-                    let jobs = &session.state().jobs;
-                    let tail = jobs.get(&id).map(|j| j.output.since(0).to_string());
+                    let tail = session.jobs(|board| board.get(&id).map(|j| j.output_since(0).text));
                     sandbox.refusal_line(&tail.unwrap_or_default(), exit)
                 })
                 .flatten();
@@ -180,21 +176,9 @@ async fn follow(
             Some(format!("The job's command could not be run: {e}")),
         ),
     };
-    let (info, stopped_by) = {
-        let mut state_now = session.state();
-        let Some(job) = state_now.jobs.get_mut(&id) else {
-            return;
-        };
-        if let Some(said) = said {
-            job.output.push(format!("\n{said}\n").as_bytes(), keep);
-        }
-        job.output.close(keep);
-        // A limit's stop that came as the job ended by itself is no reason.
-        let stopped_by = job.stopped_by.filter(|_| state == JobState::Stopped);
-        let Some(info) = state_now.jobs.finish(&id, state, exit, crate::status::now_ms()) else {
-            return;
-        };
-        (info, stopped_by)
+    let ended = session.jobs(|board| board.end(&id, said, keep, state, exit, crate::status::now_ms()));
+    let Some((info, stopped_by)) = ended else {
+        return;
     };
     // A deleted session is not written to, told or woken.
     if !engine.sessions().contains_key(&session.id) {
@@ -204,16 +188,13 @@ async fn follow(
     session.flush();
     tell(&engine, &session.id, JobChange::End, &info).await;
     let note = note(&info, stopped_by);
-    session.state().jobs.note(id, note);
+    session.jobs(|board| board.note(id, note));
     engine.wake(&session);
 }
 
 /// A chunk of the job's output kept, and news to tell.
 fn take(session: &Session, id: &str, chunk: &[u8], keep: usize) {
-    if let Some(job) = session.state().jobs.get_mut(id) {
-        job.output.push(chunk, keep);
-        job.news = true;
-    }
+    session.jobs(|board| board.keep_output(id, chunk, keep));
 }
 
 /// `[job <id> ended] <description>: exit <code>, <n> characters unread` (docs/protocol.md "Background
@@ -257,7 +238,7 @@ pub async fn run_tool(
         let args = unjudged_call::arguments(call)?;
         match tool {
             JobTool::List => {
-                let list = session.state().jobs.list();
+                let list = session.jobs(|board| board.list());
                 serde_json::to_string_pretty(&list).map_err(|e| e.to_string())
             }
             JobTool::Output => read_for_model(session, tool_args(&call.name, &args)?),
@@ -301,74 +282,70 @@ fn no_job(id: &str) -> String {
 /// where to go on from; the model's read mark moves to the end of what it got.
 fn read_for_model(session: &Session, args: JobOutputArguments) -> Result<String, String> {
     let most = decisions().engine.bash_output_kept_bytes;
-    let mut state = session.state();
-    let job = state.jobs.get_mut(&args.id).ok_or_else(|| no_job(&args.id))?;
-    let output = job.output_since(args.since.unwrap_or(0));
-    let from = output.length - output.text.chars().count() as u64;
-    let (text, to) = match output.text.char_indices().nth(most) {
-        Some((cut, _)) => (&output.text[..cut], from + most as u64),
-        None => (output.text.as_str(), output.length),
-    };
-    job.mark_read(to);
-    let mut said = format!(
-        "[{} {}: characters {from} to {to} of {}]\n{text}",
-        args.id,
-        output.state.name(),
-        output.length
-    );
-    if to < output.length {
-        said.push_str(&format!("\n[more: job_output with since {to}]"));
-    }
-    Ok(said)
+    session.jobs(|board| {
+        let job = board.get_mut(&args.id).ok_or_else(|| no_job(&args.id))?;
+        let output = job.output_since(args.since.unwrap_or(0));
+        let from = output.length - output.text.chars().count() as u64;
+        let (text, to) = match output.text.char_indices().nth(most) {
+            Some((cut, _)) => (&output.text[..cut], from + most as u64),
+            None => (output.text.as_str(), output.length),
+        };
+        job.mark_read(to);
+        let mut said = format!(
+            "[{} {}: characters {from} to {to} of {}]\n{text}",
+            args.id,
+            output.state.name(),
+            output.length
+        );
+        if to < output.length {
+            said.push_str(&format!("\n[more: job_output with since {to}]"));
+        }
+        Ok(said)
+    })
 }
 
 fn stop_for_model(session: &Session, args: JobStopArguments) -> Result<String, String> {
-    let mut state = session.state();
-    let job_state = state
-        .jobs
-        .get(&args.id)
-        .map(|j| j.info.state)
-        .ok_or_else(|| no_job(&args.id))?;
-    if job_state != JobState::Running || !state.jobs.stop(&args.id) {
-        return Ok(format!("{} is {} already.", args.id, job_state.name()));
-    }
-    Ok(format!(
-        "Stopping {}: you will be told when it has ended.",
-        args.id
-    ))
+    session.jobs(|board| {
+        let job_state = board
+            .get(&args.id)
+            .map(|j| j.info.state)
+            .ok_or_else(|| no_job(&args.id))?;
+        if job_state != JobState::Running || !board.stop(&args.id) {
+            return Ok(format!("{} is {} already.", args.id, job_state.name()));
+        }
+        Ok(format!(
+            "Stopping {}: you will be told when it has ended.",
+            args.id
+        ))
+    })
 }
 
 /// `_lembas/jobs`: the session's jobs, running ones first.
 pub async fn list(engine: &Engine, params: SessionRef) -> Result<JobList, RpcError> {
     let session = held(engine, &params.session_id)?;
-    let jobs = session.state().jobs.list();
+    let jobs = session.jobs(|board| board.list());
     Ok(JobList { jobs })
 }
 
 /// `_lembas/job/output`: what the job wrote from `since` on.
 pub async fn output(engine: &Engine, params: JobParams) -> Result<JobOutput, RpcError> {
     let session = held(engine, &params.session_id)?;
-    let state = session.state();
-    let job = state
-        .jobs
-        .get(&params.id)
-        .ok_or_else(|| unknown_job(&session, &params.id))?;
-    Ok(job.output_since(params.since.unwrap_or(0)))
+    let output = session.jobs(|board| {
+        let job = board.get(&params.id)?;
+        Some(job.output_since(params.since.unwrap_or(0)))
+    });
+    output.ok_or_else(|| unknown_job(&session, &params.id))
 }
 
 /// `_lembas/job/stop`: answered once the job is gone (its group stopped), with the state it ended in.
 pub async fn stop(engine: &Engine, params: JobParams) -> Result<JobStopped, RpcError> {
     let session = held(engine, &params.session_id)?;
-    let mut ended = {
-        let mut state = session.state();
-        let job = state
-            .jobs
-            .get(&params.id)
-            .ok_or_else(|| unknown_job(&session, &params.id))?;
-        let ended = job.ended();
-        state.jobs.stop(&params.id);
-        ended
-    };
+    let ended = session.jobs(|board| {
+        let ended = board.get(&params.id)?.ended();
+        board.stop(&params.id);
+        Some(ended)
+    });
+    let mut ended = ended.ok_or_else(|| unknown_job(&session, &params.id))?;
     let _ = tokio::time::timeout(STOP_WAIT, ended.wait_for(|s| *s != JobState::Running)).await;
     let state = *ended.borrow();
     Ok(JobStopped { state })
@@ -378,11 +355,9 @@ pub async fn stop(engine: &Engine, params: JobParams) -> Result<JobStopped, RpcE
 /// runs: -32602 for every id.
 pub async fn subagent_only(engine: &Engine, params: JobParams, what: &str) -> Result<Empty, RpcError> {
     let session = held(engine, &params.session_id)?;
-    session
-        .state()
-        .jobs
-        .get(&params.id)
-        .ok_or_else(|| unknown_job(&session, &params.id))?;
+    if !session.jobs(|board| board.get(&params.id).is_some()) {
+        return Err(unknown_job(&session, &params.id));
+    }
     Err(RpcError::invalid_params(format!(
         "{} is a command job; only a subagent job {what}.",
         params.id

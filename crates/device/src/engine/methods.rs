@@ -188,19 +188,20 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
         .store()
         .create(&id, &header)
         .map_err(|e| RpcError::internal(format!("The session could not be stored on this computer: {e}.")))?;
-    let mut state = SessionState::new(model.clone(), mode, effort, log);
-    state.context = context;
     // Read as the session starts and kept for it: the prompt does not change under a session.
-    state.memory = engine.read_memory(engine.memory_scope(&id)).await;
+    let memory = engine.read_memory(engine.memory_scope(&id)).await;
+    let mut state = SessionState::new(model.clone(), mode, effort, log)
+        .with_context(context)
+        .with_memory(memory);
     let mut notice = None;
+    let mut mcp_report = None;
     if engine.serves_editor() {
-        state.mcp = Some(Arc::new(
-            SessionServers::start(&engine.0.http, &cwd, servers).await,
-        ));
+        let servers = Arc::new(SessionServers::start(&engine.0.http, &cwd, servers).await);
+        mcp_report = Some(servers.report());
+        state = state.with_mcp_servers(servers);
     } else {
         notice = super::mcp_servers::ignored_on_the_link(&servers);
     }
-    let mcp_report = state.mcp.as_ref().map(|s| s.report());
     engine.sessions().insert(
         id.as_str().into(),
         Session::new(id.as_str().into(), cwd.clone(), state, Some(hold)),
@@ -296,7 +297,7 @@ async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptA
     uploads.extend(mentioned.iter_mut().filter_map(attachments::mentioned_image));
     // Written only once the prompt is accepted: a refused one keeps nothing.
     let attached = attachments::save(engine.store(), &id, uploads).await?;
-    session.state().context.update(lembas);
+    session.update_context(lembas);
     let enclosed = super::turn::Enclosed {
         files: attached,
         mentioned: crate::files::mention::attachments_text(&mentioned),
@@ -394,7 +395,7 @@ async fn title(engine: &Engine, params: TitleParams) -> Result<Titled, RpcError>
         )));
     }
     let session = held(engine, &id)?;
-    session.state().title = title.clone();
+    session.set_title(title.clone());
     session.record(Record::Title { title: title.clone() });
     session.flush();
     engine
@@ -434,7 +435,7 @@ async fn delete(engine: &Engine, params: SessionRef) -> Result<Deleted, RpcError
     engine.shelf().forget_session(&id);
     if let Some(session) = &in_memory {
         session.cancel();
-        session.state().jobs.stop_all();
+        session.stop_jobs();
         session.stop_mcp_servers();
         engine.withdraw_cards_of(&id).await;
     }

@@ -355,7 +355,7 @@ impl Engine {
         for id in &ids {
             if let Some(session) = self.sessions().remove(id.as_str()) {
                 session.cancel();
-                session.state().jobs.stop_all();
+                session.stop_jobs();
             }
             self.0.shelf.forget_session(id);
         }

@@ -66,7 +66,7 @@ pub async fn run(
     };
     let work = async {
         let args = unjudged_call::arguments(call)?;
-        let current = session.state().plan.clone();
+        let current = session.plan();
         let (plan, said) = match tool {
             PlanTool::Write => {
                 let plan = write(&args)?;
@@ -88,7 +88,7 @@ pub async fn run(
 
 /// The session's plan becomes `plan`: recorded, and the client told.
 async fn keep(engine: &Engine, session: &Session, plan: Option<Plan>) {
-    session.state().plan = plan.clone();
+    session.replace_plan(plan.clone());
     session.record(Record::Plan { plan: plan.clone() });
     session.flush();
     tell(engine, &session.id, plan.as_ref()).await;

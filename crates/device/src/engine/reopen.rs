@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::mcp_servers::SessionServers;
-use super::session::Session;
+use super::session::{Session, Settings};
 use super::session_access::{modes, opened};
 use crate::rpc::RpcError;
 use crate::store::ids;
@@ -90,15 +90,11 @@ async fn with_servers(engine: &Engine, session: &Session, servers: Vec<McpServer
     if !engine.serves_editor() {
         return None;
     }
-    if session.state().mcp.is_none() {
-        let started = Arc::new(SessionServers::start(&engine.0.http, &session.cwd, servers).await);
-        let mut state = session.state();
-        match &state.mcp {
-            Some(_) => drop(started),
-            None => state.mcp = Some(started),
-        }
+    if session.has_mcp_servers() {
+        return session.mcp_report();
     }
-    session.state().mcp.as_ref().map(|s| s.report())
+    let started = Arc::new(SessionServers::start(&engine.0.http, &session.cwd, servers).await);
+    Some(session.keep_mcp_servers(started))
 }
 
 pub fn close(engine: &Engine, params: SessionRef) -> Result<Empty, RpcError> {
@@ -106,7 +102,7 @@ pub fn close(engine: &Engine, params: SessionRef) -> Result<Empty, RpcError> {
     match closed {
         Some(session) => {
             session.cancel();
-            session.state().jobs.stop_all();
+            session.stop_jobs();
             session.stop_mcp_servers();
             Ok(Empty {})
         }
@@ -139,10 +135,7 @@ fn open_in_its_folder(engine: &Engine, params: OpenSessionParams) -> Result<Arc<
 /// What `session/load` and `session/resume` answer: the modes, the pickers, and the session's
 /// model.
 async fn answer(engine: &Engine, session: &Session, mcp_servers: Option<Vec<McpReport>>) -> OpenedSession {
-    let (mode, model, effort) = {
-        let state = session.state();
-        (state.mode, state.model.clone(), state.effort)
-    };
+    let Settings { model, mode, effort } = session.settings();
     OpenedSession {
         modes: modes(mode, engine.settings().remote.max_mode),
         config_options: super::config_options::options(engine, session).await,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::Engine;
-use super::session::{Session, replay};
+use super::session::{Session, Settings, replay};
 use crate::policy::Mode;
 use crate::policy::roots;
 use crate::rpc::RpcError;
@@ -116,7 +116,7 @@ pub(crate) fn opened(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError
         let (engine, session) = (engine.clone(), session.clone());
         tokio::spawn(async move {
             // The plan first: it is in memory, while the commands are read from files.
-            let plan = session.state().plan.clone();
+            let plan = session.plan();
             if plan.is_some() {
                 super::plan_state::tell(&engine, &session.id, plan.as_ref()).await;
             }
@@ -160,12 +160,8 @@ pub(crate) fn judge_again(engine: &Engine, session: &Session) -> Result<(), RpcE
 
 /// The session's mode becomes `mode` (already lowered): recorded, and the client told.
 pub(crate) async fn switch_mode(engine: &Engine, session: &Session, mode: Mode) {
-    {
-        let mut state = session.state();
-        state.mode = mode;
-        // Jobs obey the limits at every moment: those started to write end in plan.
-        state.jobs.hold_to_mode(mode);
-    }
+    // Jobs obey the limits at every moment: those started to write end in plan.
+    session.set_mode(mode);
     session.record(Record::Mode { mode });
     session.flush();
     engine
@@ -188,19 +184,8 @@ pub(crate) async fn choose_model(
     model: Option<String>,
     effort: Option<Effort>,
 ) -> (String, Effort) {
-    let (now, changed) = {
-        let mut state = session.state();
-        let before = (state.model.clone(), state.effort);
-        if let Some(model) = model {
-            state.model = model;
-        }
-        if let Some(effort) = effort {
-            state.effort = effort;
-        }
-        let now = (state.model.clone(), state.effort);
-        let changed = now != before;
-        (now, changed)
-    };
+    let choice = session.choose_model(model, effort);
+    let (changed, now) = (choice.changed(), choice.now);
     if changed {
         session.record(Record::Model {
             model: now.0.clone(),
@@ -216,10 +201,7 @@ pub(crate) async fn choose_model(
 /// client's `_lembas/configure`, a command's front matter taking over for its prompt, and giving
 /// them back).
 pub(crate) async fn tell_model(engine: &Engine, session: &Session) {
-    let (model, effort) = {
-        let state = session.state();
-        (state.model.clone(), state.effort)
-    };
+    let Settings { model, effort, .. } = session.settings();
     let connection = engine
         .settings()
         .server

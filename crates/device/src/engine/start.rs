@@ -49,7 +49,7 @@ pub fn spawn(
             let _gate = session.gate.lock().await;
             if engine.sessions().contains_key(&session.id) {
                 session.set_phase(&turn_id, TurnPhase::Running);
-                session.state().run = run.clone();
+                session.set_run(run.clone());
                 engine.show_turn(&session.id, true);
                 let answer = match input {
                     Input::Prompt { text, enclosed } => {
@@ -57,7 +57,7 @@ pub fn spawn(
                     }
                     Input::Notes(notes) => machine_turn(&engine, &session, &turn_id, notes).await,
                 };
-                session.state().run = None;
+                session.set_run(None);
                 match &run {
                     Some((run, _)) => scheduled_answer(&session, &turn_id, run, answer),
                     None => answer,
@@ -96,12 +96,8 @@ pub fn wake(engine: &Engine, session: &Arc<Session>) {
     if engine.0.remote_stopped.load(Ordering::SeqCst) || judge_again(engine, session).is_err() {
         return;
     }
-    let notes = {
-        let mut state = session.state();
-        if state.turns.busy() || !state.jobs.has_notes() {
-            return;
-        }
-        state.jobs.take_notes()
+    let Some(notes) = session.take_job_notes_at_rest() else {
+        return;
     };
     spawn(engine, session, new_turn_id(), None, Input::Notes(notes));
 }

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use super::Engine;
 use super::attachments::{self, Attachment};
 use super::compaction;
-use super::memory::SessionMemory;
 use super::model::{self, StepOutput, Streamed, ToolCall};
 use super::prompt;
 use super::session::Session;
@@ -75,14 +74,13 @@ pub async fn run(
         stop_reason: None,
         cwd: session.cwd.display().to_string(),
     });
-    let first = session.state().conversation.messages().is_empty() && session.state().title.is_empty();
-    if first {
+    if session.is_new() {
         // A prompt of files alone is named after its first file.
         let title = match attached.first() {
             Some(file) if text.trim().is_empty() => prompt::title_of(&file.name),
             _ => prompt::title_of(shown.unwrap_or(&text)),
         };
-        session.state().title = title.clone();
+        session.set_title(title.clone());
         session.record(Record::Title { title: title.clone() });
         engine
             .event(
@@ -115,13 +113,7 @@ pub async fn run(
     let outcome = steps(engine, session, turn_id, &mut cancel).await;
     session.flush();
     // Steers the turn ended before taking in go back, for the client to send next.
-    let unsent: Vec<String> = session
-        .state()
-        .turns
-        .take_steers()
-        .into_iter()
-        .map(|(_, text)| text)
-        .collect();
+    let unsent: Vec<String> = session.take_steers().into_iter().map(|(_, text)| text).collect();
     let (result, stop) = match outcome {
         Ok(stop) => {
             let mut answer = PromptAnswer::ended(stop, turn_id);
@@ -184,14 +176,14 @@ async fn steps(
     let instance = match engine.instance().await {
         Ok(i) => i,
         Err(why) => {
-            let model = session.state().model.clone();
+            let model = session.settings().model;
             return Err(model::ModelError::Unreachable { model, why });
         }
     };
     // Images go to the model as images only when it takes them (read once a turn, and only when
     // the conversation has one).
-    let vision = if attachments::has_images(session.state().conversation.messages()) {
-        let model = session.state().model.clone();
+    let vision = if session.has_images() {
+        let model = session.settings().model;
         instance.takes_images(&model).await
     } else {
         false
@@ -213,56 +205,40 @@ async fn steps(
     let images = crate::tools::read_gate::ReadGate::new(&saved_images, &image_context.protected);
     let window = compaction::window(session, &instance).await;
     // A session opened from the store reads the instance's memory at its first turn.
-    if session.state().memory == SessionMemory::NotRead {
+    if session.memory_unread() {
         let memory = engine.read_memory(engine.memory_scope(&session.id)).await;
-        session.state().memory = memory;
+        session.set_memory(memory);
     }
     // What the system text says after our own: the instance's memory, the editor's servers that
     // did not start, the project's instructions.
-    let sections: Vec<String> = {
-        let state = session.state();
-        [
-            super::memory::section(&state.memory),
-            state.mcp.as_ref().and_then(|s| s.section()),
-            project_instructions,
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
-    };
+    let mut sections = session.prompt_sections();
+    sections.extend(project_instructions);
     for _ in 0..max_requests {
         take_steers(engine, session, turn_id).await;
         take_job_notes(engine, session, turn_id).await;
         // The last step's prompt filled the window: this one is sent compacted.
-        if session.state().conversation.compact_first() {
+        if session.compact_first() {
             tokio::select! {
                 _ = cancel.changed() => return Ok(StopReason::Cancelled),
                 compacted = compaction::compact(engine, session, compaction::Moment::BeforeStep) => { compacted?; }
             }
         }
-        // Before the state is locked: whether `show` is offered reads it too. The calls of this
-        // step reach the tools it was told of.
+        // The calls of this step reach the tools it was told of.
         let toolbox = Toolbox::of(engine, session);
         let tools = toolbox.definitions();
         let body = {
-            let state = session.state();
+            let view = session.model_view(vision.then_some(&images));
             let mut messages = vec![ApiMessage::System {
                 content: prompt::system(
                     &instance_name,
                     &session.cwd,
-                    state.mode,
-                    &state.context,
+                    view.settings.mode,
+                    &view.context,
                     &sections,
                 ),
             }];
-            messages.extend(
-                state
-                    .conversation
-                    .messages()
-                    .iter()
-                    .map(|m| ApiMessage::of(&m.body, vision.then_some(&images))),
-            );
-            StepRequest::new(&state.model, messages, tools, state.effort)
+            messages.extend(view.messages);
+            StepRequest::new(&view.settings.model, messages, tools, view.settings.effort)
         };
         let step = tokio::select! {
             _ = cancel.changed() => return Ok(StopReason::Cancelled),
@@ -291,10 +267,7 @@ async fn steps(
         if let Some(usage) = &step.usage {
             // How full the window is: the prompt's tokens of it.
             let used = usage["prompt_tokens"].as_u64().unwrap_or(0);
-            session
-                .state()
-                .conversation
-                .set_compact_first(compaction::full(used, window));
+            session.set_compact_first(compaction::full(used, window));
             engine
                 .event(
                     &session.id,
@@ -350,7 +323,7 @@ async fn steps(
 
 /// Gives the model the steer messages that came since the last step, as the person's words.
 async fn take_steers(engine: &Engine, session: &Session, turn_id: &str) {
-    let steers = session.state().turns.take_steers();
+    let steers = session.take_steers();
     if steers.is_empty() {
         return;
     }
@@ -373,7 +346,7 @@ async fn take_steers(engine: &Engine, session: &Session, turn_id: &str) {
 
 /// Gives the model the notes of jobs that ended since the last step (capability `jobs`).
 async fn take_job_notes(engine: &Engine, session: &Session, turn_id: &str) {
-    let notes = session.state().jobs.take_notes();
+    let notes = session.take_job_notes();
     for (job_id, text) in notes {
         let note = UserMessage {
             machine: true,

@@ -111,14 +111,14 @@ impl Engine {
         sessions
             .iter()
             .map(|session| {
-                let busy = session.state().busy();
-                let state = session.state();
+                let running = session.busy();
+                let settings = session.settings();
                 LiveSession {
                     id: session.id.to_string(),
-                    running: busy,
-                    model: state.model.clone(),
-                    mode: state.mode.as_str().to_string(),
-                    scheduled: state.run.is_some(),
+                    running,
+                    model: settings.model,
+                    mode: settings.mode.as_str().to_string(),
+                    scheduled: session.is_scheduled(),
                 }
             })
             .collect()
@@ -130,7 +130,7 @@ impl Engine {
         let Some(session) = self.sessions().get(session_id).cloned() else {
             return false;
         };
-        if !session.state().busy() {
+        if !session.busy() {
             return false;
         }
         session.cancel();
@@ -144,7 +144,7 @@ impl Engine {
         super::job_limits::stop_all(self, &sessions);
         let mut stopped = 0;
         for session in sessions {
-            if session.state().busy() {
+            if session.busy() {
                 session.cancel();
                 stopped += 1;
             }
@@ -168,8 +168,7 @@ impl Engine {
             .map_err(|e| RpcError::internal(format!("The session {session_id} could not be read: {e}.")))?;
         let held = self.sessions().get(session_id).cloned();
         if let Some(session) = &held {
-            file.records
-                .extend(session.state().conversation.unflushed().iter().cloned());
+            file.records.extend(session.unflushed());
         }
         let folders = self.store().turn_folders(session_id).unwrap_or_default();
         let kept = |turn: &str| -> Vec<String> {
@@ -183,8 +182,8 @@ impl Engine {
         let mut timeline = timeline_of(&file, kept);
         timeline.session_id = session_id.to_string();
         if let Some(session) = held {
-            timeline.running = session.state().busy();
-            timeline.grants = session.state().grants.in_force();
+            timeline.running = session.busy();
+            timeline.grants = session.grants_in_force();
         }
         Ok(timeline)
     }
@@ -201,7 +200,7 @@ impl Engine {
                 Reason::Refused,
             )
         };
-        if session.state().busy() {
+        if session.busy() {
             return Err(busy());
         }
         let Ok(_gate) = session.gate.try_lock() else {
@@ -258,14 +257,9 @@ impl Engine {
     /// Takes back one "Allow for this chat": the next such call asks again. The grants left.
     pub fn revoke(&self, session_id: &str, grant: &Grant) -> Result<Vec<Grant>, RpcError> {
         let session = self.sessions().get(session_id).cloned();
-        let mut state = match &session {
-            Some(session) => session.state(),
-            None => return Err(not_granted(session_id)),
-        };
-        if !state.grants.revoke(grant) {
-            return Err(not_granted(session_id));
-        }
-        Ok(state.grants.in_force())
+        session
+            .and_then(|session| session.revoke_grant(grant))
+            .ok_or_else(|| not_granted(session_id))
     }
 }
 

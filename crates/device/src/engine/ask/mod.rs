@@ -84,7 +84,7 @@ pub async fn run(
 
 /// A scheduled turn has nobody to ask, whatever the link.
 fn scheduled(session: &Session) -> bool {
-    session.state().run.is_some()
+    session.is_scheduled()
 }
 
 async fn ask_user(
@@ -156,7 +156,7 @@ async fn plan_submit(
         path: path.clone(),
         text: text.to_string(),
         // The session's structured plan beside the text (capability plan_state).
-        plan: session.state().plan.clone(),
+        plan: session.plan(),
         meta: not_patient(),
     };
     let answer = if scheduled(session) {

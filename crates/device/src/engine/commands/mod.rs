@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::conversation::compact_now;
-use super::session::Session;
+use super::session::{ModelChange, Session};
 use super::session_access::{check_model, held, judge_cwd, switch_mode, tell_model};
 use super::turn::{self, Enclosed};
 use crate::decisions::decisions;
@@ -26,7 +26,7 @@ use lembas_protocol::composer::{CommandList, FolderParams};
 use lembas_protocol::event::{Event, TaskState};
 use lembas_protocol::prompt::{PromptAnswer, StopReason, TurnEnd};
 use lembas_protocol::update::SessionUpdate;
-use lembas_protocol::{Effort, Reason, TurnId};
+use lembas_protocol::{Reason, TurnId};
 
 /// The commands a session in `folder` offers now (the files are read each time: a command file
 /// written during a turn counts from the next prompt).
@@ -51,12 +51,8 @@ fn update_of(set: &[Command]) -> SessionUpdate {
 /// what it was told last.
 pub async fn tell(engine: &Engine, session: &Session, only_if_changed: bool) {
     let update = update_of(&command_set(engine, &session.cwd));
-    {
-        let mut state = session.state();
-        if only_if_changed && state.commands_sent.as_ref() == Some(&update) {
-            return;
-        }
-        state.commands_sent = Some(update.clone());
+    if !session.commands_to_tell(&update, only_if_changed) {
+        return;
     }
     engine.update(&session.id, update).await;
 }
@@ -126,7 +122,7 @@ async fn run_command(
     args: &str,
     enclosed: Enclosed,
 ) -> Result<PromptAnswer, RpcError> {
-    let scheduled = session.state().run.is_some();
+    let scheduled = session.is_scheduled();
     let task = args.trim();
     let action = match (command.kind, command.name.as_str()) {
         (CommandSource::Builtin, "compact") => Some(Action::Compact),
@@ -156,7 +152,7 @@ async fn run_command(
     match expansion {
         Expansion::Prompt(text) => {
             let held = hold_model(engine, session, command).await?;
-            if held.as_ref().is_some_and(|h| h.before != h.during) {
+            if held.as_ref().is_some_and(ModelChange::changed) {
                 tell_model(engine, session).await;
             }
             // A scheduled turn keeps the schedule's mode whatever the command says.
@@ -166,7 +162,7 @@ async fn run_command(
             }
             let answer = turn::run(engine, session, turn_id, text, Some(typed), enclosed).await;
             if let Some(held) = held
-                && held.give_back(session)
+                && session.take_back_model(held)
             {
                 tell_model(engine, session).await;
             }
@@ -186,31 +182,13 @@ async fn run_command(
     }
 }
 
-/// The model and effort a session had while a command's own run its prompt.
-struct HeldModel {
-    before: (String, Effort),
-    during: (String, Effort),
-}
-
-impl HeldModel {
-    /// The session's come back, unless the person changed them meanwhile (their choice stays);
-    /// whether they changed.
-    fn give_back(self, session: &Session) -> bool {
-        let mut state = session.state();
-        let back = (state.model.clone(), state.effort) == self.during && self.before != self.during;
-        if back {
-            (state.model, state.effort) = self.before;
-        }
-        back
-    }
-}
-
-/// A command's model (checked as session/new checks one) and effort, for its prompt.
+/// A command's model (checked as session/new checks one) and effort, for its prompt: the session's
+/// model and effort before and while the command's own run it (taken back after the prompt).
 async fn hold_model(
     engine: &Engine,
     session: &Session,
     command: &Command,
-) -> Result<Option<HeldModel>, RpcError> {
+) -> Result<Option<ModelChange>, RpcError> {
     if command.model.is_none() && command.effort.is_none() {
         return Ok(None);
     }
@@ -218,16 +196,7 @@ async fn hold_model(
         Some(named) => Some(check_model(engine, named).await?),
         None => None,
     };
-    let mut state = session.state();
-    let before = (state.model.clone(), state.effort);
-    if let Some(model) = model {
-        state.model = model;
-    }
-    if let Some(effort) = command.effort {
-        state.effort = effort;
-    }
-    let during = (state.model.clone(), state.effort);
-    Ok(Some(HeldModel { before, during }))
+    Ok(Some(session.choose_model(model, command.effort)))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -256,9 +225,9 @@ async fn run_action(
     typed: &str,
     action: Action,
 ) -> Result<PromptAnswer, RpcError> {
-    session.state().turns.set_acting(true);
+    session.set_acting(true);
     let outcome = act(engine, session, turn_id, typed, action).await;
-    session.state().turns.set_acting(false);
+    session.set_acting(false);
     outcome
 }
 
@@ -270,10 +239,10 @@ async fn act(
     action: Action,
 ) -> Result<PromptAnswer, RpcError> {
     let texts = &decisions().commands.texts;
-    let scheduled = session.state().run.is_some();
+    let scheduled = session.is_scheduled();
     quiet(engine, session, turn_id, typed, TaskState::Start).await;
     let outcome = match action {
-        Action::Compact if session.state().conversation.messages().is_empty() => Ok(TurnEnd {
+        Action::Compact if session.conversation_is_empty() => Ok(TurnEnd {
             message: Some(texts.compact_nothing.clone()),
             ..TurnEnd::default()
         }),

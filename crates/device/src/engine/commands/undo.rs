@@ -5,7 +5,7 @@
 
 use super::super::Engine;
 use super::super::put_back::put_back;
-use super::super::session::{Message, Session};
+use super::super::session::{LastTurn, Message, Session};
 use crate::decisions::decisions;
 use crate::rpc::RpcError;
 use crate::store::Record;
@@ -15,32 +15,19 @@ use lembas_protocol::prompt::Undone;
 /// What was undone: `undone` (`{ prompt, files }`, or null when no turn was left), and a sentence
 /// naming the files that stayed as they were, if any.
 pub async fn undo(engine: &Engine, session: &Session) -> Result<(Option<Undone>, Option<String>), RpcError> {
-    let (turn_id, prompt, wrote) = {
-        let state = session.state();
-        let Some(turn_id) = state
-            .conversation
-            .messages()
-            .iter()
-            .rev()
-            .find_map(|m| m.turn_id.clone())
-        else {
-            return Ok((None, None));
-        };
-        let prompt = state
-            .conversation
-            .messages()
-            .iter()
-            .filter(|m| m.turn_id.as_deref() == Some(turn_id.as_str()))
-            .find_map(|m| match &m.body {
-                ChatMessage::User(user) => Some(user.as_typed().to_string()),
-                _ => None,
-            })
-            .unwrap_or_default();
-        let wrote = wrote_files(state.conversation.messages(), &turn_id);
-        (turn_id, prompt, wrote)
+    let Some(LastTurn { turn_id, messages }) = session.last_turn() else {
+        return Ok((None, None));
     };
+    let prompt = messages
+        .iter()
+        .find_map(|m| match &m.body {
+            ChatMessage::User(user) => Some(user.as_typed().to_string()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let wrote = wrote_files(&messages, &turn_id);
     let done = put_back(engine, session, &turn_id).await?;
-    session.state().conversation.rewind(&turn_id);
+    session.rewind(&turn_id);
     session.record(Record::Rewind {
         turn_id: turn_id.clone(),
     });

@@ -5,9 +5,13 @@
 
 use lembas_protocol::plan::Plan;
 
-use crate::store::message::{ChatMessage, UserMessage};
-use crate::store::record::Compact;
+use super::settings::Settings;
+use super::{Context, Session};
+use crate::engine::step_request::ApiMessage;
+use crate::store::message::{AttachmentKind, ChatMessage, UserMessage};
+use crate::store::record::{Compact, KeptMessage};
 use crate::store::{Record, SessionLog};
+use crate::tools::read_gate::ReadGate;
 
 /// A message of the conversation with the turn that added it.
 #[derive(Debug, Clone)]
@@ -44,6 +48,14 @@ impl Conversation {
     /// What the next step sends the model.
     pub fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// A message the person wrote has an image attached.
+    pub fn has_images(&self) -> bool {
+        self.messages.iter().any(|m| match &m.body {
+            ChatMessage::User(user) => user.attachments.iter().any(|a| a.kind == AttachmentKind::Image),
+            _ => false,
+        })
     }
 
     /// The turns as they happened.
@@ -137,6 +149,178 @@ impl Conversation {
     }
 }
 
+/// What the model is sent from the session, read under one lock: its settings, what the client
+/// said it knows, and the conversation as the model's messages.
+pub struct ModelView {
+    pub settings: Settings,
+    pub context: Context,
+    pub messages: Vec<ApiMessage>,
+}
+
+/// The last turn of the conversation: its id and its messages.
+pub struct LastTurn {
+    pub turn_id: String,
+    pub messages: Vec<Message>,
+}
+
+/// The session's conversation and its file, each method one whole operation under the session's
+/// lock.
+impl Session {
+    /// Adds a record to the next flush.
+    pub fn record(&self, record: Record) {
+        self.state().conversation.note(record);
+    }
+
+    /// Writes what this step recorded and makes it durable (a crash loses at most the step in
+    /// flight).
+    pub fn flush(&self) {
+        self.write_out(true);
+    }
+
+    /// Writes what was recorded without waiting for the disk: the next [`Session::flush`] makes it
+    /// durable. A turn's start uses it, so the person's message costs no disk wait.
+    pub fn flush_unsynced(&self) {
+        self.write_out(false);
+    }
+
+    fn write_out(&self, sync: bool) {
+        let written = self.state().conversation.flush(sync);
+        if let Err(e) = written {
+            tracing::error!(session = %self.id, "the session could not be written to the store: {e}");
+        }
+    }
+
+    /// Adds a message to the conversation and to the next flush.
+    pub fn push_message(&self, turn_id: Option<&str>, body: ChatMessage) {
+        self.state().conversation.push(Message {
+            turn_id: turn_id.map(str::to_string),
+            body,
+        });
+    }
+
+    /// The text of the last assistant message the turn wrote, as written ("" when none).
+    pub fn last_reply(&self, turn_id: &str) -> String {
+        self.state()
+            .conversation
+            .messages()
+            .iter()
+            .rev()
+            .take_while(|m| m.turn_id.as_deref() == Some(turn_id))
+            .find_map(|m| match &m.body {
+                ChatMessage::Assistant(said) if !said.content.is_empty() => Some(said.content.clone()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// Nothing said yet and no title: the first prompt names the session.
+    pub fn is_new(&self) -> bool {
+        let state = self.state();
+        state.conversation.messages().is_empty() && state.title.is_empty()
+    }
+
+    /// The conversation the model is sent is empty.
+    pub fn conversation_is_empty(&self) -> bool {
+        self.state().conversation.messages().is_empty()
+    }
+
+    /// Whether the conversation holds an image the model would be sent (so the model's list is
+    /// read only for a turn that needs it).
+    pub fn has_images(&self) -> bool {
+        self.state().conversation.has_images()
+    }
+
+    /// Takes the turn and every later one out of the conversation; how many turns left (0: the
+    /// turn is not in it).
+    pub fn rewind(&self, turn_id: &str) -> usize {
+        self.state().conversation.rewind(turn_id)
+    }
+
+    /// The records not flushed yet.
+    pub fn unflushed(&self) -> Vec<Record> {
+        self.state().conversation.unflushed().to_vec()
+    }
+
+    /// The session's model, and the context window kept for it when it was read.
+    pub fn window_kept(&self) -> (String, Option<u64>) {
+        let state = self.state();
+        let window = state.conversation.window_of(&state.model);
+        (state.model.clone(), window)
+    }
+
+    /// Keeps `model`'s context window.
+    pub fn set_window(&self, model: String, size: u64) {
+        self.state().conversation.set_window(model, size);
+    }
+
+    /// Whether the next step compacts first.
+    pub fn compact_first(&self) -> bool {
+        self.state().conversation.compact_first()
+    }
+
+    pub fn set_compact_first(&self, compact_first: bool) {
+        self.state().conversation.set_compact_first(compact_first);
+    }
+
+    /// The conversation replaced by `summary` with the plan after it and, with `keep_request`,
+    /// the person's last request; the record of it for the session's file.
+    pub fn compact(&self, summary: &str, keep_request: bool) -> Compact {
+        let mut state = self.state();
+        let kept = keep_request
+            .then(|| last_request(state.conversation.messages()))
+            .flatten();
+        let plan = state.plan.clone();
+        let record = Compact {
+            summary: summary.to_string(),
+            plan: plan.clone(),
+            kept: kept.as_ref().map(|m| KeptMessage {
+                turn_id: m.turn_id.clone(),
+                message: m.body.clone(),
+            }),
+        };
+        state.conversation.compact(summary, plan.as_ref(), kept);
+        record
+    }
+
+    /// What the model is sent now, images read through `images` for a model that takes them.
+    pub fn model_view(&self, images: Option<&ReadGate>) -> ModelView {
+        let state = self.state();
+        ModelView {
+            settings: Settings::of(&state),
+            context: state.context.clone(),
+            messages: state
+                .conversation
+                .messages()
+                .iter()
+                .map(|m| ApiMessage::of(&m.body, images))
+                .collect(),
+        }
+    }
+
+    /// The last turn in the conversation, with every message it added (`None`: no turn is left).
+    pub fn last_turn(&self) -> Option<LastTurn> {
+        let state = self.state();
+        let messages = state.conversation.messages();
+        let turn_id = messages.iter().rev().find_map(|m| m.turn_id.clone())?;
+        let messages = messages
+            .iter()
+            .filter(|m| m.turn_id.as_deref() == Some(turn_id.as_str()))
+            .cloned()
+            .collect();
+        Some(LastTurn { turn_id, messages })
+    }
+}
+
+/// The person's last request: the last message they wrote (not a tool's result, a job's note, or
+/// an earlier summary).
+fn last_request(messages: &[Message]) -> Option<Message> {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m.body.typed_by_the_person().is_some())
+        .cloned()
+}
+
 /// Takes the turn `turn_id` and everything after it out of the conversation; how many turns left.
 fn rewind_messages(messages: &mut Vec<Message>, turn_id: &str) -> usize {
     let Some(first) = messages
@@ -170,4 +354,30 @@ pub fn compacted(summary: &str, plan: Option<&Plan>, kept: Option<Message>) -> V
         }),
     };
     std::iter::once(first).chain(kept).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn message(body: serde_json::Value) -> Message {
+        Message {
+            turn_id: Some("t".into()),
+            body: ChatMessage::read(body).expect("a message"),
+        }
+    }
+
+    #[test]
+    fn the_last_request_is_the_persons() {
+        let messages = [
+            message(json!({ "role": "user", "content": "fix it" })),
+            message(json!({ "role": "assistant", "content": "", "tool_calls": [] })),
+            message(json!({ "role": "tool", "tool_call_id": "c", "content": "ok" })),
+            message(json!({ "role": "user", "content": "[job job_1 ended] x", "machine": true })),
+        ];
+        assert_eq!(last_request(&messages).unwrap().body, ChatMessage::user("fix it"));
+        let compacted = compacted("s", None, None);
+        assert!(last_request(&compacted).is_none());
+    }
 }

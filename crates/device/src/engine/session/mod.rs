@@ -1,13 +1,27 @@
 //! One agent session: its settings (model, mode, effort, title, context), its conversation as the
 //! model sees it, its turns, and its append-only file in the store. The conversation is rebuilt
 //! from the file when a session is opened again.
+//!
+//! The session's state sits behind one lock, taken only here: callers use [`Session`]'s methods,
+//! grouped by part (`conversation.rs`, `turns.rs`, `settings.rs`, `terms.rs`, `plan.rs`,
+//! `jobs.rs`, `tools.rs`), each one whole operation that hands no guard out, so none can be held
+//! across an await.
 
 mod conversation;
+mod jobs;
+mod plan;
+mod settings;
+mod terms;
+mod tools;
 mod turns;
 
 #[cfg(test)]
-pub use conversation::compacted;
-pub use conversation::{Conversation, Message};
+mod tests;
+
+pub use conversation::{Conversation, LastTurn, Message};
+pub use settings::{ModelChange, Settings};
+pub use terms::CallTerms;
+pub use tools::SessionTools;
 pub use turns::{TurnPhase, TurnQueue};
 
 use lembas_protocol::context::{LembasAsks, Personalization};
@@ -58,35 +72,37 @@ impl Context {
     }
 }
 
+/// Everything a session keeps in memory, behind its one lock ([`Session`]'s methods, grouped by
+/// part in this module's files, are the only way in: none hands the lock out).
 pub struct SessionState {
-    pub model: String,
-    pub mode: Mode,
-    pub effort: Effort,
-    pub title: String,
-    pub context: Context,
+    model: String,
+    mode: Mode,
+    effort: Effort,
+    title: String,
+    context: Context,
     /// What the model reads, the record of the turns, and the session's file.
-    pub conversation: Conversation,
+    conversation: Conversation,
     /// The turns as they come, and the steers for the running one.
-    pub turns: TurnQueue,
+    turns: TurnQueue,
     /// "Allow for this chat": what the person's answers let the session do without asking.
-    pub grants: Grants,
+    grants: Grants,
     /// The scheduled run the current turn is, with the mode it holds for the whole turn.
-    pub run: Option<(crate::scheduled::Run, Mode)>,
+    run: Option<(crate::scheduled::Run, Mode)>,
     /// The `available_commands_update` last sent for this session (capability `commands`).
-    pub commands_sent: Option<lembas_protocol::update::SessionUpdate>,
+    commands_sent: Option<lembas_protocol::update::SessionUpdate>,
     /// The structured plan (capability `plan_state`), as the last plan tool left it.
-    pub plan: Option<Plan>,
+    plan: Option<Plan>,
     /// Background jobs (capability `jobs`).
-    pub jobs: Board,
+    jobs: Board,
     /// The instance's memory, read as the session starts and kept for it.
-    pub memory: SessionMemory,
+    memory: SessionMemory,
     /// The MCP servers the editor named for the session (none on the link).
-    pub mcp: Option<Arc<SessionServers>>,
+    mcp: Option<Arc<SessionServers>>,
 }
 
 impl SessionState {
     /// A turn runs or waits.
-    pub fn busy(&self) -> bool {
+    fn busy(&self) -> bool {
         self.turns.busy()
     }
 
@@ -109,6 +125,24 @@ impl SessionState {
             mcp: None,
         }
     }
+
+    /// With what the client said it knows for the prompt.
+    pub fn with_context(self, context: Context) -> Self {
+        Self { context, ..self }
+    }
+
+    /// With the instance's memory as read for the session.
+    pub fn with_memory(self, memory: SessionMemory) -> Self {
+        Self { memory, ..self }
+    }
+
+    /// With the MCP servers started for the session.
+    pub fn with_mcp_servers(self, servers: Arc<SessionServers>) -> Self {
+        Self {
+            mcp: Some(servers),
+            ..self
+        }
+    }
 }
 
 pub struct Session {
@@ -125,20 +159,6 @@ pub struct Session {
 }
 
 impl Session {
-    /// The session's MCP servers taken out of it, to stop (`None` when it runs none, or a call
-    /// still holds them: they end with that call).
-    pub fn take_mcp_servers(&self) -> Option<SessionServers> {
-        let taken = self.state().mcp.take();
-        taken.and_then(Arc::into_inner)
-    }
-
-    /// The session's MCP servers stopped (it closed or was deleted), in the background.
-    pub fn stop_mcp_servers(&self) {
-        if let Some(servers) = self.take_mcp_servers() {
-            tokio::spawn(servers.stop());
-        }
-    }
-
     pub fn new(
         id: SessionId,
         cwd: PathBuf,
@@ -155,73 +175,14 @@ impl Session {
         })
     }
 
-    pub fn state(&self) -> MutexGuard<'_, SessionState> {
+    /// The one place the lock is taken: every method of the session's parts holds it for one
+    /// whole operation and gives nothing of it out.
+    fn state(&self) -> MutexGuard<'_, SessionState> {
         self.state.lock().recover()
     }
 
     pub fn cancel(&self) {
         self.cancel.send_modify(|n| *n += 1);
-    }
-
-    /// Adds a record to the next flush.
-    pub fn record(&self, record: Record) {
-        self.state().conversation.note(record);
-    }
-
-    /// Writes what this step recorded and makes it durable (a crash loses at most the step in
-    /// flight).
-    pub fn flush(&self) {
-        self.write_out(true);
-    }
-
-    /// Writes what was recorded without waiting for the disk: the next [`Session::flush`] makes it
-    /// durable. A turn's start uses it, so the person's message costs no disk wait.
-    pub fn flush_unsynced(&self) {
-        self.write_out(false);
-    }
-
-    fn write_out(&self, sync: bool) {
-        let written = self.state().conversation.flush(sync);
-        if let Err(e) = written {
-            tracing::error!(session = %self.id, "the session could not be written to the store: {e}");
-        }
-    }
-
-    /// Adds a message to the conversation and to the next flush.
-    pub fn push_message(&self, turn_id: Option<&str>, body: ChatMessage) {
-        self.state().conversation.push(Message {
-            turn_id: turn_id.map(str::to_string),
-            body,
-        });
-    }
-
-    /// The phase of a turn id this session knows.
-    pub fn turn(&self, turn_id: &str) -> Option<watch::Receiver<TurnPhase>> {
-        self.state().turns.phase(turn_id)
-    }
-
-    /// Accepts a new turn id as queued; the oldest beyond the kept number are forgotten.
-    pub fn accept_turn(&self, turn_id: &str) -> watch::Receiver<TurnPhase> {
-        self.state().turns.accept(turn_id)
-    }
-
-    pub fn set_phase(&self, turn_id: &str, phase: TurnPhase) {
-        self.state().turns.set_phase(turn_id, phase);
-    }
-
-    /// The text of the last assistant message the turn wrote, as written ("" when none).
-    pub fn last_reply(&self, turn_id: &str) -> String {
-        self.state()
-            .conversation
-            .messages()
-            .iter()
-            .rev()
-            .take_while(|m| m.turn_id.as_deref() == Some(turn_id))
-            .find_map(|m| match &m.body {
-                ChatMessage::Assistant(said) if !said.content.is_empty() => Some(said.content.clone()),
-                _ => None,
-            })
-            .unwrap_or_default()
     }
 
     /// `_lembas/session/status`'s fields for a session in memory.

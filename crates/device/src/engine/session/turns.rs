@@ -7,6 +7,7 @@ use lembas_protocol::session::Steered;
 use std::collections::VecDeque;
 use tokio::sync::watch;
 
+use super::Session;
 use crate::decisions::decisions;
 use crate::rpc::RpcError;
 
@@ -118,6 +119,43 @@ impl TurnQueue {
     /// Whether a command runs that gives the model no step (see [`TurnQueue::steer`]).
     pub fn set_acting(&mut self, acting: bool) {
         self.acting = acting;
+    }
+}
+
+/// The session's turns, each method one whole operation under the session's lock.
+impl Session {
+    /// The phase of a turn id this session knows.
+    pub fn turn(&self, turn_id: &str) -> Option<watch::Receiver<TurnPhase>> {
+        self.state().turns.phase(turn_id)
+    }
+
+    /// Accepts a new turn id as queued; the oldest beyond the kept number are forgotten.
+    pub fn accept_turn(&self, turn_id: &str) -> watch::Receiver<TurnPhase> {
+        self.state().turns.accept(turn_id)
+    }
+
+    pub fn set_phase(&self, turn_id: &str, phase: TurnPhase) {
+        self.state().turns.set_phase(turn_id, phase);
+    }
+
+    /// A turn runs or waits.
+    pub fn busy(&self) -> bool {
+        self.state().busy()
+    }
+
+    /// A steer message for the running turn (`None` when nothing runs that could take it).
+    pub fn steer(&self, message_id: Option<String>, text: String) -> Option<Steered> {
+        self.state().turns.steer(message_id, text)
+    }
+
+    /// The steers that came since the running turn's last step, taken.
+    pub fn take_steers(&self) -> Vec<Steer> {
+        self.state().turns.take_steers()
+    }
+
+    /// A command that gives the model no step runs (`true`) or ended (`false`).
+    pub fn set_acting(&self, acting: bool) {
+        self.state().turns.set_acting(acting);
     }
 }
 

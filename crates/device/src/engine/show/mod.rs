@@ -35,7 +35,7 @@ pub const NOT_OFFERED: &str = "There is no tool named `show` here: nobody is loo
 /// Whether this session's turn is offered the tool now: its client said `show: true`, and the
 /// turn is not a scheduled run (nobody is looking).
 pub fn offered(engine: &Engine, session: &Session) -> bool {
-    engine.client().is_some_and(|c| c.show) && session.state().run.is_none()
+    engine.client().is_some_and(|c| c.show) && !session.is_scheduled()
 }
 
 /// `show`'s arguments as the model writes them.

@@ -11,7 +11,7 @@ use super::report::{Logged, Refusal, denied, refused, unreadable};
 use crate::engine::approvals::{Answer, AnsweredBy, CardFacts};
 use crate::engine::grants::{Grant, Grants};
 use crate::engine::model::ToolCall;
-use crate::engine::session::{Session, ToolResult};
+use crate::engine::session::{CallTerms, Session, ToolResult};
 use crate::engine::{Engine, session_access};
 use crate::policy::Mode;
 use crate::policy::bash_judge::{Decision, Judgement};
@@ -163,7 +163,7 @@ pub(super) async fn call<T: Judged>(tool: &T, turn: Turn<'_>, call: &ToolCall) -
                     },
                 },
             };
-            let title = session.state().title.clone();
+            let title = session.title();
             let facts = prepared
                 .facts
                 .clone()
@@ -194,7 +194,7 @@ pub(super) async fn call<T: Judged>(tool: &T, turn: Turn<'_>, call: &ToolCall) -
                 }
                 Answer::Allow { always, command } => {
                     if always && let Some(grant) = prepared.grant.clone() {
-                        session.state().grants.give(grant);
+                        session.give_grant(grant);
                     }
                     if let Some(line) = command {
                         // The person's own line runs instead. The log names it either way: it
@@ -263,22 +263,10 @@ async fn limited(
     session: &Session,
     max: Mode,
 ) -> (Mode, Grants, Option<crate::scheduled::Run>) {
-    let (lowered, own_mode) = {
-        let mut state = session.state();
-        let own_mode = state.mode > max;
-        if own_mode {
-            state.grants.clear();
-        }
-        if let Some((_, run_mode)) = state.run.as_mut() {
-            *run_mode = (*run_mode).lowered_to(max);
-        }
-        (state.mode.lowered_to(max), own_mode)
-    };
-    if own_mode {
-        session_access::switch_mode(engine, session, lowered).await;
+    let lowered = session.lower_to(max);
+    if lowered.own_mode_fell {
+        session_access::switch_mode(engine, session, lowered.mode).await;
     }
-    let state = session.state();
-    let run = state.run.clone();
-    let mode = run.as_ref().map(|(_, mode)| *mode).unwrap_or(state.mode);
-    (mode, state.grants.clone(), run.map(|(run, _)| run))
+    let CallTerms { mode, grants, run } = session.call_terms();
+    (mode, grants, run)
 }

@@ -14,8 +14,8 @@ use super::show::ShowTool;
 use crate::engine::ask::AskTool;
 use crate::engine::jobs::JobTool;
 use crate::engine::plan_state::PlanTool;
-use crate::engine::session::Session;
-use crate::engine::{Engine, memory, show};
+use crate::engine::session::{Session, SessionTools};
+use crate::engine::{Engine, show};
 use crate::tools::{FileTool, ToolDefinition, ToolName};
 
 pub(crate) struct Toolbox {
@@ -68,20 +68,18 @@ impl Toolbox {
     /// What `session`'s next step offers.
     pub(crate) fn of(engine: &Engine, session: &Arc<Session>) -> Toolbox {
         let show = show::offered(engine, session);
-        let state = session.state();
+        let SessionTools { memory, mcp } = session.session_tools();
         let offers = Offers {
             show,
             bash: crate::commands_shell::found().is_ok(),
-            memory: memory::definition(&state.memory),
+            memory,
         };
         let mut tools: Vec<Box<dyn Tool>> = ToolName::ALL
             .into_iter()
             .filter_map(|name| own(name, &offers))
             .collect();
-        if let Some(servers) = &state.mcp {
-            for (offered, definition) in servers.tools() {
-                tools.push(Box::new(McpTool { offered, definition }));
-            }
+        for (offered, definition) in mcp {
+            tools.push(Box::new(McpTool { offered, definition }));
         }
         Toolbox { tools }
     }
