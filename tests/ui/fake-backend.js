@@ -14,7 +14,7 @@
       description: 'Let your LLeMbas schedules run on this computer, in the folders you allowed.',
     },
     modes: ['plan', 'manual', 'edit', 'auto'],
-    now: { terminals: 0, watches: 0, turns: 0 }, now_line: 'Now: no remote work on this computer', activity: [],
+    now: { terminals: 0, watches: 0, turns: 0 }, now_line: 'Now: no remote work on this computer', home: '/home/me', activity: [],
     cards: [],
   };
   const trusted = new Set();

@@ -17,7 +17,7 @@ const current = withPage(() => {
     id: `call_${i}`, session_id: 'ses_big', title: `Step ${i}`, reason: 'Needs approval in manual mode.',
     detail: i % 2 ? { type: 'command', command: `cargo test --package p${i} && rm -rf target/p${i}` } : { type: 'change', path: 'src/main.rs', diff },
     asked_ms: Date.now(), scheduled: null, headline: i % 2 ? 'Run a command in ~/work' : 'Change src/main.rs',
-    cwd: '~/work', session_title: 'A long chat', deadline_ms: Date.now() + 600_000, risks: ['deletes', 'writes'],
+    cwd: '/home/me/work', session_title: 'A long chat', deadline_ms: Date.now() + 600_000, risks: ['deletes', 'writes'],
     agent_says: 'The agent’s words', unified_diff: i % 2 ? null : diff,
   }));
   window.__fake.control['sessions/list'] = () => [{ id: 'ses_big', title: 'A long chat', cwd: '/home/me/work', created_ms: 1,

@@ -21,11 +21,19 @@ export const RISK_WORDS: Record<Risk, string> = {
   writes: 'Writes files',
 };
 
+/** A folder as a person reads it: under the home folder as `~/…` (cards and lists carry whole paths). */
+export function shownFolder(path: string, home: string): string {
+  if (!home || home === '/') return path;
+  const base = home.endsWith('/') ? home.slice(0, -1) : home;
+  if (path === base) return '~';
+  return path.startsWith(`${base}/`) ? `~${path.slice(base.length)}` : path;
+}
+
 /** Which chat asks, in which folder, and when the card denies by itself. */
-export function whereOf(card: ApprovalCard, at: string): HTMLElement {
+export function whereOf(card: ApprovalCard, at: string, home: string): HTMLElement {
   const parts: string[] = [];
   if (card.session_title) parts.push(`Chat “${card.session_title}”`);
-  if (card.cwd) parts.push(`in ${card.cwd}`);
+  if (card.cwd) parts.push(`in ${shownFolder(card.cwd, home)}`);
   if (card.scheduled) {
     const run = card.scheduled.title ? `scheduled “${card.scheduled.title}”` : 'a scheduled run';
     parts.push(`${run}: waits ${waitWords(card.scheduled.wait_s)} from ${at}, then it is denied`);

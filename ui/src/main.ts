@@ -4,7 +4,7 @@
 // Terminals, Shown and the Activity log.
 import './style.css';
 import { asCommandError, backend, type ActivityPage, type ApprovalCard, type ApprovalOption, type CommandError, type ListedSession, type ListedTerminal, type Mode, type Snapshot, type View } from './backend';
-import { RISK_WORDS, detailOf, whereOf } from './card-view';
+import { RISK_WORDS, detailOf, shownFolder, whereOf } from './card-view';
 import { el } from './dom';
 import { openSessions, sessionsView, showSession } from './sessions';
 import { openTerminals, terminalsView } from './terminals';
@@ -195,7 +195,7 @@ function readNowRows(s: Snapshot) {
 }
 
 /** A row each for what runs now, with its own Stop. */
-function nowRows(): HTMLElement | null {
+function nowRows(home: string): HTMLElement | null {
   const rows = local.nowRows;
   if (!rows || rows.sessions.length + rows.terminals.length === 0) return null;
   const list = el('ul', { id: 'now-rows' });
@@ -206,10 +206,10 @@ function nowRows(): HTMLElement | null {
     list.append(el('li', {}, el('span', { text: what }), ' ', b));
   };
   for (const x of rows.sessions) {
-    row(`Agent at work: ${x.title || 'a chat'} in ${x.cwd}`, 'Stop', `stop-session-${x.id}`, () => backend.stopSession(x.id));
+    row(`Agent at work: ${x.title || 'a chat'} in ${shownFolder(x.cwd, home)}`, 'Stop', `stop-session-${x.id}`, () => backend.stopSession(x.id));
   }
   for (const t of rows.terminals) {
-    row(`Terminal (${t.shell}) in ${t.cwd}`, 'Hang up', `hang-up-${t.id}`, () => backend.hangUpTerminal(t.id));
+    row(`Terminal (${t.shell}) in ${shownFolder(t.cwd, home)}`, 'Hang up', `hang-up-${t.id}`, () => backend.hangUpTerminal(t.id));
   }
   return list;
 }
@@ -219,7 +219,7 @@ function nowLines(s: Snapshot): (HTMLElement | null)[] {
   readNowRows(s);
   return [
     el('p', { id: 'now-line', text: s.now_line }),
-    nowRows(),
+    nowRows(s.home),
     button('Stop all remote work', 'stop-all', () => act('remote', () => backend.stopRemoteWork()),
       !s.remote.enabled && s.now.terminals + s.now.watches === 0),
     errorFor('remote'),
@@ -308,7 +308,7 @@ function cardsSection(s: Snapshot): HTMLElement | null {
       id: `card-${card.id}`, 'data-tool-call-id': card.id, tabindex: '-1',
     },
       el('h3', { text: headline }),
-      whereOf(card, at),
+      whereOf(card, at, s.home),
       risks,
       card.reason ? el('p', { class: 'reason', text: card.reason }) : null,
       detailOf(card.detail),

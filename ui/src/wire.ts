@@ -75,7 +75,7 @@ arguments?: JsonValue | null,
  */
 headline: string, 
 /**
- * The session's folder.
+ * The session's folder, the whole path (the headline says it as `~/…`).
  */
 cwd: string, session_title: string, 
 /**
@@ -273,7 +273,12 @@ limits: Limits | null,
 /**
  * The config cannot be read: the reason, and the settings shown are the defaults.
  */
-settings_error: string | null, remote: RemoteView, scheduled_setting: SettingText, modes: Array<Mode>, now: Now, now_line: string, activity: Array<Entry>, 
+settings_error: string | null, remote: RemoteView, scheduled_setting: SettingText, modes: Array<Mode>, now: Now, now_line: string, 
+/**
+ * The person's home folder: a face shows folders under it as `~/…` (cards and sessions carry
+ * whole paths).
+ */
+home: string, activity: Array<Entry>, 
 /**
  * The approval cards waiting for an answer, oldest first.
  */

@@ -10,7 +10,9 @@ use serde_json::json;
 
 use crate::live::{self, Live};
 use crate::login::fail;
+use lembas_device::paths::home_shortened;
 use lembas_device::setup::Setup;
+use std::path::Path;
 
 /// Lines of a change shown under a card; the rest is counted.
 const DIFF_LINES: usize = 12;
@@ -27,7 +29,7 @@ pub fn list(setup: &Setup, json: bool) -> ExitCode {
                     if i > 0 {
                         println!();
                     }
-                    print!("{}", text(approval));
+                    print!("{}", text(approval, &setup.dirs.home));
                 }
                 println!("\nAnswer with: lembas approvals allow <id>  or  lembas approvals deny <id>");
             }
@@ -76,7 +78,7 @@ pub fn answer(setup: &Setup, id: &str, option: ApprovalOption, json: bool) -> Ex
 
 /// A card in a few lines: id, what it does in the device's words, why it asks, how long it has
 /// waited, where, its risks, then the command or change, and the agent's own words last.
-fn text(approval: &ApprovalCard) -> String {
+fn text(approval: &ApprovalCard, home: &Path) -> String {
     let facts = &approval.facts;
     let headline = match facts.headline.as_str() {
         "" => approval.title.as_str(),
@@ -93,7 +95,7 @@ fn text(approval: &ApprovalCard) -> String {
         out += &format!(" \u{201c}{}\u{201d}", facts.session_title);
     }
     if !facts.cwd.is_empty() {
-        out += &format!(" in {}", facts.cwd);
+        out += &format!(" in {}", home_shortened(Path::new(&facts.cwd), home));
     }
     out += "\n";
     if !facts.risks.is_empty() {
@@ -191,7 +193,7 @@ mod tests {
             arguments: None,
             facts: Default::default(),
         };
-        let shown = text(&approval);
+        let shown = text(&approval, Path::new("/home/me"));
         assert!(
             shown.starts_with("call_1  Write notes.txt  (waiting 2 min)\n"),
             "{shown}"
@@ -209,7 +211,7 @@ mod tests {
             diff: None,
             facts: lembas_device::engine::CardFacts {
                 headline: "Run a command in ~/work/proj".into(),
-                cwd: "~/work/proj".into(),
+                cwd: "/home/me/work/proj".into(),
                 session_title: "Fix the build".into(),
                 deadline_ms: Some(1),
                 risks: vec![Risk::Deletes, Risk::Network, Risk::PipeToShell],
@@ -218,7 +220,7 @@ mod tests {
             },
             ..approval
         };
-        let shown = text(&bash);
+        let shown = text(&bash, Path::new("/home/me"));
         assert!(
             shown.starts_with("call_1  Run a command in ~/work/proj  (waiting 2 min)\n"),
             "{shown}"

@@ -213,7 +213,6 @@ mod tests {
                 "does not exist",
             ),
             (json!({ "path": 5 }), "params of _lembas/directories"),
-            (json!({ "paths": "/" }), "params of _lembas/directories"),
         ];
         for (params, reason) in cases {
             let e = handle(params.clone(), &[], &rules(&t, true)).unwrap_err();
@@ -227,5 +226,9 @@ mod tests {
         )
         .unwrap_err();
         assert!(off.message.contains("Remote work is off"));
+        // A field it does not read is passed over, as every method does: no refusal.
+        let places = handle(json!({}), &[], &rules(&t, true)).unwrap();
+        let newer = handle(json!({ "paths": "/", "_meta": {} }), &[], &rules(&t, true)).unwrap();
+        assert_eq!(newer, places);
     }
 }

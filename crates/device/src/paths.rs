@@ -22,6 +22,16 @@ pub struct Dirs {
     pub keyrings: Option<PathBuf>,
 }
 
+/// A folder as a person reads it: under the home folder as `~/…`. Only for showing: what is kept
+/// and sent (a card's `cwd`, a session's) is the whole path.
+pub fn home_shortened(path: &Path, home: &Path) -> String {
+    match path.strip_prefix(home) {
+        Ok(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+        Ok(rest) => format!("~/{}", rest.display()),
+        Err(_) => path.display().to_string(),
+    }
+}
+
 impl Dirs {
     /// The folders as this process's environment places them. For the programs only: everything
     /// below them is handed the result.

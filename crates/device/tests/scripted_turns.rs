@@ -268,3 +268,34 @@ async fn the_first_step_offers_the_toolbox_and_sends_the_system_text_and_the_pro
     assert!(system.contains(&e.home.work().display().to_string()), "{system}");
     assert_eq!(*content, UserContent::Text("hi".to_string()));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turn_that_never_stops_calling_tools_ends_at_the_request_limit() {
+    let e = engine();
+    let session = e.new_session(Mode::Edit).await.expect("a session");
+    // ENGINE.md: a turn makes at most 50 model requests. The script would go on past that.
+    const LIMIT: usize = 50;
+    for n in 0..=LIMIT {
+        let arguments = json!({ "path": "." }).to_string();
+        e.model
+            .push(ScriptedStep::call(&format!("call_{n}"), "ls", &arguments));
+    }
+
+    let answer = e
+        .prompt(&session, "look around forever")
+        .await
+        .expect("the turn ran");
+    assert_eq!(
+        answer.expect("the turn ended").stop_reason,
+        StopReason::MaxTurnRequests
+    );
+    assert_eq!(e.model.requests().len(), LIMIT, "no request past the limit");
+    assert_eq!(
+        e.model.steps_left(),
+        1,
+        "the script's last step was never asked for"
+    );
+    // Every call the model made was answered before the turn stopped.
+    let last = e.model.requests().pop().expect("the last request");
+    assert_called_then_answered(&last, &format!("call_{}", LIMIT - 2));
+}

@@ -139,13 +139,19 @@ async fn a_card_is_listed_and_allowed_from_the_shell_and_the_client_is_told() {
     assert_eq!(waiting["headline"], "Write from-shell.txt", "{waiting}");
     assert_eq!(waiting["session_title"], "write it");
     assert_eq!(waiting["risks"], json!(["writes"]));
-    assert!(waiting["cwd"].as_str().unwrap().ends_with("work"), "{waiting}");
+    // The folder whole (a face shortens it), the headline in a person's words.
+    let work = std::fs::canonicalize(&l.work).unwrap();
+    assert_eq!(waiting["cwd"], work.display().to_string(), "{waiting}");
     let deadline = waiting["deadline_ms"].as_u64().unwrap();
     let asked = waiting["asked_ms"].as_u64().unwrap();
     assert!(deadline > asked, "{waiting}");
     let text = lembas(&l.home, &["approvals"]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("call_shell") && text.contains("  +yes\n"), "{text}");
+    assert!(
+        text.contains(" in ~/work\n"),
+        "the text shortens the folder: {text}"
+    );
 
     let allowed = lembas(&l.home, &["approvals", "allow", "call_shell"]);
     assert!(allowed.status.success(), "{allowed:?}");

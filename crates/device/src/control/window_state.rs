@@ -16,6 +16,7 @@ pub const DESKTOP_HOLDER: &str = "LLeMbas Desktop";
 
 pub(super) async fn snapshot(parts: &RuntimeHandles) -> Result<Snapshot, RpcError> {
     let dirs = parts.engine.setup().dirs.clone();
+    let home = dirs.home.clone();
     let loaded = tokio::task::spawn_blocking(move || settings::load(&dirs))
         .await
         .map_err(|e| RpcError::internal(e.to_string()))?
@@ -32,5 +33,6 @@ pub(super) async fn snapshot(parts: &RuntimeHandles) -> Result<Snapshot, RpcErro
         loaded.as_ref().map_err(Clone::clone),
         &activity,
         cards,
+        &home,
     ))
 }

@@ -4,8 +4,10 @@
 use lembas_protocol::event::TaskState;
 use lembas_protocol::limits::Limits;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::Path;
 
 use crate::events::{DeviceEvent, LinkState, what_a_call_did};
+use crate::paths::home_shortened;
 use crate::status::now_ms;
 use serde::Serialize;
 
@@ -185,8 +187,8 @@ impl Activity {
     }
 }
 
-/// The tray's live line; `folders`: where agent turns work.
-pub fn now_line(now: Now, folders: &[String]) -> String {
+/// The tray's live line; `folders`: where agent turns work, said as `~/…` under `home`.
+pub fn now_line(now: Now, folders: &[String], home: &Path) -> String {
     if now.is_idle() {
         return "Now: no remote work on this computer".into();
     }
@@ -195,7 +197,11 @@ pub fn now_line(now: Now, folders: &[String]) -> String {
     if now.turns > 0 {
         let mut working = plural(now.turns, "agent working", "agents working");
         if !folders.is_empty() {
-            working.push_str(&format!(" in {}", folders.join(", ")));
+            let shown: Vec<String> = folders
+                .iter()
+                .map(|folder| home_shortened(Path::new(folder), home))
+                .collect();
+            working.push_str(&format!(" in {}", shown.join(", ")));
         }
         parts.push(working);
     }
@@ -237,7 +243,10 @@ mod tests {
                 turns: 0
             }
         );
-        assert_eq!(now_line(a.now(), &[]), "Now: 2 terminals open, 1 watch running");
+        assert_eq!(
+            now_line(a.now(), &[], Path::new("/home/p")),
+            "Now: 2 terminals open, 1 watch running"
+        );
         a.apply(&DeviceEvent::TerminalClosed {
             terminal_id: "t1".into(),
         });
@@ -249,7 +258,10 @@ mod tests {
                 ..Default::default()
             },
         });
-        assert_eq!(now_line(a.now(), &[]), "Now: 1 terminal open");
+        assert_eq!(
+            now_line(a.now(), &[], Path::new("/home/p")),
+            "Now: 1 terminal open"
+        );
         let texts: Vec<_> = a.entries().into_iter().map(|e| e.text).collect();
         assert_eq!(texts[0], "Watched `make` in /work: failed (exit 2)");
         assert_eq!(texts.len(), 5);
@@ -264,7 +276,10 @@ mod tests {
             error: None,
         });
         assert!(a.now().is_idle());
-        assert_eq!(now_line(a.now(), &[]), "Now: no remote work on this computer");
+        assert_eq!(
+            now_line(a.now(), &[], Path::new("/home/p")),
+            "Now: no remote work on this computer"
+        );
         assert_eq!(a.entries()[0].kind, "link");
     }
 
@@ -288,8 +303,8 @@ mod tests {
         assert_eq!(a.now().turns, 3);
         assert!(!a.now().is_idle());
         assert_eq!(
-            now_line(a.now(), &a.working_folders()),
-            "Now: 3 agents working in /home/p/work/a, /home/p/work/b"
+            now_line(a.now(), &a.working_folders(), Path::new("/home/p")),
+            "Now: 3 agents working in ~/work/a, ~/work/b"
         );
         a.apply(&DeviceEvent::Link {
             link: LinkState::Offline { retry_in_ms: 500 },
@@ -298,8 +313,9 @@ mod tests {
         a.apply(&turn("t2", TaskState::End, "/home/p/work/b"));
         a.apply(&turn("t3", TaskState::End, "/home/p/work/a"));
         assert_eq!(
-            now_line(a.now(), &a.working_folders()),
-            "Now: 1 agent working in /home/p/work/a"
+            now_line(a.now(), &a.working_folders(), Path::new("/elsewhere")),
+            "Now: 1 agent working in /home/p/work/a",
+            "a folder outside the home is said whole"
         );
         a.apply(&turn("t1", TaskState::End, "/home/p/work/a"));
         assert!(a.now().is_idle());

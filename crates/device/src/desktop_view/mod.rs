@@ -8,7 +8,7 @@ pub mod cards;
 pub mod pending;
 
 use lembas_protocol::limits::Limits;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::decisions::decisions;
 use crate::events::LinkState;
@@ -96,6 +96,9 @@ pub struct Snapshot {
     pub modes: Vec<Mode>,
     pub now: Now,
     pub now_line: String,
+    /// The person's home folder: a face shows folders under it as `~/…` (cards and sessions carry
+    /// whole paths).
+    pub home: String,
     pub activity: Vec<Entry>,
     /// The approval cards waiting for an answer, oldest first.
     pub cards: Vec<ApprovalCard>,
@@ -190,6 +193,7 @@ pub fn snapshot(
     settings: Result<&Settings, String>,
     activity: &activity::Activity,
     cards: Vec<ApprovalCard>,
+    home: &Path,
 ) -> Snapshot {
     let defaults = Settings::default();
     let (settings, settings_error) = match settings {
@@ -230,7 +234,8 @@ pub fn snapshot(
         },
         modes: Mode::ALL.to_vec(),
         now,
-        now_line: activity::now_line(now, &activity.working_folders()),
+        now_line: activity::now_line(now, &activity.working_folders(), home),
+        home: home.display().to_string(),
         activity: activity.entries(),
         cards,
     }

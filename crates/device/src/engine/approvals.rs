@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 use crate::events::ScheduledAsk;
+use crate::paths::home_shortened;
 use crate::poison::Recover;
 use crate::policy::risks::{self, Risk};
 use crate::policy::tools::Access;
@@ -158,7 +159,7 @@ struct Open {
 pub struct CardFacts {
     /// What the call does, in the device's words: "Run a command in ~/work/proj".
     pub headline: String,
-    /// The session's folder.
+    /// The session's folder, the whole path (the headline says it as `~/…`).
     pub cwd: String,
     pub session_title: String,
     /// When the wait ends and the card counts as denied (Unix ms).
@@ -175,7 +176,7 @@ impl CardFacts {
     /// A bash call's: where it runs, what its words may do, and the model's description.
     pub fn of_command(command: &str, description: Option<&str>, background: bool, ctx: &ToolContext) -> Self {
         let home = ctx.protected.home();
-        let folder = shown_path(&ctx.project, home);
+        let folder = home_shortened(&ctx.project, home);
         CardFacts {
             headline: match background {
                 true => format!("Start a background command in {folder}"),
@@ -207,22 +208,13 @@ impl CardFacts {
         }
     }
 
-    /// With the chat that asks: its folder and title.
-    pub fn in_chat(self, cwd: &Path, session_title: String, home: &Path) -> Self {
+    /// With the chat that asks: its folder (the whole path: a face shortens it) and title.
+    pub fn in_chat(self, cwd: &Path, session_title: String) -> Self {
         CardFacts {
-            cwd: shown_path(cwd, home),
+            cwd: cwd.display().to_string(),
             session_title,
             ..self
         }
-    }
-}
-
-/// A folder as a person reads it: under the home folder as `~/…`.
-fn shown_path(path: &Path, home: &Path) -> String {
-    match path.strip_prefix(home) {
-        Ok(rest) if rest.as_os_str().is_empty() => "~".to_string(),
-        Ok(rest) => format!("~/{}", rest.display()),
-        Err(_) => path.display().to_string(),
     }
 }
 

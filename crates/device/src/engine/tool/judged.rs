@@ -164,10 +164,7 @@ pub(super) async fn call<T: Judged>(tool: &T, turn: Turn<'_>, call: &ToolCall) -
                 },
             };
             let title = session.title();
-            let facts = prepared
-                .facts
-                .clone()
-                .in_chat(&session.cwd, title, ctx.protected.home());
+            let facts = prepared.facts.clone().in_chat(&session.cwd, title);
             let (answer, by) = engine.ask(facts, params, run.as_ref()).await;
             log.answered_by = by;
             log.answer = Some(answer.option());
