@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::scheduled::ScheduledCard;
-use crate::update::{ToolCallStatus, ToolKind};
+use crate::update::{ToolCallContent, ToolCallStatus, ToolKind};
 use crate::{LembasMeta, SessionId};
 
 /// `session/request_permission`'s params.
@@ -29,6 +29,9 @@ pub struct AskedCall {
     pub status: ToolCallStatus,
     /// The call's arguments as the model wrote them (passed through).
     pub raw_input: Value,
+    /// What the call would do, for a client that draws it: a change as ACP's `diff`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<ToolCallContent>,
 }
 
 /// ACP's `PermissionOption`.
@@ -120,11 +123,14 @@ impl PermissionOption {
     }
 }
 
-/// `_meta.lembas` of a card: why the device asks, what "always" would cover, and a scheduled
-/// run's card its run and how long it waits.
+/// `_meta.lembas` of a card: why the device asks, the model's purpose, what "always" would cover,
+/// and a scheduled run's card its run and how long it waits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CardSays {
     pub reason: String,
+    /// The model's own words for the call (the card's title is the device's), when it gave them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purpose: Option<String>,
     pub always: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduled: Option<ScheduledCard>,

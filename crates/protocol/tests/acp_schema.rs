@@ -317,15 +317,17 @@ fn a_card_and_its_answers_are_acps() {
         session_id: "ses_1".into(),
         tool_call: AskedCall {
             tool_call_id: "c1".into(),
-            title: "Run cargo test".into(),
+            title: "Run a command in ~/work".into(),
             kind: ToolKind::Execute,
             status: ToolCallStatus::Pending,
             raw_input: json!({ "command": "cargo test" }),
+            content: Vec::new(),
         },
         options: PermissionOption::offered(),
         meta: LembasMeta {
             lembas: CardSays {
                 reason: "Commands ask in edit mode.".into(),
+                purpose: Some("Run the tests".into()),
                 always: "cargo test *".into(),
                 scheduled: Some(ScheduledCard {
                     schedule_id: "sch_1".into(),
@@ -337,6 +339,25 @@ fn a_card_and_its_answers_are_acps() {
     };
     assert_eq!(
         errors(&schema, "RequestPermissionRequest", &card),
+        Vec::<String>::new()
+    );
+    // A change's card carries it as ACP's diff, a new file with no old text.
+    let change = PermissionRequest {
+        tool_call: AskedCall {
+            title: "Write notes.txt".into(),
+            kind: ToolKind::Edit,
+            raw_input: json!({ "path": "notes.txt", "content": "one\n" }),
+            content: vec![ToolCallContent::Diff {
+                path: "/work/notes.txt".into(),
+                old_text: None,
+                new_text: "one\n".into(),
+            }],
+            ..card.tool_call.clone()
+        },
+        ..card.clone()
+    };
+    assert_eq!(
+        errors(&schema, "RequestPermissionRequest", &change),
         Vec::<String>::new()
     );
     let answers = [

@@ -114,6 +114,21 @@ async fn a_card_is_listed_and_allowed_from_the_shell_and_the_client_is_told() {
         .await
         .unwrap();
 
+    // LLeMbas gets the device's card: its headline as the title, the change as ACP's diff.
+    let asked = &card["params"]["toolCall"];
+    assert_eq!(asked["title"], "Write from-shell.txt", "{card}");
+    let written = std::fs::canonicalize(&l.work).unwrap().join("from-shell.txt");
+    assert_eq!(
+        asked["content"],
+        json!([{ "type": "diff", "path": written, "oldText": null, "newText": "yes\n" }]),
+        "{card}"
+    );
+    assert!(
+        card["params"]["_meta"]["lembas"].get("purpose").is_none(),
+        "the model said none: {card}"
+    );
+    validate_acp("RequestPermissionRequest", &card["params"]).unwrap();
+
     let listed = lembas(&l.home, &["approvals", "--json"]);
     assert!(listed.status.success(), "{listed:?}");
     let listed = stdout_json(&listed);
@@ -540,4 +555,43 @@ async fn status_says_which_agents_work_and_where() {
         })
     });
     assert!(idle);
+}
+
+/// The card LLeMbas shows on the phone is the device's: the headline every face here shows, with
+/// the model's own words beside it as their purpose.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_card_is_titled_by_the_device_with_the_models_words_as_its_purpose() {
+    let mut l = linked("").await;
+    let session = l.new_session("manual").await;
+    l.model().push(ModelReply::tool_call(
+        "call_mk",
+        "bash",
+        json!({ "command": "mkdir -p made", "description": "Run what you asked" }),
+    ));
+    l.model().push(reply_text("Not made."));
+    let prompt = l.send_prompt(&session, "make it", "t1").await;
+    let card = l
+        .link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    let params = &card["params"];
+    validate_acp("RequestPermissionRequest", params).unwrap();
+    assert_eq!(params["toolCall"]["title"], "Run a command in ~/work", "{card}");
+    assert_eq!(
+        params["_meta"]["lembas"]["purpose"], "Run what you asked",
+        "{card}"
+    );
+    assert_eq!(
+        params["toolCall"]["rawInput"]["command"], "mkdir -p made",
+        "{card}"
+    );
+    assert!(
+        params["toolCall"].get("content").is_none(),
+        "a command has no diff: {card}"
+    );
+    l.choose(&card, "deny").await;
+    let answer = l.link.recv_answer(prompt, WAIT).await.unwrap();
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(!l.work.join("made").exists());
 }

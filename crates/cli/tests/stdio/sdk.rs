@@ -219,7 +219,11 @@ async fn the_official_acp_sdk_reopens_lists_switches_models_and_runs_mcp_servers
     );
     for permission in permissions {
         validate_acp("RequestPermissionRequest", permission).unwrap();
-        assert_eq!(permission["toolCall"]["title"], "echo (MCP server example)");
+        // The device's words for the call: the tool is the server's, out of its sight.
+        assert_eq!(
+            permission["toolCall"]["title"],
+            "Use the tool echo of the MCP server example"
+        );
     }
     let requests = peer.model().requests();
     assert_eq!(

@@ -16,7 +16,8 @@ pub struct ApprovalCard {
     /// The tool call's id: what an answer names (`lembas approvals allow|deny <id>`).
     pub id: String,
     pub session_id: String,
-    /// The model's own title of the call (a plan's: "Approve the plan"); a face shows `headline`.
+    /// The card's title as the client got it: the device's headline where it has one (a plan's:
+    /// "Approve the plan"); a face shows `headline`, and the model's words are `agent_says`.
     pub title: String,
     /// ACP's tool kind (`execute`, `edit`, …); none on a plan card.
     pub kind: Option<ToolKind>,

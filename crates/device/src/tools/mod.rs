@@ -91,6 +91,16 @@ pub struct Diff {
     pub new_text: String,
 }
 
+impl From<Diff> for lembas_protocol::update::ToolCallContent {
+    fn from(diff: Diff) -> Self {
+        lembas_protocol::update::ToolCallContent::Diff {
+            path: diff.path,
+            old_text: diff.old_text,
+            new_text: diff.new_text,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
     pub text: String,

@@ -16,16 +16,24 @@ const FILE_MAX: u64 = 1 << 20;
 /// The most of a diff a card carries.
 const DIFF_MAX_LINES: usize = 2000;
 
-pub fn preview(planned: &Planned, args: &Value, ctx: &ToolContext) -> Option<String> {
+/// What a card shows of a change: the unified diff a person reads, and the change whole, as ACP's
+/// `diff` content gives it to a client that draws it.
+pub struct Preview {
+    pub unified: String,
+    pub change: Diff,
+}
+
+pub fn preview(planned: &Planned, args: &Value, ctx: &ToolContext) -> Option<Preview> {
     if ctx.protected.protects(&planned.path) {
         return None;
     }
-    let old = match std::fs::metadata(&planned.path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+    let existing = match std::fs::metadata(&planned.path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(_) => return None,
         Ok(meta) if !meta.is_file() || meta.len() > FILE_MAX => return None,
-        Ok(_) => opened::read_to_string(&planned.path).ok()?,
+        Ok(_) => Some(opened::read_to_string(&planned.path).ok()?),
     };
+    let old = existing.as_deref().unwrap_or_default();
     let text = |key: &str| args.get(key).and_then(Value::as_str);
     let new = match planned.name.as_str() {
         "write" => text("content")?.to_string(),
@@ -41,7 +49,15 @@ pub fn preview(planned: &Planned, args: &Value, ctx: &ToolContext) -> Option<Str
         }
         _ => return None,
     };
-    Some(unified(&old, &new, &shown(&planned.path, ctx)))
+    let unified = unified(old, &new, &shown(&planned.path, ctx));
+    Some(Preview {
+        unified,
+        change: Diff {
+            path: planned.path.display().to_string(),
+            old_text: existing,
+            new_text: new,
+        },
+    })
 }
 
 /// A change a tool made, as the diff its card would have shown (the timeline keeps it).
@@ -76,7 +92,34 @@ mod tests {
     use serde_json::json;
 
     fn previewed(f: &Fixture, name: &str, args: Value) -> Option<String> {
-        preview(&f.planned(name, args.clone()), &args, &f.ctx)
+        preview(&f.planned(name, args.clone()), &args, &f.ctx).map(|p| p.unified)
+    }
+
+    #[test]
+    fn the_change_is_the_files_whole_before_and_after() {
+        let f = Fixture::new();
+        f.file(
+            "a.txt", "one
+two
+",
+        );
+        let args = json!({ "path": "a.txt", "old_string": "two", "new_string": "2" });
+        let change = preview(&f.planned("edit", args.clone()), &args, &f.ctx)
+            .unwrap()
+            .change;
+        assert!(
+            change.path.ends_with("/a.txt") && change.path.starts_with('/'),
+            "{}",
+            change.path
+        );
+        assert_eq!(change.old_text.as_deref(), Some("one\ntwo\n"));
+        assert_eq!(change.new_text, "one\n2\n");
+        let args = json!({ "path": "new.txt", "content": "fresh\n" });
+        let change = preview(&f.planned("write", args.clone()), &args, &f.ctx)
+            .unwrap()
+            .change;
+        assert_eq!(change.old_text, None, "a new file has no old text");
+        assert_eq!(change.new_text, "fresh\n");
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::engine::session::ToolResult;
 use crate::policy::bash_judge::{Decision, Judgement};
 use crate::policy::tools::{self as tool_policy, Access, Place};
 use crate::tools::{self, FileTool, Planned, ToolDefinition, ToolName, ToolOutput};
+use lembas_protocol::update::ToolCallContent;
 use serde_json::Value;
 
 pub(super) struct FileCall(pub FileTool);
@@ -50,9 +51,13 @@ impl Judged for FileCall {
             };
         }
         let mut facts = CardFacts::of_change(&planned, ctx);
+        let mut shown = Vec::new();
         // Read only for a card: an allowed call is not made to read its file twice.
-        if judgement.decision == Decision::Ask {
-            facts.unified_diff = tools::preview(&planned, &args, ctx);
+        if judgement.decision == Decision::Ask
+            && let Some(preview) = tools::preview(&planned, &args, ctx)
+        {
+            facts.unified_diff = Some(preview.unified);
+            shown.push(ToolCallContent::from(preview.change));
         }
         Ok(Prepared {
             title: planned.title.clone(),
@@ -64,6 +69,7 @@ impl Judged for FileCall {
             facts,
             granted,
             command: None,
+            shown,
             work: (planned, args),
         })
     }

@@ -57,6 +57,8 @@ pub(super) struct Prepared<W> {
     pub granted: bool,
     /// The command line the activity log names, for a command.
     pub command: Option<String>,
+    /// What a card shows of the call besides its arguments (a change's `diff`), as ACP's content.
+    pub shown: Vec<ToolCallContent>,
     pub work: W,
 }
 
@@ -145,19 +147,27 @@ pub(super) async fn call<T: Judged>(tool: &T, turn: Turn<'_>, call: &ToolCall) -
             return denied(engine, &sid, turn_id, call, reason, None, &log).await;
         }
         Decision::Ask => {
+            // The card says what the call does in the device's words, as every face here does;
+            // the model's own words go beside them as its purpose.
+            let title = match prepared.facts.headline.as_str() {
+                "" => prepared.title.clone(),
+                headline => headline.to_string(),
+            };
             let params = PermissionRequest {
                 session_id: sid.clone(),
                 tool_call: AskedCall {
                     tool_call_id: call.id.clone(),
-                    title: prepared.title.clone(),
+                    title,
                     kind: prepared.kind,
                     status: ToolCallStatus::Pending,
                     raw_input: prepared.raw_input.clone(),
+                    content: prepared.shown.clone(),
                 },
                 options: PermissionOption::offered(),
                 meta: LembasMeta {
                     lembas: CardSays {
                         reason: prepared.judgement.reason.clone(),
+                        purpose: prepared.facts.agent_says.clone(),
                         always: prepared.always.clone(),
                         scheduled: run.as_ref().map(|run| run.card_meta()),
                     },
@@ -225,11 +235,7 @@ pub(super) async fn call<T: Judged>(tool: &T, turn: Turn<'_>, call: &ToolCall) -
     let output = tool.run(work, running).await;
     let text = tools::cut_result(&output.text);
     let content = match &output.diff {
-        Some(d) => ToolCallContent::Diff {
-            path: d.path.clone(),
-            old_text: d.old_text.clone(),
-            new_text: d.new_text.clone(),
-        },
+        Some(diff) => ToolCallContent::from(diff.clone()),
         None => ToolCallContent::text(&text),
     };
     let status = ToolCallStatus::ended(output.is_error);
