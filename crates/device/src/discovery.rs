@@ -98,7 +98,7 @@ pub fn cause(e: &reqwest::Error) -> String {
 }
 
 pub fn http_client() -> reqwest::Client {
-    reqwest::Client::builder()
+    crate::tls::http_client_builder()
         .timeout(HTTP_TIMEOUT)
         // One request per dial: a pooled connection may have died with the network (after sleep,
         // a changed Wi-Fi) and would make the next discovery wait for the timeout.

@@ -39,6 +39,7 @@ pub mod setup;
 pub mod status;
 pub mod store;
 pub mod terminal;
+pub mod tls;
 pub mod tools;
 pub mod utc;
 pub mod whole_file;

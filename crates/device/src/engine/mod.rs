@@ -144,7 +144,7 @@ impl Engine {
         scripted: Option<model::ScriptedModel>,
     ) -> Engine {
         let store = Store::at(setup.dirs.state.clone());
-        let http = reqwest::Client::builder()
+        let http = crate::tls::http_client_builder()
             .connect_timeout(Duration::from_secs(20))
             .user_agent(concat!("lembas/", env!("CARGO_PKG_VERSION")))
             .build()

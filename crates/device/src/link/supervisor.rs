@@ -143,13 +143,17 @@ async fn dial(url: &url::Url, token: &Token) -> Dial {
     let connect = async {
         // Nagle off (here, and in the tunnel): a turn writes small frames back to back, and the
         // last would wait for a delayed ACK.
+        // The process's TLS configuration: the system's roots are not read again at each dial.
+        let tls = crate::tls::client_config().map(tokio_tungstenite::Connector::Rustls);
         let Some(via) = via else {
-            return Ok(tokio_tungstenite::connect_async_with_config(request, Some(config), true).await);
+            return Ok(
+                tokio_tungstenite::connect_async_tls_with_config(request, Some(config), true, tls).await,
+            );
         };
         let host = url.host_str().unwrap_or_default();
         let port = url.port_or_known_default().unwrap_or(443);
         let stream = proxy::tunnel(&via, host, port).await.map_err(|e| e.to_string())?;
-        Ok(tokio_tungstenite::client_async_tls_with_config(request, stream, Some(config), None).await)
+        Ok(tokio_tungstenite::client_async_tls_with_config(request, stream, Some(config), tls).await)
     };
     match tokio::time::timeout(DIAL_TIMEOUT, connect).await {
         Ok(Err(proxy_said)) => Dial::Failed(proxy_said),
