@@ -6,7 +6,7 @@ use lembas_protocol::limits::Limits;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::events::{DeviceEvent, LinkState, what_a_call_did};
-use crate::status::now_ms;
+use crate::status::{Awake, now_ms};
 use serde::Serialize;
 
 /// Enough to see what happened today without the list growing for ever.
@@ -185,10 +185,16 @@ impl Activity {
     }
 }
 
-/// The tray's live line; `folders`: where agent turns work.
-pub fn now_line(now: Now, folders: &[String]) -> String {
+/// The tray's live line; `folders`: where agent turns work; `awake`: whether the computer is kept
+/// awake for it (the runtime's status).
+pub fn now_line(now: Now, folders: &[String], awake: Option<&Awake>) -> String {
+    let held = awake.filter(|a| a.held);
     if now.is_idle() {
-        return "Now: no remote work on this computer".into();
+        // Jobs are not counted in `now`: the keep-awake reason names them.
+        return match held {
+            Some(awake) => format!("Now: {}, keeping the computer awake", awake.why),
+            None => "Now: no remote work on this computer".into(),
+        };
     }
     let mut parts = Vec::new();
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -205,7 +211,12 @@ pub fn now_line(now: Now, folders: &[String]) -> String {
     if now.watches > 0 {
         parts.push(plural(now.watches, "watch running", "watches running"));
     }
-    format!("Now: {}", parts.join(", "))
+    let awake = if held.is_some() {
+        ", keeping the computer awake"
+    } else {
+        ""
+    };
+    format!("Now: {}{awake}", parts.join(", "))
 }
 
 #[cfg(test)]
@@ -237,7 +248,10 @@ mod tests {
                 turns: 0
             }
         );
-        assert_eq!(now_line(a.now(), &[]), "Now: 2 terminals open, 1 watch running");
+        assert_eq!(
+            now_line(a.now(), &[], None),
+            "Now: 2 terminals open, 1 watch running"
+        );
         a.apply(&DeviceEvent::TerminalClosed {
             terminal_id: "t1".into(),
         });
@@ -249,7 +263,7 @@ mod tests {
                 ..Default::default()
             },
         });
-        assert_eq!(now_line(a.now(), &[]), "Now: 1 terminal open");
+        assert_eq!(now_line(a.now(), &[], None), "Now: 1 terminal open");
         let texts: Vec<_> = a.entries().into_iter().map(|e| e.text).collect();
         assert_eq!(texts[0], "Watched `make` in /work: failed (exit 2)");
         assert_eq!(texts.len(), 5);
@@ -264,7 +278,10 @@ mod tests {
             error: None,
         });
         assert!(a.now().is_idle());
-        assert_eq!(now_line(a.now(), &[]), "Now: no remote work on this computer");
+        assert_eq!(
+            now_line(a.now(), &[], None),
+            "Now: no remote work on this computer"
+        );
         assert_eq!(a.entries()[0].kind, "link");
     }
 
@@ -288,7 +305,7 @@ mod tests {
         assert_eq!(a.now().turns, 3);
         assert!(!a.now().is_idle());
         assert_eq!(
-            now_line(a.now(), &a.working_folders()),
+            now_line(a.now(), &a.working_folders(), None),
             "Now: 3 agents working in /home/p/work/a, /home/p/work/b"
         );
         a.apply(&DeviceEvent::Link {
@@ -298,11 +315,38 @@ mod tests {
         a.apply(&turn("t2", TaskState::End, "/home/p/work/b"));
         a.apply(&turn("t3", TaskState::End, "/home/p/work/a"));
         assert_eq!(
-            now_line(a.now(), &a.working_folders()),
+            now_line(a.now(), &a.working_folders(), None),
             "Now: 1 agent working in /home/p/work/a"
         );
         a.apply(&turn("t1", TaskState::End, "/home/p/work/a"));
         assert!(a.now().is_idle());
+    }
+
+    /// The line says when the computer is kept awake, and for a job alone (not in `now`) why.
+    #[test]
+    fn the_line_says_the_computer_is_kept_awake() {
+        let held = |why: &str| Awake {
+            held: true,
+            why: why.into(),
+        };
+        let mut a = Activity::default();
+        assert_eq!(
+            now_line(a.now(), &[], Some(&held("1 job running, on mains power"))),
+            "Now: 1 job running, on mains power, keeping the computer awake"
+        );
+        let let_sleep = Awake {
+            held: false,
+            why: "1 job running; remote.keep_awake is never".into(),
+        };
+        assert_eq!(
+            now_line(a.now(), &[], Some(&let_sleep)),
+            "Now: no remote work on this computer"
+        );
+        a.apply(&turn("t1", TaskState::Start, "/w"));
+        assert_eq!(
+            now_line(a.now(), &a.working_folders(), Some(&held("1 agent turn running"))),
+            "Now: 1 agent working in /w, keeping the computer awake"
+        );
     }
 
     #[test]

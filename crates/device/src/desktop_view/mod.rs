@@ -230,7 +230,11 @@ pub fn snapshot(
         },
         modes: Mode::ALL.to_vec(),
         now,
-        now_line: activity::now_line(now, &activity.working_folders()),
+        now_line: activity::now_line(
+            now,
+            &activity.working_folders(),
+            status.and_then(|s| s.keep_awake.as_ref()),
+        ),
         activity: activity.entries(),
         cards,
     }
