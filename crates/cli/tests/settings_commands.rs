@@ -51,6 +51,7 @@ fn hand_written(a: &Path) -> String {
            require_trust: true\n  \
            terminal: false\n  \
            scheduled: false\n  \
+           keep_awake: on_power\n  \
            approval_timeout: 300\n  \
            future_option: [1, 2]   # unknown, kept\n\
          trusted:\n  \
