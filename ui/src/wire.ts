@@ -94,6 +94,8 @@ unified_diff: string | null, };
 
 export type ApprovalOption = "once" | "session" | "deny";
 
+export type Awake = { held: boolean, why: string, };
+
 export type Decided = { 
 /**
  * `allow`, `ask` or `deny`: the verdict before anyone answered.
@@ -294,6 +296,10 @@ sandbox: string | null,
  * Agent turns running now, and the folders they work in (absent in an older file).
  */
 agents_working: number, working_in: Array<string>, 
+/**
+ * While remote work runs: whether the computer is kept from sleeping, and why (or why not).
+ */
+keep_awake: Awake | null, 
 /**
  * Unix milliseconds of the last change.
  */
