@@ -29,7 +29,8 @@ export type ApprovalCard = {
  */
 id: string, session_id: string, 
 /**
- * The model's own title of the call (a plan's: "Approve the plan"); a face shows `headline`.
+ * The card's title as the client got it: the device's headline where it has one (a plan's:
+ * "Approve the plan"); a face shows `headline`, and the model's words are `agent_says`.
  */
 title: string, 
 /**
@@ -93,6 +94,8 @@ agent_says: string | null,
 unified_diff: string | null, };
 
 export type ApprovalOption = "once" | "session" | "deny";
+
+export type Awake = { held: boolean, why: string, };
 
 export type Decided = { 
 /**
@@ -299,6 +302,10 @@ sandbox: string | null,
  * Agent turns running now, and the folders they work in (absent in an older file).
  */
 agents_working: number, working_in: Array<string>, 
+/**
+ * While remote work runs: whether the computer is kept from sleeping, and why (or why not).
+ */
+keep_awake: Awake | null, 
 /**
  * Unix milliseconds of the last change.
  */

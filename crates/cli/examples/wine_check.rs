@@ -1,7 +1,9 @@
 //! The Windows `lembas.exe` under Wine against the reference peer running natively on loopback
 //! (`scripts/test-windows` runs it): login with the keychain (Windows Credential Manager, Wine's),
 //! `lembas doctor` printing its checks, `lembas service run` linking (hello, initialize, the sandbox
-//! it reports), and `lembas status` asking the running device over the control pipe.
+//! it reports), `lembas status` asking the running device over the control pipe, and
+//! `lembas service install|status|uninstall` writing, reading and removing the Run key's value
+//! (read back independently with Wine's `reg query`).
 //!
 //! `wine_check <wine> <lembas.exe>`; the prefix is the environment's `WINEPREFIX`. Exits 1 at the
 //! first check that fails, saying which.
@@ -70,9 +72,59 @@ async fn check() -> Result<(), String> {
         .spawn()
         .map_err(|e| format!("lembas service run did not start: {e}"))?;
     let linked = link_and_ask(&peer, &lembas).await;
+    // While the device runs, so install starts no second one.
+    let installed = linked.and_then(|()| service_entry(&wine, &lembas));
     let _ = service.kill();
     let _ = service.wait();
-    linked
+    installed
+}
+
+/// `lembas service install`, `status`, `uninstall`: the Run key's value written, read, removed.
+fn service_entry(wine: &str, lembas: &dyn Fn(&[&str]) -> Command) -> Result<(), String> {
+    let reg_query = || {
+        let mut command = Command::new(wine);
+        command.args([
+            "reg",
+            "query",
+            r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run",
+            "/v",
+            "LLeMbas",
+        ]);
+        output(command, None)
+    };
+    let install = output(lembas(&["service", "install"]), None)?;
+    if !install.status.success() {
+        return Err(format!("lembas service install failed: {}", said(&install)));
+    }
+    expect(&install, "lembas service install", "Installed:")?;
+    let key = reg_query()?;
+    expect(&key, "reg query after install", "lembas.exe\" service run")?;
+    let status = output(lembas(&["service", "status", "--json"]), None)?;
+    let report: serde_json::Value = serde_json::from_slice(&status.stdout)
+        .map_err(|e| format!("lembas service status --json: {e}: {}", said(&status)))?;
+    let starts = report["starts"].as_str().unwrap_or_default();
+    if report["installed"] != true || !starts.ends_with("lembas.exe\" service run") {
+        return Err(format!("lembas service status did not read the entry: {report}"));
+    }
+    if !report["running"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("service run")
+    {
+        return Err(format!(
+            "lembas service status did not see the running device: {report}"
+        ));
+    }
+    println!("service: installed, status reads {starts:?}");
+    let uninstall = output(lembas(&["service", "uninstall"]), None)?;
+    expect(&uninstall, "lembas service uninstall", "Uninstalled:")?;
+    if reg_query()?.status.success() {
+        return Err("the Run key's value is still there after uninstall".into());
+    }
+    let status = output(lembas(&["service", "status"]), None)?;
+    expect(&status, "lembas service status after uninstall", "Not installed")?;
+    println!("service: uninstalled, the entry is gone");
+    Ok(())
 }
 
 /// The service's link (hello, initialize) and `lembas status` over the control pipe.

@@ -17,7 +17,7 @@ mod user_service;
 
 use lembas_device::control::ApprovalOption;
 use lembas_device::setup::Setup;
-use remote::{ModeArg, OnOff};
+use remote::{KeepAwakeArg, ModeArg, OnOff};
 
 #[derive(Parser)]
 #[command(
@@ -260,6 +260,13 @@ enum RemoteCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Keep this computer from sleeping while remote work runs: on mains power only (the
+    /// default), always, or never.
+    KeepAwake {
+        setting: KeepAwakeArg,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -331,6 +338,7 @@ fn main() -> ExitCode {
             RemoteCommand::Terminal { state, json } => remote::terminal(setup, state, json),
             RemoteCommand::Trust { state, json } => remote::require_trust(setup, state, json),
             RemoteCommand::Scheduled { state, json } => remote::scheduled(setup, state, json),
+            RemoteCommand::KeepAwake { setting, json } => remote::keep_awake(setup, setting, json),
         },
         Command::Trust { path, json } => remote::trust(setup, path, json),
         Command::Untrust { path, json } => remote::untrust(setup, path, json),

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::ValueEnum;
 use lembas_device::policy::Mode;
 use lembas_device::settings::edit::{self, Change};
-use lembas_device::settings::{self, Settings};
+use lembas_device::settings::{self, KeepAwakeSetting, Settings};
 use lembas_device::setup::Setup;
 use serde_json::{Value, json};
 
@@ -41,6 +41,25 @@ impl From<ModeArg> for Mode {
             ModeArg::Manual => Mode::Manual,
             ModeArg::Edit => Mode::Edit,
             ModeArg::Auto => Mode::Auto,
+        }
+    }
+}
+
+/// `remote.keep_awake`, as the command line spells it.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum KeepAwakeArg {
+    /// Only on mains power.
+    OnPower,
+    Always,
+    Never,
+}
+
+impl From<KeepAwakeArg> for KeepAwakeSetting {
+    fn from(k: KeepAwakeArg) -> KeepAwakeSetting {
+        match k {
+            KeepAwakeArg::OnPower => KeepAwakeSetting::OnPower,
+            KeepAwakeArg::Always => KeepAwakeSetting::Always,
+            KeepAwakeArg::Never => KeepAwakeSetting::Never,
         }
     }
 }
@@ -125,6 +144,18 @@ pub fn scheduled(setup: &Setup, state: OnOff, json: bool) -> ExitCode {
     )
 }
 
+pub fn keep_awake(setup: &Setup, setting: KeepAwakeArg, json: bool) -> ExitCode {
+    let setting = KeepAwakeSetting::from(setting);
+    let headline = match setting {
+        KeepAwakeSetting::OnPower => {
+            "This computer is kept awake while remote work runs, on mains power only."
+        }
+        KeepAwakeSetting::Always => "This computer is kept awake while remote work runs, on battery too.",
+        KeepAwakeSetting::Never => "This computer sleeps as it would, remote work or not.",
+    };
+    apply(setup, Change::KeepAwake(setting), json, headline)
+}
+
 pub fn trust(setup: &Setup, path: PathBuf, json: bool) -> ExitCode {
     let shown = resolved(setup, &path);
     apply(
@@ -185,6 +216,7 @@ pub fn state_json(s: &Settings) -> Value {
             "terminal_integration": r.terminal_integration,
             "scheduled": r.scheduled,
             "approval_timeout": r.approval_timeout,
+            "keep_awake": r.keep_awake.as_str(),
         },
         "trusted": s.trusted,
     })
@@ -217,6 +249,14 @@ fn print_state(s: &Settings, json: bool) {
     println!("Shell integration: {}", on_off(r.terminal_integration));
     println!("Accept scheduled work: {}", on_off(r.scheduled));
     println!("Approval timeout: {} s", r.approval_timeout);
+    println!(
+        "Kept awake while remote work runs: {}",
+        match r.keep_awake {
+            KeepAwakeSetting::OnPower => "on mains power",
+            KeepAwakeSetting::Always => "always",
+            KeepAwakeSetting::Never => "never",
+        }
+    );
     println!(
         "Trusted projects:\n{}",
         folders(&s.trusted, "add one with lembas trust <folder>")

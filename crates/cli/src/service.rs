@@ -126,6 +126,12 @@ pub fn status(setup: &Setup, json: bool) -> ExitCode {
             s.working_in.join(", ")
         ),
     }
+    if let Some(awake) = &s.keep_awake {
+        match awake.held {
+            true => println!("Keeping this computer awake: {}.", awake.why),
+            false => println!("Not keeping this computer awake: {}.", awake.why),
+        }
+    }
     if let Some(limits) = &s.limits {
         println!("Limits the instance was told: {limits}");
     }

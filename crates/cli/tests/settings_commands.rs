@@ -51,6 +51,7 @@ fn hand_written(a: &Path) -> String {
            require_trust: true\n  \
            terminal: false\n  \
            scheduled: false\n  \
+           keep_awake: on_power\n  \
            approval_timeout: 300\n  \
            future_option: [1, 2]   # unknown, kept\n\
          trusted:\n  \
@@ -102,10 +103,18 @@ fn every_command_keeps_comments_and_unknown_keys_byte_for_byte() {
         (vec!["remote", "trust", "off"], json!({ "require_trust": false })),
         (vec!["remote", "scheduled", "on"], json!({ "scheduled": true })),
         (vec!["service", "scheduled", "on"], json!({ "scheduled": true })),
+        (
+            vec!["remote", "keep-awake", "never"],
+            json!({ "keep_awake": "never" }),
+        ),
         (vec!["trust", c_arg], json!({})),
     ];
     let back: Vec<(Vec<&str>, Value)> = vec![
         (vec!["untrust", c_arg], json!({})),
+        (
+            vec!["remote", "keep-awake", "on-power"],
+            json!({ "keep_awake": "on_power" }),
+        ),
         (vec!["service", "scheduled", "off"], json!({ "scheduled": false })),
         (vec!["remote", "trust", "on"], json!({ "require_trust": true })),
         (vec!["remote", "terminal", "off"], json!({ "terminal": false })),
@@ -161,7 +170,7 @@ fn the_listing_says_everything_and_changes_say_what_they_did() {
             "remote": {
                 "enabled": false, "roots": [], "max_mode": "edit", "require_trust": true,
                 "terminal": false, "terminal_integration": true, "scheduled": false,
-                "approval_timeout": 300,
+                "approval_timeout": 300, "keep_awake": "on_power",
             },
             "trusted": [],
         })
@@ -189,6 +198,19 @@ fn the_listing_says_everything_and_changes_say_what_they_did() {
     );
     let on = text(&ok(home.run(&["service", "scheduled", "on"])).stdout);
     assert!(on.contains("Accept scheduled work: on"), "{on}");
+    assert!(
+        on.contains("Kept awake while remote work runs: on mains power"),
+        "{on}"
+    );
+    let always = text(&ok(home.run(&["remote", "keep-awake", "always"])).stdout);
+    assert!(
+        always.starts_with("This computer is kept awake while remote work runs, on battery too."),
+        "{always}"
+    );
+    assert!(
+        always.contains("Kept awake while remote work runs: always"),
+        "{always}"
+    );
     assert!(
         on.contains("Scheduled work also needs remote work on: lembas remote on"),
         "{on}"

@@ -18,6 +18,7 @@ pub mod events;
 pub mod files;
 pub mod heap;
 pub mod instance_answers;
+pub mod keep_awake;
 pub mod keychain;
 pub mod lenient;
 pub mod link;

@@ -12,6 +12,7 @@ use crate::control;
 use crate::desktop_view::activity::Activity;
 use crate::engine::Engine;
 use crate::events::DeviceEvent;
+use crate::keep_awake::{self, Work};
 use crate::link::supervisor::{AtFinal, Supervisor};
 use crate::link::{LinkOptions, Stop, wake};
 use crate::lock::{self, DeviceLock, LockError};
@@ -40,6 +41,8 @@ pub struct Runtime {
     limits_watch: JoinHandle<()>,
     /// Keeps the recent activity the window shows (`window/state`).
     activity_fold: JoinHandle<()>,
+    /// Holds the computer awake while remote work runs; aborted, it lets it sleep.
+    keep_awake: JoinHandle<()>,
     activity_log: activity_log::Writer,
     shutdown: watch::Sender<bool>,
     wake: broadcast::Sender<()>,
@@ -115,7 +118,29 @@ impl Runtime {
         let deleted_watch = engine.spawn_deleted_watch();
         let limits_watch = engine.spawn_limits_watch();
         let activity = Arc::new(Mutex::new(Activity::default()));
-        let activity_fold = spawn_activity_fold(events.subscribe(), activity.clone(), status_tx.clone());
+        let (work_changed, work_watch) = watch::channel(());
+        let activity_fold = spawn_activity_fold(
+            events.subscribe(),
+            activity.clone(),
+            status_tx.clone(),
+            work_changed,
+        );
+        let keep_awake = keep_awake::spawn(
+            settings_rx.clone(),
+            work_watch,
+            {
+                let (activity, engine) = (activity.clone(), engine.clone());
+                move || {
+                    let now = activity.lock().recover().now();
+                    Work {
+                        turns: now.turns,
+                        jobs: engine.jobs_running(),
+                        watches: now.watches,
+                    }
+                }
+            },
+            status_tx.clone(),
+        );
         let board = Board::default();
         let control = control::Server::start(control::RuntimeHandles {
             status: status_rx.clone(),
@@ -153,6 +178,7 @@ impl Runtime {
             deleted_watch,
             limits_watch,
             activity_fold,
+            keep_awake,
             activity_log,
             shutdown,
             wake,
@@ -177,6 +203,7 @@ impl Runtime {
         self.deleted_watch.abort();
         self.limits_watch.abort();
         self.activity_fold.abort();
+        self.keep_awake.abort();
         // The link's last state is in the log before the device says it stopped.
         self.activity_log.finish().await;
         // The last status must reach the file before the lock is released.
@@ -200,11 +227,12 @@ impl Runtime {
 
 /// Folds every event into the recent activity and what runs now, as the window shows them.
 /// Folds the events into the activity the control socket serves, and the agents at work into the
-/// status file (`lembas status`).
+/// status file (`lembas status`); `work_changed` is told after each event (keep-awake counts again).
 fn spawn_activity_fold(
     mut events: broadcast::Receiver<DeviceEvent>,
     activity: Arc<Mutex<Activity>>,
     status: watch::Sender<Status>,
+    work_changed: watch::Sender<()>,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         loop {
@@ -219,6 +247,8 @@ fn spawn_activity_fold(
                             s.working_in = folders;
                         });
                     }
+                    drop(activity);
+                    work_changed.send_replace(());
                 }
                 // A few lines missed from a bounded list: the log has them all.
                 Err(broadcast::error::RecvError::Lagged(_)) => {}

@@ -31,6 +31,9 @@ pub struct Status {
     pub agents_working: usize,
     #[serde(default)]
     pub working_in: Vec<String>,
+    /// While remote work runs: whether the computer is kept from sleeping, and why (or why not).
+    #[serde(default)]
+    pub keep_awake: Option<Awake>,
     /// Unix milliseconds of the last change.
     pub updated_ms: u64,
 }
@@ -47,6 +50,7 @@ impl Status {
             sandbox: Some(crate::sandbox::support()),
             agents_working: 0,
             working_in: Vec::new(),
+            keep_awake: None,
             updated_ms: now_ms(),
         }
     }
@@ -56,6 +60,14 @@ impl Default for Status {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// Whether the computer is kept awake now (`crate::keep_awake`), and why or why not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct Awake {
+    pub held: bool,
+    pub why: String,
 }
 
 pub fn now_ms() -> u64 {

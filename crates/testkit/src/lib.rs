@@ -10,6 +10,7 @@
 
 mod config;
 mod home;
+pub mod login_manager;
 pub mod notifications;
 mod scripted_engine;
 

@@ -3,6 +3,8 @@
 //! agent on macOS. The file is written first, then the manager is asked; a manager that cannot be
 //! reached (no user session bus, a container) leaves the file in place and says the command to run.
 
+#[cfg(windows)]
+mod run_key;
 mod unit;
 
 use std::path::{Path, PathBuf};
@@ -29,7 +31,11 @@ struct Report {
     manager_error: Option<String>,
 }
 
+// On Windows the Run key serves it (`run_key`), and what follows is not reached.
+#[cfg_attr(windows, allow(unreachable_code))]
 pub fn install(setup: &Setup, json: bool) -> ExitCode {
+    #[cfg(windows)]
+    return run_key::install(setup, json);
     let dirs = &setup.dirs;
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
@@ -111,7 +117,11 @@ pub fn install(setup: &Setup, json: bool) -> ExitCode {
     }
 }
 
+// On Windows the Run key serves it (`run_key`), and what follows is not reached.
+#[cfg_attr(windows, allow(unreachable_code))]
 pub fn uninstall(setup: &Setup, json: bool) -> ExitCode {
+    #[cfg(windows)]
+    return run_key::uninstall(setup, json);
     let dirs = &setup.dirs;
     let Some(platform) = Platform::here() else {
         return fail(json, UNSUPPORTED.to_string());
@@ -155,7 +165,11 @@ pub fn uninstall(setup: &Setup, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+// On Windows the Run key serves it (`run_key`), and what follows is not reached.
+#[cfg_attr(windows, allow(unreachable_code))]
 pub fn status(setup: &Setup, json: bool) -> ExitCode {
+    #[cfg(windows)]
+    return run_key::status(setup, json);
     let dirs = &setup.dirs;
     let Some(platform) = Platform::here() else {
         return fail(json, UNSUPPORTED.to_string());
@@ -185,7 +199,7 @@ pub fn status(setup: &Setup, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-const UNSUPPORTED: &str = "lembas service install works on Linux (systemd) and macOS (launchd); on this system start `lembas service run` with the system's own service tool";
+const UNSUPPORTED: &str = "lembas service install works on Linux (systemd), macOS (launchd) and Windows (the Run key); on this system start `lembas service run` with the system's own service tool";
 
 fn fail(json: bool, message: String) -> ExitCode {
     crate::login::fail(json, message)

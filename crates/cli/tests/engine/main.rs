@@ -12,6 +12,7 @@ mod faults;
 mod files;
 mod job_limits;
 mod jobs;
+mod keep_awake;
 mod limits;
 mod mcp_servers;
 mod memory;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::events::{DeviceEvent, LinkState, what_a_call_did};
 use crate::paths::home_shortened;
-use crate::status::now_ms;
+use crate::status::{Awake, now_ms};
 use serde::Serialize;
 
 /// Enough to see what happened today without the list growing for ever.
@@ -187,10 +187,16 @@ impl Activity {
     }
 }
 
-/// The tray's live line; `folders`: where agent turns work, said as `~/…` under `home`.
-pub fn now_line(now: Now, folders: &[String], home: &Path) -> String {
+/// The tray's live line; `folders`: where agent turns work, said as `~/…` under `home`; `awake`:
+/// whether the computer is kept awake for it (the runtime's status).
+pub fn now_line(now: Now, folders: &[String], home: &Path, awake: Option<&Awake>) -> String {
+    let held = awake.filter(|a| a.held);
     if now.is_idle() {
-        return "Now: no remote work on this computer".into();
+        // Jobs are not counted in `now`: the keep-awake reason names them.
+        return match held {
+            Some(awake) => format!("Now: {}, keeping the computer awake", awake.why),
+            None => "Now: no remote work on this computer".into(),
+        };
     }
     let mut parts = Vec::new();
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -211,7 +217,12 @@ pub fn now_line(now: Now, folders: &[String], home: &Path) -> String {
     if now.watches > 0 {
         parts.push(plural(now.watches, "watch running", "watches running"));
     }
-    format!("Now: {}", parts.join(", "))
+    let awake = if held.is_some() {
+        ", keeping the computer awake"
+    } else {
+        ""
+    };
+    format!("Now: {}{awake}", parts.join(", "))
 }
 
 #[cfg(test)]
@@ -244,7 +255,7 @@ mod tests {
             }
         );
         assert_eq!(
-            now_line(a.now(), &[], Path::new("/home/p")),
+            now_line(a.now(), &[], Path::new("/home/p"), None),
             "Now: 2 terminals open, 1 watch running"
         );
         a.apply(&DeviceEvent::TerminalClosed {
@@ -259,7 +270,7 @@ mod tests {
             },
         });
         assert_eq!(
-            now_line(a.now(), &[], Path::new("/home/p")),
+            now_line(a.now(), &[], Path::new("/home/p"), None),
             "Now: 1 terminal open"
         );
         let texts: Vec<_> = a.entries().into_iter().map(|e| e.text).collect();
@@ -277,7 +288,7 @@ mod tests {
         });
         assert!(a.now().is_idle());
         assert_eq!(
-            now_line(a.now(), &[], Path::new("/home/p")),
+            now_line(a.now(), &[], Path::new("/home/p"), None),
             "Now: no remote work on this computer"
         );
         assert_eq!(a.entries()[0].kind, "link");
@@ -303,7 +314,7 @@ mod tests {
         assert_eq!(a.now().turns, 3);
         assert!(!a.now().is_idle());
         assert_eq!(
-            now_line(a.now(), &a.working_folders(), Path::new("/home/p")),
+            now_line(a.now(), &a.working_folders(), Path::new("/home/p"), None),
             "Now: 3 agents working in ~/work/a, ~/work/b"
         );
         a.apply(&DeviceEvent::Link {
@@ -313,12 +324,49 @@ mod tests {
         a.apply(&turn("t2", TaskState::End, "/home/p/work/b"));
         a.apply(&turn("t3", TaskState::End, "/home/p/work/a"));
         assert_eq!(
-            now_line(a.now(), &a.working_folders(), Path::new("/elsewhere")),
+            now_line(a.now(), &a.working_folders(), Path::new("/elsewhere"), None),
             "Now: 1 agent working in /home/p/work/a",
             "a folder outside the home is said whole"
         );
         a.apply(&turn("t1", TaskState::End, "/home/p/work/a"));
         assert!(a.now().is_idle());
+    }
+
+    /// The line says when the computer is kept awake, and for a job alone (not in `now`) why.
+    #[test]
+    fn the_line_says_the_computer_is_kept_awake() {
+        let held = |why: &str| Awake {
+            held: true,
+            why: why.into(),
+        };
+        let mut a = Activity::default();
+        assert_eq!(
+            now_line(
+                a.now(),
+                &[],
+                Path::new("/home/p"),
+                Some(&held("1 job running, on mains power"))
+            ),
+            "Now: 1 job running, on mains power, keeping the computer awake"
+        );
+        let let_sleep = Awake {
+            held: false,
+            why: "1 job running; remote.keep_awake is never".into(),
+        };
+        assert_eq!(
+            now_line(a.now(), &[], Path::new("/home/p"), Some(&let_sleep)),
+            "Now: no remote work on this computer"
+        );
+        a.apply(&turn("t1", TaskState::Start, "/w"));
+        assert_eq!(
+            now_line(
+                a.now(),
+                &a.working_folders(),
+                Path::new("/home/p"),
+                Some(&held("1 agent turn running"))
+            ),
+            "Now: 1 agent working in /w, keeping the computer awake"
+        );
     }
 
     #[test]

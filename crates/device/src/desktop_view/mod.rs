@@ -234,7 +234,12 @@ pub fn snapshot(
         },
         modes: Mode::ALL.to_vec(),
         now,
-        now_line: activity::now_line(now, &activity.working_folders(), home),
+        now_line: activity::now_line(
+            now,
+            &activity.working_folders(),
+            home,
+            status.and_then(|s| s.keep_awake.as_ref()),
+        ),
         home: home.display().to_string(),
         activity: activity.entries(),
         cards,

@@ -282,6 +282,12 @@ impl Engine {
         self.0.active_turns.load(std::sync::atomic::Ordering::SeqCst) > 0
     }
 
+    /// Background jobs running now, over every session (for `crate::keep_awake`).
+    pub fn jobs_running(&self) -> usize {
+        let sessions: Vec<Arc<Session>> = self.sessions().values().cloned().collect();
+        sessions.iter().map(|s| s.jobs(|board| board.running())).sum()
+    }
+
     /// The client of a new link, once initialize is answered: it is shown every card still open and
     /// told of every delete it has not heard of.
     pub async fn attach(&self, client: ClientLink) {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_norway::{Mapping as ValueMap, Value};
 use yaml_edit::{Document, Mapping, Sequence};
 
-use super::{Settings, SettingsError, atomic_write, parse};
+use super::{KeepAwakeSetting, Settings, SettingsError, atomic_write, parse};
 use crate::paths::{Dirs, expand_tilde};
 use crate::policy::Mode;
 
@@ -28,6 +28,7 @@ pub enum Change {
     Terminal(bool),
     TerminalIntegration(bool),
     Scheduled(bool),
+    KeepAwake(KeepAwakeSetting),
     /// Trust a project folder; `~` is expanded and the folder must exist. Stored absolute.
     Trust(PathBuf),
     Untrust(PathBuf),
@@ -152,6 +153,7 @@ impl Op {
             Change::Terminal(b) => remote("terminal", Scalar::Bool(*b)),
             Change::TerminalIntegration(b) => remote("terminal_integration", Scalar::Bool(*b)),
             Change::Scheduled(b) => remote("scheduled", Scalar::Bool(*b)),
+            Change::KeepAwake(k) => remote("keep_awake", Scalar::Str(k.as_str().to_owned())),
             Change::AddRoot(p) => Ok(Op::Add(List::Roots, existing_folder(p, home, "a remote root")?)),
             Change::Trust(p) => Ok(Op::Add(
                 List::Trusted,

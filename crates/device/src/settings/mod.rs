@@ -72,6 +72,32 @@ pub struct Remote {
     pub sandbox: SandboxSetting,
     /// Variables a command keeps although their names look secret (`KEY`, `TOKEN`…).
     pub env_keep: Vec<String>,
+    /// Whether the computer is kept from sleeping while remote work runs (`crate::keep_awake`).
+    pub keep_awake: KeepAwakeSetting,
+}
+
+/// `remote.keep_awake`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeepAwakeSetting {
+    /// Only while the computer runs on mains power: a laptop on battery sleeps as it would.
+    #[default]
+    OnPower,
+    Always,
+    Never,
+}
+
+impl KeepAwakeSetting {
+    pub const ALL: [KeepAwakeSetting; 3] = [Self::OnPower, Self::Always, Self::Never];
+
+    /// As the file spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OnPower => "on_power",
+            Self::Always => "always",
+            Self::Never => "never",
+        }
+    }
 }
 
 /// `remote.sandbox`.
@@ -98,6 +124,7 @@ impl Default for Remote {
             approval_timeout: 300,
             sandbox: SandboxSetting::Auto,
             env_keep: Vec::new(),
+            keep_awake: KeepAwakeSetting::OnPower,
         }
     }
 }

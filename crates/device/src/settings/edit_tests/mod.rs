@@ -147,6 +147,19 @@ fn every_change_edits_only_its_value() {
         "require_trust: false\n  terminal: true\n  terminal_integration: false\n  scheduled: true\n",
     );
     assert!(s.remote.terminal && !s.remote.terminal_integration && s.remote.scheduled);
+    assert_eq!(s.remote.keep_awake, KeepAwakeSetting::OnPower);
+    let s = step(
+        &[Change::KeepAwake(KeepAwakeSetting::Never)],
+        "  scheduled: true\n",
+        "  scheduled: true\n  keep_awake: never\n",
+    );
+    assert_eq!(s.remote.keep_awake, KeepAwakeSetting::Never);
+    let s = step(
+        &[Change::KeepAwake(KeepAwakeSetting::Always)],
+        "keep_awake: never",
+        "keep_awake: always",
+    );
+    assert_eq!(s.remote.keep_awake, KeepAwakeSetting::Always);
     let s = step(
         &[Change::Trust(home.at("b"))],
         &format!("  - {a}\n"),
