@@ -100,8 +100,8 @@ pub fn decide(setting: KeepAwakeSetting, work: Work, power: Power) -> Decision {
     }
 }
 
-/// Follows the work (counted by `count`, asked again at each change of `changed` and every
-/// [`RECOUNT`]) and the settings, holding the system's inhibitor while [`decide`] says so, and
+/// Follows the work (counted by `count`, asked again at each change of `changed` and, while work
+/// runs, every [`RECOUNT`]) and the settings, holding the system's inhibitor while [`decide`] says so, and
 /// writes what it does into the status. Ending the task (abort) lets the computer sleep again.
 pub fn spawn<F>(
     mut settings: watch::Receiver<Arc<Settings>>,
@@ -163,6 +163,9 @@ where
                     },
                 })
             };
+            // Counted again every RECOUNT only while work runs (a job's end sends no event): an idle
+            // device waits for the next event, with no timer of its own.
+            let working = awake.is_some();
             status.send_if_modified(|s| {
                 let differs = s.keep_awake != awake;
                 if differs {
@@ -173,7 +176,7 @@ where
             tokio::select! {
                 r = changed.changed() => if r.is_err() { return },
                 r = settings.changed() => if r.is_err() { return },
-                () = tokio::time::sleep(RECOUNT) => {}
+                () = tokio::time::sleep(RECOUNT), if working => {}
             }
         }
     })
