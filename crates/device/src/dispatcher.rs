@@ -9,6 +9,7 @@ use crate::client::Outbound;
 use crate::client::{ClientLink, PendingRequests};
 use crate::decisions::decisions;
 use crate::directories;
+use crate::editor_login::{self, EditorLogin};
 use crate::engine::Engine;
 use crate::engine::method::engine_methods;
 use crate::events::DeviceEvent;
@@ -20,7 +21,7 @@ use crate::settings::Settings;
 use crate::terminal::Terminals;
 use crate::terminal::board::Board;
 use lembas_protocol::initialize::{
-    AgentCapabilities, Client, DeviceSays, Implementation, InitializeAnswer, McpCapabilities,
+    AgentAuth, AgentCapabilities, AuthMethod, Client, DeviceSays, Implementation, InitializeAnswer, McpCapabilities,
     PromptCapabilities, SessionCapabilities,
 };
 use lembas_protocol::limits::{DeviceInfo, Hello, Limits};
@@ -167,15 +168,18 @@ impl Announced {
                 list: Empty {},
                 resume: Empty {},
                 close: Empty {},
+                delete: Empty {},
             }),
+            auth: self.editor.then_some(AgentAuth { logout: Empty {} }),
         }
     }
 
-    pub fn initialize_answer(&self, connection: Option<&str>) -> InitializeAnswer {
+    /// `auth_methods`: an editor's login (none on the link, which is signed in already).
+    pub fn initialize_answer(&self, connection: Option<&str>, auth_methods: Vec<AuthMethod>) -> InitializeAnswer {
         InitializeAnswer {
             protocol_version: 1,
             agent_capabilities: self.agent_capabilities(),
-            auth_methods: Vec::new(),
+            auth_methods,
             agent_info: Implementation {
                 name: AGENT_NAME.to_string(),
                 version: VERSION.to_string(),
@@ -207,6 +211,8 @@ pub struct Dispatcher {
     serial: u64,
     out: Outbound,
     pub pending: Arc<PendingRequests>,
+    /// An editor's login (`authenticate`, `logout`); none on the link.
+    login: Option<EditorLogin>,
 }
 
 /// Tells links apart for the engine.
@@ -233,7 +239,19 @@ impl Dispatcher {
             serial: LINK_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             out,
             pending: Arc::default(),
+            login: None,
         }
+    }
+
+    /// An editor's dispatcher: `authenticate` and `logout` change `login`.
+    pub fn with_login(mut self, login: EditorLogin) -> Self {
+        self.login = Some(login);
+        self
+    }
+
+    /// An editor's login, for the methods that need one; -32601 on the link.
+    fn login(&self, name: &str) -> Result<&EditorLogin, RpcError> {
+        self.login.as_ref().ok_or_else(|| RpcError::method_not_found(name))
     }
 
     /// After initialize's answer went out: the engine takes this link's client (cards still open
@@ -345,11 +363,16 @@ impl Dispatcher {
         let method = self.admitted(name)?;
         match method {
             Initialize => {
+                let params = request::read(m::Initialize, params)?;
+                let auth_methods = match &self.login {
+                    Some(login) => login.methods(),
+                    None => Vec::new(),
+                };
                 let Client {
                     lembas,
                     protocol,
                     show,
-                } = request::read(m::Initialize, params)?.client();
+                } = params.client();
                 let client = ClientLink::new(
                     self.serial,
                     self.out.clone(),
@@ -359,7 +382,10 @@ impl Dispatcher {
                     show,
                 );
                 *self.client.lock().recover() = Some(client);
-                request::answer(self.announced.initialize_answer(self.connection.as_deref()))
+                request::answer(
+                    self.announced
+                        .initialize_answer(self.connection.as_deref(), auth_methods),
+                )
             }
             Directories => {
                 let settings = self.now();
@@ -401,6 +427,19 @@ impl Dispatcher {
                 .await
                 .map(|()| json!({})),
             Initialized => Ok(json!({})),
+            Authenticate => {
+                let login = self.login(name)?;
+                serve(m::Authenticate, params, |p| login.authenticate(&self.engine, p)).await
+            }
+            Logout => {
+                let login = self.login(name)?;
+                serve(m::Logout, params, |_| login.logout(&self.engine)).await
+            }
+            // An editor's device not logged in: ACP's auth-required, so the editor offers the login.
+            SessionNew if self.login.is_some() => {
+                editor_login::logged_in(&self.engine).await?;
+                self.engine.request(method, params).await
+            }
             // The engine's: one list with its handlers (engine::method).
             engine_methods!(pattern) => self.engine.request(method, params).await,
             // The device's own (admitted never lets one through).

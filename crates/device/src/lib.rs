@@ -12,6 +12,7 @@ pub mod directories;
 pub mod discovery;
 pub mod dispatcher;
 pub mod editor;
+pub mod editor_login;
 pub mod engine;
 pub mod events;
 pub mod files;

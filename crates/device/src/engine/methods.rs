@@ -42,6 +42,7 @@ pub async fn request(engine: &Engine, method: EngineMethod, params: Value) -> Re
         SessionHistory => serve(m::SessionHistory, params, |p| async move { history(engine, p) }).await,
         SessionTitle => serve(m::SessionTitle, params, |p| title(engine, p)).await,
         SessionDelete => serve(m::SessionDelete, params, |p| delete(engine, p)).await,
+        AcpSessionDelete => serve(m::AcpSessionDelete, params, |p| delete_for_editor(engine, p)).await,
         Steer => serve(m::Steer, params, |p| conversation::steer(engine, p)).await,
         SessionRewind => serve(m::SessionRewind, params, |p| conversation::rewind(engine, p)).await,
         SessionCompact => serve(m::SessionCompact, params, |p| conversation::compact(engine, p)).await,
@@ -412,6 +413,8 @@ async fn title(engine: &Engine, params: TitleParams) -> Result<Titled, RpcError>
 /// docs/protocol.md: the device deletes a session the client holds now or was ever given (the `given` mark
 /// in the store), or else one whose folder is inside the roots while remote work is on (trust not
 /// asked: deleting runs nothing there). Anything else, an editor's session elsewhere say: -32602.
+/// One another process holds open (an editor's, the service's) is not deleted under it: -32602
+/// naming the holder.
 async fn delete(engine: &Engine, params: SessionRef) -> Result<Deleted, RpcError> {
     let id = params.session_id;
     if !ids::is_session_id(&id) {
@@ -419,33 +422,63 @@ async fn delete(engine: &Engine, params: SessionRef) -> Result<Deleted, RpcError
             "{id} is not a session id of this device (ses_…)."
         )));
     }
-    let held_here = engine.sessions().contains_key(&id);
-    if !held_here && engine.store().exists(&id) {
+    Ok(Deleted {
+        deleted: delete_session(engine, &id).await?,
+    })
+}
+
+/// ACP's `session/delete` (an editor's): the link's rules, and a session that is not there is
+/// -32602 (ACP's answer has no `deleted` to say so).
+async fn delete_for_editor(engine: &Engine, params: SessionRef) -> Result<Empty, RpcError> {
+    let id = params.session_id;
+    let known = engine.sessions().contains_key(&id) || ids::is_session_id(&id) && engine.store().exists(&id);
+    if !known {
+        return Err(RpcError::invalid_params(format!(
+            "There is no session {id} on this computer to delete (session/list says which there are)."
+        )));
+    }
+    delete_session(engine, &id).await?;
+    Ok(Empty {})
+}
+
+/// Deletes the session `id` (a well-formed id): `true` when there was one.
+async fn delete_session(engine: &Engine, id: &str) -> Result<bool, RpcError> {
+    let held_here = engine.sessions().contains_key(id);
+    // Held while the files go: another process cannot open it meanwhile.
+    let mut _hold = None;
+    if !held_here && engine.store().exists(id) {
         let summary = engine
             .store()
-            .summary(&id)
+            .summary(id)
             .map_err(|e| RpcError::internal(format!("The session {id} could not be read: {e}.")))?;
         if !summary.given {
-            deletable(engine, &id, Path::new(&summary.cwd))?;
+            deletable(engine, id, Path::new(&summary.cwd))?;
         }
+        _hold = Some(
+            engine
+                .store()
+                .hold(id, &holder(engine))
+                .map_err(|e| RpcError::invalid_params(format!("{id} is not deleted: {e}")))?,
+        );
     }
-    let in_memory = engine.sessions().remove(&id);
-    engine.files().forget(&id);
-    engine.shelf().forget_session(&id);
+    let in_memory = engine.sessions().remove(id);
+    engine.files().forget(id);
+    engine.shelf().forget_session(id);
     if let Some(session) = &in_memory {
         session.cancel();
         session.state().jobs.stop_all();
         session.stop_mcp_servers();
-        engine.withdraw_cards_of(&id).await;
+        engine.withdraw_cards_of(id).await;
     }
     let deleted = engine
         .store()
-        .delete(&id)
+        .delete(id)
         .map_err(|e| RpcError::internal(format!("The session {id} could not be removed: {e}.")))?;
-    if deleted || in_memory.is_some() {
-        engine.device_event(crate::events::DeviceEvent::SessionDeleted { session_id: id });
+    let deleted = deleted || in_memory.is_some();
+    if deleted {
+        engine.device_event(crate::events::DeviceEvent::SessionDeleted {
+            session_id: id.into(),
+        });
     }
-    Ok(Deleted {
-        deleted: deleted || in_memory.is_some(),
-    })
+    Ok(deleted)
 }
