@@ -15,16 +15,18 @@ use crate::engine::method::engine_methods;
 use crate::events::DeviceEvent;
 use crate::poison::Recover;
 use crate::policy::Mode;
+use crate::request_cancel::{self, Running, RunningRequests};
 use crate::rpc::{self, RpcError};
 use crate::scheduled;
 use crate::settings::Settings;
 use crate::terminal::Terminals;
 use crate::terminal::board::Board;
 use lembas_protocol::initialize::{
-    AgentAuth, AgentCapabilities, AuthMethod, Client, DeviceSays, Implementation, InitializeAnswer, McpCapabilities,
-    PromptCapabilities, SessionCapabilities,
+    AgentAuth, AgentCapabilities, AuthMethod, Client, DeviceSays, Implementation, InitializeAnswer,
+    McpCapabilities, PromptCapabilities, SessionCapabilities,
 };
 use lembas_protocol::limits::{DeviceInfo, Hello, Limits};
+use lembas_protocol::notices::CancelRequest;
 use lembas_protocol::request::{self, method as m, serve};
 use lembas_protocol::session::Empty;
 use lembas_protocol::{Capability, LembasMeta, LinkMethod};
@@ -175,7 +177,11 @@ impl Announced {
     }
 
     /// `auth_methods`: an editor's login (none on the link, which is signed in already).
-    pub fn initialize_answer(&self, connection: Option<&str>, auth_methods: Vec<AuthMethod>) -> InitializeAnswer {
+    pub fn initialize_answer(
+        &self,
+        connection: Option<&str>,
+        auth_methods: Vec<AuthMethod>,
+    ) -> InitializeAnswer {
         InitializeAnswer {
             protocol_version: 1,
             agent_capabilities: self.agent_capabilities(),
@@ -213,6 +219,8 @@ pub struct Dispatcher {
     pub pending: Arc<PendingRequests>,
     /// An editor's login (`authenticate`, `logout`); none on the link.
     login: Option<EditorLogin>,
+    /// The client's requests being answered now, for `$/cancel_request`.
+    running: RunningRequests,
 }
 
 /// Tells links apart for the engine.
@@ -240,6 +248,7 @@ impl Dispatcher {
             out,
             pending: Arc::default(),
             login: None,
+            running: RunningRequests::default(),
         }
     }
 
@@ -251,7 +260,9 @@ impl Dispatcher {
 
     /// An editor's login, for the methods that need one; -32601 on the link.
     fn login(&self, name: &str) -> Result<&EditorLogin, RpcError> {
-        self.login.as_ref().ok_or_else(|| RpcError::method_not_found(name))
+        self.login
+            .as_ref()
+            .ok_or_else(|| RpcError::method_not_found(name))
     }
 
     /// After initialize's answer went out: the engine takes this link's client (cards still open
@@ -317,6 +328,24 @@ impl Dispatcher {
             None => true,
             Some(_) => false,
         }
+    }
+
+    /// The request `id` runs from now on: a `$/cancel_request` for it reaches
+    /// [`Dispatcher::request_cancellable`].
+    pub fn start_running(&self, id: &Value) -> Running {
+        self.running.start(id)
+    }
+
+    /// A request the client may cancel with `$/cancel_request` while it runs (crate::request_cancel).
+    pub async fn request_cancellable(
+        &self,
+        running: Running,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        let undo = request_cancel::undo_of(&self.engine, method, &params);
+        let handling = self.request(method, params);
+        request_cancel::answer(&self.engine, method, undo, running, handling).await
     }
 
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
@@ -473,6 +502,14 @@ impl Dispatcher {
 
     /// A notification has nobody to answer; a failure is logged.
     pub async fn notification(&self, name: &str, params: Value) {
+        // JSON-RPC's own, either way: a cancel for an id not running is ignored.
+        if name == LinkMethod::CancelRequest.name() {
+            match rpc::params::<CancelRequest>(name, params) {
+                Ok(cancel) => self.running.cancel(&cancel.request_id),
+                Err(e) => tracing::warn!(method = name, error = %e, "notification not handled"),
+            }
+            return;
+        }
         let result = match self.admitted(name) {
             Ok(
                 method @ (LinkMethod::TerminalInput | LinkMethod::TerminalResize | LinkMethod::TerminalClose),

@@ -64,17 +64,19 @@ where
     let (out, queue) = outbound::channel();
     let (finish, finished) = oneshot::channel();
     let writer = tokio::spawn(write_lines(output, queue, finished));
-    let dispatcher = Arc::new(Dispatcher::new(
-        settings_rx,
-        announced,
-        connection,
-        out.clone(),
-        events,
-        engine.clone(),
-        // An editor's link opens no terminals.
-        crate::terminal::board::Board::default(),
-    )
-    .with_login(EditorLogin::new(settings_tx, editor_settings, setup)));
+    let dispatcher = Arc::new(
+        Dispatcher::new(
+            settings_rx,
+            announced,
+            connection,
+            out.clone(),
+            events,
+            engine.clone(),
+            // An editor's link opens no terminals.
+            crate::terminal::board::Board::default(),
+        )
+        .with_login(EditorLogin::new(settings_tx, editor_settings, setup)),
+    );
     let mut input = input;
     let mut tasks = JoinSet::new();
     let mut line = Vec::new();

@@ -29,7 +29,11 @@ pub struct EditorLogin {
 }
 
 impl EditorLogin {
-    pub fn new(settings: watch::Sender<Arc<Settings>>, shape: fn(Settings) -> Settings, setup: Setup) -> Self {
+    pub fn new(
+        settings: watch::Sender<Arc<Settings>>,
+        shape: fn(Settings) -> Settings,
+        setup: Setup,
+    ) -> Self {
         Self {
             settings,
             shape,
@@ -80,7 +84,9 @@ impl EditorLogin {
             .await
             .map_err(|e| RpcError::internal(e.to_string()))?
             .map_err(|e| {
-                RpcError::internal(format!("The config cannot be read: {e}. Fix it, then authenticate again."))
+                RpcError::internal(format!(
+                    "The config cannot be read: {e}. Fix it, then authenticate again."
+                ))
             })?;
         self.settings.send_replace(Arc::new((self.shape)(read)));
         Ok(())

@@ -29,6 +29,7 @@ pub mod paths;
 pub mod poison;
 pub mod policy;
 pub mod proxy;
+pub mod request_cancel;
 pub mod runtime;
 pub mod sandbox;
 pub mod scheduled;

@@ -91,9 +91,7 @@ pub struct Client {
 impl InitializeParams {
     /// The client can run the agent's login in a terminal (ACP's `auth.terminal`).
     pub fn terminal_auth(&self) -> bool {
-        self.client_capabilities
-            .as_ref()
-            .is_some_and(|c| c.auth.terminal)
+        self.client_capabilities.as_ref().is_some_and(|c| c.auth.terminal)
     }
 }
 

@@ -6,72 +6,7 @@
 //! gets against its own schema.
 
 use super::*;
-use std::path::PathBuf;
-use std::process::Command;
-
-fn client_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/acp-client"))
-}
-
-/// The SDK as scripts/setup installs it; a clear failure, never a skip, when it is not there.
-fn installed_sdk() -> PathBuf {
-    let dir = client_dir();
-    let wanted: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("package.json")).unwrap()).unwrap();
-    let wanted = wanted["dependencies"]["@agentclientprotocol/sdk"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let installed = dir.join("node_modules/@agentclientprotocol/sdk/package.json");
-    let found = std::fs::read_to_string(&installed)
-        .ok()
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .and_then(|p| p["version"].as_str().map(str::to_string));
-    match found {
-        Some(version) if version == wanted => {}
-        Some(version) => panic!(
-            "the ACP SDK in {} is {version}, the tests pin {wanted}: run scripts/setup (or npm --prefix tests/acp-client ci)",
-            dir.display()
-        ),
-        None => panic!(
-            "the official ACP SDK is not installed in {}: run scripts/setup (or npm --prefix tests/acp-client ci)",
-            dir.display()
-        ),
-    }
-    let node = Command::new("node").arg("--version").output();
-    assert!(
-        node.is_ok_and(|o| o.status.success()),
-        "node is needed to run the ACP SDK: run scripts/setup-desktop (it installs Node)"
-    );
-    dir
-}
-
-/// Runs `script` of tests/acp-client with the `lembas` binary and `args`, in `home`: what it printed
-/// (one JSON object) and its standard error.
-fn run_script(
-    dir: &std::path::Path,
-    home: &Home,
-    script: &str,
-    args: &[&std::ffi::OsStr],
-) -> (Value, String) {
-    let output = Command::new("node")
-        .arg(dir.join(script))
-        .arg(env!("CARGO_BIN_EXE_lembas"))
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join(".config"))
-        .env("XDG_STATE_HOME", home.path().join(".local/state"))
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    assert!(output.status.success(), "{script} failed:\n{stderr}");
-    let seen = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("{script} printed no JSON ({e}):\n{stderr}"));
-    (seen, stderr)
-}
+use common::acp_sdk::{installed_sdk, run_script};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_official_acp_sdk_runs_a_whole_prompt_with_a_permission_request() {
@@ -321,4 +256,82 @@ async fn the_official_acp_sdk_reopens_lists_switches_models_and_runs_mcp_servers
     );
     assert_eq!(second["others"], json!([]), "an editor got more than plain ACP");
     assert_eq!(second["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
+}
+
+/// tests/acp-client/lifecycle.mjs: chats deleted (one another editor holds is not), a stray
+/// `$/cancel_request` ignored, and a hanging prompt cancelled by its request id.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_acp_sdk_deletes_chats_and_cancels_a_prompt_by_its_request_id() {
+    let dir = installed_sdk();
+    let (peer, home) = logged_in().await;
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    peer.model().push(ModelReply::Stream {
+        parts: vec![Part::Text("Thinking it over".into()), Part::Hang],
+        finish_reason: "stop".into(),
+    });
+    peer.model().push(ModelReply::text("Yes, here."));
+    let (seen, stderr) = run_script(&dir, &home, "lifecycle.mjs", &[work.as_os_str()]);
+    let second = &seen["second"];
+
+    let initialize = &seen["initialize"];
+    validate_acp("InitializeResponse", initialize).unwrap();
+    let capabilities = &initialize["agentCapabilities"];
+    assert_eq!(
+        capabilities["sessionCapabilities"]["delete"],
+        json!({}),
+        "{initialize}"
+    );
+    assert_eq!(capabilities["auth"]["logout"], json!({}), "{initialize}");
+    assert_eq!(initialize["authMethods"][0]["id"], "lembas-login", "{initialize}");
+
+    let (kept, gone) = (
+        seen["kept"]["sessionId"].as_str().unwrap(),
+        seen["gone"]["sessionId"].as_str().unwrap(),
+    );
+    let listed = |list: &Value| -> Vec<String> {
+        list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["sessionId"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let both = listed(&second["listed"]);
+    assert!(
+        both.contains(&kept.to_string()) && both.contains(&gone.to_string()),
+        "{second}"
+    );
+    // Editor 2 deletes nothing editor 1 holds, nor what is not there.
+    let held = &second["heldElsewhere"]["error"];
+    assert_eq!(held["code"], -32602, "{second}");
+    assert!(
+        held["message"]
+            .as_str()
+            .unwrap()
+            .contains("open in an editor's lembas serve --stdio"),
+        "{held}"
+    );
+    assert_eq!(second["unknown"]["error"]["code"], -32602, "{second}");
+    assert_eq!(second["notAnId"]["error"]["code"], -32602, "{second}");
+    // The cancel for an id it never sent was ignored: it went on serving.
+    assert_eq!(listed(&second["afterStrayCancel"]), listed(&second["listed"]));
+    assert_eq!(second["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
+
+    // Editor 1 deletes its own: gone from the list and the disk; the other is whole.
+    assert_eq!(seen["deleted"], json!({ "result": {} }), "{seen}");
+    assert_eq!(seen["deletedAgain"]["error"]["code"], -32602, "{seen}");
+    assert_eq!(listed(&seen["listAfter"]), [kept]);
+    let sessions = home.dirs().state.join("sessions");
+    assert!(!sessions.join(format!("{gone}.jsonl")).exists());
+    assert!(sessions.join(format!("{kept}.jsonl")).exists());
+
+    // The hanging prompt answered as cancelled (its own marker), and the chat goes on.
+    assert_eq!(seen["cancelled"]["result"]["stopReason"], "cancelled", "{seen}");
+    assert_eq!(seen["again"]["stopReason"], "end_turn", "{seen}");
+    for update in seen["updates"].as_array().unwrap() {
+        validate_acp("SessionNotification", update).unwrap();
+    }
+    assert_eq!(seen["others"], json!([]), "an editor got more than plain ACP");
+    assert_eq!(seen["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
 }

@@ -442,7 +442,7 @@ async fn delete_for_editor(engine: &Engine, params: SessionRef) -> Result<Empty,
 }
 
 /// Deletes the session `id` (a well-formed id): `true` when there was one.
-async fn delete_session(engine: &Engine, id: &str) -> Result<bool, RpcError> {
+pub(super) async fn delete_session(engine: &Engine, id: &str) -> Result<bool, RpcError> {
     let held_here = engine.sessions().contains_key(id);
     // Held while the files go: another process cannot open it meanwhile.
     let mut _hold = None;

@@ -101,6 +101,39 @@ async fn with_servers(engine: &Engine, session: &Session, servers: Vec<McpServer
     session.state().mcp.as_ref().map(|s| s.report())
 }
 
+/// What `$/cancel_request` needs to leave nothing half done (crate::request_cancel).
+impl Engine {
+    /// The session `id` is open in this process.
+    pub fn is_open(&self, id: &str) -> bool {
+        self.sessions().contains_key(id)
+    }
+
+    /// The running turn of `id` cancelled, as `session/cancel` does.
+    pub fn cancel_turn_of(&self, id: &str) {
+        let session = self.sessions().get(id).cloned();
+        if let Some(session) = session {
+            session.cancel();
+        }
+    }
+
+    /// The session `id` let go of here as `session/close` does, if it is open.
+    pub fn let_go(&self, id: &str) {
+        let _ = close(
+            self,
+            SessionRef {
+                session_id: id.into(),
+            },
+        );
+    }
+
+    /// A session made by a `session/new` that was cancelled: removed again, with its files.
+    pub async fn unmake(&self, id: &str) {
+        if let Err(e) = super::methods::delete_session(self, id).await {
+            tracing::warn!(session = id, "a cancelled session/new left its session: {e}");
+        }
+    }
+}
+
 pub fn close(engine: &Engine, params: SessionRef) -> Result<Empty, RpcError> {
     let closed = engine.sessions().remove(&params.session_id);
     match closed {
