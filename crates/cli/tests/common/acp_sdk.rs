@@ -52,6 +52,17 @@ pub fn run_script(
     script: &str,
     args: &[&std::ffi::OsStr],
 ) -> (Value, String) {
+    run_script_with_env(dir, home, script, args, &[])
+}
+
+/// [`run_script`] with `env` set for the script too.
+pub fn run_script_with_env(
+    dir: &std::path::Path,
+    home: &Home,
+    script: &str,
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &str)],
+) -> (Value, String) {
     let output = Command::new("node")
         .arg(dir.join(script))
         .arg(env!("CARGO_BIN_EXE_lembas"))
@@ -61,6 +72,7 @@ pub fn run_script(
         .env("XDG_CONFIG_HOME", home.path().join(".config"))
         .env("XDG_STATE_HOME", home.path().join(".local/state"))
         .env("RUST_LOG", "info")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .unwrap();
