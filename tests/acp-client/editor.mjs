@@ -5,11 +5,12 @@ import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
 /**
- * Starts the agent, initializes it, runs `steps(ctx, seen)`, closes its input and waits for it to
- * exit. `answer(params)` picks the kind of option each permission request is answered with. Gives
- * back what the steps returned, every update, permission and other message seen, and the exit.
+ * Starts the agent, initializes it, runs `steps(ctx, seen, initialize)`, closes its input and waits for it to
+ * exit. `answer(params)` picks the kind of option each permission request is answered with;
+ * `capabilities` are added to the client's. Gives back what the steps returned, every update,
+ * permission and other message seen, and the exit.
  */
-export async function run(lembas, steps, answer) {
+export async function run(lembas, steps, answer, capabilities = {}) {
   const seen = { updates: [], permissions: [], others: [] };
   const agent = spawn(lembas, ["serve", "--stdio"], { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((resolve) => agent.on("exit", (code, signal) => resolve({ code, signal })));
@@ -36,10 +37,10 @@ export async function run(lembas, steps, answer) {
   const result = await editor.connectWith(stream, async (ctx) => {
     const initialize = await ctx.request(acp.methods.agent.initialize, {
       protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, ...capabilities },
       clientInfo: { name: "lembas-test-editor", version: "1.0.0" },
     });
-    return { initialize, ...(await steps(ctx, seen)) };
+    return { initialize, ...(await steps(ctx, seen, initialize)) };
   });
   // The editor closes: the agent's input ends.
   try {

@@ -1,7 +1,9 @@
-// An editor made of the official ACP SDK on a computer not logged in: session/new and authenticate
-// are answered auth-required; the person logs in in a terminal (`lembas login`, run here); the
-// editor authenticates again and its chat starts; then it logs out, and session/new is refused
-// again. Prints one JSON object with what the editor saw. Run by crates/cli/tests/login.rs.
+// An editor made of the official ACP SDK, able to run a terminal login, on a computer not logged
+// in: session/new and authenticate are answered auth-required; the person runs `lembas login` and
+// the editor's authenticate reads it; it logs out and session/new is refused again; the editor
+// runs the terminal method (the agent's command with its args, the server and token typed in) and
+// a chat starts; it logs out again. Prints one JSON object with what the editor saw. Run by
+// crates/cli/tests/login.rs.
 //
 // usage: LEMBAS_TEST_TOKEN=<token> node login.mjs <lembas binary> <folder> <server url>
 
@@ -30,19 +32,42 @@ async function attempt(ctx, method, params) {
 const agent = acp.methods.agent;
 const seen = await run(
   lembas,
-  async (ctx) => {
+  async (ctx, _seen, initialize) => {
     const newBefore = await attempt(ctx, agent.session.new, { cwd: folder, mcpServers: [] });
     const authBefore = await attempt(ctx, agent.authenticate, { methodId: "lembas-login" });
     const unknownMethod = await attempt(ctx, agent.authenticate, { methodId: "password" });
+    const terminalThroughAuthenticate = await attempt(ctx, agent.authenticate, { methodId: "lembas-login-terminal" });
+    // `lembas login` in a terminal, then authenticate.
     const login = spawnSync(lembas, ["login", "--token-stdin", "--server", server], { input: `${token}\n` });
     const loggedIn = { status: login.status, stderr: login.stderr.toString() };
     const auth = await attempt(ctx, agent.authenticate, { methodId: "lembas-login" });
-    const newAfter = await attempt(ctx, agent.session.new, { cwd: folder, mcpServers: [] });
+    const newAfterAuth = await attempt(ctx, agent.session.new, { cwd: folder, mcpServers: [] });
     const logout = await attempt(ctx, agent.logout, {});
     const newLoggedOut = await attempt(ctx, agent.session.new, { cwd: folder, mcpServers: [] });
-    return { newBefore, authBefore, unknownMethod, loggedIn, auth, newAfter, logout, newLoggedOut };
+    // The terminal method as an editor runs it (the agent's command with the method's args), then
+    // a chat with no authenticate between.
+    const terminalArgs = initialize.authMethods.find((m) => m.type === "terminal")?.args ?? [];
+    const terminal = spawnSync(lembas, ["serve", "--stdio", ...terminalArgs], { input: `${server}\n${token}\n` });
+    const terminalLogin = { status: terminal.status, stderr: terminal.stderr.toString() };
+    const newAfterTerminal = await attempt(ctx, agent.session.new, { cwd: folder, mcpServers: [] });
+    const logoutAgain = await attempt(ctx, agent.logout, {});
+    return {
+      newBefore,
+      authBefore,
+      unknownMethod,
+      terminalThroughAuthenticate,
+      loggedIn,
+      auth,
+      newAfterAuth,
+      logout,
+      newLoggedOut,
+      terminalLogin,
+      newAfterTerminal,
+      logoutAgain,
+    };
   },
   () => "reject_once",
+  { auth: { terminal: true } },
 );
 
 clearTimeout(timer);

@@ -589,8 +589,14 @@ async fn an_editor_is_told_to_log_in_authenticates_and_logs_out() {
             "id": "lembas-login",
             "name": "LLeMbas login on this computer",
             "description": "Uses the login lembas login made (the server in the config, the token in the OS keychain). Not logged in yet: run lembas login --token-stdin --server <url> in a terminal (the token from your LLeMbas instance's device page), then authenticate again."
+        }, {
+            "type": "terminal",
+            "id": "lembas-login-terminal",
+            "name": "Log in to LLeMbas in a terminal",
+            "description": "Asks for your LLeMbas instance and the device token from its device page, and keeps the token in the OS keychain.",
+            "args": ["--login"]
         }]),
-        "the terminal method only for an editor that runs one"
+        "the terminal method for an editor that said it runs one"
     );
     for refused in ["newBefore", "authBefore", "newLoggedOut"] {
         let error = &seen[refused]["error"];
@@ -604,16 +610,25 @@ async fn an_editor_is_told_to_log_in_authenticates_and_logs_out() {
         );
     }
     assert_eq!(seen["unknownMethod"]["error"]["code"], -32602, "{seen}");
-    assert_eq!(seen["loggedIn"]["status"], 0, "{seen}");
-    assert_eq!(seen["auth"], json!({ "result": {} }), "{seen}");
-    assert!(
-        seen["newAfter"]["result"]["sessionId"]
-            .as_str()
-            .is_some_and(|id| id.starts_with("ses_")),
+    assert_eq!(
+        seen["terminalThroughAuthenticate"]["error"]["code"], -32602,
         "{seen}"
     );
+    let started = |answer: &str| {
+        seen[answer]["result"]["sessionId"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("ses_"))
+    };
+    // lembas login in a terminal, then authenticate.
+    assert_eq!(seen["loggedIn"]["status"], 0, "{seen}");
+    assert_eq!(seen["auth"], json!({ "result": {} }), "{seen}");
+    assert!(started("newAfterAuth"), "{seen}");
     assert_eq!(seen["logout"], json!({ "result": {} }), "{seen}");
+    // The terminal login, then a chat with no authenticate between.
+    assert_eq!(seen["terminalLogin"]["status"], 0, "{seen}");
+    assert!(started("newAfterTerminal"), "{seen}");
     // Forgotten as lembas logout forgets it.
+    assert_eq!(seen["logoutAgain"], json!({ "result": {} }), "{seen}");
     assert!(matches!(
         Keychain::of(&home.dirs()).load(),
         Err(KeychainError::Missing)

@@ -9,7 +9,7 @@ use crate::client::Outbound;
 use crate::client::{ClientLink, PendingRequests};
 use crate::decisions::decisions;
 use crate::directories;
-use crate::editor_login::{self, EditorLogin};
+use crate::editor_login::EditorLogin;
 use crate::engine::Engine;
 use crate::engine::method::engine_methods;
 use crate::events::DeviceEvent;
@@ -394,7 +394,7 @@ impl Dispatcher {
             Initialize => {
                 let params = request::read(m::Initialize, params)?;
                 let auth_methods = match &self.login {
-                    Some(login) => login.methods(),
+                    Some(login) => login.methods(params.terminal_auth()),
                     None => Vec::new(),
                 };
                 let Client {
@@ -465,8 +465,8 @@ impl Dispatcher {
                 serve(m::Logout, params, |_| login.logout(&self.engine)).await
             }
             // An editor's device not logged in: ACP's auth-required, so the editor offers the login.
-            SessionNew if self.login.is_some() => {
-                editor_login::logged_in(&self.engine).await?;
+            SessionNew if let Some(login) = &self.login => {
+                login.require(&self.engine).await?;
                 self.engine.request(method, params).await
             }
             // The engine's: one list with its handlers (engine::method).
