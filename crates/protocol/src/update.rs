@@ -48,6 +48,11 @@ pub enum SessionUpdate {
     CurrentModeUpdate {
         current_mode_id: Mode,
     },
+    /// An editor's: the model or the effort changed, for any reason (the link's client has the
+    /// model event). Every option, as it is now.
+    ConfigOptionUpdate {
+        config_options: Vec<crate::session::ConfigOption>,
+    },
     /// An editor's: the session's title changed (the link's client has the title event).
     SessionInfoUpdate {
         title: String,

@@ -245,6 +245,19 @@ fn every_kind_of_session_update_is_acps() {
         SessionUpdate::CurrentModeUpdate {
             current_mode_id: Mode::Plan,
         },
+        SessionUpdate::ConfigOptionUpdate {
+            config_options: vec![lembas_protocol::session::ConfigOption {
+                id: "model".into(),
+                name: "Model".into(),
+                category: Some("model".into()),
+                kind: "select".into(),
+                current_value: "example/chat-fast".into(),
+                options: vec![lembas_protocol::session::ConfigChoice {
+                    value: "example/chat-fast".into(),
+                    name: "example/chat-fast".into(),
+                }],
+            }],
+        },
         SessionUpdate::SessionInfoUpdate {
             title: "Fix it".into(),
         },

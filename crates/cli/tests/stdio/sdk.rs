@@ -335,3 +335,77 @@ async fn the_official_acp_sdk_deletes_chats_and_cancels_a_prompt_by_its_request_
     assert_eq!(seen["others"], json!([]), "an editor got more than plain ACP");
     assert_eq!(seen["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
 }
+
+/// tests/acp-client/updates.mjs: the model, effort and mode a command's front matter takes are
+/// told as ACP's own updates, as is each title.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_acp_sdk_hears_the_model_mode_and_title_change_for_any_reason() {
+    let dir = installed_sdk();
+    let (peer, home) = logged_in().await;
+    let work = home.path().join("work");
+    // A trusted project: its commands are read.
+    home.config_for(&peer.url(), &format!("trusted:\n  - {}\n", work.display()));
+    let commands = work.join(".agent/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("deep.md"),
+        "---\ndescription: Think hard\nmodel: example/chat-deep\neffort: high\nmode: plan\n---\nThink about $ARGUMENTS.",
+    )
+    .unwrap();
+    peer.model().push(ModelReply::text("Thought."));
+    let (seen, stderr) = run_script(&dir, &home, "updates.mjs", &[work.as_os_str()]);
+    assert_eq!(seen["prompt"]["stopReason"], "end_turn", "{seen}");
+    assert_eq!(peer.model().requests()[0]["model"], "example/chat-deep", "{seen}");
+
+    let updates: Vec<Value> = seen["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            validate_acp("SessionNotification", u).unwrap();
+            u["update"].clone()
+        })
+        .collect();
+    let option = |update: &Value, id: &str| -> Value {
+        update["configOptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["id"] == id)
+            .map(|o| o["currentValue"].clone())
+            .unwrap_or_default()
+    };
+    // The command's model and effort for its prompt, then the session's own given back.
+    let models: Vec<(Value, Value)> = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "config_option_update")
+        .map(|u| (option(u, "model"), option(u, "effort")))
+        .collect();
+    assert_eq!(
+        models,
+        [
+            (json!("example/chat-deep"), json!("high")),
+            (json!(MODEL), json!("default")),
+        ],
+        "{updates:?}"
+    );
+    assert!(
+        updates
+            .iter()
+            .any(|u| u["sessionUpdate"] == "current_mode_update" && u["currentModeId"] == "plan"),
+        "{updates:?}"
+    );
+    let titles: Vec<&Value> = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "session_info_update")
+        .map(|u| &u["title"])
+        .collect();
+    assert_eq!(titles.last(), Some(&&json!("Cache work")), "{updates:?}");
+    assert_eq!(
+        titles.len(),
+        2,
+        "named by its first prompt, then renamed: {updates:?}"
+    );
+    assert_eq!(seen["others"], json!([]), "an editor got more than plain ACP");
+    assert_eq!(seen["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
+}

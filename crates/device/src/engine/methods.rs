@@ -18,7 +18,6 @@ use crate::policy::roots;
 use crate::rpc::RpcError;
 use crate::scheduled::Run;
 use crate::store::{Record, SessionHeader, ids};
-use lembas_protocol::event::Event;
 use lembas_protocol::prompt::{PromptAnswer, PromptParams};
 use lembas_protocol::request::serve;
 use lembas_protocol::session::{
@@ -218,7 +217,7 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
     let opened = engine.sessions().get(id.as_str()).cloned();
     let config_options = match opened {
         Some(session) if engine.serves_editor() => {
-            Some(super::config_options::options(engine, &session).await)
+            Some(super::config_choices::options(engine, &session).await)
         }
         _ => None,
     };
@@ -398,15 +397,7 @@ async fn title(engine: &Engine, params: TitleParams) -> Result<Titled, RpcError>
     session.state().title = title.clone();
     session.record(Record::Title { title: title.clone() });
     session.flush();
-    engine
-        .event(
-            &id,
-            Event::Title {
-                id: id.to_string(),
-                title: title.clone(),
-            },
-        )
-        .await;
+    super::session_access::tell_title(engine, &id, &title).await;
     Ok(Titled { title })
 }
 

@@ -9,6 +9,7 @@ mod attachments;
 mod cards;
 mod commands;
 mod compaction;
+mod config_choices;
 mod config_options;
 mod conversation;
 mod files;

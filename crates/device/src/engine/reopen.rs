@@ -178,7 +178,7 @@ async fn answer(engine: &Engine, session: &Session, mcp_servers: Option<Vec<McpR
     };
     OpenedSession {
         modes: modes(mode, engine.settings().remote.max_mode),
-        config_options: super::config_options::options(engine, session).await,
+        config_options: super::config_choices::options(engine, session).await,
         meta: SessionSettings::of(model, mode, effort, mcp_servers),
     }
 }

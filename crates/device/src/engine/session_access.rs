@@ -212,6 +212,29 @@ pub(crate) async fn choose_model(
     now
 }
 
+/// The session's title changed: the `title` event, and for an editor ACP's `session_info_update`.
+pub(crate) async fn tell_title(engine: &Engine, id: &str, title: &str) {
+    engine
+        .event(
+            id,
+            Event::Title {
+                id: id.to_string(),
+                title: title.to_string(),
+            },
+        )
+        .await;
+    if engine.serves_editor() {
+        engine
+            .update(
+                id,
+                SessionUpdate::SessionInfoUpdate {
+                    title: title.to_string(),
+                },
+            )
+            .await;
+    }
+}
+
 /// The `model` event: the session's model and effort as they are now, after any change (a
 /// client's `_lembas/configure`, a command's front matter taking over for its prompt, and giving
 /// them back).
@@ -236,6 +259,13 @@ pub(crate) async fn tell_model(engine: &Engine, session: &Session) {
             },
         )
         .await;
+    // An editor hears it as ACP's own update (the link's client has the model event).
+    if engine.serves_editor() {
+        let config_options = super::config_choices::options(engine, session).await;
+        engine
+            .update(&session.id, SessionUpdate::ConfigOptionUpdate { config_options })
+            .await;
+    }
 }
 
 /// ACP's mode state: the current mode and those the device's `max_mode` allows.
