@@ -137,6 +137,17 @@ pub struct ToolCall {
     pub raw_input: Value,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub content: Vec<ToolCallContent>,
+    /// The files the call reads or changes, for an editor to follow.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locations: Vec<ToolCallLocation>,
+}
+
+/// ACP's `ToolCallLocation`: a file a call works on, and the line where it starts when known.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallLocation {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
 }
 
 /// ACP's `ToolCallUpdate`: a call's status, and what it gave once it ended.
@@ -208,9 +219,14 @@ mod tests {
                     status: ToolCallStatus::Pending,
                     raw_input: json!({ "path": "a.rs" }),
                     content: Vec::new(),
+                    locations: vec![ToolCallLocation {
+                        path: "/w/a.rs".into(),
+                        line: Some(3),
+                    }],
                 }),
                 json!({ "sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Read a.rs",
-                        "kind": "read", "status": "pending", "rawInput": { "path": "a.rs" } }),
+                        "kind": "read", "status": "pending", "rawInput": { "path": "a.rs" },
+                        "locations": [{ "path": "/w/a.rs", "line": 3 }] }),
             ),
             (
                 SessionUpdate::ToolCallUpdate(ToolCallUpdate {

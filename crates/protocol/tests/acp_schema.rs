@@ -5,8 +5,8 @@
 use lembas_protocol::composer::{AvailableCommand, CommandInput, CommandKind};
 use lembas_protocol::content::ContentBlock;
 use lembas_protocol::initialize::{
-    AgentCapabilities, DeviceSays, Implementation, InitializeAnswer, McpCapabilities, PromptCapabilities,
-    SessionCapabilities,
+    AgentAuth, AgentCapabilities, AuthMethod, DeviceSays, Implementation, InitializeAnswer, McpCapabilities,
+    PromptCapabilities, SessionCapabilities, TerminalAuth,
 };
 use lembas_protocol::permission::*;
 use lembas_protocol::plan::Plan;
@@ -111,9 +111,28 @@ fn the_answers_the_device_writes_are_acps() {
                     list: Empty {},
                     resume: Empty {},
                     close: Empty {},
+                    delete: Empty {},
                 }),
+                auth: editor.then_some(AgentAuth { logout: Empty {} }),
             },
-            auth_methods: Vec::new(),
+            auth_methods: if editor {
+                vec![
+                    AuthMethod::Agent {
+                        id: "lembas-login".into(),
+                        name: "LLeMbas login on this computer".into(),
+                        description: "Uses the login lembas login made.".into(),
+                    },
+                    AuthMethod::Terminal {
+                        kind: TerminalAuth::Terminal,
+                        id: "lembas-login-terminal".into(),
+                        name: "Log in to LLeMbas in a terminal".into(),
+                        description: "Asks for the instance and the token.".into(),
+                        args: vec!["--login".into()],
+                    },
+                ]
+            } else {
+                Vec::new()
+            },
             agent_info: Implementation {
                 name: "LLeMbas CLI".into(),
                 version: "2.0.0".into(),
@@ -185,6 +204,10 @@ fn every_kind_of_session_update_is_acps() {
         status: ToolCallStatus::Pending,
         raw_input: json!({ "path": "a.rs" }),
         content: vec![ToolCallContent::text("fn a() {}")],
+        locations: vec![lembas_protocol::update::ToolCallLocation {
+            path: "/w/a.rs".into(),
+            line: Some(12),
+        }],
     };
     let plan: Plan = serde_json::from_value(json!({
         "title": "Fix it", "version": 1, "summary": "", "objectives": [], "findings": [],

@@ -71,6 +71,26 @@ async fn the_official_acp_sdk_runs_a_whole_prompt_with_a_permission_request() {
     ] {
         assert!(kinds.contains(&kind), "no {kind} in {kinds:?}");
     }
+    // The write as an editor draws it: the file to follow, then the change as a diff.
+    let call = updates
+        .iter()
+        .find(|u| u["update"]["sessionUpdate"] == "tool_call")
+        .unwrap();
+    assert_eq!(
+        call["update"]["locations"],
+        json!([{ "path": work.join("sdk.txt").display().to_string() }]),
+        "{call}"
+    );
+    let ended = updates
+        .iter()
+        .find(|u| u["update"]["sessionUpdate"] == "tool_call_update" && u["update"]["status"] == "completed")
+        .unwrap();
+    assert_eq!(
+        ended["update"]["content"],
+        json!([{ "type": "diff", "path": work.join("sdk.txt").display().to_string(),
+                 "oldText": null, "newText": "from the SDK's editor\n" }]),
+        "{ended}"
+    );
     let text: String = updates
         .iter()
         .filter(|u| u["update"]["sessionUpdate"] == "agent_message_chunk")

@@ -204,6 +204,7 @@ pub fn replayed(turns: &[HistoryTurn]) -> Vec<SessionUpdate> {
                         status: ToolCallStatus::ended(tool.is_error),
                         raw_input: tool.args.clone(),
                         content: tool.output.iter().map(ToolCallContent::text).collect(),
+                        locations: Vec::new(),
                     })
                 }));
                 updates.extend(said(text).map(SessionUpdate::agent));

@@ -140,6 +140,7 @@ impl Judged for Bash {
             facts,
             granted,
             command: Some(args.command.clone()),
+            locations: Vec::new(),
             work: Command {
                 line: args.command,
                 timeout: Duration::from_secs_f64(seconds),

@@ -20,7 +20,7 @@ use crate::tools::{self, ToolContext, ToolOutput};
 use lembas_protocol::LembasMeta;
 use lembas_protocol::permission::{AskedCall, CardSays, PermissionOption, PermissionRequest};
 use lembas_protocol::update::{
-    SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallStatus, ToolKind,
+    SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind,
 };
 
 /// What a call is judged against: the session's folder and limits, the mode it runs in, the
@@ -57,6 +57,8 @@ pub(super) struct Prepared<W> {
     pub granted: bool,
     /// The command line the activity log names, for a command.
     pub command: Option<String>,
+    /// The files it reads or changes, told to the client (ACP's `locations`).
+    pub locations: Vec<ToolCallLocation>,
     pub work: W,
 }
 
@@ -118,6 +120,7 @@ pub(super) async fn call<T: Judged>(tool: &T, turn: Turn<'_>, call: &ToolCall) -
                 status: ToolCallStatus::Pending,
                 raw_input: prepared.raw_input.clone(),
                 content: Vec::new(),
+                locations: prepared.locations.clone(),
             }),
         )
         .await;

@@ -63,6 +63,7 @@ impl Judged for McpTool {
             facts: CardFacts::of_mcp(&offered.server, &offered.tool),
             granted,
             command: None,
+            locations: Vec::new(),
             work: args,
         })
     }

@@ -66,6 +66,7 @@ pub(super) async fn unreadable(turn: Turn<'_>, call: &ToolCall, why: String) -> 
                 status: ToolCallStatus::Failed,
                 raw_input: json!({ "arguments": call.arguments }),
                 content: vec![ToolCallContent::text(&why)],
+                locations: Vec::new(),
             }),
         )
         .await;

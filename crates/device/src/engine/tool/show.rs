@@ -46,6 +46,7 @@ impl Judged for ShowTool {
             facts: CardFacts::default(),
             granted: false,
             command: None,
+            locations: Vec::new(),
             work: (planned, line),
         })
     }
