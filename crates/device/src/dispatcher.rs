@@ -171,6 +171,7 @@ impl Announced {
                 resume: Empty {},
                 close: Empty {},
                 delete: Empty {},
+                additional_directories: Empty {},
             }),
             auth: self.editor.then_some(AgentAuth { logout: Empty {} }),
         }

@@ -164,11 +164,13 @@ pub struct McpCapabilities {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SessionCapabilities {
     pub list: Empty,
     pub resume: Empty,
     pub close: Empty,
     pub delete: Empty,
+    pub additional_directories: Empty,
 }
 
 /// ACP's `AuthMethod`: the agent's own (`authenticate` with its id), or one the client runs in a

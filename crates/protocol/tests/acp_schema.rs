@@ -112,6 +112,7 @@ fn the_answers_the_device_writes_are_acps() {
                     resume: Empty {},
                     close: Empty {},
                     delete: Empty {},
+                    additional_directories: Empty {},
                 }),
                 auth: editor.then_some(AgentAuth { logout: Empty {} }),
             },

@@ -429,3 +429,55 @@ async fn the_official_acp_sdk_hears_the_model_mode_and_title_change_for_any_reas
     assert_eq!(seen["others"], json!([]), "an editor got more than plain ACP");
     assert_eq!(seen["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
 }
+
+/// tests/acp-client/folders.mjs: `additionalDirectories` judged as the session's folder is, and
+/// worked in as it is.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_acp_sdk_gives_a_chat_further_folders_judged_as_its_own() {
+    let dir = installed_sdk();
+    let (peer, home) = logged_in().await;
+    let (work, another) = (home.path().join("work"), home.path().join("another"));
+    let protected = home.path().join(".ssh");
+    for folder in [&work, &another, &protected] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    let note = another.join("note.txt");
+    peer.model().push(ModelReply::tool_call(
+        "call_note",
+        "write",
+        json!({ "path": note.display().to_string(), "content": "beside the project\n" }),
+    ));
+    peer.model().push(ModelReply::text("Written."));
+    let args = [work.as_os_str(), another.as_os_str(), protected.as_os_str()];
+    let (seen, stderr) = run_script(&dir, &home, "folders.mjs", &args);
+
+    assert_eq!(
+        seen["initialize"]["agentCapabilities"]["sessionCapabilities"]["additionalDirectories"],
+        json!({}),
+        "{seen}"
+    );
+    for (refused, why) in [
+        ("relative", "is not an absolute path"),
+        ("missing", "cannot be used"),
+        ("protectedOne", "is a protected path (your SSH folder)"),
+        ("resumedBadly", "is a protected path (your SSH folder)"),
+    ] {
+        let error = &seen[refused]["error"];
+        assert_eq!(error["code"], -32602, "{refused}: {seen}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("The additional directory") && message.contains(why),
+            "{refused}: {error}"
+        );
+    }
+    // Written in the further folder as in the session's own: in edit mode, nobody was asked.
+    assert_eq!(seen["prompt"]["stopReason"], "end_turn", "{seen}");
+    assert_eq!(seen["permissions"], json!([]), "{seen}");
+    assert_eq!(std::fs::read_to_string(&note).unwrap(), "beside the project\n");
+    let told = read_by_model(&peer.model(), "call_note");
+    assert!(told.starts_with("Created"), "{told}");
+    for update in seen["updates"].as_array().unwrap() {
+        validate_acp("SessionNotification", update).unwrap();
+    }
+    assert_eq!(seen["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
+}

@@ -12,7 +12,8 @@ use super::mcp_servers::SessionServers;
 use super::method::EngineMethod;
 use super::session::{Context, Session, SessionState, TurnPhase};
 use super::session_access::{
-    check_model, choose_model, held, holder, judge_again, judge_cwd, modes, opened, switch_mode,
+    check_model, choose_model, held, holder, judge_additional, judge_again, judge_cwd, modes, opened,
+    switch_mode,
 };
 use crate::policy::roots;
 use crate::rpc::RpcError;
@@ -151,6 +152,7 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
             RpcError::invalid_params(reason)
         }
     })?;
+    let additional = judge_additional(engine, &params.additional_directories)?;
     let named = meta.lembas_model.or(meta.model).filter(|m| !m.is_empty());
     let model = match named {
         Some(model) => model,
@@ -201,10 +203,9 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
         notice = super::mcp_servers::ignored_on_the_link(&servers);
     }
     let mcp_report = state.mcp.as_ref().map(|s| s.report());
-    engine.sessions().insert(
-        id.as_str().into(),
-        Session::new(id.as_str().into(), cwd.clone(), state, Some(hold)),
-    );
+    let session = Session::new(id.as_str().into(), cwd.clone(), state, Some(hold));
+    session.set_additional_dirs(additional);
+    engine.sessions().insert(id.as_str().into(), session);
     engine.device_event(crate::events::DeviceEvent::SessionOpened {
         session_id: id.as_str().into(),
         cwd: cwd.display().to_string(),

@@ -409,6 +409,7 @@ impl Engine {
             roots,
             protected,
             copies: None,
+            additional: session.additional_dirs(),
         }
     }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::Engine;
 use super::mcp_servers::SessionServers;
 use super::session::Session;
-use super::session_access::{modes, opened};
+use super::session_access::{judge_additional, modes, opened};
 use crate::rpc::RpcError;
 use crate::store::ids;
 use crate::utc::rfc3339 as utc;
@@ -151,6 +151,8 @@ pub fn close(engine: &Engine, params: SessionRef) -> Result<Empty, RpcError> {
 }
 
 fn open_in_its_folder(engine: &Engine, params: OpenSessionParams) -> Result<Arc<Session>, RpcError> {
+    // Judged before the session is opened: a folder refused leaves it as it was.
+    let additional = judge_additional(engine, &params.additional_directories)?;
     let id = params.session_id;
     let known = engine.sessions().contains_key(&id);
     if !known && (!ids::is_session_id(&id) || !engine.store().exists(&id)) {
@@ -166,6 +168,7 @@ fn open_in_its_folder(engine: &Engine, params: OpenSessionParams) -> Result<Arc<
             params.cwd
         )));
     }
+    session.set_additional_dirs(additional);
     Ok(session)
 }
 

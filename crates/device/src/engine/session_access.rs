@@ -143,6 +143,40 @@ pub(crate) fn judge_cwd(engine: &Engine, cwd: &Path) -> Result<PathBuf, RpcError
     roots::judge_folder(cwd, &rules).map_err(|v| RpcError::invalid_params(v.reason.unwrap_or_default()))
 }
 
+/// The most `additionalDirectories` one session takes.
+const MOST_ADDITIONAL: usize = 32;
+
+/// An editor's `additionalDirectories`, each judged as the session's folder is (absolute,
+/// resolved, inside the roots, trusted where trust is needed, not a protected place): the resolved
+/// folders, or -32602 naming the one refused and why.
+pub(crate) fn judge_additional(engine: &Engine, dirs: &[String]) -> Result<Vec<PathBuf>, RpcError> {
+    if dirs.len() > MOST_ADDITIONAL {
+        return Err(RpcError::invalid_params(format!(
+            "{} additional directories were given; a session takes at most {MOST_ADDITIONAL}.",
+            dirs.len()
+        )));
+    }
+    let rules = engine.settings().folder_rules();
+    let mut judged: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        if !Path::new(dir).is_absolute() {
+            return Err(RpcError::invalid_params(format!(
+                "The additional directory {dir:?} is not an absolute path: name each folder from the root."
+            )));
+        }
+        let resolved = roots::judge_folder(Path::new(dir), &rules).map_err(|v| {
+            RpcError::invalid_params(format!(
+                "The additional directory {dir} cannot be used: {}",
+                v.reason.unwrap_or_default()
+            ))
+        })?;
+        if !judged.contains(&resolved) {
+            judged.push(resolved);
+        }
+    }
+    Ok(judged)
+}
+
 /// The session's folder judged again as it is now: a folder that became a symlink out of the roots,
 /// or that remote work no longer allows, refuses the prompt.
 pub(crate) fn judge_again(engine: &Engine, session: &Session) -> Result<(), RpcError> {

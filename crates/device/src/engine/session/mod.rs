@@ -122,6 +122,9 @@ pub struct Session {
     pub cancel: watch::Sender<u64>,
     /// This process's hold on the session file (`None` in tests that keep no files).
     _hold: Option<crate::store::SessionHold>,
+    /// An editor's `additionalDirectories`, resolved and judged: worked in as the session's folder
+    /// is. Given again by each `session/new`, `load` or `resume`, so never stored.
+    additional: Mutex<Vec<PathBuf>>,
 }
 
 impl Session {
@@ -152,7 +155,18 @@ impl Session {
             gate: tokio::sync::Mutex::new(()),
             cancel: watch::channel(0).0,
             _hold: hold,
+            additional: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The folders worked in beside the session's own (an editor's `additionalDirectories`).
+    pub fn additional_dirs(&self) -> Vec<PathBuf> {
+        self.additional.lock().recover().clone()
+    }
+
+    /// The additional folders from now on, judged already; the ones before are let go of.
+    pub fn set_additional_dirs(&self, dirs: Vec<PathBuf>) {
+        *self.additional.lock().recover() = dirs;
     }
 
     pub fn state(&self) -> MutexGuard<'_, SessionState> {

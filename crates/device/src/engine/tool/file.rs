@@ -38,7 +38,12 @@ impl Judged for FileCall {
     fn prepare(&self, call: &ToolCall, at: &Judging<'_>) -> Result<Prepared<Self::Work>, String> {
         let ctx = at.ctx;
         let (planned, args) = tools::plan(self.0, &call.arguments, ctx).map_err(|e| e.to_string())?;
-        let place = tool_policy::place_of(&planned.path, &ctx.project, &ctx.roots, &ctx.protected);
+        let place = tool_policy::place_of(
+            &planned.path,
+            ctx.project_of(&planned.path),
+            &ctx.roots,
+            &ctx.protected,
+        );
         let mut judgement = tools::judge(&planned, at.mode, ctx);
         let granted = judgement.decision == Decision::Ask
             && at.grants.writes()
@@ -60,7 +65,7 @@ impl Judged for FileCall {
             kind: planned.kind,
             raw_input: args.clone(),
             judgement,
-            always: format!("every write in {}", ctx.project.display()),
+            always: format!("every write in {}", ctx.project_of(&planned.path).display()),
             grant: Some(Grant::Writes),
             facts,
             granted,
