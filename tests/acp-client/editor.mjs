@@ -7,12 +7,12 @@ import * as acp from "@agentclientprotocol/sdk";
 /**
  * Starts the agent, initializes it, runs `steps(ctx, seen, initialize)`, closes its input and waits for it to
  * exit. `answer(params)` picks the kind of option each permission request is answered with;
- * `capabilities` are added to the client's. Gives back what the steps returned, every update,
+ * `capabilities` are added to the client's; `args` start the agent. Gives back what the steps returned, every update,
  * permission and other message seen, and the exit.
  */
-export async function run(lembas, steps, answer, capabilities = {}) {
+export async function run(lembas, steps, answer, capabilities = {}, args = ["serve", "--stdio"]) {
   const seen = { updates: [], permissions: [], others: [] };
-  const agent = spawn(lembas, ["serve", "--stdio"], { stdio: ["pipe", "pipe", "inherit"] });
+  const agent = spawn(lembas, args, { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((resolve) => agent.on("exit", (code, signal) => resolve({ code, signal })));
   const editor = acp
     .client({ name: "lembas-test-editor" })

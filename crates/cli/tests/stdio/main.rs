@@ -6,6 +6,7 @@
 mod chats;
 #[path = "../common/mod.rs"]
 mod common;
+mod editors;
 mod mcp_servers;
 mod sdk;
 
