@@ -410,7 +410,8 @@ impl Dispatcher {
                     lembas,
                     protocol,
                     show,
-                );
+                )
+                .with_terminal_output(params.terminal_output());
                 *self.client.lock().recover() = Some(client);
                 request::answer(
                     self.announced

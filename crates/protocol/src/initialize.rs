@@ -39,6 +39,10 @@ pub struct ClientAuth {
 pub struct ClientMeta {
     #[serde(default)]
     pub lembas: Option<ClientLembas>,
+    /// Zed's convention: the client draws a command's output as it comes, from the
+    /// `terminal_output` of a tool call's `_meta`.
+    #[serde(default, deserialize_with = "or_default")]
+    pub terminal_output: bool,
 }
 
 /// `clientCapabilities._meta.lembas`: `true` from a protocol 1 client, an object from a later one.
@@ -89,6 +93,14 @@ pub struct Client {
 }
 
 impl InitializeParams {
+    /// The client draws a command's live output (`clientCapabilities._meta.terminal_output`).
+    pub fn terminal_output(&self) -> bool {
+        self.client_capabilities
+            .as_ref()
+            .and_then(|c| c.meta.as_ref())
+            .is_some_and(|m| m.terminal_output)
+    }
+
     /// The client can run the agent's login in a terminal (ACP's `auth.terminal`).
     pub fn terminal_auth(&self) -> bool {
         self.client_capabilities.as_ref().is_some_and(|c| c.auth.terminal)

@@ -158,6 +158,41 @@ pub struct ToolCallUpdate {
     pub status: ToolCallStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<Vec<ToolCallContent>>,
+    /// A command's output as it comes, for a client that draws it (Zed's `terminal_output`).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<TerminalMeta>,
+}
+
+/// Zed's convention for a command's live output in a tool call's `_meta`: the terminal the call
+/// draws (`terminal_info`, with the call), what it printed since (`terminal_output`), and how it
+/// ended (`terminal_exit`). The terminal's id is the call's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TerminalMeta {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal_info: Option<TerminalInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal_output: Option<TerminalOutput>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal_exit: Option<TerminalExit>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TerminalInfo {
+    pub terminal_id: String,
+    pub cwd: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TerminalOutput {
+    pub terminal_id: String,
+    pub data: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TerminalExit {
+    pub terminal_id: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
 }
 
 /// ACP's `ToolCallContent`: text, or a file's change.
@@ -172,6 +207,10 @@ pub enum ToolCallContent {
         /// None for a new file.
         old_text: Option<String>,
         new_text: String,
+    },
+    /// A terminal the client draws (with Zed's `terminal_output`, the call's own command).
+    Terminal {
+        terminal_id: String,
     },
 }
 
@@ -237,9 +276,26 @@ mod tests {
                         old_text: None,
                         new_text: "x".into(),
                     }]),
+                    meta: None,
                 }),
                 json!({ "sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed",
                         "content": [{ "type": "diff", "path": "/w/a.rs", "oldText": null, "newText": "x" }] }),
+            ),
+            (
+                SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+                    tool_call_id: "c2".into(),
+                    status: ToolCallStatus::InProgress,
+                    content: None,
+                    meta: Some(TerminalMeta {
+                        terminal_output: Some(TerminalOutput {
+                            terminal_id: "c2".into(),
+                            data: "built\n".into(),
+                        }),
+                        ..TerminalMeta::default()
+                    }),
+                }),
+                json!({ "sessionUpdate": "tool_call_update", "toolCallId": "c2", "status": "in_progress",
+                        "_meta": { "terminal_output": { "terminal_id": "c2", "data": "built\n" } } }),
             ),
             (
                 SessionUpdate::CurrentModeUpdate {

@@ -226,6 +226,29 @@ fn every_kind_of_session_update_is_acps() {
             tool_call_id: "c1".into(),
             status: ToolCallStatus::InProgress,
             content: None,
+            meta: None,
+        }),
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: "c3".into(),
+            status: ToolCallStatus::InProgress,
+            content: Some(vec![ToolCallContent::Terminal {
+                terminal_id: "c3".into(),
+            }]),
+            meta: Some(lembas_protocol::update::TerminalMeta {
+                terminal_info: Some(lembas_protocol::update::TerminalInfo {
+                    terminal_id: "c3".into(),
+                    cwd: "/w".into(),
+                }),
+                terminal_output: Some(lembas_protocol::update::TerminalOutput {
+                    terminal_id: "c3".into(),
+                    data: "ok\n".into(),
+                }),
+                terminal_exit: Some(lembas_protocol::update::TerminalExit {
+                    terminal_id: "c3".into(),
+                    exit_code: Some(0),
+                    signal: None,
+                }),
+            }),
         }),
         SessionUpdate::ToolCallUpdate(ToolCallUpdate {
             tool_call_id: "c2".into(),
@@ -235,6 +258,7 @@ fn every_kind_of_session_update_is_acps() {
                 old_text: None,
                 new_text: "fn a() {}".into(),
             }]),
+            meta: None,
         }),
         SessionUpdate::Plan {
             entries: vec![PlanEntry {

@@ -481,3 +481,63 @@ async fn the_official_acp_sdk_gives_a_chat_further_folders_judged_as_its_own() {
     }
     assert_eq!(seen["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
 }
+
+/// tests/acp-client/terminal.mjs: an editor that draws a command's output (Zed's
+/// `_meta.terminal_output`) gets it as it comes, and how the command ended.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_acp_sdk_draws_a_command_s_output_as_it_comes() {
+    let dir = installed_sdk();
+    store_token();
+    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
+    // Not under the temp folders: the command's sandbox has a /tmp of its own.
+    let home = Home::outside_temp(env!("CARGO_TARGET_TMPDIR"));
+    home.config_for(&peer.url(), "");
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    peer.model().push(ModelReply::tool_call(
+        "call_count",
+        "bash",
+        json!({ "command": "printf 'one\\n'; sleep 0.2; printf 'two\\n'" }),
+    ));
+    peer.model().push(ModelReply::text("Counted."));
+    let (seen, stderr) = run_script(&dir, &home, "terminal.mjs", &[work.as_os_str()]);
+    assert_eq!(seen["prompt"]["stopReason"], "end_turn", "{seen}");
+    let updates: Vec<Value> = seen["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            validate_acp("SessionNotification", u).unwrap();
+            u["update"].clone()
+        })
+        .filter(|u| u["toolCallId"] == "call_count")
+        .collect();
+    let info = updates
+        .iter()
+        .find(|u| !u["_meta"]["terminal_info"].is_null())
+        .unwrap_or_else(|| panic!("no terminal_info: {updates:?}"));
+    assert_eq!(info["_meta"]["terminal_info"]["cwd"], work.display().to_string());
+    assert_eq!(
+        info["content"],
+        json!([{ "type": "terminal", "terminalId": "call_count" }])
+    );
+    let told: String = updates
+        .iter()
+        .filter_map(|u| u["_meta"]["terminal_output"]["data"].as_str())
+        .collect();
+    assert_eq!(told, "one\ntwo\n", "{updates:?}");
+    let pieces = updates
+        .iter()
+        .filter(|u| !u["_meta"]["terminal_output"].is_null())
+        .count();
+    assert!(pieces >= 2, "told as it came, not at the end: {updates:?}");
+    let exit = updates
+        .iter()
+        .find_map(|u| u["_meta"].get("terminal_exit"))
+        .unwrap_or_else(|| panic!("no terminal_exit: {updates:?}"));
+    assert_eq!(exit["exit_code"], 0, "{exit}");
+    // The model's result is the command's output as ever, and the call ends as every call does.
+    assert_eq!(read_by_model(&peer.model(), "call_count"), "one\ntwo\n");
+    assert_eq!(updates.last().unwrap()["status"], "completed", "{updates:?}");
+    assert_eq!(seen["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
+}

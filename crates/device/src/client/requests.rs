@@ -66,6 +66,9 @@ pub struct ClientLink {
     pub protocol: u64,
     /// The client said `_meta.lembas.show: true`: its sessions get the show tool (`_lembas/show`).
     pub show: bool,
+    /// The client said `_meta.terminal_output: true` (Zed's convention): a command's output is
+    /// told as it comes.
+    pub terminal_output: bool,
     /// The client answered a question or plan card with method-not-found: it is treated as
     /// protocol 1 for the rest of the link (shared by every clone of this link).
     cards_refused: Arc<AtomicBool>,
@@ -87,8 +90,15 @@ impl ClientLink {
             lembas,
             protocol,
             show: lembas && show,
+            terminal_output: false,
             cards_refused: Arc::default(),
         }
+    }
+
+    /// A client that draws a command's output as it comes.
+    pub fn with_terminal_output(mut self, terminal_output: bool) -> Self {
+        self.terminal_output = terminal_output;
+        self
     }
 
     /// Whether `_lembas/question` and `_lembas/plan` may be sent (docs/protocol.md "Versions and discovery").

@@ -22,7 +22,7 @@ use crate::store::{Record, SessionHeader, ids};
 use lembas_protocol::prompt::{PromptAnswer, PromptParams};
 use lembas_protocol::request::serve;
 use lembas_protocol::session::{
-    CancelParams, ConfigureParams, Configured, Deleted, Empty, History, NewSessionAnswer, NewSessionParams,
+    CancelParams, ConfigureParams, Configured, Empty, History, NewSessionAnswer, NewSessionParams,
     SessionRef, SessionSettings, SetModeParams, TitleParams, Titled,
 };
 use lembas_protocol::status::SessionStatus;
@@ -41,8 +41,13 @@ pub async fn request(engine: &Engine, method: EngineMethod, params: Value) -> Re
         SessionStatus => serve(m::SessionStatus, params, |p| async move { status(engine, p) }).await,
         SessionHistory => serve(m::SessionHistory, params, |p| async move { history(engine, p) }).await,
         SessionTitle => serve(m::SessionTitle, params, |p| title(engine, p)).await,
-        SessionDelete => serve(m::SessionDelete, params, |p| delete(engine, p)).await,
-        AcpSessionDelete => serve(m::AcpSessionDelete, params, |p| delete_for_editor(engine, p)).await,
+        SessionDelete => serve(m::SessionDelete, params, |p| super::delete::for_link(engine, p)).await,
+        AcpSessionDelete => {
+            serve(m::AcpSessionDelete, params, |p| {
+                super::delete::for_editor(engine, p)
+            })
+            .await
+        }
         Steer => serve(m::Steer, params, |p| conversation::steer(engine, p)).await,
         SessionRewind => serve(m::SessionRewind, params, |p| conversation::rewind(engine, p)).await,
         SessionCompact => serve(m::SessionCompact, params, |p| conversation::compact(engine, p)).await,
@@ -235,25 +240,6 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
     })
 }
 
-/// A session never given to the link's client: deleted only inside the roots with remote work on.
-fn deletable(engine: &Engine, id: &str, cwd: &Path) -> Result<(), RpcError> {
-    let settings = engine.settings();
-    let rules = settings.folder_rules();
-    let resolved = crate::paths::resolved(cwd);
-    if !rules.enabled {
-        return Err(RpcError::invalid_params(format!(
-            "{id} was not made for LLeMbas, and remote work is off on this computer: it is not deleted from here. Turn remote work on, or delete it on this computer (lembas sessions delete {id})."
-        )));
-    }
-    if !rules.roots.iter().any(|root| resolved.starts_with(root)) {
-        return Err(RpcError::invalid_params(format!(
-            "{id} was not made for LLeMbas, and its folder {} is outside the folders this computer allows for remote work: it is not deleted from here.",
-            cwd.display()
-        )));
-    }
-    Ok(())
-}
-
 async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptAnswer, RpcError> {
     // Taken apart, not cloned: the blocks may carry megabytes of base64.
     let PromptParams {
@@ -400,77 +386,4 @@ async fn title(engine: &Engine, params: TitleParams) -> Result<Titled, RpcError>
     session.flush();
     super::session_access::tell_title(engine, &id, &title).await;
     Ok(Titled { title })
-}
-
-/// docs/protocol.md: the device deletes a session the client holds now or was ever given (the `given` mark
-/// in the store), or else one whose folder is inside the roots while remote work is on (trust not
-/// asked: deleting runs nothing there). Anything else, an editor's session elsewhere say: -32602.
-/// One another process holds open (an editor's, the service's) is not deleted under it: -32602
-/// naming the holder.
-async fn delete(engine: &Engine, params: SessionRef) -> Result<Deleted, RpcError> {
-    let id = params.session_id;
-    if !ids::is_session_id(&id) {
-        return Err(RpcError::invalid_params(format!(
-            "{id} is not a session id of this device (ses_…)."
-        )));
-    }
-    Ok(Deleted {
-        deleted: delete_session(engine, &id).await?,
-    })
-}
-
-/// ACP's `session/delete` (an editor's): the link's rules, and a session that is not there is
-/// -32602 (ACP's answer has no `deleted` to say so).
-async fn delete_for_editor(engine: &Engine, params: SessionRef) -> Result<Empty, RpcError> {
-    let id = params.session_id;
-    let known = engine.sessions().contains_key(&id) || ids::is_session_id(&id) && engine.store().exists(&id);
-    if !known {
-        return Err(RpcError::invalid_params(format!(
-            "There is no session {id} on this computer to delete (session/list says which there are)."
-        )));
-    }
-    delete_session(engine, &id).await?;
-    Ok(Empty {})
-}
-
-/// Deletes the session `id` (a well-formed id): `true` when there was one.
-pub(super) async fn delete_session(engine: &Engine, id: &str) -> Result<bool, RpcError> {
-    let held_here = engine.sessions().contains_key(id);
-    // Held while the files go: another process cannot open it meanwhile.
-    let mut _hold = None;
-    if !held_here && engine.store().exists(id) {
-        let summary = engine
-            .store()
-            .summary(id)
-            .map_err(|e| RpcError::internal(format!("The session {id} could not be read: {e}.")))?;
-        if !summary.given {
-            deletable(engine, id, Path::new(&summary.cwd))?;
-        }
-        _hold = Some(
-            engine
-                .store()
-                .hold(id, &holder(engine))
-                .map_err(|e| RpcError::invalid_params(format!("{id} is not deleted: {e}")))?,
-        );
-    }
-    let in_memory = engine.sessions().remove(id);
-    engine.files().forget(id);
-    engine.shelf().forget_session(id);
-    if let Some(session) = &in_memory {
-        session.cancel();
-        session.state().jobs.stop_all();
-        session.stop_mcp_servers();
-        engine.withdraw_cards_of(id).await;
-    }
-    let deleted = engine
-        .store()
-        .delete(id)
-        .map_err(|e| RpcError::internal(format!("The session {id} could not be removed: {e}.")))?;
-    let deleted = deleted || in_memory.is_some();
-    if deleted {
-        engine.device_event(crate::events::DeviceEvent::SessionDeleted {
-            session_id: id.into(),
-        });
-    }
-    Ok(deleted)
 }

@@ -12,6 +12,7 @@ mod compaction;
 mod config_choices;
 mod config_options;
 mod conversation;
+mod delete;
 mod files;
 pub mod grants;
 mod instance;
@@ -240,6 +241,11 @@ impl Engine {
 
     fn client(&self) -> Option<ClientLink> {
         self.0.client.lock().recover().clone()
+    }
+
+    /// The client draws a command's output as it comes (Zed's `terminal_output`).
+    pub(crate) fn client_draws_terminal_output(&self) -> bool {
+        self.client().is_some_and(|c| c.terminal_output)
     }
 
     pub(crate) fn settings(&self) -> Arc<Settings> {

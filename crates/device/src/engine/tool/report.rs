@@ -30,6 +30,7 @@ impl ToolCall {
             tool_call_id: self.id.clone(),
             status,
             content,
+            meta: None,
         })
     }
 
