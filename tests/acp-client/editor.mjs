@@ -7,15 +7,22 @@ import * as acp from "@agentclientprotocol/sdk";
 /**
  * Starts the agent, initializes it, runs `steps(ctx, seen, initialize)`, closes its input and waits for it to
  * exit. `answer(params)` picks the kind of option each permission request is answered with;
- * `capabilities` are added to the client's; `args` start the agent. Gives back what the steps returned, every update,
+ * `capabilities` are added to the client's; `args` start the agent; `handlers` answer other requests
+ * of the agent by method (each seen in `others` too). Gives back what the steps returned, every update,
  * permission and other message seen, and the exit.
  */
-export async function run(lembas, steps, answer, capabilities = {}, args = ["serve", "--stdio"]) {
+export async function run(lembas, steps, answer, capabilities = {}, args = ["serve", "--stdio"], handlers = {}) {
   const seen = { updates: [], permissions: [], others: [] };
   const agent = spawn(lembas, args, { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((resolve) => agent.on("exit", (code, signal) => resolve({ code, signal })));
-  const editor = acp
-    .client({ name: "lembas-test-editor" })
+  let builder = acp.client({ name: "lembas-test-editor" });
+  for (const [method, handler] of Object.entries(handlers)) {
+    builder = builder.onRequest(method, ({ params }) => {
+      seen.others.push({ method, params });
+      return handler(params);
+    });
+  }
+  const editor = builder
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
       seen.permissions.push(params);
       const kind = answer(params);

@@ -128,6 +128,7 @@ export type LinkMethod =
   | '_lembas/show'
   | '_lembas/question'
   | '_lembas/plan'
+  | 'elicitation/create'
   | '_lembas/jobs'
   | '_lembas/job/output'
   | '_lembas/job/stop'

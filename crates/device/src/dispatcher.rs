@@ -411,7 +411,8 @@ impl Dispatcher {
                     protocol,
                     show,
                 )
-                .with_terminal_output(params.terminal_output());
+                .with_terminal_output(params.terminal_output())
+                .with_elicitation_form(params.elicitation_form());
                 *self.client.lock().recover() = Some(client);
                 request::answer(
                     self.announced
@@ -475,7 +476,7 @@ impl Dispatcher {
             engine_methods!(pattern) => self.engine.request(method, params).await,
             // The device's own (admitted never lets one through).
             SessionUpdate | RequestPermission | Hello | Event | SessionDeleted | PermissionSettled | Show
-            | Question | Plan | TerminalOutput | TerminalExit | CancelRequest => {
+            | Question | Plan | ElicitationCreate | TerminalOutput | TerminalExit | CancelRequest => {
                 Err(RpcError::method_not_found(name))
             }
         }

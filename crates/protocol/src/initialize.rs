@@ -26,6 +26,16 @@ pub struct ClientCapabilities {
     /// ACP's `auth`: which kinds of login the client can run.
     #[serde(default, deserialize_with = "or_default")]
     pub auth: ClientAuth,
+    /// ACP's `elicitation`: whether the client renders forms.
+    #[serde(default, deserialize_with = "or_default")]
+    pub elicitation: ClientElicitation,
+}
+
+/// `clientCapabilities.elicitation`: `form` present (`{}`) when the client renders forms.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ClientElicitation {
+    #[serde(default)]
+    pub form: Option<IgnoredAny>,
 }
 
 /// `clientCapabilities.auth`: `terminal` when the client can run the agent's login in a terminal.
@@ -93,6 +103,13 @@ pub struct Client {
 }
 
 impl InitializeParams {
+    /// The client renders ACP's elicitation forms (`clientCapabilities.elicitation.form`).
+    pub fn elicitation_form(&self) -> bool {
+        self.client_capabilities
+            .as_ref()
+            .is_some_and(|c| c.elicitation.form.is_some())
+    }
+
     /// The client draws a command's live output (`clientCapabilities._meta.terminal_output`).
     pub fn terminal_output(&self) -> bool {
         self.client_capabilities

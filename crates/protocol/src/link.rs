@@ -94,6 +94,9 @@ link_methods! {
     Show = "_lembas/show", FromDevice Request Show;
     Question = "_lembas/question", FromDevice Request Ask;
     Plan = "_lembas/plan", FromDevice Request Plan;
+    /// An editor's form (`clientCapabilities.elicitation.form`): a question or plan card asked
+    /// in ACP's own way.
+    ElicitationCreate = "elicitation/create", FromDevice Request;
     Jobs = "_lembas/jobs", ToDevice Request Jobs;
     JobOutput = "_lembas/job/output", ToDevice Request Jobs;
     JobStop = "_lembas/job/stop", ToDevice Request Jobs;

@@ -541,3 +541,74 @@ async fn the_official_acp_sdk_draws_a_command_s_output_as_it_comes() {
     assert_eq!(updates.last().unwrap()["status"], "completed", "{updates:?}");
     assert_eq!(seen["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
 }
+
+/// tests/acp-client/forms.mjs: an editor that renders forms is asked the agent's question and
+/// plan as `elicitation/create` forms, and its answers reach the model and the mode.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_acp_sdk_answers_a_question_and_approves_a_plan_in_forms() {
+    let dir = installed_sdk();
+    let (peer, home) = logged_in().await;
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let question = |header: &str, options: &[&str]| {
+        let options: Vec<Value> = options.iter().map(|o| json!({ "label": o })).collect();
+        json!({ "header": header, "question": format!("{header}?"), "options": options })
+    };
+    peer.model().push(ModelReply::tool_call(
+        "call_ask",
+        "ask_user",
+        json!({ "why": "to pick", "questions": [
+            question("DB", &["SQLite", "Postgres"]),
+            question("Name", &["a", "b"]),
+        ] }),
+    ));
+    peer.model().push(ModelReply::tool_call(
+        "call_plan",
+        "plan_submit",
+        json!({ "text": "# Plan\n1. Postgres" }),
+    ));
+    peer.model().push(ModelReply::text("Planned."));
+    let (seen, stderr) = run_script(&dir, &home, "forms.mjs", &[work.as_os_str()]);
+    assert_eq!(seen["prompt"]["stopReason"], "end_turn", "{seen}");
+
+    let forms: Vec<&Value> = seen["others"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["method"] == "elicitation/create")
+        .map(|o| &o["params"])
+        .collect();
+    assert_eq!(forms.len(), 2, "{seen}");
+    for form in &forms {
+        validate_acp("CreateElicitationRequest", form).unwrap();
+        assert_eq!(form["mode"], "form");
+    }
+    assert_eq!(forms[0]["toolCallId"], "call_ask");
+    assert_eq!(
+        forms[0]["requestedSchema"]["properties"]["q01"]["oneOf"],
+        json!([{ "const": "SQLite", "title": "SQLite" }, { "const": "Postgres", "title": "Postgres" }])
+    );
+    assert_eq!(forms[1]["toolCallId"], "call_plan");
+    assert!(
+        forms[1]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("# Plan\n1. Postgres")
+    );
+
+    let told = read_by_model(&peer.model(), "call_ask");
+    assert!(
+        told.contains("\"Postgres\"") && told.contains("\"call it lembas\""),
+        "{told}"
+    );
+    assert!(read_by_model(&peer.model(), "call_plan").contains("now in manual mode"));
+    let modes: Vec<&Value> = seen["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["update"]["sessionUpdate"] == "current_mode_update")
+        .map(|u| &u["update"]["currentModeId"])
+        .collect();
+    assert_eq!(modes.last(), Some(&&json!("manual")), "{modes:?}");
+    assert_eq!(seen["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
+}

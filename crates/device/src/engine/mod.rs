@@ -13,6 +13,7 @@ mod config_choices;
 mod config_options;
 mod conversation;
 mod delete;
+mod elicitation;
 mod files;
 pub mod grants;
 mod instance;
