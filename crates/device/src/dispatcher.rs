@@ -468,8 +468,10 @@ impl Dispatcher {
                 serve(m::Logout, params, |_| login.logout(&self.engine)).await
             }
             // An editor's device not logged in: ACP's auth-required, so the editor offers the login.
-            SessionNew if let Some(login) = &self.login => {
-                login.require(&self.engine).await?;
+            SessionNew if self.login.is_some() => {
+                if let Some(login) = &self.login {
+                    login.require(&self.engine).await?;
+                }
                 self.engine.request(method, params).await
             }
             // The engine's: one list with its handlers (engine::method).
