@@ -12,8 +12,8 @@ use lembas_protocol::session::{Deleted, Empty, SessionRef};
 /// docs/protocol.md: the device deletes a session the client holds now or was ever given (the `given` mark
 /// in the store), or else one whose folder is inside the roots while remote work is on (trust not
 /// asked: deleting runs nothing there). Anything else, an editor's session elsewhere say: -32602.
-/// One another process holds open (an editor's, the service's) is not deleted under it: -32602
-/// naming the holder.
+/// One another process has open is deleted all the same: the spec has the chat gone everywhere,
+/// and a terminal that has it open starts a new one.
 pub(super) async fn for_link(engine: &Engine, params: SessionRef) -> Result<Deleted, RpcError> {
     let id = params.session_id;
     if !ids::is_session_id(&id) {
@@ -22,12 +22,13 @@ pub(super) async fn for_link(engine: &Engine, params: SessionRef) -> Result<Dele
         )));
     }
     Ok(Deleted {
-        deleted: delete_session(engine, &id).await?,
+        deleted: delete_session(engine, &id, OtherHolder::DeleteAnyway).await?,
     })
 }
 
-/// ACP's `session/delete` (an editor's): the link's rules, and a session that is not there is
-/// -32602 (ACP's answer has no `deleted` to say so).
+/// ACP's `session/delete` (an editor's): the link's rules, a session that is not there is -32602
+/// (ACP's answer has no `deleted` to say so), and one another process has open (another editor's,
+/// the service's) is not deleted under it: -32602 naming the holder.
 pub(super) async fn for_editor(engine: &Engine, params: SessionRef) -> Result<Empty, RpcError> {
     let id = params.session_id;
     let known = engine.sessions().contains_key(&id) || ids::is_session_id(&id) && engine.store().exists(&id);
@@ -36,14 +37,27 @@ pub(super) async fn for_editor(engine: &Engine, params: SessionRef) -> Result<Em
             "There is no session {id} on this computer to delete (session/list says which there are)."
         )));
     }
-    delete_session(engine, &id).await?;
+    delete_session(engine, &id, OtherHolder::Refuse).await?;
     Ok(Empty {})
 }
 
+/// What a delete does with a session another process has open.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum OtherHolder {
+    /// Held while the files go, so nobody opens it meanwhile; one already open elsewhere is
+    /// refused with -32602 naming the holder.
+    Refuse,
+    /// Deleted under it (the link's delete: the chat is gone everywhere).
+    DeleteAnyway,
+}
+
 /// Deletes the session `id` (a well-formed id): `true` when there was one.
-pub(super) async fn delete_session(engine: &Engine, id: &str) -> Result<bool, RpcError> {
+pub(super) async fn delete_session(
+    engine: &Engine,
+    id: &str,
+    other_holder: OtherHolder,
+) -> Result<bool, RpcError> {
     let held_here = engine.sessions().contains_key(id);
-    // Held while the files go: another process cannot open it meanwhile.
     let mut _hold = None;
     if !held_here && engine.store().exists(id) {
         let summary = engine
@@ -53,12 +67,14 @@ pub(super) async fn delete_session(engine: &Engine, id: &str) -> Result<bool, Rp
         if !summary.given {
             deletable(engine, id, Path::new(&summary.cwd))?;
         }
-        _hold = Some(
-            engine
-                .store()
-                .hold(id, &holder(engine))
-                .map_err(|e| RpcError::invalid_params(format!("{id} is not deleted: {e}")))?,
-        );
+        if other_holder == OtherHolder::Refuse {
+            _hold = Some(
+                engine
+                    .store()
+                    .hold(id, &holder(engine))
+                    .map_err(|e| RpcError::invalid_params(format!("{id} is not deleted: {e}")))?,
+            );
+        }
     }
     let in_memory = engine.sessions().remove(id);
     engine.files().forget(id);

@@ -128,7 +128,7 @@ impl Engine {
 
     /// A session made by a `session/new` that was cancelled: removed again, with its files.
     pub async fn unmake(&self, id: &str) {
-        if let Err(e) = super::delete::delete_session(self, id).await {
+        if let Err(e) = super::delete::delete_session(self, id, super::delete::OtherHolder::Refuse).await {
             tracing::warn!(session = id, "a cancelled session/new left its session: {e}");
         }
     }
