@@ -5,16 +5,24 @@ import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
 /**
- * Starts the agent, initializes it, runs `steps(ctx, seen)`, closes its input and waits for it to
- * exit. `answer(params)` picks the kind of option each permission request is answered with. Gives
- * back what the steps returned, every update, permission and other message seen, and the exit.
+ * Starts the agent, initializes it, runs `steps(ctx, seen, initialize)`, closes its input and waits for it to
+ * exit. `answer(params)` picks the kind of option each permission request is answered with;
+ * `capabilities` are added to the client's; `args` start the agent; `handlers` answer other requests
+ * of the agent by method (each seen in `others` too). Gives back what the steps returned, every update,
+ * permission and other message seen, and the exit.
  */
-export async function run(lembas, steps, answer) {
+export async function run(lembas, steps, answer, capabilities = {}, args = ["serve", "--stdio"], handlers = {}) {
   const seen = { updates: [], permissions: [], others: [] };
-  const agent = spawn(lembas, ["serve", "--stdio"], { stdio: ["pipe", "pipe", "inherit"] });
+  const agent = spawn(lembas, args, { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((resolve) => agent.on("exit", (code, signal) => resolve({ code, signal })));
-  const editor = acp
-    .client({ name: "lembas-test-editor" })
+  let builder = acp.client({ name: "lembas-test-editor" });
+  for (const [method, handler] of Object.entries(handlers)) {
+    builder = builder.onRequest(method, ({ params }) => {
+      seen.others.push({ method, params });
+      return handler(params);
+    });
+  }
+  const editor = builder
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
       seen.permissions.push(params);
       const kind = answer(params);
@@ -36,10 +44,10 @@ export async function run(lembas, steps, answer) {
   const result = await editor.connectWith(stream, async (ctx) => {
     const initialize = await ctx.request(acp.methods.agent.initialize, {
       protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, ...capabilities },
       clientInfo: { name: "lembas-test-editor", version: "1.0.0" },
     });
-    return { initialize, ...(await steps(ctx, seen)) };
+    return { initialize, ...(await steps(ctx, seen, initialize)) };
   });
   // The editor closes: the agent's input ends.
   try {

@@ -1,7 +1,7 @@
 //! `lembas login --token-stdin --server <url>` and `lembas logout`: the sentences and the JSON line
 //! around `lembas_device::login`.
 
-use std::io::{IsTerminal, Read};
+use std::io::{BufRead, IsTerminal, Read};
 use std::process::ExitCode;
 
 use lembas_device::keychain::Token;
@@ -112,6 +112,61 @@ fn print_done(setup: &Setup, done: &LoginDone) {
     println!(
         "A running lembas service run picks the login up by itself; otherwise start one with: lembas service run"
     );
+}
+
+/// `lembas serve --stdio --login`: an editor's terminal login (ACP's `terminal` auth method). The
+/// server and the token are asked for on this terminal, one line each; then as `lembas login`.
+pub fn in_terminal(setup: &Setup) -> ExitCode {
+    let configured = lembas_device::settings::load(&setup.dirs)
+        .ok()
+        .and_then(|s| s.server)
+        .map(|s| s.url);
+    match &configured {
+        Some(url) => eprint!("The LLeMbas instance (Enter for {url}): "),
+        None => eprint!("The LLeMbas instance, e.g. https://llembas.example.org: "),
+    }
+    let server = match read_line() {
+        Ok(line) if line.trim().is_empty() => match configured {
+            Some(url) => url,
+            None => {
+                return fail(
+                    false,
+                    "No instance given: run this again and type its address.".to_string(),
+                );
+            }
+        },
+        Ok(line) => line.trim().to_string(),
+        Err(message) => return fail(false, message),
+    };
+    eprint!("Paste the device token from the instance's device page, then press Enter: ");
+    let token = match read_line().map(|line| Token::new(line.trim())) {
+        Ok(Ok(token)) => token,
+        Ok(Err(_)) => return fail(false, "No token given: run this again and paste it.".to_string()),
+        Err(message) => return fail(false, message),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(false, format!("cannot start: {e}")),
+    };
+    match runtime.block_on(login::login(setup, &server, token, TokenStorage::Keychain)) {
+        Ok(done) => {
+            print_done(setup, &done);
+            println!("Back in the editor, the chat can start.");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(false, e.to_string()),
+    }
+}
+
+/// One line of standard input, at most [`MAX_TOKEN_BYTES`].
+fn read_line() -> Result<String, String> {
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_TOKEN_BYTES)
+        .read_line(&mut line)
+        .map_err(|e| format!("cannot read standard input: {e}"))?;
+    Ok(line)
 }
 
 pub fn logout(setup: &Setup, json: bool) -> ExitCode {

@@ -46,6 +46,10 @@ enum Command {
         /// Speak on stdin and stdout (the only way this command serves).
         #[arg(long, required = true)]
         stdio: bool,
+        /// Log in instead, asking in this terminal for the server and the device token (what an
+        /// editor's terminal login runs), then exit.
+        #[arg(long)]
+        login: bool,
     },
     /// Checks that this computer can link and work: the config, the login and the server, the
     /// device running here, the sandbox, the desktop's D-Bus parts; each failure with what to do.
@@ -316,7 +320,14 @@ fn main() -> ExitCode {
             ServiceCommand::Scheduled { state, json } => remote::scheduled(setup, state, json),
         },
         Command::Completions { shell } => completions(shell),
-        Command::Serve { stdio: _ } => serve::stdio(setup),
+        Command::Serve {
+            stdio: _,
+            login: true,
+        } => login::in_terminal(setup),
+        Command::Serve {
+            stdio: _,
+            login: false,
+        } => serve::stdio(setup),
         Command::Status { json } => service::status(setup, json),
         Command::Doctor { json } => doctor::run(setup, json),
         Command::Login {

@@ -560,3 +560,81 @@ async fn the_window_logs_in_and_out_through_the_running_device() {
     );
     store_token();
 }
+
+/// tests/acp-client/login.mjs: the official ACP SDK as an editor on a computer not logged in. Its
+/// session/new is ACP's auth-required, with what to do; after `lembas login` in a terminal its
+/// authenticate reads the login and the chat starts; its logout forgets the login as `lembas
+/// logout` does.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_editor_is_told_to_log_in_authenticates_and_logs_out() {
+    let _turn = KEYCHAIN.lock().await;
+    let dir = common::acp_sdk::installed_sdk();
+    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
+    let home = Home::new();
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let (seen, stderr) = common::acp_sdk::run_script_with_env(
+        &dir,
+        &home,
+        "login.mjs",
+        &[work.as_os_str(), peer.url().as_ref()],
+        &[("LEMBAS_TEST_TOKEN", TOKEN)],
+    );
+
+    let initialize = &seen["initialize"];
+    validate_acp("InitializeResponse", initialize).unwrap();
+    assert_eq!(
+        initialize["authMethods"],
+        json!([{
+            "id": "lembas-login",
+            "name": "LLeMbas login on this computer",
+            "description": "Uses the login lembas login made (the server in the config, the token in the OS keychain). Not logged in yet: run lembas login --token-stdin --server <url> in a terminal (the token from your LLeMbas instance's device page), then authenticate again."
+        }, {
+            "type": "terminal",
+            "id": "lembas-login-terminal",
+            "name": "Log in to LLeMbas in a terminal",
+            "description": "Asks for your LLeMbas instance and the device token from its device page, and keeps the token in the OS keychain.",
+            "args": ["--login"]
+        }]),
+        "the terminal method for an editor that said it runs one"
+    );
+    for refused in ["newBefore", "authBefore", "newLoggedOut"] {
+        let error = &seen[refused]["error"];
+        assert_eq!(error["code"], -32000, "{refused}: {seen}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("not logged in to a LLeMbas instance"),
+            "{refused}: {error}"
+        );
+    }
+    assert_eq!(seen["unknownMethod"]["error"]["code"], -32602, "{seen}");
+    assert_eq!(
+        seen["terminalThroughAuthenticate"]["error"]["code"], -32602,
+        "{seen}"
+    );
+    let started = |answer: &str| {
+        seen[answer]["result"]["sessionId"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("ses_"))
+    };
+    // lembas login in a terminal, then authenticate.
+    assert_eq!(seen["loggedIn"]["status"], 0, "{seen}");
+    assert_eq!(seen["auth"], json!({ "result": {} }), "{seen}");
+    assert!(started("newAfterAuth"), "{seen}");
+    assert_eq!(seen["logout"], json!({ "result": {} }), "{seen}");
+    // The terminal login, then a chat with no authenticate between.
+    assert_eq!(seen["terminalLogin"]["status"], 0, "{seen}");
+    assert!(started("newAfterTerminal"), "{seen}");
+    // Forgotten as lembas logout forgets it.
+    assert_eq!(seen["logoutAgain"], json!({ "result": {} }), "{seen}");
+    assert!(matches!(
+        Keychain::of(&home.dirs()).load(),
+        Err(KeychainError::Missing)
+    ));
+    assert_eq!(lembas_device::settings::load(&home.dirs()).unwrap().server, None);
+    assert_eq!(seen["others"], json!([]), "{seen}");
+    assert_eq!(seen["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
+    store_token();
+}

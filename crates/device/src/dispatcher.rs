@@ -9,21 +9,24 @@ use crate::client::Outbound;
 use crate::client::{ClientLink, PendingRequests};
 use crate::decisions::decisions;
 use crate::directories;
+use crate::editor_login::EditorLogin;
 use crate::engine::Engine;
 use crate::engine::method::engine_methods;
 use crate::events::DeviceEvent;
 use crate::poison::Recover;
 use crate::policy::Mode;
+use crate::request_cancel::{self, Running, RunningRequests};
 use crate::rpc::{self, RpcError};
 use crate::scheduled;
 use crate::settings::Settings;
 use crate::terminal::Terminals;
 use crate::terminal::board::Board;
 use lembas_protocol::initialize::{
-    AgentCapabilities, Client, DeviceSays, Implementation, InitializeAnswer, McpCapabilities,
-    PromptCapabilities, SessionCapabilities,
+    AgentAuth, AgentCapabilities, AuthMethod, Client, DeviceSays, Implementation, InitializeAnswer,
+    McpCapabilities, PromptCapabilities, SessionCapabilities,
 };
 use lembas_protocol::limits::{DeviceInfo, Hello, Limits};
+use lembas_protocol::notices::CancelRequest;
 use lembas_protocol::request::{self, method as m, serve};
 use lembas_protocol::session::Empty;
 use lembas_protocol::{Capability, LembasMeta, LinkMethod};
@@ -167,15 +170,23 @@ impl Announced {
                 list: Empty {},
                 resume: Empty {},
                 close: Empty {},
+                delete: Empty {},
+                additional_directories: Empty {},
             }),
+            auth: self.editor.then_some(AgentAuth { logout: Empty {} }),
         }
     }
 
-    pub fn initialize_answer(&self, connection: Option<&str>) -> InitializeAnswer {
+    /// `auth_methods`: an editor's login (none on the link, which is signed in already).
+    pub fn initialize_answer(
+        &self,
+        connection: Option<&str>,
+        auth_methods: Vec<AuthMethod>,
+    ) -> InitializeAnswer {
         InitializeAnswer {
             protocol_version: 1,
             agent_capabilities: self.agent_capabilities(),
-            auth_methods: Vec::new(),
+            auth_methods,
             agent_info: Implementation {
                 name: AGENT_NAME.to_string(),
                 version: VERSION.to_string(),
@@ -207,6 +218,10 @@ pub struct Dispatcher {
     serial: u64,
     out: Outbound,
     pub pending: Arc<PendingRequests>,
+    /// An editor's login (`authenticate`, `logout`); none on the link.
+    login: Option<EditorLogin>,
+    /// The client's requests being answered now, for `$/cancel_request`.
+    running: RunningRequests,
 }
 
 /// Tells links apart for the engine.
@@ -233,7 +248,22 @@ impl Dispatcher {
             serial: LINK_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             out,
             pending: Arc::default(),
+            login: None,
+            running: RunningRequests::default(),
         }
+    }
+
+    /// An editor's dispatcher: `authenticate` and `logout` change `login`.
+    pub fn with_login(mut self, login: EditorLogin) -> Self {
+        self.login = Some(login);
+        self
+    }
+
+    /// An editor's login, for the methods that need one; -32601 on the link.
+    fn login(&self, name: &str) -> Result<&EditorLogin, RpcError> {
+        self.login
+            .as_ref()
+            .ok_or_else(|| RpcError::method_not_found(name))
     }
 
     /// After initialize's answer went out: the engine takes this link's client (cards still open
@@ -301,6 +331,24 @@ impl Dispatcher {
         }
     }
 
+    /// The request `id` runs from now on: a `$/cancel_request` for it reaches
+    /// [`Dispatcher::request_cancellable`].
+    pub fn start_running(&self, id: &Value) -> Running {
+        self.running.start(id)
+    }
+
+    /// A request the client may cancel with `$/cancel_request` while it runs (crate::request_cancel).
+    pub async fn request_cancellable(
+        &self,
+        running: Running,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        let undo = request_cancel::undo_of(&self.engine, method, &params);
+        let handling = self.request(method, params);
+        request_cancel::answer(&self.engine, method, undo, running, handling).await
+    }
+
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         let result = self.route(method, params).await;
         if let Err(e) = &result
@@ -345,11 +393,16 @@ impl Dispatcher {
         let method = self.admitted(name)?;
         match method {
             Initialize => {
+                let params = request::read(m::Initialize, params)?;
+                let auth_methods = match &self.login {
+                    Some(login) => login.methods(params.terminal_auth()),
+                    None => Vec::new(),
+                };
                 let Client {
                     lembas,
                     protocol,
                     show,
-                } = request::read(m::Initialize, params)?.client();
+                } = params.client();
                 let client = ClientLink::new(
                     self.serial,
                     self.out.clone(),
@@ -357,9 +410,14 @@ impl Dispatcher {
                     lembas,
                     protocol,
                     show,
-                );
+                )
+                .with_terminal_output(params.terminal_output())
+                .with_elicitation_form(params.elicitation_form());
                 *self.client.lock().recover() = Some(client);
-                request::answer(self.announced.initialize_answer(self.connection.as_deref()))
+                request::answer(
+                    self.announced
+                        .initialize_answer(self.connection.as_deref(), auth_methods),
+                )
             }
             Directories => {
                 let settings = self.now();
@@ -401,11 +459,26 @@ impl Dispatcher {
                 .await
                 .map(|()| json!({})),
             Initialized => Ok(json!({})),
+            Authenticate => {
+                let login = self.login(name)?;
+                serve(m::Authenticate, params, |p| login.authenticate(&self.engine, p)).await
+            }
+            Logout => {
+                let login = self.login(name)?;
+                serve(m::Logout, params, |_| login.logout(&self.engine)).await
+            }
+            // An editor's device not logged in: ACP's auth-required, so the editor offers the login.
+            SessionNew if self.login.is_some() => {
+                if let Some(login) = &self.login {
+                    login.require(&self.engine).await?;
+                }
+                self.engine.request(method, params).await
+            }
             // The engine's: one list with its handlers (engine::method).
             engine_methods!(pattern) => self.engine.request(method, params).await,
             // The device's own (admitted never lets one through).
             SessionUpdate | RequestPermission | Hello | Event | SessionDeleted | PermissionSettled | Show
-            | Question | Plan | TerminalOutput | TerminalExit | CancelRequest => {
+            | Question | Plan | ElicitationCreate | TerminalOutput | TerminalExit | CancelRequest => {
                 Err(RpcError::method_not_found(name))
             }
         }
@@ -434,6 +507,14 @@ impl Dispatcher {
 
     /// A notification has nobody to answer; a failure is logged.
     pub async fn notification(&self, name: &str, params: Value) {
+        // JSON-RPC's own, either way: a cancel for an id not running is ignored.
+        if name == LinkMethod::CancelRequest.name() {
+            match rpc::params::<CancelRequest>(name, params) {
+                Ok(cancel) => self.running.cancel(&cancel.request_id),
+                Err(e) => tracing::warn!(method = name, error = %e, "notification not handled"),
+            }
+            return;
+        }
         let result = match self.admitted(name) {
             Ok(
                 method @ (LinkMethod::TerminalInput | LinkMethod::TerminalResize | LinkMethod::TerminalClose),

@@ -14,6 +14,7 @@ use tokio::task::JoinSet;
 
 use crate::client::outbound::{self, OutboundQueue};
 use crate::dispatcher::{Announced, Dispatcher};
+use crate::editor_login::EditorLogin;
 use crate::engine::Engine;
 use crate::link::incoming;
 use crate::policy::Mode;
@@ -56,23 +57,26 @@ where
     let connection = settings.server.as_ref().and_then(|s| s.connection.clone());
     let settings = editor_settings(settings);
     let announced = Announced::for_editor(&settings);
-    let (_settings_tx, settings_rx) = watch::channel(Arc::new(settings));
+    let (settings_tx, settings_rx) = watch::channel(Arc::new(settings));
     // Nobody listens: the activity log and the desktop are the service's.
     let (events, _) = broadcast::channel(256);
-    let engine = Engine::for_editor(settings_rx.clone(), events.clone(), setup);
+    let engine = Engine::for_editor(settings_rx.clone(), events.clone(), setup.clone());
     let (out, queue) = outbound::channel();
     let (finish, finished) = oneshot::channel();
     let writer = tokio::spawn(write_lines(output, queue, finished));
-    let dispatcher = Arc::new(Dispatcher::new(
-        settings_rx,
-        announced,
-        connection,
-        out.clone(),
-        events,
-        engine.clone(),
-        // An editor's link opens no terminals.
-        crate::terminal::board::Board::default(),
-    ));
+    let dispatcher = Arc::new(
+        Dispatcher::new(
+            settings_rx,
+            announced,
+            connection,
+            out.clone(),
+            events,
+            engine.clone(),
+            // An editor's link opens no terminals.
+            crate::terminal::board::Board::default(),
+        )
+        .with_login(EditorLogin::new(settings_tx, editor_settings, setup)),
+    );
     let mut input = input;
     let mut tasks = JoinSet::new();
     let mut line = Vec::new();
@@ -228,7 +232,7 @@ mod tests {
         let mut settings = Settings::default();
         settings.remote.terminal = true;
         let announced = Announced::for_editor(&editor_settings(settings));
-        let answer = announced.initialize_answer(None);
+        let answer = announced.initialize_answer(None, Vec::new());
         let says = &answer.meta.lembas;
         assert_eq!(says.limits, None);
         for only_link in [

@@ -23,12 +23,36 @@ pub struct InitializeParams {
 pub struct ClientCapabilities {
     #[serde(rename = "_meta", default)]
     pub meta: Option<ClientMeta>,
+    /// ACP's `auth`: which kinds of login the client can run.
+    #[serde(default, deserialize_with = "or_default")]
+    pub auth: ClientAuth,
+    /// ACP's `elicitation`: whether the client renders forms.
+    #[serde(default, deserialize_with = "or_default")]
+    pub elicitation: ClientElicitation,
+}
+
+/// `clientCapabilities.elicitation`: `form` present (`{}`) when the client renders forms.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ClientElicitation {
+    #[serde(default)]
+    pub form: Option<IgnoredAny>,
+}
+
+/// `clientCapabilities.auth`: `terminal` when the client can run the agent's login in a terminal.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ClientAuth {
+    #[serde(default, deserialize_with = "or_default")]
+    pub terminal: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ClientMeta {
     #[serde(default)]
     pub lembas: Option<ClientLembas>,
+    /// Zed's convention: the client draws a command's output as it comes, from the
+    /// `terminal_output` of a tool call's `_meta`.
+    #[serde(default, deserialize_with = "or_default")]
+    pub terminal_output: bool,
 }
 
 /// `clientCapabilities._meta.lembas`: `true` from a protocol 1 client, an object from a later one.
@@ -50,6 +74,24 @@ pub struct ClientSays {
     pub show: bool,
 }
 
+/// A field ACP reads leniently (`x-deserialize-default-on-error`): a shape not known is its default.
+fn or_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Read<T> {
+        Known(T),
+        Other(IgnoredAny),
+    }
+    Ok(match Read::<T>::deserialize(deserializer)? {
+        Read::Known(value) => value,
+        Read::Other(_) => T::default(),
+    })
+}
+
 /// What a client told of the extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Client {
@@ -58,6 +100,28 @@ pub struct Client {
     /// Its link protocol (1 when it says none).
     pub protocol: u64,
     pub show: bool,
+}
+
+impl InitializeParams {
+    /// The client renders ACP's elicitation forms (`clientCapabilities.elicitation.form`).
+    pub fn elicitation_form(&self) -> bool {
+        self.client_capabilities
+            .as_ref()
+            .is_some_and(|c| c.elicitation.form.is_some())
+    }
+
+    /// The client draws a command's live output (`clientCapabilities._meta.terminal_output`).
+    pub fn terminal_output(&self) -> bool {
+        self.client_capabilities
+            .as_ref()
+            .and_then(|c| c.meta.as_ref())
+            .is_some_and(|m| m.terminal_output)
+    }
+
+    /// The client can run the agent's login in a terminal (ACP's `auth.terminal`).
+    pub fn terminal_auth(&self) -> bool {
+        self.client_capabilities.as_ref().is_some_and(|c| c.auth.terminal)
+    }
 }
 
 impl InitializeParams {
@@ -87,7 +151,7 @@ pub struct InitializeAnswer {
     /// ACP's version (1).
     pub protocol_version: u32,
     pub agent_capabilities: AgentCapabilities,
-    /// None: the device is signed in to its instance already.
+    /// An editor's: the device's login (none on the link, which is signed in already).
     pub auth_methods: Vec<AuthMethod>,
     pub agent_info: Implementation,
     #[serde(rename = "_meta")]
@@ -103,6 +167,15 @@ pub struct AgentCapabilities {
     /// An editor's (`session/list`, `session/resume`, `session/close`); none on the link.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_capabilities: Option<SessionCapabilities>,
+    /// An editor's (`logout`); none on the link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth: Option<AgentAuth>,
+}
+
+/// ACP's `AgentAuthCapabilities`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentAuth {
+    pub logout: Empty,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -120,17 +193,47 @@ pub struct McpCapabilities {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SessionCapabilities {
     pub list: Empty,
     pub resume: Empty,
     pub close: Empty,
+    pub delete: Empty,
+    pub additional_directories: Empty,
 }
 
-/// ACP's `AuthMethod`.
+/// ACP's `AuthMethod`: the agent's own (`authenticate` with its id), or one the client runs in a
+/// terminal (the agent's command with `args` appended; never passed to `authenticate`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AuthMethod {
-    pub id: String,
-    pub name: String,
+#[serde(untagged)]
+pub enum AuthMethod {
+    Agent {
+        id: String,
+        name: String,
+        description: String,
+    },
+    Terminal {
+        #[serde(rename = "type")]
+        kind: TerminalAuth,
+        id: String,
+        name: String,
+        description: String,
+        args: Vec<String>,
+    },
+}
+
+/// The `type` of a terminal [`AuthMethod`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TerminalAuth {
+    Terminal,
+}
+
+/// `authenticate`'s params.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthenticateParams {
+    pub method_id: String,
 }
 
 /// ACP's `Implementation`.

@@ -24,6 +24,7 @@ pub mod context;
 mod control;
 pub mod directories;
 mod effort;
+pub mod elicitation;
 pub mod event;
 pub mod generated;
 mod ids;

@@ -66,6 +66,13 @@ link_methods! {
     SessionClose = "session/close", ToDevice Request;
     /// An editor's only: the model or effort picked (the link has `_lembas/configure`).
     SessionSetConfigOption = "session/set_config_option", ToDevice Request;
+    /// An editor's only (`sessionCapabilities.delete`): ACP's delete, by the link's rules (the
+    /// link has `_lembas/session/delete`).
+    AcpSessionDelete = "session/delete", ToDevice Request;
+    /// An editor's only: the login offered in `authMethods` (the agent's own: the keychain's token).
+    Authenticate = "authenticate", ToDevice Request;
+    /// An editor's only (`auth.logout`): the login forgotten, as `lembas logout` does.
+    Logout = "logout", ToDevice Request;
     SessionUpdate = "session/update", FromDevice Notification;
     RequestPermission = "session/request_permission", FromDevice Request;
     Hello = "_lembas/hello", FromDevice Notification;
@@ -87,6 +94,9 @@ link_methods! {
     Show = "_lembas/show", FromDevice Request Show;
     Question = "_lembas/question", FromDevice Request Ask;
     Plan = "_lembas/plan", FromDevice Request Plan;
+    /// An editor's form (`clientCapabilities.elicitation.form`): a question or plan card asked
+    /// in ACP's own way.
+    ElicitationCreate = "elicitation/create", FromDevice Request;
     Jobs = "_lembas/jobs", ToDevice Request Jobs;
     JobOutput = "_lembas/job/output", ToDevice Request Jobs;
     JobStop = "_lembas/job/stop", ToDevice Request Jobs;
@@ -119,6 +129,9 @@ impl LinkMethod {
                 | LinkMethod::SessionList
                 | LinkMethod::SessionResume
                 | LinkMethod::SessionClose
+                | LinkMethod::AcpSessionDelete
+                | LinkMethod::Authenticate
+                | LinkMethod::Logout
         )
     }
 

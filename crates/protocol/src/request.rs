@@ -65,6 +65,9 @@ pub mod method {
         SessionHistory(SessionRef) -> History;
         SessionTitle(TitleParams) -> Titled;
         SessionDelete(SessionRef) -> Deleted;
+        AcpSessionDelete(SessionRef) -> Empty;
+        Authenticate(crate::initialize::AuthenticateParams) -> Empty;
+        Logout(Empty) -> Empty;
         SessionRewind(RewindParams) -> Rewound;
         SessionCompact(SessionRef) -> Compacted;
         FilesSearch(FilesSearchParams) -> FilesFound;

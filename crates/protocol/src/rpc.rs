@@ -12,6 +12,10 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
+/// ACP's: the client must `authenticate` first (an editor's device not logged in).
+pub const AUTH_REQUIRED: i64 = -32000;
+/// ACP's: the request was cancelled by `$/cancel_request` before it was answered.
+pub const REQUEST_CANCELLED: i64 = -32800;
 
 /// An error answer: the spec's code, a sentence a person can act on, and optional `data`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -41,6 +41,9 @@ pub struct ModeChoice {
 #[serde(rename_all = "camelCase")]
 pub struct NewSessionParams {
     pub cwd: String,
+    /// An editor's further folders for the session, each absolute.
+    #[serde(default)]
+    pub additional_directories: Vec<String>,
     /// Run for an editor; named back as not started on the link.
     #[serde(default)]
     pub mcp_servers: Option<Vec<McpServer>>,
@@ -140,6 +143,9 @@ pub struct NewSessionAnswer {
 pub struct OpenSessionParams {
     pub session_id: SessionId,
     pub cwd: String,
+    /// An editor's further folders for the session, each absolute; none when left out.
+    #[serde(default)]
+    pub additional_directories: Vec<String>,
     #[serde(default)]
     pub mcp_servers: Option<Vec<McpServer>>,
 }

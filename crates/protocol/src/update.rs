@@ -48,6 +48,11 @@ pub enum SessionUpdate {
     CurrentModeUpdate {
         current_mode_id: Mode,
     },
+    /// An editor's: the model or the effort changed, for any reason (the link's client has the
+    /// model event). Every option, as it is now.
+    ConfigOptionUpdate {
+        config_options: Vec<crate::session::ConfigOption>,
+    },
     /// An editor's: the session's title changed (the link's client has the title event).
     SessionInfoUpdate {
         title: String,
@@ -132,6 +137,17 @@ pub struct ToolCall {
     pub raw_input: Value,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub content: Vec<ToolCallContent>,
+    /// The files the call reads or changes, for an editor to follow.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locations: Vec<ToolCallLocation>,
+}
+
+/// ACP's `ToolCallLocation`: a file a call works on, and the line where it starts when known.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallLocation {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
 }
 
 /// ACP's `ToolCallUpdate`: a call's status, and what it gave once it ended.
@@ -142,6 +158,41 @@ pub struct ToolCallUpdate {
     pub status: ToolCallStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<Vec<ToolCallContent>>,
+    /// A command's output as it comes, for a client that draws it (Zed's `terminal_output`).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<TerminalMeta>,
+}
+
+/// Zed's convention for a command's live output in a tool call's `_meta`: the terminal the call
+/// draws (`terminal_info`, with the call), what it printed since (`terminal_output`), and how it
+/// ended (`terminal_exit`). The terminal's id is the call's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TerminalMeta {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal_info: Option<TerminalInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal_output: Option<TerminalOutput>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal_exit: Option<TerminalExit>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TerminalInfo {
+    pub terminal_id: String,
+    pub cwd: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TerminalOutput {
+    pub terminal_id: String,
+    pub data: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TerminalExit {
+    pub terminal_id: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
 }
 
 /// ACP's `ToolCallContent`: text, or a file's change.
@@ -156,6 +207,10 @@ pub enum ToolCallContent {
         /// None for a new file.
         old_text: Option<String>,
         new_text: String,
+    },
+    /// A terminal the client draws (with Zed's `terminal_output`, the call's own command).
+    Terminal {
+        terminal_id: String,
     },
 }
 
@@ -203,9 +258,14 @@ mod tests {
                     status: ToolCallStatus::Pending,
                     raw_input: json!({ "path": "a.rs" }),
                     content: Vec::new(),
+                    locations: vec![ToolCallLocation {
+                        path: "/w/a.rs".into(),
+                        line: Some(3),
+                    }],
                 }),
                 json!({ "sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Read a.rs",
-                        "kind": "read", "status": "pending", "rawInput": { "path": "a.rs" } }),
+                        "kind": "read", "status": "pending", "rawInput": { "path": "a.rs" },
+                        "locations": [{ "path": "/w/a.rs", "line": 3 }] }),
             ),
             (
                 SessionUpdate::ToolCallUpdate(ToolCallUpdate {
@@ -216,9 +276,26 @@ mod tests {
                         old_text: None,
                         new_text: "x".into(),
                     }]),
+                    meta: None,
                 }),
                 json!({ "sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed",
                         "content": [{ "type": "diff", "path": "/w/a.rs", "oldText": null, "newText": "x" }] }),
+            ),
+            (
+                SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+                    tool_call_id: "c2".into(),
+                    status: ToolCallStatus::InProgress,
+                    content: None,
+                    meta: Some(TerminalMeta {
+                        terminal_output: Some(TerminalOutput {
+                            terminal_id: "c2".into(),
+                            data: "built\n".into(),
+                        }),
+                        ..TerminalMeta::default()
+                    }),
+                }),
+                json!({ "sessionUpdate": "tool_call_update", "toolCallId": "c2", "status": "in_progress",
+                        "_meta": { "terminal_output": { "terminal_id": "c2", "data": "built\n" } } }),
             ),
             (
                 SessionUpdate::CurrentModeUpdate {

@@ -5,8 +5,8 @@
 use lembas_protocol::composer::{AvailableCommand, CommandInput, CommandKind};
 use lembas_protocol::content::ContentBlock;
 use lembas_protocol::initialize::{
-    AgentCapabilities, DeviceSays, Implementation, InitializeAnswer, McpCapabilities, PromptCapabilities,
-    SessionCapabilities,
+    AgentAuth, AgentCapabilities, AuthMethod, DeviceSays, Implementation, InitializeAnswer, McpCapabilities,
+    PromptCapabilities, SessionCapabilities, TerminalAuth,
 };
 use lembas_protocol::permission::*;
 use lembas_protocol::plan::Plan;
@@ -111,9 +111,29 @@ fn the_answers_the_device_writes_are_acps() {
                     list: Empty {},
                     resume: Empty {},
                     close: Empty {},
+                    delete: Empty {},
+                    additional_directories: Empty {},
                 }),
+                auth: editor.then_some(AgentAuth { logout: Empty {} }),
             },
-            auth_methods: Vec::new(),
+            auth_methods: if editor {
+                vec![
+                    AuthMethod::Agent {
+                        id: "lembas-login".into(),
+                        name: "LLeMbas login on this computer".into(),
+                        description: "Uses the login lembas login made.".into(),
+                    },
+                    AuthMethod::Terminal {
+                        kind: TerminalAuth::Terminal,
+                        id: "lembas-login-terminal".into(),
+                        name: "Log in to LLeMbas in a terminal".into(),
+                        description: "Asks for the instance and the token.".into(),
+                        args: vec!["--login".into()],
+                    },
+                ]
+            } else {
+                Vec::new()
+            },
             agent_info: Implementation {
                 name: "LLeMbas CLI".into(),
                 version: "2.0.0".into(),
@@ -185,6 +205,10 @@ fn every_kind_of_session_update_is_acps() {
         status: ToolCallStatus::Pending,
         raw_input: json!({ "path": "a.rs" }),
         content: vec![ToolCallContent::text("fn a() {}")],
+        locations: vec![lembas_protocol::update::ToolCallLocation {
+            path: "/w/a.rs".into(),
+            line: Some(12),
+        }],
     };
     let plan: Plan = serde_json::from_value(json!({
         "title": "Fix it", "version": 1, "summary": "", "objectives": [], "findings": [],
@@ -202,6 +226,29 @@ fn every_kind_of_session_update_is_acps() {
             tool_call_id: "c1".into(),
             status: ToolCallStatus::InProgress,
             content: None,
+            meta: None,
+        }),
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: "c3".into(),
+            status: ToolCallStatus::InProgress,
+            content: Some(vec![ToolCallContent::Terminal {
+                terminal_id: "c3".into(),
+            }]),
+            meta: Some(lembas_protocol::update::TerminalMeta {
+                terminal_info: Some(lembas_protocol::update::TerminalInfo {
+                    terminal_id: "c3".into(),
+                    cwd: "/w".into(),
+                }),
+                terminal_output: Some(lembas_protocol::update::TerminalOutput {
+                    terminal_id: "c3".into(),
+                    data: "ok\n".into(),
+                }),
+                terminal_exit: Some(lembas_protocol::update::TerminalExit {
+                    terminal_id: "c3".into(),
+                    exit_code: Some(0),
+                    signal: None,
+                }),
+            }),
         }),
         SessionUpdate::ToolCallUpdate(ToolCallUpdate {
             tool_call_id: "c2".into(),
@@ -211,6 +258,7 @@ fn every_kind_of_session_update_is_acps() {
                 old_text: None,
                 new_text: "fn a() {}".into(),
             }]),
+            meta: None,
         }),
         SessionUpdate::Plan {
             entries: vec![PlanEntry {
@@ -244,6 +292,19 @@ fn every_kind_of_session_update_is_acps() {
         },
         SessionUpdate::CurrentModeUpdate {
             current_mode_id: Mode::Plan,
+        },
+        SessionUpdate::ConfigOptionUpdate {
+            config_options: vec![lembas_protocol::session::ConfigOption {
+                id: "model".into(),
+                name: "Model".into(),
+                category: Some("model".into()),
+                kind: "select".into(),
+                current_value: "example/chat-fast".into(),
+                options: vec![lembas_protocol::session::ConfigChoice {
+                    value: "example/chat-fast".into(),
+                    name: "example/chat-fast".into(),
+                }],
+            }],
         },
         SessionUpdate::SessionInfoUpdate {
             title: "Fix it".into(),

@@ -69,6 +69,7 @@ impl ScriptedEngine {
     pub async fn new_session(&self, mode: Mode) -> Result<SessionId, RpcError> {
         let params = NewSessionParams {
             cwd: self.home.work().display().to_string(),
+            additional_directories: Vec::new(),
             mcp_servers: None,
             meta: Some(NewSessionMeta {
                 mode: Some(mode),

@@ -4,6 +4,8 @@
 
 #![allow(dead_code, unused_imports)]
 
+pub mod acp_sdk;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

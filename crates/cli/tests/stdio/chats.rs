@@ -64,7 +64,7 @@ async fn an_editor_lists_and_reopens_its_chats_after_the_agent_restarts() {
     assert_eq!(capabilities["loadSession"], true, "{init}");
     assert_eq!(
         capabilities["sessionCapabilities"],
-        json!({ "list": {}, "resume": {}, "close": {} }),
+        json!({ "list": {}, "resume": {}, "close": {}, "delete": {}, "additionalDirectories": {} }),
         "{init}"
     );
 

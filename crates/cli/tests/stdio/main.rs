@@ -3,9 +3,11 @@
 //! as the editor (sdk.rs), against the reference peer and its scripted model. Every session/update and session/request_permission is checked against the
 //! official ACP schema.
 
+mod acp_v1;
 mod chats;
 #[path = "../common/mod.rs"]
 mod common;
+mod editors;
 mod mcp_servers;
 mod sdk;
 

@@ -66,6 +66,12 @@ pub struct ClientLink {
     pub protocol: u64,
     /// The client said `_meta.lembas.show: true`: its sessions get the show tool (`_lembas/show`).
     pub show: bool,
+    /// The client said `_meta.terminal_output: true` (Zed's convention): a command's output is
+    /// told as it comes.
+    pub terminal_output: bool,
+    /// The client renders ACP's forms (`elicitation.form`): an editor is asked its question and
+    /// plan cards with `elicitation/create`.
+    pub elicitation_form: bool,
     /// The client answered a question or plan card with method-not-found: it is treated as
     /// protocol 1 for the rest of the link (shared by every clone of this link).
     cards_refused: Arc<AtomicBool>,
@@ -87,13 +93,34 @@ impl ClientLink {
             lembas,
             protocol,
             show: lembas && show,
+            terminal_output: false,
+            elicitation_form: false,
             cards_refused: Arc::default(),
         }
     }
 
+    /// A client that renders ACP's forms.
+    pub fn with_elicitation_form(mut self, elicitation_form: bool) -> Self {
+        self.elicitation_form = elicitation_form;
+        self
+    }
+
+    /// Question and plan cards are asked as forms (`elicitation/create`): a client that renders
+    /// them and does not take `_lembas/question` and `_lembas/plan`.
+    pub fn elicits_cards(&self) -> bool {
+        self.elicitation_form && !self.lembas
+    }
+
+    /// A client that draws a command's output as it comes.
+    pub fn with_terminal_output(mut self, terminal_output: bool) -> Self {
+        self.terminal_output = terminal_output;
+        self
+    }
+
     /// Whether `_lembas/question` and `_lembas/plan` may be sent (docs/protocol.md "Versions and discovery").
     pub fn takes_cards(&self) -> bool {
-        self.lembas && self.protocol >= 2 && !self.cards_refused.load(Ordering::SeqCst)
+        (self.lembas && self.protocol >= 2 || self.elicits_cards())
+            && !self.cards_refused.load(Ordering::SeqCst)
     }
 
     /// The client does not know question and plan cards after all.

@@ -22,17 +22,29 @@ impl Engine {
         let client = client.clone();
         let engine = self.clone();
         let id = client.next_id();
-        let (method, tool_call_id) = (card.method(), card.tool_call_id().to_string());
+        let tool_call_id = card.tool_call_id().to_string();
+        // An editor that renders forms is asked a question or a plan as one.
+        let form = client
+            .elicits_cards()
+            .then(|| super::elicitation::form_of(&card))
+            .flatten();
+        let (method, params) = match &form {
+            Some(form) => (LinkMethod::ElicitationCreate, json!(form)),
+            None => (card.method(), json!(card)),
+        };
         if !client.lembas {
             engine
                 .card_requests()
                 .insert(tool_call_id.clone(), (client.serial, id.clone()));
         }
         tokio::spawn(async move {
-            let answered = client.request_as(id, method, json!(card)).await;
+            let answered = client.request_as(id, method, params).await;
             engine.card_requests().remove(&tool_call_id);
             if let Ok(result) = answered {
                 let answer = match result {
+                    Ok(result) if form.is_some() => {
+                        Answer::from_client(super::elicitation::answer_of(&card, result))
+                    }
                     Ok(result) => Answer::from_client(card.answer_of(result)),
                     // A client that does not know questions and plans: protocol 1 from now on.
                     Err(e)

@@ -73,6 +73,11 @@ impl Engine {
         }))
     }
 
+    /// Why the instance cannot be used now (no server in the config, no token); `None` when it can.
+    pub async fn login_error(&self) -> Option<String> {
+        self.instance().await.err()
+    }
+
     pub(crate) async fn forget_token(&self) {
         *self.0.token.lock().await = None;
         // A new login may bring a token with another scope.

@@ -13,7 +13,7 @@ macro_rules! engine_methods {
     ($mode:ident) => {
         $crate::engine::method::expand! { $mode:
             SessionNew SessionPrompt SessionSetMode SessionCancel SessionLoad SessionList SessionResume
-            SessionClose SessionSetConfigOption Configure Steer SessionHistory SessionStatus SessionDelete
+            SessionClose SessionSetConfigOption AcpSessionDelete Configure Steer SessionHistory SessionStatus SessionDelete
             SessionRewind SessionCompact SessionTitle FilesSearch Commands Jobs JobOutput JobStop JobSend
             JobTranscript
         }

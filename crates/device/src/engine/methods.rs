@@ -12,17 +12,17 @@ use super::mcp_servers::SessionServers;
 use super::method::EngineMethod;
 use super::session::{Context, Session, SessionState, TurnPhase};
 use super::session_access::{
-    check_model, choose_model, held, holder, judge_again, judge_cwd, modes, opened, switch_mode,
+    check_model, choose_model, held, holder, judge_additional, judge_again, judge_cwd, modes, opened,
+    switch_mode,
 };
 use crate::policy::roots;
 use crate::rpc::RpcError;
 use crate::scheduled::Run;
 use crate::store::{Record, SessionHeader, ids};
-use lembas_protocol::event::Event;
 use lembas_protocol::prompt::{PromptAnswer, PromptParams};
 use lembas_protocol::request::serve;
 use lembas_protocol::session::{
-    CancelParams, ConfigureParams, Configured, Deleted, Empty, History, NewSessionAnswer, NewSessionParams,
+    CancelParams, ConfigureParams, Configured, Empty, History, NewSessionAnswer, NewSessionParams,
     SessionRef, SessionSettings, SetModeParams, TitleParams, Titled,
 };
 use lembas_protocol::status::SessionStatus;
@@ -41,7 +41,13 @@ pub async fn request(engine: &Engine, method: EngineMethod, params: Value) -> Re
         SessionStatus => serve(m::SessionStatus, params, |p| async move { status(engine, p) }).await,
         SessionHistory => serve(m::SessionHistory, params, |p| async move { history(engine, p) }).await,
         SessionTitle => serve(m::SessionTitle, params, |p| title(engine, p)).await,
-        SessionDelete => serve(m::SessionDelete, params, |p| delete(engine, p)).await,
+        SessionDelete => serve(m::SessionDelete, params, |p| super::delete::for_link(engine, p)).await,
+        AcpSessionDelete => {
+            serve(m::AcpSessionDelete, params, |p| {
+                super::delete::for_editor(engine, p)
+            })
+            .await
+        }
         Steer => serve(m::Steer, params, |p| conversation::steer(engine, p)).await,
         SessionRewind => serve(m::SessionRewind, params, |p| conversation::rewind(engine, p)).await,
         SessionCompact => serve(m::SessionCompact, params, |p| conversation::compact(engine, p)).await,
@@ -151,6 +157,7 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
             RpcError::invalid_params(reason)
         }
     })?;
+    let additional = judge_additional(engine, &params.additional_directories)?;
     let named = meta.lembas_model.or(meta.model).filter(|m| !m.is_empty());
     let model = match named {
         Some(model) => model,
@@ -202,10 +209,9 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
     } else {
         notice = super::mcp_servers::ignored_on_the_link(&servers);
     }
-    engine.sessions().insert(
-        id.as_str().into(),
-        Session::new(id.as_str().into(), cwd.clone(), state, Some(hold)),
-    );
+    let session = Session::new(id.as_str().into(), cwd.clone(), state, Some(hold));
+    session.set_additional_dirs(additional);
+    engine.sessions().insert(id.as_str().into(), session);
     engine.device_event(crate::events::DeviceEvent::SessionOpened {
         session_id: id.as_str().into(),
         cwd: cwd.display().to_string(),
@@ -218,7 +224,7 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
     let opened = engine.sessions().get(id.as_str()).cloned();
     let config_options = match opened {
         Some(session) if engine.serves_editor() => {
-            Some(super::config_options::options(engine, &session).await)
+            Some(super::config_choices::options(engine, &session).await)
         }
         _ => None,
     };
@@ -233,25 +239,6 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
             },
         },
     })
-}
-
-/// A session never given to the link's client: deleted only inside the roots with remote work on.
-fn deletable(engine: &Engine, id: &str, cwd: &Path) -> Result<(), RpcError> {
-    let settings = engine.settings();
-    let rules = settings.folder_rules();
-    let resolved = crate::paths::resolved(cwd);
-    if !rules.enabled {
-        return Err(RpcError::invalid_params(format!(
-            "{id} was not made for LLeMbas, and remote work is off on this computer: it is not deleted from here. Turn remote work on, or delete it on this computer (lembas sessions delete {id})."
-        )));
-    }
-    if !rules.roots.iter().any(|root| resolved.starts_with(root)) {
-        return Err(RpcError::invalid_params(format!(
-            "{id} was not made for LLeMbas, and its folder {} is outside the folders this computer allows for remote work: it is not deleted from here.",
-            cwd.display()
-        )));
-    }
-    Ok(())
 }
 
 async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptAnswer, RpcError> {
@@ -398,55 +385,6 @@ async fn title(engine: &Engine, params: TitleParams) -> Result<Titled, RpcError>
     session.set_title(title.clone());
     session.record(Record::Title { title: title.clone() });
     session.flush();
-    engine
-        .event(
-            &id,
-            Event::Title {
-                id: id.to_string(),
-                title: title.clone(),
-            },
-        )
-        .await;
+    super::session_access::tell_title(engine, &id, &title).await;
     Ok(Titled { title })
-}
-
-/// docs/protocol.md: the device deletes a session the client holds now or was ever given (the `given` mark
-/// in the store), or else one whose folder is inside the roots while remote work is on (trust not
-/// asked: deleting runs nothing there). Anything else, an editor's session elsewhere say: -32602.
-async fn delete(engine: &Engine, params: SessionRef) -> Result<Deleted, RpcError> {
-    let id = params.session_id;
-    if !ids::is_session_id(&id) {
-        return Err(RpcError::invalid_params(format!(
-            "{id} is not a session id of this device (ses_…)."
-        )));
-    }
-    let held_here = engine.sessions().contains_key(&id);
-    if !held_here && engine.store().exists(&id) {
-        let summary = engine
-            .store()
-            .summary(&id)
-            .map_err(|e| RpcError::internal(format!("The session {id} could not be read: {e}.")))?;
-        if !summary.given {
-            deletable(engine, &id, Path::new(&summary.cwd))?;
-        }
-    }
-    let in_memory = engine.sessions().remove(&id);
-    engine.files().forget(&id);
-    engine.shelf().forget_session(&id);
-    if let Some(session) = &in_memory {
-        session.cancel();
-        session.stop_jobs();
-        session.stop_mcp_servers();
-        engine.withdraw_cards_of(&id).await;
-    }
-    let deleted = engine
-        .store()
-        .delete(&id)
-        .map_err(|e| RpcError::internal(format!("The session {id} could not be removed: {e}.")))?;
-    if deleted || in_memory.is_some() {
-        engine.device_event(crate::events::DeviceEvent::SessionDeleted { session_id: id });
-    }
-    Ok(Deleted {
-        deleted: deleted || in_memory.is_some(),
-    })
 }

@@ -9,8 +9,11 @@ mod attachments;
 mod cards;
 mod commands;
 mod compaction;
+mod config_choices;
 mod config_options;
 mod conversation;
+mod delete;
+mod elicitation;
 mod files;
 pub mod grants;
 mod instance;
@@ -241,6 +244,11 @@ impl Engine {
         self.0.client.lock().recover().clone()
     }
 
+    /// The client draws a command's output as it comes (Zed's `terminal_output`).
+    pub(crate) fn client_draws_terminal_output(&self) -> bool {
+        self.client().is_some_and(|c| c.terminal_output)
+    }
+
     pub(crate) fn settings(&self) -> Arc<Settings> {
         self.0.settings.borrow().clone()
     }
@@ -414,6 +422,7 @@ impl Engine {
             roots,
             protected,
             copies: None,
+            additional: session.additional_dirs(),
         }
     }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::Engine;
 use super::mcp_servers::SessionServers;
 use super::session::{Session, Settings};
-use super::session_access::{modes, opened};
+use super::session_access::{judge_additional, modes, opened};
 use crate::rpc::RpcError;
 use crate::store::ids;
 use crate::utc::rfc3339 as utc;
@@ -97,6 +97,39 @@ async fn with_servers(engine: &Engine, session: &Session, servers: Vec<McpServer
     Some(session.keep_mcp_servers(started))
 }
 
+/// What `$/cancel_request` needs to leave nothing half done (crate::request_cancel).
+impl Engine {
+    /// The session `id` is open in this process.
+    pub fn is_open(&self, id: &str) -> bool {
+        self.sessions().contains_key(id)
+    }
+
+    /// The running turn of `id` cancelled, as `session/cancel` does.
+    pub fn cancel_turn_of(&self, id: &str) {
+        let session = self.sessions().get(id).cloned();
+        if let Some(session) = session {
+            session.cancel();
+        }
+    }
+
+    /// The session `id` let go of here as `session/close` does, if it is open.
+    pub fn let_go(&self, id: &str) {
+        let _ = close(
+            self,
+            SessionRef {
+                session_id: id.into(),
+            },
+        );
+    }
+
+    /// A session made by a `session/new` that was cancelled: removed again, with its files.
+    pub async fn unmake(&self, id: &str) {
+        if let Err(e) = super::delete::delete_session(self, id, super::delete::OtherHolder::Refuse).await {
+            tracing::warn!(session = id, "a cancelled session/new left its session: {e}");
+        }
+    }
+}
+
 pub fn close(engine: &Engine, params: SessionRef) -> Result<Empty, RpcError> {
     let closed = engine.sessions().remove(&params.session_id);
     match closed {
@@ -114,6 +147,8 @@ pub fn close(engine: &Engine, params: SessionRef) -> Result<Empty, RpcError> {
 }
 
 fn open_in_its_folder(engine: &Engine, params: OpenSessionParams) -> Result<Arc<Session>, RpcError> {
+    // Judged before the session is opened: a folder refused leaves it as it was.
+    let additional = judge_additional(engine, &params.additional_directories)?;
     let id = params.session_id;
     let known = engine.sessions().contains_key(&id);
     if !known && (!ids::is_session_id(&id) || !engine.store().exists(&id)) {
@@ -129,6 +164,7 @@ fn open_in_its_folder(engine: &Engine, params: OpenSessionParams) -> Result<Arc<
             params.cwd
         )));
     }
+    session.set_additional_dirs(additional);
     Ok(session)
 }
 
@@ -138,7 +174,7 @@ async fn answer(engine: &Engine, session: &Session, mcp_servers: Option<Vec<McpR
     let Settings { model, mode, effort } = session.settings();
     OpenedSession {
         modes: modes(mode, engine.settings().remote.max_mode),
-        config_options: super::config_options::options(engine, session).await,
+        config_options: super::config_choices::options(engine, session).await,
         meta: SessionSettings::of(model, mode, effort, mcp_servers),
     }
 }
@@ -164,6 +200,7 @@ pub fn replayed(turns: &[HistoryTurn]) -> Vec<SessionUpdate> {
                         status: ToolCallStatus::ended(tool.is_error),
                         raw_input: tool.args.clone(),
                         content: tool.output.iter().map(ToolCallContent::text).collect(),
+                        locations: Vec::new(),
                     })
                 }));
                 updates.extend(said(text).map(SessionUpdate::agent));

@@ -143,6 +143,40 @@ pub(crate) fn judge_cwd(engine: &Engine, cwd: &Path) -> Result<PathBuf, RpcError
     roots::judge_folder(cwd, &rules).map_err(|v| RpcError::invalid_params(v.reason.unwrap_or_default()))
 }
 
+/// The most `additionalDirectories` one session takes.
+const MOST_ADDITIONAL: usize = 32;
+
+/// An editor's `additionalDirectories`, each judged as the session's folder is (absolute,
+/// resolved, inside the roots, trusted where trust is needed, not a protected place): the resolved
+/// folders, or -32602 naming the one refused and why.
+pub(crate) fn judge_additional(engine: &Engine, dirs: &[String]) -> Result<Vec<PathBuf>, RpcError> {
+    if dirs.len() > MOST_ADDITIONAL {
+        return Err(RpcError::invalid_params(format!(
+            "{} additional directories were given; a session takes at most {MOST_ADDITIONAL}.",
+            dirs.len()
+        )));
+    }
+    let rules = engine.settings().folder_rules();
+    let mut judged: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        if !Path::new(dir).is_absolute() {
+            return Err(RpcError::invalid_params(format!(
+                "The additional directory {dir:?} is not an absolute path: name each folder from the root."
+            )));
+        }
+        let resolved = roots::judge_folder(Path::new(dir), &rules).map_err(|v| {
+            RpcError::invalid_params(format!(
+                "The additional directory {dir} cannot be used: {}",
+                v.reason.unwrap_or_default()
+            ))
+        })?;
+        if !judged.contains(&resolved) {
+            judged.push(resolved);
+        }
+    }
+    Ok(judged)
+}
+
 /// The session's folder judged again as it is now: a folder that became a symlink out of the roots,
 /// or that remote work no longer allows, refuses the prompt.
 pub(crate) fn judge_again(engine: &Engine, session: &Session) -> Result<(), RpcError> {
@@ -197,6 +231,29 @@ pub(crate) async fn choose_model(
     now
 }
 
+/// The session's title changed: the `title` event, and for an editor ACP's `session_info_update`.
+pub(crate) async fn tell_title(engine: &Engine, id: &str, title: &str) {
+    engine
+        .event(
+            id,
+            Event::Title {
+                id: id.to_string(),
+                title: title.to_string(),
+            },
+        )
+        .await;
+    if engine.serves_editor() {
+        engine
+            .update(
+                id,
+                SessionUpdate::SessionInfoUpdate {
+                    title: title.to_string(),
+                },
+            )
+            .await;
+    }
+}
+
 /// The `model` event: the session's model and effort as they are now, after any change (a
 /// client's `_lembas/configure`, a command's front matter taking over for its prompt, and giving
 /// them back).
@@ -218,6 +275,13 @@ pub(crate) async fn tell_model(engine: &Engine, session: &Session) {
             },
         )
         .await;
+    // An editor hears it as ACP's own update (the link's client has the model event).
+    if engine.serves_editor() {
+        let config_options = super::config_choices::options(engine, session).await;
+        engine
+            .update(&session.id, SessionUpdate::ConfigOptionUpdate { config_options })
+            .await;
+    }
 }
 
 /// ACP's mode state: the current mode and those the device's `max_mode` allows.

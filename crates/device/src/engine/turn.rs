@@ -82,21 +82,7 @@ pub async fn run(
         };
         session.set_title(title.clone());
         session.record(Record::Title { title: title.clone() });
-        engine
-            .event(
-                &sid,
-                Event::Title {
-                    id: sid.to_string(),
-                    title: title.clone(),
-                },
-            )
-            .await;
-        // An editor hears it as ACP's own update (the link's client has the title event).
-        if engine.serves_editor() {
-            engine
-                .update(&sid, SessionUpdate::SessionInfoUpdate { title: title.clone() })
-                .await;
-        }
+        super::session_access::tell_title(engine, &sid, &title).await;
     }
     let mut message = attachments::user_message(&text, &attached);
     if !mentioned.is_empty() {

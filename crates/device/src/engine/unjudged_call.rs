@@ -49,6 +49,7 @@ pub async fn reported_as(
                 status: ToolCallStatus::InProgress,
                 raw_input: args,
                 content: Vec::new(),
+                locations: Vec::new(),
             }),
         )
         .await;

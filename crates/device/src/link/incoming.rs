@@ -33,7 +33,8 @@ pub async fn receive(
             let mut handling = {
                 let dispatcher = dispatcher.clone();
                 let method = method.clone();
-                Box::pin(async move { dispatcher.request(&method, params).await })
+                let running = dispatcher.start_running(&id);
+                Box::pin(async move { dispatcher.request_cancellable(running, &method, params).await })
             };
             // Polled once here: a handler that must wait goes on in its own task below.
             if at_once && let Some(result) = (&mut handling).now_or_never() {

@@ -110,7 +110,7 @@ pub async fn run_watch(
         excerpt_chars: numbers.excerpt_chars,
         kill_grace: Duration::from_millis(numbers.kill_grace_ms),
     };
-    run_watch_within(cwd, command, timeout, &limits, sandbox).await
+    run_watch_within(cwd, command, timeout, &limits, sandbox, None).await
 }
 
 /// The bash tool's runner (docs/protocol.md "Tools"): the same process group, one stream and stopping as a
@@ -123,12 +123,25 @@ pub async fn run_command(
     keep_bytes: usize,
     sandbox: &Sandbox,
 ) -> io::Result<WatchOutcome> {
+    run_command_forwarding(cwd, command, timeout, keep_bytes, sandbox, None).await
+}
+
+/// [`run_command`], every chunk of output also sent to `forward` as it is read (an editor drawing
+/// it as it comes). The receiver must keep reading: the command's output waits for it.
+pub async fn run_command_forwarding(
+    cwd: &Path,
+    command: &str,
+    timeout: Duration,
+    keep_bytes: usize,
+    sandbox: &Sandbox,
+    forward: Option<mpsc::Sender<Vec<u8>>>,
+) -> io::Result<WatchOutcome> {
     let limits = WatchLimits {
         output_max_bytes: keep_bytes,
         excerpt_chars: usize::MAX,
         kill_grace: Duration::from_millis(decisions().scheduled.monitor.kill_grace_ms),
     };
-    run_watch_within(cwd, command, timeout, &limits, sandbox).await
+    run_watch_within(cwd, command, timeout, &limits, sandbox, forward).await
 }
 
 /// How a background job's command ended.
@@ -200,9 +213,11 @@ async fn run_watch_within(
     timeout: Duration,
     limits: &WatchLimits,
     sandbox: &Sandbox,
+    forward: Option<mpsc::Sender<Vec<u8>>>,
 ) -> io::Result<WatchOutcome> {
     let started = Instant::now();
     let mut watch = Watch::start(cwd, command, limits.output_max_bytes, sandbox)?;
+    watch.forward = forward;
     let finished = watch
         .run_until(started + timeout, Watch::output_and_exit_seen, false)
         .await?;

@@ -327,6 +327,7 @@ async fn only_the_start_is_kept_and_a_cut_character_is_left_out() {
         Duration::from_secs(30),
         &limits,
         &sandbox_for(dir.path()),
+        None,
     )
     .await
     .unwrap();

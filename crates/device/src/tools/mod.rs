@@ -57,6 +57,20 @@ pub struct ToolContext {
     /// Where `write` and `edit` keep a file's copy before the turn's first write to it (for
     /// `/undo`); `None`: no copies are kept.
     pub copies: Option<PathBuf>,
+    /// Further folders worked in as the project is (an editor's `additionalDirectories`),
+    /// resolved and judged when the session was opened.
+    pub additional: Vec<PathBuf>,
+}
+
+impl ToolContext {
+    /// The folder a resolved path counts as the project of: the additional folder it is in, or
+    /// the session's own.
+    pub fn project_of(&self, resolved: &Path) -> &Path {
+        self.additional
+            .iter()
+            .find(|dir| resolved.starts_with(dir))
+            .unwrap_or(&self.project)
+    }
 }
 
 /// What a call will touch, worked out before it runs (for the permission decision and the approval
@@ -235,7 +249,7 @@ pub fn judge(planned: &Planned, mode: Mode, ctx: &ToolContext) -> Judgement {
         planned.access,
         mode,
         &planned.path,
-        &ctx.project,
+        ctx.project_of(&planned.path),
         &ctx.roots,
         &ctx.protected,
     )

@@ -98,6 +98,9 @@ pub struct SessionState {
     memory: SessionMemory,
     /// The MCP servers the editor named for the session (none on the link).
     mcp: Option<Arc<SessionServers>>,
+    /// An editor's `additionalDirectories`, resolved and judged: worked in as the session's folder
+    /// is. Given again by each `session/new`, `load` or `resume`, so never stored.
+    additional: Vec<PathBuf>,
 }
 
 impl SessionState {
@@ -123,6 +126,7 @@ impl SessionState {
             jobs: Board::default(),
             memory: SessionMemory::NotRead,
             mcp: None,
+            additional: Vec::new(),
         }
     }
 
@@ -173,6 +177,16 @@ impl Session {
             cancel: watch::channel(0).0,
             _hold: hold,
         })
+    }
+
+    /// The folders worked in beside the session's own (an editor's `additionalDirectories`).
+    pub fn additional_dirs(&self) -> Vec<PathBuf> {
+        self.state().additional.clone()
+    }
+
+    /// The additional folders from now on, judged already; the ones before are let go of.
+    pub fn set_additional_dirs(&self, dirs: Vec<PathBuf>) {
+        self.state().additional = dirs;
     }
 
     /// The one place the lock is taken: every method of the session's parts holds it for one

@@ -276,6 +276,7 @@ mod tests {
             roots: vec![project.clone()],
             protected: crate::policy::protected::Protected::under_home(&project.join("home")),
             copies: None,
+            additional: Vec::new(),
         };
         let (planned, line, _) = plan(r#"{"path":"a.md","line":3}"#, &ctx).unwrap();
         assert_eq!((planned.title.as_str(), line), ("Show a.md", Some(3)));

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::judged::{self, Judged, Judging, Prepared, Running};
+use super::live_output::LiveOutput;
 use super::{Tool, Turn};
 use crate::decisions::decisions;
 use crate::engine::approvals::CardFacts;
@@ -141,6 +142,7 @@ impl Judged for Bash {
             granted,
             command: Some(args.command.clone()),
             shown: Vec::new(),
+            locations: Vec::new(),
             work: Command {
                 line: args.command,
                 timeout: Duration::from_secs_f64(seconds),
@@ -169,7 +171,19 @@ impl Judged for Bash {
         let Turn { engine, session, .. } = at.turn;
         let sandbox = engine.command_sandbox(session, at.mode);
         match work.background {
-            None => run_bash(&at.ctx.project, &work.line, work.timeout, &sandbox).await,
+            None if engine.client_draws_terminal_output() => {
+                let (live, forward) =
+                    LiveOutput::start(engine, &session.id, &at.call.id, &at.ctx.project).await;
+                let (output, exit) =
+                    run_bash(&at.ctx.project, &work.line, work.timeout, &sandbox, Some(forward)).await;
+                live.finish(exit).await;
+                output
+            }
+            None => {
+                run_bash(&at.ctx.project, &work.line, work.timeout, &sandbox, None)
+                    .await
+                    .0
+            }
             Some(description) => {
                 let started = jobs::start(engine, session, work.line, description, at.mode, sandbox).await;
                 let (text, is_error) = match started {
@@ -248,15 +262,19 @@ fn first_line(text: &str) -> String {
         .collect()
 }
 
+/// The command's result for the model, and its exit status (`None`: a signal or the time limit
+/// ended it, or it did not run).
 async fn run_bash(
     folder: &Path,
     command: &str,
     timeout: Duration,
     sandbox: &crate::sandbox::Sandbox,
-) -> ToolOutput {
+    forward: Option<tokio::sync::mpsc::Sender<Vec<u8>>>,
+) -> (ToolOutput, Option<i32>) {
     let keep = decisions().engine.bash_output_kept_bytes;
-    match crate::monitor::run_command(folder, command, timeout, keep, sandbox).await {
+    match crate::monitor::run_command_forwarding(folder, command, timeout, keep, sandbox, forward).await {
         Ok(outcome) => {
+            let exit = outcome.watched.exit.filter(|_| !outcome.watched.timed_out);
             let mut text = outcome.watched.excerpt;
             if outcome.watched.bytes > keep as u64 {
                 text.push_str(&format!(
@@ -281,16 +299,20 @@ async fn run_bash(
                 text.push('\n');
                 text.push_str(&refusal);
             }
-            ToolOutput {
+            let output = ToolOutput {
                 text,
                 is_error,
                 diff: None,
-            }
+            };
+            (output, exit)
         }
-        Err(e) => ToolOutput {
-            text: format!("The command could not be run: {e}"),
-            is_error: true,
-            diff: None,
-        },
+        Err(e) => {
+            let output = ToolOutput {
+                text: format!("The command could not be run: {e}"),
+                is_error: true,
+                diff: None,
+            };
+            (output, None)
+        }
     }
 }

@@ -20,7 +20,7 @@ use crate::tools::{self, ToolContext, ToolOutput};
 use lembas_protocol::LembasMeta;
 use lembas_protocol::permission::{AskedCall, CardSays, PermissionOption, PermissionRequest};
 use lembas_protocol::update::{
-    SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallStatus, ToolKind,
+    SessionUpdate, ToolCall as AcpToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind,
 };
 
 /// What a call is judged against: the session's folder and limits, the mode it runs in, the
@@ -59,6 +59,8 @@ pub(super) struct Prepared<W> {
     pub command: Option<String>,
     /// What a card shows of the call besides its arguments (a change's `diff`), as ACP's content.
     pub shown: Vec<ToolCallContent>,
+    /// The files it reads or changes, told to the client (ACP's `locations`).
+    pub locations: Vec<ToolCallLocation>,
     pub work: W,
 }
 
@@ -120,6 +122,7 @@ pub(super) async fn call<T: Judged>(tool: &T, turn: Turn<'_>, call: &ToolCall) -
                 status: ToolCallStatus::Pending,
                 raw_input: prepared.raw_input.clone(),
                 content: Vec::new(),
+                locations: prepared.locations.clone(),
             }),
         )
         .await;

@@ -64,6 +64,7 @@ impl Judged for McpTool {
             granted,
             command: None,
             shown: Vec::new(),
+            locations: Vec::new(),
             work: args,
         })
     }

@@ -11,6 +11,7 @@ mod bash;
 mod file;
 mod free;
 mod judged;
+mod live_output;
 mod mcp;
 mod registry;
 mod report;

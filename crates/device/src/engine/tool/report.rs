@@ -30,6 +30,7 @@ impl ToolCall {
             tool_call_id: self.id.clone(),
             status,
             content,
+            meta: None,
         })
     }
 
@@ -66,6 +67,7 @@ pub(super) async fn unreadable(turn: Turn<'_>, call: &ToolCall, why: String) -> 
                 status: ToolCallStatus::Failed,
                 raw_input: json!({ "arguments": call.arguments }),
                 content: vec![ToolCallContent::text(&why)],
+                locations: Vec::new(),
             }),
         )
         .await;

@@ -47,6 +47,7 @@ impl Judged for ShowTool {
             granted: false,
             command: None,
             shown: Vec::new(),
+            locations: Vec::new(),
             work: (planned, line),
         })
     }
