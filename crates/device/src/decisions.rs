@@ -181,7 +181,7 @@ pub struct Monitor {
     pub kill_grace_ms: u64,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Eq, Deserialize)]
 pub struct MonitorTimeout {
     pub default: u64,
     pub max: u64,
@@ -220,7 +220,7 @@ pub struct Terminal {
 }
 
 /// The file tools' numbers (docs/protocol.md "Tools" and "The prompt the model gets").
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Eq, Deserialize)]
 pub struct Tools {
     /// A tool result longer than this (in characters) is cut…
     pub result_max_chars: usize,

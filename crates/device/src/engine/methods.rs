@@ -292,7 +292,7 @@ async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptA
     // `@path` in what the person typed (capability files); resource links and commands' text are
     // not read for mentions. An image mentioned goes with the prompt as an attached image does.
     let typed = super::prompt::typed_texts(&prompt);
-    let (text, mut uploads) = attachments::prompt_of(prompt)?;
+    let (text, mut uploads) = attachments::prompt_of(prompt, &engine.setup().decisions.prompt)?;
     let mut mentioned = super::files::attach(engine, &session, typed).await;
     uploads.extend(mentioned.iter_mut().filter_map(attachments::mentioned_image));
     // Written only once the prompt is accepted: a refused one keeps nothing.
@@ -388,7 +388,7 @@ fn history(engine: &Engine, params: SessionRef) -> Result<History, RpcError> {
 async fn title(engine: &Engine, params: TitleParams) -> Result<Titled, RpcError> {
     let id = params.session_id;
     let title = params.title.trim().to_string();
-    let max = crate::decisions::decisions().engine.title_max_chars;
+    let max = engine.setup().decisions.engine.title_max_chars;
     if title.chars().count() > max {
         return Err(RpcError::invalid_params(format!(
             "A title may be at most {max} characters."

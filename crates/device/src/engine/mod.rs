@@ -408,6 +408,7 @@ impl Engine {
             roots,
             protected,
             copies: None,
+            numbers: &self.0.setup.decisions.tools,
         }
     }
 

@@ -13,7 +13,6 @@ use super::prompt;
 use super::session::Session;
 use super::step_request::{ApiMessage, StepRequest};
 use super::tool::{self, Toolbox};
-use crate::decisions::decisions;
 use crate::rpc::{self, RpcError};
 use crate::store::Record;
 use crate::store::message::{AssistantMessage, CalledTool, ChatMessage, UserMessage};
@@ -74,11 +73,14 @@ pub async fn run(
         stop_reason: None,
         cwd: session.cwd.display().to_string(),
     });
+    let decisions = engine.setup().decisions;
     if session.is_new() {
         // A prompt of files alone is named after its first file.
         let title = match attached.first() {
-            Some(file) if text.trim().is_empty() => prompt::title_of(&file.name),
-            _ => prompt::title_of(shown.unwrap_or(&text)),
+            Some(file) if text.trim().is_empty() => {
+                prompt::title_of(&file.name, decisions.engine.title_chars)
+            }
+            _ => prompt::title_of(shown.unwrap_or(&text), decisions.engine.title_chars),
         };
         session.set_title(title.clone());
         session.record(Record::Title { title: title.clone() });
@@ -98,7 +100,7 @@ pub async fn run(
                 .await;
         }
     }
-    let mut message = attachments::user_message(&text, &attached);
+    let mut message = attachments::user_message(&text, &attached, &decisions.tools);
     if !mentioned.is_empty() {
         // What `@path` mentions attached follows the text; the history shows the text as typed.
         message.content = format!("{}\n\n{mentioned}", message.content);
@@ -172,7 +174,7 @@ async fn steps(
     turn_id: &str,
     cancel: &mut tokio::sync::watch::Receiver<u64>,
 ) -> Result<StopReason, model::ModelError> {
-    let max_requests = decisions().engine.max_turn_requests;
+    let max_requests = engine.setup().decisions.engine.max_turn_requests;
     let instance = match engine.instance().await {
         Ok(i) => i,
         Err(why) => {

@@ -31,6 +31,7 @@ impl Fixture {
             roots: vec![base.join("work")],
             protected: Protected::under_home(&base.join("home")),
             copies: None,
+            numbers: &crate::decisions::Decisions::built_in().tools,
         };
         let outside = base.join("outside");
         for folder in [&ctx.project, ctx.protected.home(), &outside] {

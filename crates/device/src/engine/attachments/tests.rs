@@ -13,7 +13,20 @@ fn blocks(blocks: &Value) -> Result<Vec<ContentBlock>, RpcError> {
 }
 
 fn read_blocks(blocks: &Value) -> Result<Blocks, RpcError> {
-    read(self::blocks(blocks)?)
+    read(self::blocks(blocks)?, &decisions().prompt)
+}
+
+/// The built-in numbers, as the programs hand them down.
+fn decisions() -> &'static crate::decisions::Decisions {
+    crate::decisions::Decisions::built_in()
+}
+
+fn prompt_of(blocks: Vec<ContentBlock>) -> Result<(String, Vec<Upload>), RpcError> {
+    super::prompt_of(blocks, &decisions().prompt)
+}
+
+fn user_message(text: &str, attachments: &[Attachment]) -> UserMessage {
+    super::user_message(text, attachments, &decisions().tools)
 }
 
 fn refused(blocks: Value) -> String {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::judged::{self, Judged, Judging, Prepared, Running};
 use super::{Tool, Turn};
-use crate::decisions::decisions;
+use crate::decisions::Decisions;
 use crate::engine::approvals::CardFacts;
 use crate::engine::grants::Grant;
 use crate::engine::jobs;
@@ -75,8 +75,8 @@ impl Tool for Bash {
         ToolName::Bash.as_str()
     }
 
-    fn definition(&self) -> ToolDefinition {
-        let bash = &decisions().tools.bash_timeout_seconds;
+    fn definition(&self, decisions: &Decisions) -> ToolDefinition {
+        let bash = &decisions.tools.bash_timeout_seconds;
         ToolDefinition::of::<BashArguments>(
             ToolName::Bash,
             "Run a command line with `bash -c` in the session's folder. Standard output and error \
@@ -95,7 +95,7 @@ impl Tool for Bash {
             format!(
                 "Start it as a background job (a server, a watcher, a long build) and go on at once: the answer is the job's id, \
                  and you are told when it ends. No time limit; at most {} run at once.",
-                decisions().jobs.running_max
+                decisions.jobs.running_max
             ),
         )
     }
@@ -114,7 +114,7 @@ impl Judged for Bash {
         if args.command.trim().is_empty() {
             return Err("bash needs `command` (a string).".into());
         }
-        let numbers = &decisions().tools.bash_timeout_seconds;
+        let numbers = &at.ctx.numbers.bash_timeout_seconds;
         let seconds = args
             .timeout_s
             .unwrap_or(numbers.default as f64)
@@ -168,7 +168,16 @@ impl Judged for Bash {
         let Turn { engine, session, .. } = at.turn;
         let sandbox = engine.command_sandbox(session, at.mode);
         match work.background {
-            None => run_bash(&at.ctx.project, &work.line, work.timeout, &sandbox).await,
+            None => {
+                run_bash(
+                    &at.ctx.project,
+                    &work.line,
+                    work.timeout,
+                    &sandbox,
+                    &engine.setup().decisions.engine,
+                )
+                .await
+            }
             Some(description) => {
                 let started = jobs::start(engine, session, work.line, description, at.mode, sandbox).await;
                 let (text, is_error) = match started {
@@ -252,8 +261,9 @@ async fn run_bash(
     command: &str,
     timeout: Duration,
     sandbox: &crate::sandbox::Sandbox,
+    numbers: &crate::decisions::EngineNumbers,
 ) -> ToolOutput {
-    let keep = decisions().engine.bash_output_kept_bytes;
+    let keep = numbers.bash_output_kept_bytes;
     match crate::monitor::run_command(folder, command, timeout, keep, sandbox).await {
         Ok(outcome) => {
             let mut text = outcome.watched.excerpt;

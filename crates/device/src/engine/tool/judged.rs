@@ -226,7 +226,7 @@ pub(super) async fn call<T: Judged>(tool: &T, turn: Turn<'_>, call: &ToolCall) -
         mode,
     };
     let output = tool.run(work, running).await;
-    let text = tools::cut_result(&output.text);
+    let text = tools::cut_result(&output.text, ctx.numbers);
     let content = match &output.diff {
         Some(d) => ToolCallContent::Diff {
             path: d.path.clone(),

@@ -27,7 +27,7 @@ impl Tool for McpTool {
         &self.offered.exposed
     }
 
-    fn definition(&self) -> ToolDefinition {
+    fn definition(&self, _: &crate::decisions::Decisions) -> ToolDefinition {
         self.definition.clone()
     }
 
