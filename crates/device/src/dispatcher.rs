@@ -7,7 +7,7 @@ use tokio::sync::{broadcast, watch};
 
 use crate::client::Outbound;
 use crate::client::{ClientLink, PendingRequests};
-use crate::decisions::decisions;
+use crate::decisions::Decisions;
 use crate::directories;
 use crate::engine::Engine;
 use crate::engine::method::engine_methods;
@@ -132,14 +132,14 @@ impl Announced {
         }
     }
 
-    pub fn hello(&self) -> Hello {
+    pub fn hello(&self, decisions: &Decisions) -> Hello {
         let host = hostname::get()
             .map(|h| h.to_string_lossy().into_owned())
             .unwrap_or_default();
         Hello {
-            protocol: decisions().protocol,
+            protocol: decisions.protocol,
             version: VERSION.to_string(),
-            harness_spec: decisions().harness_spec.clone(),
+            harness_spec: decisions.harness_spec.clone(),
             device: DeviceInfo {
                 host,
                 platform: std::env::consts::OS.to_string(),
@@ -171,7 +171,7 @@ impl Announced {
         }
     }
 
-    pub fn initialize_answer(&self, connection: Option<&str>) -> InitializeAnswer {
+    pub fn initialize_answer(&self, connection: Option<&str>, decisions: &Decisions) -> InitializeAnswer {
         InitializeAnswer {
             protocol_version: 1,
             agent_capabilities: self.agent_capabilities(),
@@ -182,8 +182,8 @@ impl Announced {
             },
             meta: LembasMeta {
                 lembas: DeviceSays {
-                    protocol: decisions().protocol,
-                    harness_spec: decisions().harness_spec.clone(),
+                    protocol: decisions.protocol,
+                    harness_spec: decisions.harness_spec.clone(),
                     limits: self.initialize_limits(),
                     connection: connection.map(str::to_string),
                     capabilities: self.capabilities.clone(),
@@ -226,7 +226,7 @@ impl Dispatcher {
             settings,
             announced,
             connection,
-            terminals: Terminals::new(out.clone(), board),
+            terminals: Terminals::new(out.clone(), board, &engine.setup().decisions.terminal),
             events,
             engine,
             client: std::sync::Mutex::new(None),
@@ -359,7 +359,10 @@ impl Dispatcher {
                     show,
                 );
                 *self.client.lock().recover() = Some(client);
-                request::answer(self.announced.initialize_answer(self.connection.as_deref()))
+                request::answer(
+                    self.announced
+                        .initialize_answer(self.connection.as_deref(), self.engine.setup().decisions),
+                )
             }
             Directories => {
                 let settings = self.now();

@@ -228,7 +228,7 @@ mod tests {
         let mut settings = Settings::default();
         settings.remote.terminal = true;
         let announced = Announced::for_editor(&editor_settings(settings));
-        let answer = announced.initialize_answer(None);
+        let answer = announced.initialize_answer(None, crate::decisions::Decisions::built_in());
         let says = &answer.meta.lembas;
         assert_eq!(says.limits, None);
         for only_link in [
