@@ -65,7 +65,7 @@ impl Runtime {
         let config = setup.dirs.config_file();
         let home = setup.dirs.home.clone();
         let initial = settings::load_from(&config, &home)?;
-        let options = LinkOptions::from_settings(&initial.link);
+        let options = LinkOptions::from_settings(&initial.link, &setup.decisions.link);
         let (settings_tx, settings_rx) = watch::channel(Arc::new(initial));
         let (status_tx, status_rx) = watch::channel(Status::new());
         let (events, _) = broadcast::channel(256);
