@@ -187,7 +187,7 @@ pub struct MonitorTimeout {
     pub max: u64,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 pub struct Texts {
     pub off: String,
     pub plan: String,

@@ -380,7 +380,13 @@ impl Dispatcher {
                     cwd: cwd.clone(),
                     command: command.clone(),
                 });
-                let outcome = scheduled::monitor(params, &settings, &self.engine.setup().dirs).await?;
+                let outcome = scheduled::monitor(
+                    params,
+                    &settings,
+                    &self.engine.setup().dirs,
+                    &self.engine.setup().decisions.scheduled,
+                )
+                .await?;
                 let _ = self.events.send(DeviceEvent::Watch {
                     cwd,
                     command,

@@ -131,9 +131,17 @@ async fn follow(
     sandbox: Sandbox,
     stop: oneshot::Receiver<()>,
 ) {
-    let keep = decisions().jobs.output_kept_bytes;
+    let decisions = engine.setup().decisions;
+    let keep = decisions.jobs.output_kept_bytes;
     let (output, mut read) = mpsc::channel(CHUNKS_IN_FLIGHT);
-    let run = monitor::run_job(&session.cwd, &command, &sandbox, output, stop);
+    let run = monitor::run_job(
+        &session.cwd,
+        &command,
+        &sandbox,
+        output,
+        stop,
+        &decisions.scheduled.monitor,
+    );
     tokio::pin!(run);
     let mut news = tokio::time::interval(NEWS_EVERY);
     let ended = loop {

@@ -137,10 +137,11 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
     let scheduled = Run::of(
         lembas.and_then(|l| l.scheduled.as_ref()),
         engine.setup().least_approval_wait_s,
+        &engine.setup().decisions.scheduled,
     );
     let mode = match &scheduled {
         // A scheduled session's mode is the schedule's; _meta.mode is not read.
-        Some(run) => crate::scheduled::admit(&settings, run.mode)?,
+        Some(run) => crate::scheduled::admit(&settings, run.mode, run.texts)?,
         None => meta.mode.unwrap_or_default().lowered_to(settings.remote.max_mode),
     };
     let cwd = roots::judge_folder(Path::new(&params.cwd), &rules).map_err(|v| {
@@ -267,6 +268,7 @@ async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptA
     let scheduled = Run::of(
         lembas.and_then(|l| l.scheduled.as_ref()),
         engine.setup().least_approval_wait_s,
+        &engine.setup().decisions.scheduled,
     );
     let session = opened(engine, &id).map_err(|e| match &scheduled {
         Some(_) if e.code == crate::rpc::INVALID_PARAMS => RpcError::refused(e.message, Reason::Folder),
@@ -275,7 +277,7 @@ async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptA
     // A scheduled prompt is judged again whatever session/new said: the setting, the mode, the folder.
     let run = match scheduled {
         Some(run) => {
-            let mode = crate::scheduled::admit(&engine.settings(), run.mode)?;
+            let mode = crate::scheduled::admit(&engine.settings(), run.mode, run.texts)?;
             judge_again(engine, &session).map_err(|e| RpcError::refused(e.message, Reason::Folder))?;
             Some((run, mode))
         }

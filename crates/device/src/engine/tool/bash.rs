@@ -174,7 +174,7 @@ impl Judged for Bash {
                     &work.line,
                     work.timeout,
                     &sandbox,
-                    &engine.setup().decisions.engine,
+                    engine.setup().decisions,
                 )
                 .await
             }
@@ -261,10 +261,11 @@ async fn run_bash(
     command: &str,
     timeout: Duration,
     sandbox: &crate::sandbox::Sandbox,
-    numbers: &crate::decisions::EngineNumbers,
+    decisions: &Decisions,
 ) -> ToolOutput {
-    let keep = numbers.bash_output_kept_bytes;
-    match crate::monitor::run_command(folder, command, timeout, keep, sandbox).await {
+    let keep = decisions.engine.bash_output_kept_bytes;
+    let monitor = &decisions.scheduled.monitor;
+    match crate::monitor::run_command(folder, command, timeout, keep, sandbox, monitor).await {
         Ok(outcome) => {
             let mut text = outcome.watched.excerpt;
             if outcome.watched.bytes > keep as u64 {
