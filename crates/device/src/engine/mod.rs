@@ -143,7 +143,7 @@ impl Engine {
         editor: bool,
         scripted: Option<model::ScriptedModel>,
     ) -> Engine {
-        let store = Store::at(setup.dirs.state.clone());
+        let store = Store::at(setup.dirs.state.clone(), &setup.decisions.turns);
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
             .user_agent(concat!("lembas/", env!("CARGO_PKG_VERSION")))

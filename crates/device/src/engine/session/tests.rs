@@ -10,7 +10,10 @@ use tokio::sync::oneshot;
 
 /// A session in `auto` with model `a` at medium effort, its file in `dir`.
 fn session_in(dir: &tempfile::TempDir) -> Arc<Session> {
-    let store = Store::at(dir.path().to_path_buf());
+    let store = Store::at(
+        dir.path().to_path_buf(),
+        &crate::decisions::Decisions::built_in().turns,
+    );
     let id = crate::store::ids::new_session_id();
     let header = SessionHeader {
         cwd: dir.path().display().to_string(),
