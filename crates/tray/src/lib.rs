@@ -102,6 +102,7 @@ pub fn snapshot(host: &Host) -> Snapshot {
         loaded.as_ref().map_err(Clone::clone),
         &host.activity(),
         host.cards(),
+        &host.setup.decisions.scheduled.setting,
     )
 }
 

@@ -32,5 +32,6 @@ pub(super) async fn snapshot(parts: &RuntimeHandles) -> Result<Snapshot, RpcErro
         loaded.as_ref().map_err(Clone::clone),
         &activity,
         cards,
+        &parts.engine.setup().decisions.scheduled.setting,
     ))
 }
