@@ -143,7 +143,8 @@ impl Engine {
         editor: bool,
         scripted: Option<model::ScriptedModel>,
     ) -> Engine {
-        let store = Store::at(setup.dirs.state.clone(), &setup.decisions.turns);
+        let decisions = setup.decisions;
+        let store = Store::at(setup.dirs.state.clone(), &decisions.turns);
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
             .user_agent(concat!("lembas/", env!("CARGO_PKG_VERSION")))
@@ -166,7 +167,7 @@ impl Engine {
             active_turns: Default::default(),
             editor,
             card_requests: Mutex::default(),
-            files: Default::default(),
+            files: crate::files::Files::new(&decisions.files),
             updates: broadcast::channel(window_view::STREAM).0,
             shelf: Default::default(),
             remote_stopped: Default::default(),
