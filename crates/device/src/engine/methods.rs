@@ -191,7 +191,7 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
         .map_err(|e| RpcError::internal(format!("The session could not be stored on this computer: {e}.")))?;
     // Read as the session starts and kept for it: the prompt does not change under a session.
     let memory = engine.read_memory(engine.memory_scope(&id)).await;
-    let mut state = SessionState::new(model.clone(), mode, effort, log)
+    let mut state = SessionState::new(model.clone(), mode, effort, log, engine.setup().decisions)
         .with_context(context)
         .with_memory(memory);
     let mut notice = None;
@@ -378,7 +378,7 @@ fn status(engine: &Engine, params: SessionRef) -> Result<SessionStatus, RpcError
         title: summary.map(|s| s.title).unwrap_or_default(),
         last_turn_id: last.map(|t| t.turn_id.into()),
         plan,
-        jobs: super::job_board::Board::replayed(jobs).list(),
+        jobs: super::job_board::Board::replayed(jobs, engine.setup().decisions.jobs.finished_kept).list(),
         ..SessionStatus::unknown(&id)
     })
 }

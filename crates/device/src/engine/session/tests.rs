@@ -22,7 +22,13 @@ fn session_in(dir: &tempfile::TempDir) -> Arc<Session> {
         ..SessionHeader::default()
     };
     let log = store.create(&id, &header).expect("the session file is made");
-    let state = SessionState::new("a".into(), Mode::Auto, Effort::Medium, log);
+    let state = SessionState::new(
+        "a".into(),
+        Mode::Auto,
+        Effort::Medium,
+        log,
+        crate::decisions::Decisions::built_in(),
+    );
     Session::new(id.as_str().into(), dir.path().to_path_buf(), state, None)
 }
 
