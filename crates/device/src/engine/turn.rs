@@ -194,7 +194,12 @@ async fn steps(
     // Read once a turn: the project's AGENTS.md files, in a trusted project.
     let trusted = engine.settings().folder_rules().trusted;
     let protected = engine.setup().dirs.protected_places();
-    let project_instructions = super::instructions::section(&session.cwd, &trusted, &protected);
+    let project_instructions = super::instructions::section(
+        &session.cwd,
+        &trusted,
+        &protected,
+        engine.setup().decisions.engine.project_instructions_max_bytes,
+    );
     // The saved images are read again at every step, through the tools' gate: only files inside
     // the session's own attachments folder, as the tools would read them.
     let image_context = engine.tool_context(session);
@@ -205,7 +210,7 @@ async fn steps(
         .into_iter()
         .collect();
     let images = crate::tools::read_gate::ReadGate::new(&saved_images, &image_context.protected);
-    let window = compaction::window(session, &instance).await;
+    let window = compaction::window(session, &instance, &engine.setup().decisions.engine).await;
     // A session opened from the store reads the instance's memory at its first turn.
     if session.memory_unread() {
         let memory = engine.read_memory(engine.memory_scope(&session.id)).await;
@@ -269,7 +274,11 @@ async fn steps(
         if let Some(usage) = &step.usage {
             // How full the window is: the prompt's tokens of it.
             let used = usage["prompt_tokens"].as_u64().unwrap_or(0);
-            session.set_compact_first(compaction::full(used, window));
+            session.set_compact_first(compaction::full(
+                used,
+                window,
+                engine.setup().decisions.engine.compact_at_percent,
+            ));
             engine
                 .event(
                     &session.id,
