@@ -197,7 +197,9 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
     let mut notice = None;
     let mut mcp_report = None;
     if engine.serves_editor() {
-        let servers = Arc::new(SessionServers::start(&engine.0.http, &cwd, servers).await);
+        let servers = Arc::new(
+            SessionServers::start(&engine.0.http, &cwd, servers, &engine.setup().decisions.mcp).await,
+        );
         mcp_report = Some(servers.report());
         state = state.with_mcp_servers(servers);
     } else {

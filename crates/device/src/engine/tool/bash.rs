@@ -148,9 +148,9 @@ impl Judged for Bash {
         })
     }
 
-    fn admit(&self, work: &Command, session: &Session) -> Result<(), String> {
+    fn admit(&self, work: &Command, session: &Session, decisions: &Decisions) -> Result<(), String> {
         match work.background {
-            Some(_) => jobs::room(session),
+            Some(_) => jobs::room(session, decisions.jobs.running_max),
             None => Ok(()),
         }
     }

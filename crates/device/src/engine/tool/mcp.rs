@@ -67,7 +67,9 @@ impl Judged for McpTool {
         })
     }
 
-    async fn run<'a>(&'a self, work: Value, _at: Running<'a>) -> ToolOutput {
-        self.offered.call(&work).await
+    async fn run<'a>(&'a self, work: Value, at: Running<'a>) -> ToolOutput {
+        self.offered
+            .call(&work, &at.turn.engine.setup().decisions.mcp)
+            .await
     }
 }
