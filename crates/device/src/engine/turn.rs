@@ -209,7 +209,11 @@ async fn steps(
         .and_then(std::fs::canonicalize)
         .into_iter()
         .collect();
-    let images = crate::tools::read_gate::ReadGate::new(&saved_images, &image_context.protected);
+    let gate = crate::tools::read_gate::ReadGate::new(&saved_images, &image_context.protected);
+    let images = super::step_request::Images {
+        gate: &gate,
+        most_bytes: engine.setup().decisions.prompt.max_block_bytes as u64,
+    };
     let window = compaction::window(session, &instance, &engine.setup().decisions.engine).await;
     // A session opened from the store reads the instance's memory at its first turn.
     if session.memory_unread() {
