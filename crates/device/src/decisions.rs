@@ -268,7 +268,7 @@ impl Decisions {
     /// The decisions built into this program (`decisions.json`), parsed once. Only start-up calls
     /// this (the programs' `main`, [`crate::setup::Setup::from_env`], test fixtures): everything
     /// below is handed the decisions, or the part it needs, by its owner, so a test can give it
-    /// other numbers (`tests/decisions_at_start_up.rs` checks). The file is part of the build, so
+    /// other numbers (`tests/imports.rs` checks). The file is part of the build, so
     /// a parse failure is a bug caught by the first test that runs, never something a user can
     /// cause.
     pub fn built_in() -> &'static Decisions {
@@ -278,11 +278,6 @@ impl Decisions {
                 .unwrap_or_else(|e| panic!("decisions.json is part of the build and must parse: {e}"))
         })
     }
-}
-
-/// Transitional: the built-in decisions.
-pub fn decisions() -> &'static Decisions {
-    Decisions::built_in()
 }
 
 #[cfg(test)]
