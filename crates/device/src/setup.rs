@@ -1,7 +1,7 @@
 //! What the program hosting the device hands it: its folders, its keychain entry, the decided
-//! numbers and texts, and the one number a test may lower. [`Setup::from_env`] is for the programs (`lembas`, the tray, the
-//! bench): nothing below them reads the environment, so tests host runtimes side by side in one
-//! process, each in a home of its own.
+//! numbers and texts, and the one number a test may lower. [`Setup::from_env`] is for the
+//! programs (`lembas`, the tray, the bench): nothing below them reads the environment, so tests
+//! host runtimes side by side in one process, each in a home of its own.
 
 use crate::decisions::Decisions;
 use crate::keychain::Keychain;
