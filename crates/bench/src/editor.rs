@@ -215,7 +215,10 @@ async fn mcp_call(peer: &Peer, home: &DeviceHome, server: &Path, calls: usize) -
 }
 
 async fn load(home: &DeviceHome, loads: usize) -> anyhow::Result<Row> {
-    let store = Store::at(home.path().join(".local/state/lembas"));
+    let store = Store::at(
+        home.path().join(".local/state/lembas"),
+        &lembas_device::decisions::Decisions::built_in().turns,
+    );
     let work = home.work();
     let big = (0..loads)
         .map(|n| write_session(&store, &work, n, BIG))

@@ -183,6 +183,7 @@ fn expansion() -> anyhow::Result<(Duration, Duration, String)> {
         root: &project,
         roots: &roots,
         protected: &lembas_device::policy::protected::Protected::under_home(&home),
+        decisions: lembas_device::decisions::Decisions::built_in(),
     };
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     let mut attached_bytes = 0;

@@ -42,6 +42,7 @@ fn measure(files: usize) -> anyhow::Result<Vec<Row>> {
         protected: lembas_device::policy::protected::Protected::under_home(&std::fs::canonicalize(&home)?),
         copies: None,
         additional: Vec::new(),
+        numbers: &lembas_device::decisions::Decisions::built_in().tools,
     };
     let arguments = json!({ "pattern": PATTERN }).to_string();
     let expected = MATCHING_FILES.min(files);

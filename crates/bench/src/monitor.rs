@@ -154,6 +154,7 @@ pub fn watch_in_process(args: &[String]) -> anyhow::Result<()> {
         command,
         Duration::from_secs(WATCH_TIMEOUT_S),
         &sandbox,
+        &lembas_device::decisions::Decisions::built_in().scheduled.monitor,
     ))?;
     let mut result = serde_json::to_value(&outcome.watched)?;
     result["peak_rss"] = json!(peak_rss(std::process::id()));

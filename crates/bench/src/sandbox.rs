@@ -176,6 +176,7 @@ fn timed(
         Duration::from_secs(30),
         4096,
         &sandbox(),
+        &lembas_device::decisions::Decisions::built_in().scheduled.monitor,
     ))?;
     let took = started.elapsed();
     if outcome.watched.exit != Some(0) {

@@ -31,7 +31,10 @@ pub async fn run(
     idle_window: Duration,
 ) -> anyhow::Result<Vec<Row>> {
     let home = agent::home(&instance.url())?;
-    let store = Store::at(home.path().join(".local/state/lembas"));
+    let store = Store::at(
+        home.path().join(".local/state/lembas"),
+        &lembas_device::decisions::Decisions::built_in().turns,
+    );
     let work = home.work();
     let small = (0..STORED)
         .map(|n| write_session(&store, &work, n, SMALL_MESSAGES))

@@ -18,7 +18,7 @@ pub fn show(setup: &Setup, json: bool, n: usize) -> ExitCode {
         Live::Failed(why) => return fail(json, why),
         Live::NotRunning => {
             let path = activity_log::path(&setup.dirs);
-            match activity_log::newest(&path, Rotation::decided().kept_files, n) {
+            match activity_log::newest(&path, Rotation::decided(&setup.decisions.activity).kept_files, n) {
                 Ok(newest) => newest,
                 Err(e) => return fail(json, format!("cannot read {}: {e}", path.display())),
             }

@@ -193,18 +193,20 @@ async fn login_checks(setup: &Setup, settings: Option<&settings::Settings>) -> V
                     "Log in again without --insecure-storage once a keychain is unlocked.",
                 ),
             }];
-            checks.push(match login::prove(&server.url, &token).await {
-                Ok(version) => ok(
-                    "server",
-                    format!("{} answers (LLeMbas {version}) and accepts the token", server.url),
-                ),
-                Err(e) => not(
-                    "server",
-                    Level::Fail,
-                    e.to_string(),
-                    "Check the address and the network; a refused token needs a new login.",
-                ),
-            });
+            checks.push(
+                match login::prove(&server.url, &token, setup.decisions.protocol).await {
+                    Ok(version) => ok(
+                        "server",
+                        format!("{} answers (LLeMbas {version}) and accepts the token", server.url),
+                    ),
+                    Err(e) => not(
+                        "server",
+                        Level::Fail,
+                        e.to_string(),
+                        "Check the address and the network; a refused token needs a new login.",
+                    ),
+                },
+            );
             return checks;
         }
         Ok(Err(e)) => e.to_string(),

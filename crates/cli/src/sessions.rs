@@ -21,7 +21,7 @@ pub fn list(setup: &Setup, json: bool) -> ExitCode {
         Live::Answered(sessions) => sessions,
         Live::Refused(e) => return fail(json, e.message),
         Live::Failed(why) => return fail(json, why),
-        Live::NotRunning => match Store::at(setup.dirs.state.clone()).list() {
+        Live::NotRunning => match Store::at(setup.dirs.state.clone(), &setup.decisions.turns).list() {
             Ok(sessions) => sessions,
             Err(e) => return fail(json, format!("cannot read the sessions: {e}")),
         },
@@ -49,7 +49,7 @@ pub fn delete(setup: &Setup, id: &str, json: bool) -> ExitCode {
         );
         return ExitCode::from(USAGE);
     }
-    let store = Store::at(setup.dirs.state.clone());
+    let store = Store::at(setup.dirs.state.clone(), &setup.decisions.turns);
     let title = match store.summary(id) {
         Ok(summary) => summary.title,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -91,7 +91,7 @@ fn delete_noted(store: &Store, id: &str) -> Result<(), String> {
 /// days, as `delete` does each; a session open in a running device or terminal is left alone
 /// and named. `--dry-run` only lists them.
 pub fn prune(setup: &Setup, older_than_days: u64, dry_run: bool, json: bool) -> ExitCode {
-    let store = Store::at(setup.dirs.state.clone());
+    let store = Store::at(setup.dirs.state.clone(), &setup.decisions.turns);
     let sessions = match store.list() {
         Ok(sessions) => sessions,
         Err(e) => return fail(json, format!("cannot read the sessions: {e}")),

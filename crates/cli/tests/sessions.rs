@@ -68,7 +68,10 @@ fn list_shows_every_session_newest_first() {
     assert_eq!(text(&out.stdout).trim(), "No sessions on this computer.");
     assert_eq!(json_of(&ok(home.run(&["sessions", "list", "--json"]))), json!([]));
 
-    let store = Store::at(home.state());
+    let store = Store::at(
+        home.state(),
+        &lembas_device::decisions::Decisions::built_in().turns,
+    );
     let first = session(&store, "/work/one", "First chat", 2);
     std::thread::sleep(std::time::Duration::from_millis(20));
     let second = session(&store, "/work/two", "Second chat", 5);
@@ -101,7 +104,10 @@ fn list_shows_every_session_newest_first() {
 #[test]
 fn delete_removes_the_session_and_keeps_the_delete_for_the_next_link() {
     let home = Home::new();
-    let store = Store::at(home.state());
+    let store = Store::at(
+        home.state(),
+        &lembas_device::decisions::Decisions::built_in().turns,
+    );
     let gone = session(&store, "/work/one", "Going", 1);
     let stays = session(&store, "/work/two", "Staying", 1);
 
@@ -138,7 +144,10 @@ fn delete_removes_the_session_and_keeps_the_delete_for_the_next_link() {
 #[test]
 fn unknown_ids_and_ids_of_the_wrong_shape_are_refused_and_change_nothing() {
     let home = Home::new();
-    let store = Store::at(home.state());
+    let store = Store::at(
+        home.state(),
+        &lembas_device::decisions::Decisions::built_in().turns,
+    );
     let kept = session(&store, "/work/one", "Kept", 1);
     let unknown = new_session_id();
 
@@ -190,7 +199,10 @@ fn age(home: &Home, id: &str, days: u64) {
 #[test]
 fn prune_deletes_what_went_unchanged_keeps_what_is_open_and_keeps_the_deletes_for_the_next_link() {
     let home = Home::new();
-    let store = Store::at(home.state());
+    let store = Store::at(
+        home.state(),
+        &lembas_device::decisions::Decisions::built_in().turns,
+    );
     let old = session(&store, "/work/old", "Old", 1);
     let older = session(&store, "/work/older", "Older", 1);
     let open = session(&store, "/work/open", "Open elsewhere", 1);

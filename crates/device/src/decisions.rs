@@ -181,13 +181,13 @@ pub struct Monitor {
     pub kill_grace_ms: u64,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Eq, Deserialize)]
 pub struct MonitorTimeout {
     pub default: u64,
     pub max: u64,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 pub struct Texts {
     pub off: String,
     pub plan: String,
@@ -220,7 +220,7 @@ pub struct Terminal {
 }
 
 /// The file tools' numbers (docs/protocol.md "Tools" and "The prompt the model gets").
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Eq, Deserialize)]
 pub struct Tools {
     /// A tool result longer than this (in characters) is cut…
     pub result_max_chars: usize,
@@ -264,21 +264,27 @@ pub struct McpNumbers {
     pub memory_read_timeout_ms: u64,
 }
 
-/// The decisions, parsed once. The file is part of the build, so a parse failure is a bug caught by
-/// the first test that runs, never something a user can cause.
-pub fn decisions() -> &'static Decisions {
-    static CELL: OnceLock<Decisions> = OnceLock::new();
-    CELL.get_or_init(|| {
-        serde_json::from_str(include_str!("../decisions.json"))
-            .unwrap_or_else(|e| panic!("decisions.json is part of the build and must parse: {e}"))
-    })
+impl Decisions {
+    /// The decisions built into this program (`decisions.json`), parsed once. Only start-up calls
+    /// this (the programs' `main`, [`crate::setup::Setup::from_env`], test fixtures): everything
+    /// below is handed the decisions, or the part it needs, by its owner, so a test can give it
+    /// other numbers (`tests/imports.rs` checks). The file is part of the build, so
+    /// a parse failure is a bug caught by the first test that runs, never something a user can
+    /// cause.
+    pub fn built_in() -> &'static Decisions {
+        static CELL: OnceLock<Decisions> = OnceLock::new();
+        CELL.get_or_init(|| {
+            serde_json::from_str(include_str!("../decisions.json"))
+                .unwrap_or_else(|e| panic!("decisions.json is part of the build and must parse: {e}"))
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn decisions_parse() {
-        let d = super::decisions();
+        let d = super::Decisions::built_in();
         assert_eq!(d.protocol, 3);
         assert_eq!(d.harness_spec, "3.5.0");
         assert_eq!(d.scheduled.monitor.output_max_bytes, 1_048_576);

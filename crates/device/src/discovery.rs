@@ -6,8 +6,6 @@ use std::net::IpAddr;
 use std::time::Duration;
 use url::Url;
 
-use crate::decisions::decisions;
-
 const HTTP_TIMEOUT: Duration = Duration::from_secs(15);
 
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
@@ -108,8 +106,12 @@ pub fn http_client() -> reqwest::Client {
         .unwrap_or_default()
 }
 
-/// Reads discovery and insists on protocol 3 (`protocols`, falling back to `protocol`).
-pub async fn discover(client: &reqwest::Client, server: &Url) -> Result<Discovery, DiscoveryError> {
+/// Reads discovery and insists on `protocol`, the decided 3 (`protocols`, falling back to `protocol`).
+pub async fn discover(
+    client: &reqwest::Client,
+    server: &Url,
+    protocol: u32,
+) -> Result<Discovery, DiscoveryError> {
     let shown = server.as_str().trim_end_matches('/').to_string();
     let url = endpoint(server, "/.well-known/lembas.json");
     let unreachable = |why: String| DiscoveryError::Unreachable {
@@ -138,17 +140,17 @@ pub async fn discover(client: &reqwest::Client, server: &Url) -> Result<Discover
         server: shown.clone(),
         why: format!("its discovery answer is not a discovery document: {e}"),
     })?;
-    check(&shown, &body)
+    check(&shown, &body, protocol)
 }
 
 /// The pure half of [`discover`].
-pub fn check(server: &str, body: &DiscoveryAnswer) -> Result<Discovery, DiscoveryError> {
+pub fn check(server: &str, body: &DiscoveryAnswer, protocol: u32) -> Result<Discovery, DiscoveryError> {
     let version = body
         .version
         .clone()
         .unwrap_or_else(|| "(unknown version)".to_string());
     let protocols = body.protocols();
-    if protocols.contains(&u64::from(decisions().protocol)) {
+    if protocols.contains(&u64::from(protocol)) {
         Ok(Discovery { version, protocols })
     } else {
         Err(DiscoveryError::OldServer {
@@ -181,14 +183,14 @@ mod tests {
         ];
         for (body, ok) in cases {
             let read = serde_json::from_value(body.clone()).unwrap();
-            assert_eq!(check("https://x", &read).is_ok(), ok, "{body}");
+            assert_eq!(check("https://x", &read, 3).is_ok(), ok, "{body}");
         }
     }
 
     #[test]
     fn old_server_sentence_word_for_word() {
         let old = json!({"protocol": 1, "protocols": [1, 2], "version": "1.9.0"});
-        let e = check("https://old.example", &serde_json::from_value(old).unwrap()).unwrap_err();
+        let e = check("https://old.example", &serde_json::from_value(old).unwrap(), 3).unwrap_err();
         assert_eq!(
             e.to_string(),
             "https://old.example runs LLeMbas 1.9.0, which speaks link protocol 1 and 2; this LLeMbas CLI needs a LLeMbas 2.0 server (protocol 3) — update the server, or use LLeMbas CLI 1.x with it"

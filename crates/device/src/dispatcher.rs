@@ -7,7 +7,7 @@ use tokio::sync::{broadcast, watch};
 
 use crate::client::Outbound;
 use crate::client::{ClientLink, PendingRequests};
-use crate::decisions::decisions;
+use crate::decisions::Decisions;
 use crate::directories;
 use crate::editor_login::EditorLogin;
 use crate::engine::Engine;
@@ -135,14 +135,14 @@ impl Announced {
         }
     }
 
-    pub fn hello(&self) -> Hello {
+    pub fn hello(&self, decisions: &Decisions) -> Hello {
         let host = hostname::get()
             .map(|h| h.to_string_lossy().into_owned())
             .unwrap_or_default();
         Hello {
-            protocol: decisions().protocol,
+            protocol: decisions.protocol,
             version: VERSION.to_string(),
-            harness_spec: decisions().harness_spec.clone(),
+            harness_spec: decisions.harness_spec.clone(),
             device: DeviceInfo {
                 host,
                 platform: std::env::consts::OS.to_string(),
@@ -182,6 +182,7 @@ impl Announced {
         &self,
         connection: Option<&str>,
         auth_methods: Vec<AuthMethod>,
+        decisions: &Decisions,
     ) -> InitializeAnswer {
         InitializeAnswer {
             protocol_version: 1,
@@ -193,8 +194,8 @@ impl Announced {
             },
             meta: LembasMeta {
                 lembas: DeviceSays {
-                    protocol: decisions().protocol,
-                    harness_spec: decisions().harness_spec.clone(),
+                    protocol: decisions.protocol,
+                    harness_spec: decisions.harness_spec.clone(),
                     limits: self.initialize_limits(),
                     connection: connection.map(str::to_string),
                     capabilities: self.capabilities.clone(),
@@ -241,7 +242,7 @@ impl Dispatcher {
             settings,
             announced,
             connection,
-            terminals: Terminals::new(out.clone(), board),
+            terminals: Terminals::new(out.clone(), board, &engine.setup().decisions.terminal),
             events,
             engine,
             client: std::sync::Mutex::new(None),
@@ -414,10 +415,11 @@ impl Dispatcher {
                 .with_terminal_output(params.terminal_output())
                 .with_elicitation_form(params.elicitation_form());
                 *self.client.lock().recover() = Some(client);
-                request::answer(
-                    self.announced
-                        .initialize_answer(self.connection.as_deref(), auth_methods),
-                )
+                request::answer(self.announced.initialize_answer(
+                    self.connection.as_deref(),
+                    auth_methods,
+                    self.engine.setup().decisions,
+                ))
             }
             Directories => {
                 let settings = self.now();
@@ -435,7 +437,13 @@ impl Dispatcher {
                     cwd: cwd.clone(),
                     command: command.clone(),
                 });
-                let outcome = scheduled::monitor(params, &settings, &self.engine.setup().dirs).await?;
+                let outcome = scheduled::monitor(
+                    params,
+                    &settings,
+                    &self.engine.setup().dirs,
+                    &self.engine.setup().decisions.scheduled,
+                )
+                .await?;
                 let _ = self.events.send(DeviceEvent::Watch {
                     cwd,
                     command,

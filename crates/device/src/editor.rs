@@ -232,7 +232,7 @@ mod tests {
         let mut settings = Settings::default();
         settings.remote.terminal = true;
         let announced = Announced::for_editor(&editor_settings(settings));
-        let answer = announced.initialize_answer(None, Vec::new());
+        let answer = announced.initialize_answer(None, Vec::new(), crate::decisions::Decisions::built_in());
         let says = &answer.meta.lembas;
         assert_eq!(says.limits, None);
         for only_link in [

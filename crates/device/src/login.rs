@@ -169,7 +169,9 @@ pub async fn login(
     let base_url = url.as_str().trim_end_matches('/').to_string();
     let client = discovery::http_client();
 
-    let found = discovery::discover(&client, &url).await.map_err(from_discovery)?;
+    let found = discovery::discover(&client, &url, setup.decisions.protocol)
+        .await
+        .map_err(from_discovery)?;
     let instance = read_instance(&client, &url, &base_url, &token).await?;
     let models = read_models(&client, &url, &base_url, &token).await?;
 
@@ -219,11 +221,13 @@ pub async fn login(
 
 /// Proves `token` on `server` as a login does (discovery lists protocol 3, `/api/v1/instance`
 /// accepts the token), storing nothing: `lembas doctor`. The server's version is the answer.
-pub async fn prove(server: &str, token: &Token) -> Result<String, LoginError> {
+pub async fn prove(server: &str, token: &Token, protocol: u32) -> Result<String, LoginError> {
     let url = discovery::server_url(server).map_err(from_discovery)?;
     let base_url = url.as_str().trim_end_matches('/').to_string();
     let client = discovery::http_client();
-    let found = discovery::discover(&client, &url).await.map_err(from_discovery)?;
+    let found = discovery::discover(&client, &url, protocol)
+        .await
+        .map_err(from_discovery)?;
     let instance = read_instance(&client, &url, &base_url, token).await?;
     Ok(instance.version.unwrap_or(found.version))
 }

@@ -68,12 +68,15 @@ impl Runtime {
         let config = setup.dirs.config_file();
         let home = setup.dirs.home.clone();
         let initial = settings::load_from(&config, &home)?;
-        let options = LinkOptions::from_settings(&initial.link);
+        let options = LinkOptions::from_settings(&initial.link, &setup.decisions.link);
         let (settings_tx, settings_rx) = watch::channel(Arc::new(initial));
         let (status_tx, status_rx) = watch::channel(Status::new());
         let (events, _) = broadcast::channel(256);
         // Subscribed before anything can happen, so the log misses nothing from the start.
-        let activity_log = activity_log::spawn(events.subscribe(), activity_log::default_file(&setup.dirs));
+        let activity_log = activity_log::spawn(
+            events.subscribe(),
+            activity_log::default_file(&setup.dirs, &setup.decisions.activity),
+        );
         let (shutdown, shutdown_rx) = watch::channel(false);
 
         let (watcher, mut changed) = settings::watch::watch(&config)?;

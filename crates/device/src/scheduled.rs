@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::decisions::decisions;
+use crate::decisions;
 use crate::monitor::{self, WatchOutcome};
 use crate::paths::Dirs;
 use crate::policy::Mode;
@@ -17,8 +17,11 @@ use lembas_protocol::scheduled::{MonitorParams, RunOutcome, RunStatus, Scheduled
 
 /// The mode a scheduled request runs in, or its refusal: the setting first (off, or remote work
 /// off), then plan (nobody can approve a plan), then lowered to `remote.max_mode`.
-pub fn admit(settings: &Settings, requested: Option<Mode>) -> Result<Mode, RpcError> {
-    let texts = &decisions().scheduled.texts;
+pub fn admit(
+    settings: &Settings,
+    requested: Option<Mode>,
+    texts: &decisions::Texts,
+) -> Result<Mode, RpcError> {
     if !settings.remote.scheduled || !settings.remote.enabled {
         return Err(RpcError::refused(texts.off.clone(), Reason::ScheduledOff));
     }
@@ -45,15 +48,21 @@ pub struct Run {
     pub mode: Option<Mode>,
     /// How long an approval waits: the schedule's `approval_wait_s`, clamped.
     pub wait: std::time::Duration,
+    /// The decided texts its outcome and its refused approvals say.
+    pub texts: &'static decisions::Texts,
 }
 
 impl Run {
     /// The run `_meta.lembas.scheduled` asks for; `None` when the request is not scheduled.
     /// `least_wait_s` lowers the least wait (decided: 60 s) for tests, so one sees a scheduled
     /// approval time out in a second (the program's `Setup::least_approval_wait_s`).
-    pub fn of(asks: Option<&ScheduledAsks>, least_wait_s: Option<u64>) -> Option<Run> {
+    pub fn of(
+        asks: Option<&ScheduledAsks>,
+        least_wait_s: Option<u64>,
+        numbers: &'static decisions::Scheduled,
+    ) -> Option<Run> {
         let asks = asks?;
-        let range = &decisions().scheduled.approval_wait_seconds;
+        let range = &numbers.approval_wait_seconds;
         let min = least_wait_s.unwrap_or(range.min).min(range.min);
         let asked = asks.approval_wait_s.unwrap_or(range.default);
         Some(Run {
@@ -62,6 +71,7 @@ impl Run {
             title: asks.title.clone(),
             mode: asks.mode,
             wait: std::time::Duration::from_secs(asked.clamp(min, range.max)),
+            texts: &numbers.texts,
         })
     }
 
@@ -86,16 +96,12 @@ impl Run {
     /// The feedback the model reads when nobody approved in time (`texts.denied`).
     pub fn denied_text(&self) -> String {
         let minutes = (self.wait.as_secs() / 60).to_string();
-        decisions()
-            .scheduled
-            .texts
-            .denied
-            .replace("{{minutes}}", &minutes)
+        self.texts.denied.replace("{{minutes}}", &minutes)
     }
 
     /// The run's outcome in the prompt's answer: `status` from how the turn ended and its last reply.
     pub fn outcome(&self, stop_reason: Option<&str>, reply: &str, error: Option<&str>) -> RunOutcome {
-        let no_reply = &decisions().scheduled.texts.no_reply;
+        let no_reply = &self.texts.no_reply;
         let (status, error) = match (stop_reason, error) {
             (Some("cancelled"), _) => (RunStatus::Cancelled, None),
             (_, Some(e)) => (RunStatus::Failed, Some(e.to_string())),
@@ -143,8 +149,9 @@ pub async fn monitor(
     params: MonitorParams,
     settings: &Settings,
     dirs: &Dirs,
+    numbers: &decisions::Scheduled,
 ) -> Result<WatchOutcome, RpcError> {
-    let mode = admit(settings, params.mode)?;
+    let mode = admit(settings, params.mode, &numbers.texts)?;
     let rules = settings.folder_rules();
     let folder = admit_folder(Path::new(&params.cwd), &rules)?;
     let trusted = roots::is_trusted(&folder, &rules.trusted);
@@ -163,7 +170,7 @@ pub async fn monitor(
         home: &home,
         protected: &dirs.protected_places(),
     };
-    let texts = &decisions().scheduled.texts;
+    let texts = &numbers.texts;
     let judgement = bash_judge::judge(&params.command, &ctx);
     match judgement.decision {
         Decision::Allow => {}
@@ -175,9 +182,9 @@ pub async fn monitor(
             ));
         }
     }
-    let timeout = monitor::clamp_timeout(params.timeout_s);
+    let timeout = monitor::clamp_timeout(params.timeout_s, &numbers.monitor.timeout_seconds);
     let sandbox = crate::sandbox::Sandbox::for_remote(&settings.remote, &rules.roots, &[], mode, dirs);
-    monitor::run_watch(&folder, &params.command, timeout, &sandbox)
+    monitor::run_watch(&folder, &params.command, timeout, &sandbox, &numbers.monitor)
         .await
         .map_err(|e| RpcError::internal(format!("The watch command could not be run: {e}.")))
 }
@@ -205,6 +212,10 @@ mod tests {
         }
     }
 
+    fn decisions() -> &'static decisions::Decisions {
+        decisions::Decisions::built_in()
+    }
+
     #[test]
     fn outcome_statuses() {
         let run = Run {
@@ -213,6 +224,7 @@ mod tests {
             title: "t".into(),
             mode: None,
             wait: std::time::Duration::from_secs(1800),
+            texts: &decisions().scheduled.texts,
         };
         let status = |stop, reply, error| run.outcome(stop, reply, error).status;
         assert_eq!(status(Some("end_turn"), "All wrapped.", None), RunStatus::Ok);
@@ -265,7 +277,7 @@ mod tests {
             (false, false, Auto, Some(Plan), Err("scheduled_off")),
         ];
         for (enabled, scheduled, max, asked, want) in cases {
-            let got = admit(&settings(*enabled, *scheduled, *max), *asked);
+            let got = admit(&settings(*enabled, *scheduled, *max), *asked, texts);
             match (got, want) {
                 (Ok(m), Ok(w)) => assert_eq!(m, *w),
                 (Err(e), Err(reason)) => {

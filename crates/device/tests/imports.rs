@@ -455,3 +455,53 @@ fn the_reader_finds_a_circle_where_there_is_one() {
     let declared = "mod a;\npub(crate) mod b;\n#[cfg(test)]\nmod tests;\nmod inline {}\n";
     assert_eq!(declared_modules(&code(declared)), ["a", "b"]);
 }
+
+/// Where the decided numbers may be read (`Decisions::built_in()`): start-up only. Everything below
+/// is handed them, or the part it needs, so its dependencies are in its signature and a test can
+/// give it other numbers. Tests (what a `#[cfg(test)]` guards, `tests/`) may read them anywhere.
+const READ_AT_START_UP: [&str; 3] = [
+    // Where they are parsed.
+    "device/decisions.rs",
+    // `Setup::from_env`: the programs' start-up (`lembas`, the tray), handed down from there.
+    "device/setup.rs",
+    // `Home::setup`: the start-up of the runtimes tests host.
+    "testkit/home.rs",
+];
+
+/// The bench: each measurement starts the parts it measures, with the built-in numbers.
+const STARTS_ITS_OWN_PARTS: [&str; 1] = ["bench"];
+
+#[test]
+fn the_decisions_are_read_only_at_start_up() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut reached = BTreeSet::new();
+    let mut readers = BTreeSet::new();
+    for krate in members(&workspace) {
+        let src = krate.join("src");
+        let crate_name = krate.file_name().unwrap().to_string_lossy().into_owned();
+        for root in roots(&src) {
+            for (relative, file) in target(&src, &root) {
+                if !code(&file.text).contains("Decisions::built_in(") {
+                    continue;
+                }
+                let name = format!("{crate_name}/{}", relative.display());
+                if READ_AT_START_UP.contains(&name.as_str())
+                    || STARTS_ITS_OWN_PARTS.contains(&crate_name.as_str())
+                {
+                    readers.insert(name);
+                } else {
+                    reached.insert(name);
+                }
+            }
+        }
+    }
+    println!("the decisions are read at start-up in: {readers:?}");
+    assert!(
+        reached.is_empty(),
+        "read the decisions outside start-up (hand them down instead): {reached:?}"
+    );
+    assert!(
+        readers.contains("device/setup.rs"),
+        "the scan finds the programs' start-up"
+    );
+}

@@ -257,7 +257,10 @@ async fn the_first_step_offers_the_toolbox_and_sends_the_system_text_and_the_pro
         .iter()
         .find(|t| t.function.name == "write")
         .expect("write is offered");
-    assert_eq!(*write, FileTool::Write.definition());
+    assert_eq!(
+        *write,
+        FileTool::Write.definition(&lembas_device::decisions::Decisions::built_in().tools)
+    );
     let [
         ApiMessage::System { content: system },
         ApiMessage::User { content },

@@ -4,6 +4,7 @@
 //! [`Home::setup`], so tests hosting runtimes run side by side in one process.
 
 use crate::Config;
+use lembas_device::decisions::Decisions;
 use lembas_device::keychain::{Keychain, Token};
 use lembas_device::paths::Dirs;
 use lembas_device::setup::Setup;
@@ -88,6 +89,7 @@ impl Home {
         Setup {
             keychain: Keychain::named(&self.keychain_service, &dirs),
             dirs,
+            decisions: Decisions::built_in(),
             least_approval_wait_s: self.least_approval_wait_s,
         }
     }

@@ -103,6 +103,7 @@ pub fn snapshot(host: &Host) -> Snapshot {
         &host.activity(),
         host.cards(),
         &host.setup.dirs.home,
+        &host.setup.decisions.scheduled.setting,
     )
 }
 

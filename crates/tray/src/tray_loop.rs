@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use lembas_device::control::endpoint::Listener;
-use lembas_device::decisions::decisions;
 
 use tao::event::{Event, StartCause};
 use tao::event_loop::{ControlFlow, EventLoopBuilder, EventLoopProxy};
@@ -53,6 +52,7 @@ pub fn run(started: Instant, listener: Listener, given: Given) -> i32 {
     }
     let proxy = event_loop.create_proxy();
 
+    let label = given.setup.decisions.scheduled.setting.label.clone();
     let host = Host::start(given.setup);
     let window = WindowProcess::new(given.window_bin);
     let open_card = {
@@ -107,7 +107,7 @@ pub fn run(started: Instant, listener: Listener, given: Given) -> i32 {
                 let Some(clicks_tx) = clicks_tx.take() else {
                     return;
                 };
-                let built = Tray::build(&decisions().scheduled.setting.label, move |id| {
+                let built = Tray::build(&label, move |id| {
                     let _ = clicks_tx.send(id);
                 });
                 match built {

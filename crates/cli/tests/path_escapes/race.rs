@@ -53,6 +53,7 @@ fn a_symlink_swapped_in_while_calls_run_leads_nowhere_outside() {
         protected: lembas_device::policy::protected::Protected::under_home(&base.join("home")),
         copies: Some(base.join("copies")),
         additional: Vec::new(),
+        numbers: &lembas_device::decisions::Decisions::built_in().tools,
     };
     let outside_before = std::fs::read(outside.join("f.txt")).unwrap();
 

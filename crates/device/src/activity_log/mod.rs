@@ -19,7 +19,7 @@ pub use writer::{Writer, spawn};
 
 use std::path::PathBuf;
 
-use crate::decisions::decisions;
+use crate::decisions;
 use crate::paths::Dirs;
 
 /// When the current file is rotated, and how many old ones are kept.
@@ -31,8 +31,7 @@ pub struct Rotation {
 
 impl Rotation {
     /// The decided ones (`decisions.json`, `activity`).
-    pub fn decided() -> Rotation {
-        let d = &decisions().activity;
+    pub fn decided(d: &decisions::ActivityLog) -> Rotation {
         Rotation {
             max_bytes: d.max_bytes,
             kept_files: d.kept_files,
@@ -46,6 +45,6 @@ pub fn path(dirs: &Dirs) -> PathBuf {
 }
 
 /// The log this user's device writes, with the decided limits.
-pub fn default_file(dirs: &Dirs) -> LogFile {
-    LogFile::new(path(dirs), Rotation::decided())
+pub fn default_file(dirs: &Dirs, numbers: &decisions::ActivityLog) -> LogFile {
+    LogFile::new(path(dirs), Rotation::decided(numbers))
 }

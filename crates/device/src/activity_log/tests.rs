@@ -148,13 +148,14 @@ fn small(dir: &Path, max_bytes: u64, kept_files: u32) -> LogFile {
 
 #[test]
 fn the_decided_limits_are_read_from_the_decisions() {
-    let limits = Rotation::decided();
-    assert_eq!(limits.max_bytes, crate::decisions::decisions().activity.max_bytes);
+    let numbers = &crate::decisions::Decisions::built_in().activity;
+    let limits = Rotation::decided(numbers);
+    assert_eq!(limits.max_bytes, numbers.max_bytes);
+    assert_eq!(limits.kept_files, numbers.kept_files);
     assert_eq!(
-        limits.kept_files,
-        crate::decisions::decisions().activity.kept_files
+        default_file(&crate::paths::Dirs::from_env(), numbers).limits(),
+        limits
     );
-    assert_eq!(default_file(&crate::paths::Dirs::from_env()).limits(), limits);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::params::{ActivityLines, ActivityPage, ActivityParams, Line};
 use super::runtime_handles::RuntimeHandles;
-use crate::activity_log::{self, Rotation};
+use crate::activity_log;
 use crate::rpc::RpcError;
 
 /// The lines `activity` gives when `n` is absent, as `lembas activity` shows.
@@ -26,10 +26,12 @@ pub(super) async fn read(parts: &RuntimeHandles, asked: ActivityParams) -> Resul
         tracing::debug!(n, "the window read the activity log");
     }
     let at = path.clone();
-    let (lines, unreadable) = tokio::task::spawn_blocking(move || newest(&at, n, asked.described))
-        .await
-        .map_err(|e| RpcError::internal(e.to_string()))?
-        .map_err(|e| RpcError::internal(format!("The activity log cannot be read: {e}")))?;
+    let kept_files = parts.engine.setup().decisions.activity.kept_files;
+    let (lines, unreadable) =
+        tokio::task::spawn_blocking(move || newest(&at, n, asked.described, kept_files))
+            .await
+            .map_err(|e| RpcError::internal(e.to_string()))?
+            .map_err(|e| RpcError::internal(format!("The activity log cannot be read: {e}")))?;
     Ok(ActivityPage {
         lines,
         unreadable,
@@ -38,8 +40,13 @@ pub(super) async fn read(parts: &RuntimeHandles, asked: ActivityParams) -> Resul
 }
 
 /// The newest `n` lines of the log at `path` and its old files: as logged, or described.
-fn newest(path: &Path, n: usize, described: bool) -> std::io::Result<(ActivityLines, usize)> {
-    let newest = activity_log::newest(path, Rotation::decided().kept_files, n)?;
+fn newest(
+    path: &Path,
+    n: usize,
+    described: bool,
+    kept_files: u32,
+) -> std::io::Result<(ActivityLines, usize)> {
+    let newest = activity_log::newest(path, kept_files, n)?;
     let lines = if described {
         ActivityLines::Described(newest.lines.iter().map(describe).collect())
     } else {
@@ -60,6 +67,11 @@ fn describe(line: &Value) -> Line {
 mod tests {
     use super::*;
 
+    /// The old files read, as decided.
+    fn kept() -> u32 {
+        crate::decisions::Decisions::built_in().activity.kept_files
+    }
+
     #[test]
     fn reads_newest_first_with_sentences_and_counts_the_unreadable() {
         let dir = tempfile::tempdir().unwrap();
@@ -75,7 +87,7 @@ mod tests {
             ),
         )
         .unwrap();
-        let described = |n| match newest(&path, n, true).unwrap() {
+        let described = |n| match newest(&path, n, true, kept()).unwrap() {
             (ActivityLines::Described(lines), unreadable) => (lines, unreadable),
             other => panic!("not described: {other:?}"),
         };
@@ -86,13 +98,15 @@ mod tests {
         assert_eq!(unreadable, 1);
         assert_eq!(described(1).0.len(), 1);
         // As logged, the line keeps its own fields.
-        let (ActivityLines::Logged(raw), _) = newest(&path, 1, false).unwrap() else {
+        let (ActivityLines::Logged(raw), _) = newest(&path, 1, false, kept()).unwrap() else {
             panic!("not as logged");
         };
         assert_eq!(raw[0]["method"], "fs/read_text_file");
         // No log yet is an empty page, not an error.
         assert_eq!(
-            newest(&dir.path().join("none.jsonl"), 10, true).unwrap().0,
+            newest(&dir.path().join("none.jsonl"), 10, true, kept())
+                .unwrap()
+                .0,
             ActivityLines::Described(Vec::new())
         );
     }

@@ -500,7 +500,7 @@ fn shown_read(parts: &RuntimeHandles, asked: ShownReadParams) -> Result<ShownTex
             format!(
                 "No shown file {} is kept: the runtime keeps the last {} of each session while it runs (shown/list lists them).",
                 asked.id,
-                crate::decisions::decisions().show.kept_per_session
+                parts.engine.setup().decisions.show.kept_per_session
             ),
             Reason::NotKept,
         )),

@@ -34,5 +34,6 @@ pub(super) async fn snapshot(parts: &RuntimeHandles) -> Result<Snapshot, RpcErro
         &activity,
         cards,
         &home,
+        &parts.engine.setup().decisions.scheduled.setting,
     ))
 }

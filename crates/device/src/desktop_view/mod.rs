@@ -10,7 +10,7 @@ pub mod pending;
 use lembas_protocol::limits::Limits;
 use std::path::{Path, PathBuf};
 
-use crate::decisions::decisions;
+use crate::decisions;
 use crate::events::LinkState;
 use crate::policy::Mode;
 use crate::policy::roots::{self, is_trusted};
@@ -194,6 +194,7 @@ pub fn snapshot(
     activity: &activity::Activity,
     cards: Vec<ApprovalCard>,
     home: &Path,
+    setting: &decisions::Setting,
 ) -> Snapshot {
     let defaults = Settings::default();
     let (settings, settings_error) = match settings {
@@ -202,7 +203,6 @@ pub fn snapshot(
     };
     let status = host.status.as_ref();
     let now = activity.now();
-    let setting = &decisions().scheduled.setting;
     Snapshot {
         link: link_view(host),
         held_by: host.held_by.clone(),

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::decisions::decisions;
+use crate::decisions::{PromptLimits, Tools};
 use crate::rpc::RpcError;
 use crate::store::Store;
 use crate::store::message::{AttachmentKind, StoredAttachment, UserMessage};
@@ -109,18 +109,19 @@ pub fn mentioned_image(mention: &mut crate::files::mention::Attached) -> Option<
 /// Takes the image and resource blocks out of `blocks` and decodes them, within the limits
 /// (decisions' `prompt`: a block, and the whole prompt with its text). Anything wrong is -32602
 /// with a sentence, before anything is written. Other blocks are left as they are.
-pub fn read(blocks: Vec<ContentBlock>) -> Result<Blocks, RpcError> {
-    let limits = &decisions().prompt;
+pub fn read(blocks: Vec<ContentBlock>, limits: &PromptLimits) -> Result<Blocks, RpcError> {
     let mut others = Vec::new();
     let mut uploads = Vec::new();
     let mut total = 0usize;
     for block in blocks {
         match block {
-            ContentBlock::Image { data, mime_type, uri } => {
-                uploads.push(sized(image(&data, &mime_type, uri.as_deref())?, &mut total)?)
-            }
+            ContentBlock::Image { data, mime_type, uri } => uploads.push(sized(
+                image(&data, &mime_type, uri.as_deref())?,
+                &mut total,
+                limits,
+            )?),
             ContentBlock::Resource { resource } => {
-                uploads.push(sized(self::resource(&resource)?, &mut total)?)
+                uploads.push(sized(self::resource(&resource)?, &mut total, limits)?)
             }
             other => {
                 // A text block's own limit is prompt::text_of's; it counts towards the prompt's.
@@ -146,8 +147,7 @@ pub fn read(blocks: Vec<ContentBlock>) -> Result<Blocks, RpcError> {
 }
 
 /// An upload within a block's limit, counted towards the prompt's.
-fn sized(upload: Upload, total: &mut usize) -> Result<Upload, RpcError> {
-    let limits = &decisions().prompt;
+fn sized(upload: Upload, total: &mut usize, limits: &PromptLimits) -> Result<Upload, RpcError> {
     let size = upload.bytes.len();
     if size > limits.max_block_bytes {
         return Err(RpcError::invalid_params(format!(
@@ -161,13 +161,16 @@ fn sized(upload: Upload, total: &mut usize) -> Result<Upload, RpcError> {
 
 /// A prompt's text (`prompt::text_of` of the blocks that are not files) and its files, checked and
 /// decoded. A prompt may be files alone, with no text.
-pub fn prompt_of(blocks: Vec<ContentBlock>) -> Result<(String, Vec<Upload>), RpcError> {
-    let Blocks { others, uploads } = read(blocks)?;
+pub fn prompt_of(
+    blocks: Vec<ContentBlock>,
+    limits: &PromptLimits,
+) -> Result<(String, Vec<Upload>), RpcError> {
+    let Blocks { others, uploads } = read(blocks, limits)?;
     let only_files = !uploads.is_empty() && others.is_empty();
     let text = if only_files {
         String::new()
     } else {
-        super::prompt::text_of(&others)?
+        super::prompt::text_of(&others, limits)?
     };
     Ok((text, uploads))
 }
@@ -370,7 +373,7 @@ fn write_one(dir: &Path, upload: &Upload) -> std::io::Result<PathBuf> {
 
 /// The user message of a turn: the person's text, and what the model reads of the attachments
 /// after it (a text resource line-numbered and cut like a read result, a line for the others).
-pub fn user_message(text: &str, attachments: &[Attachment]) -> UserMessage {
+pub fn user_message(text: &str, attachments: &[Attachment], numbers: &Tools) -> UserMessage {
     if attachments.is_empty() {
         return UserMessage::says(text);
     }
@@ -379,7 +382,7 @@ pub fn user_message(text: &str, attachments: &[Attachment]) -> UserMessage {
         if !content.is_empty() {
             content.push_str("\n\n");
         }
-        content.push_str(&rendered(attachment));
+        content.push_str(&rendered(attachment, numbers));
     }
     UserMessage {
         text: Some(text.to_string()),
@@ -388,7 +391,7 @@ pub fn user_message(text: &str, attachments: &[Attachment]) -> UserMessage {
     }
 }
 
-fn rendered(a: &Attachment) -> String {
+fn rendered(a: &Attachment, numbers: &Tools) -> String {
     let path = a.path.display();
     match a.kind {
         AttachmentKind::Image => format!(
@@ -414,7 +417,7 @@ fn rendered(a: &Attachment) -> String {
             format!(
                 "The person attached the file {}, saved at {path}:\n{}",
                 a.name,
-                crate::tools::cut_result(&numbered)
+                crate::tools::cut_result(&numbered, numbers)
             )
         }
     }

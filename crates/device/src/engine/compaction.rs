@@ -10,13 +10,13 @@ use super::model::{self, Streamed};
 use super::prompt;
 use super::session::Session;
 use super::step_request::{ApiMessage, StepRequest};
-use crate::decisions::decisions;
+use crate::decisions::EngineNumbers;
 use crate::store::Record;
 use lembas_protocol::event::Event;
 
 /// The model's context window: its `/v1/models` entry's `context_length` (or `context_window`),
 /// else `engine.context_window_default`. Kept with the session for its model, read once.
-pub async fn window(session: &Session, instance: &model::Instance) -> u64 {
+pub async fn window(session: &Session, instance: &model::Instance, numbers: &EngineNumbers) -> u64 {
     let (model, kept) = session.window_kept();
     if let Some(size) = kept {
         return size;
@@ -24,14 +24,14 @@ pub async fn window(session: &Session, instance: &model::Instance) -> u64 {
     let size = instance
         .context_window(&model)
         .await
-        .unwrap_or(decisions().engine.context_window_default);
+        .unwrap_or(numbers.context_window_default);
     session.set_window(model, size);
     size
 }
 
 /// Whether a prompt of `used` tokens fills enough of `size` for the next step to compact first.
-pub fn full(used: u64, size: u64) -> bool {
-    used.saturating_mul(100) > size.saturating_mul(decisions().engine.compact_at_percent)
+pub fn full(used: u64, size: u64, at_percent: u64) -> bool {
+    used.saturating_mul(100) > size.saturating_mul(at_percent)
 }
 
 /// How a compaction came.
@@ -91,7 +91,13 @@ async fn summarize(engine: &Engine, session: &Session) -> Result<String, model::
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    fn full(used: u64, size: u64) -> bool {
+        super::full(
+            used,
+            size,
+            crate::decisions::Decisions::built_in().engine.compact_at_percent,
+        )
+    }
 
     #[test]
     fn eighty_percent_is_not_yet_full() {

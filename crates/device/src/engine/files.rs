@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use super::Engine;
 use super::session::Session;
 use super::session_access::{held, judge_cwd};
-use crate::decisions::decisions;
 use crate::files::mention::{self, Attached, Scope};
 use crate::rpc::RpcError;
 use lembas_protocol::SessionId;
@@ -15,7 +14,7 @@ use lembas_protocol::composer::{FilesFound, FilesSearchParams, FoundFile};
 /// `_lembas/files/search`: the files of a session's folder (or a folder's) whose paths match what
 /// was typed after `@`.
 pub async fn search(engine: &Engine, params: FilesSearchParams) -> Result<FilesFound, RpcError> {
-    let numbers = &decisions().files;
+    let numbers = &engine.setup().decisions.files;
     let FilesSearchParams {
         session_id,
         cwd,
@@ -83,12 +82,14 @@ pub async fn attach(engine: &Engine, session: &Session, typed: Vec<String>) -> V
         return Vec::new();
     }
     let ctx = engine.tool_context(session);
+    let decisions = engine.setup().decisions;
     let attached = tokio::task::spawn_blocking(move || {
         let texts: Vec<&str> = typed.iter().map(String::as_str).collect();
         let scope = Scope {
             root: &ctx.project,
             roots: &ctx.roots,
             protected: &ctx.protected,
+            decisions,
         };
         mention::attach(&texts, &scope)
     })

@@ -13,7 +13,7 @@ use super::memory::{MEMORY, MEMORY_URI, SessionMemory};
 use super::model::{HttpInstance, Instance, ToolCall};
 use super::session::{Session, ToolResult};
 use super::unjudged_call;
-use crate::decisions::decisions;
+use crate::decisions::McpNumbers;
 use crate::mcp::{Connection, Endpoint, object_arguments};
 
 /// The path of the instance's MCP endpoint.
@@ -21,8 +21,7 @@ const MCP_PATH: &str = "mcp";
 /// The scopes that carry the instance's memory (`library` is the older name).
 const MEMORY_SCOPES: [&str; 2] = ["memory", "library"];
 
-fn timeouts() -> (Duration, Duration) {
-    let numbers = &decisions().mcp;
+fn timeouts(numbers: &McpNumbers) -> (Duration, Duration) {
     (
         Duration::from_millis(numbers.memory_read_timeout_ms),
         Duration::from_millis(numbers.call_timeout_ms),
@@ -49,7 +48,7 @@ impl Engine {
         let Instance::Http(instance) = instance else {
             return SessionMemory::Absent;
         };
-        let (read_within, _) = timeouts();
+        let (read_within, _) = timeouts(&self.setup().decisions.mcp);
         let connection = match open(&instance, read_within).await {
             Ok(connection) => connection,
             Err(why) => return SessionMemory::Unreadable(why),
@@ -122,7 +121,7 @@ pub async fn run_tool(engine: &Engine, session: &Arc<Session>, turn_id: &str, ca
         let Instance::Http(instance) = instance else {
             return Err(no_memory());
         };
-        let (_, call_within) = timeouts();
+        let (_, call_within) = timeouts(&engine.setup().decisions.mcp);
         let connection = open(&instance, call_within)
             .await
             .map_err(|why| format!("Not done: {why}."))?;

@@ -12,7 +12,6 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::decisions::decisions;
 use crate::policy::protected::Protected;
 use crate::policy::roots;
 use crate::tools::read_gate::ReadGate;
@@ -21,7 +20,7 @@ const NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
 
 /// The `## Project instructions` section for a session in `folder`, or `None` when there is
 /// nothing to give (no file, the project is not trusted, or the folder is the home folder).
-pub fn section(folder: &Path, trusted: &[PathBuf], protected: &Protected) -> Option<String> {
+pub fn section(folder: &Path, trusted: &[PathBuf], protected: &Protected, most: usize) -> Option<String> {
     let home = protected.home();
     if folder == home {
         return None;
@@ -39,7 +38,6 @@ pub fn section(folder: &Path, trusted: &[PathBuf], protected: &Protected) -> Opt
     let gate = ReadGate::new(&within, protected);
     let mut dirs: Vec<&Path> = folder.ancestors().take_while(|d| d.starts_with(root)).collect();
     dirs.reverse();
-    let most = decisions().engine.project_instructions_max_bytes;
     let mut parts = Vec::new();
     let mut left = most;
     for dir in dirs {
@@ -92,6 +90,20 @@ fn read_through(gate: &ReadGate, file: &Path, limit: usize) -> Option<String> {
 mod tests {
     use super::*;
 
+    fn decisions() -> &'static crate::decisions::Decisions {
+        crate::decisions::Decisions::built_in()
+    }
+
+    /// The section within the decided most.
+    fn section_of(folder: &Path, trusted: &[PathBuf], protected: &Protected) -> Option<String> {
+        super::section(
+            folder,
+            trusted,
+            protected,
+            decisions().engine.project_instructions_max_bytes,
+        )
+    }
+
     /// Protected places under a home folder no test uses.
     fn nowhere() -> Protected {
         Protected::under_home(Path::new("/nonexistent-home"))
@@ -116,16 +128,16 @@ mod tests {
         write(&repo.join("CLAUDE.md"), "not read: AGENTS.md is there");
         write(&repo.join("crates/CLAUDE.md"), "Crates use edition 2024.");
         write(&sub.join("AGENTS.md"), "Sub has no unsafe.");
-        let section = section(&sub, std::slice::from_ref(&trusted), &nowhere()).unwrap();
+        let section = section_of(&sub, std::slice::from_ref(&trusted), &nowhere()).unwrap();
         assert_eq!(
             section,
             "## Project instructions\n\n### AGENTS.md\n\nRun cargo test.\n\n\
              ### crates/CLAUDE.md\n\nCrates use edition 2024.\n\n### crates/sub/AGENTS.md\n\nSub has no unsafe."
         );
-        assert_eq!(super::section(&sub, &[], &nowhere()), None, "untrusted");
+        assert_eq!(section_of(&sub, &[], &nowhere()), None, "untrusted");
         let elsewhere = home.path().join("elsewhere");
         assert_eq!(
-            super::section(&sub, &[elsewhere], &nowhere()),
+            section_of(&sub, &[elsewhere], &nowhere()),
             None,
             "trusted elsewhere"
         );
@@ -133,7 +145,7 @@ mod tests {
         let plain = trusted.join("plain");
         write(&plain.join("AGENTS.md"), "plain");
         assert_eq!(
-            super::section(&plain, std::slice::from_ref(&trusted), &nowhere()).unwrap(),
+            section_of(&plain, std::slice::from_ref(&trusted), &nowhere()).unwrap(),
             "## Project instructions\n\n### AGENTS.md\n\nplain"
         );
     }
@@ -148,13 +160,13 @@ mod tests {
         std::os::unix::fs::symlink(root.join("secret"), project.join("AGENTS.md")).unwrap();
         write(&project.join("CLAUDE.md"), "claude's");
         let trusted = [project.clone()];
-        let text = section(&project, &trusted, &nowhere()).unwrap();
+        let text = section_of(&project, &trusted, &nowhere()).unwrap();
         assert!(!text.contains("the key") && text.contains("claude's"), "{text}");
 
         let most = decisions().engine.project_instructions_max_bytes;
         std::fs::remove_file(project.join("AGENTS.md")).unwrap();
         write(&project.join("AGENTS.md"), &"é".repeat(most));
-        let text = section(&project, &trusted, &nowhere()).unwrap();
+        let text = section_of(&project, &trusted, &nowhere()).unwrap();
         assert!(text.len() < most + 200, "{}", text.len());
         assert!(
             text.ends_with(&format!("more than {most} bytes in all.]")),
@@ -191,7 +203,7 @@ mod tests {
                     std::os::unix::fs::symlink(target, &at).unwrap();
                 }
                 let protected = Protected::under_home(&home);
-                let text = section(&project, &trusted, &protected).unwrap_or_default();
+                let text = section_of(&project, &trusted, &protected).unwrap_or_default();
                 for secret in ["PRIVATE KEY", "hunter2", "user:pw"] {
                     assert!(!text.contains(secret), "{name} as {what} was sent: {text}");
                 }
@@ -212,7 +224,7 @@ mod tests {
         write(&home.join("AGENTS.md"), "HOME INSTRUCTIONS");
         write(&home.join("work/AGENTS.md"), "BETWEEN");
         write(&folder.join("AGENTS.md"), "the session's own");
-        let text = section(
+        let text = section_of(
             &folder,
             std::slice::from_ref(&home),
             &Protected::under_home(&home),

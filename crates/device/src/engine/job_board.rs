@@ -6,7 +6,6 @@
 use lembas_protocol::jobs::{JobInfo, JobOutput, JobState};
 use tokio::sync::{oneshot, watch};
 
-use crate::decisions::decisions;
 use crate::policy::Mode;
 
 /// Why the limits stopped a job, rather than someone's stop (docs/protocol.md "Background jobs": a
@@ -174,15 +173,25 @@ impl Job {
     }
 }
 
-#[derive(Default)]
 pub struct Board {
     /// In the order they started.
     jobs: Vec<Job>,
+    /// How many finished jobs are listed (the decisions' `jobs.finished_kept`).
+    finished_kept: usize,
     /// Notes of jobs that ended, not yet given to the model: `(job id, note)`.
     notes: Vec<(String, String)>,
 }
 
 impl Board {
+    /// An empty board listing at most `finished_kept` finished jobs.
+    pub fn keeping(finished_kept: usize) -> Board {
+        Board {
+            jobs: Vec::new(),
+            finished_kept,
+            notes: Vec::new(),
+        }
+    }
+
     /// A job's end to tell the model: at the next step of a running turn, or as a machine turn.
     pub fn note(&mut self, id: String, note: String) {
         self.notes.push((id, note));
@@ -323,7 +332,7 @@ impl Board {
             job.ended.send_replace(state);
             job.info()
         });
-        let kept = decisions().jobs.finished_kept;
+        let kept = self.finished_kept;
         let mut finished = self
             .jobs
             .iter()
@@ -341,8 +350,8 @@ impl Board {
 
     /// The jobs a session file recorded (its `job` records, the last of each id winning): one that
     /// was running when the device's process ended is `lost`, its output gone with the process.
-    pub fn replayed(records: Vec<JobInfo>) -> Board {
-        let mut board = Board::default();
+    pub fn replayed(records: Vec<JobInfo>, finished_kept: usize) -> Board {
+        let mut board = Board::keeping(finished_kept);
         for mut info in records {
             if info.state == JobState::Running {
                 info.state = JobState::Lost;
@@ -362,8 +371,7 @@ impl Board {
                 }),
             }
         }
-        let kept = decisions().jobs.finished_kept;
-        let excess = board.jobs.len().saturating_sub(kept);
+        let excess = board.jobs.len().saturating_sub(finished_kept);
         board.jobs.drain(..excess);
         board
     }
@@ -373,6 +381,10 @@ impl Board {
 mod tests {
     use super::*;
     use lembas_protocol::jobs::JobKind;
+
+    fn kept() -> usize {
+        crate::decisions::Decisions::built_in().jobs.finished_kept
+    }
 
     fn info(id: &str, state: JobState) -> JobInfo {
         JobInfo {
@@ -417,8 +429,8 @@ mod tests {
 
     #[test]
     fn the_list_puts_running_first_and_keeps_only_so_many_finished() {
-        let mut board = Board::default();
-        let kept = decisions().jobs.finished_kept;
+        let mut board = Board::keeping(kept());
+        let kept = kept();
         for n in 0..kept + 3 {
             board.add(
                 info(&format!("job_{n}"), JobState::Running),
@@ -438,7 +450,7 @@ mod tests {
 
     #[test]
     fn unread_is_what_the_model_has_not_read() {
-        let mut board = Board::default();
+        let mut board = Board::keeping(kept());
         board.add(info("job_a", JobState::Running), Mode::Auto, oneshot::channel().0);
         let job = board.get_mut("job_a").unwrap();
         job.output.push(b"hello", 100);
@@ -450,7 +462,7 @@ mod tests {
 
     #[test]
     fn plan_stops_only_the_jobs_started_to_write_and_says_why() {
-        let mut board = Board::default();
+        let mut board = Board::keeping(kept());
         let (reading, mut reading_stop) = oneshot::channel();
         let (writing, mut writing_stop) = oneshot::channel();
         board.add(info("job_r", JobState::Running), Mode::Plan, reading);
@@ -474,7 +486,7 @@ mod tests {
 
     #[test]
     fn news_is_told_once_and_an_end_names_the_limit_only_when_it_stopped_the_job() {
-        let mut board = Board::default();
+        let mut board = Board::keeping(kept());
         board.add(info("job_a", JobState::Running), Mode::Edit, oneshot::channel().0);
         board.add(info("job_b", JobState::Running), Mode::Edit, oneshot::channel().0);
         assert_eq!(board.take_news("job_a"), None);
@@ -512,7 +524,7 @@ mod tests {
             info("job_b", JobState::Running),
             done,
         ];
-        let board = Board::replayed(records);
+        let board = Board::replayed(records, kept());
         let states: Vec<_> = board
             .list()
             .iter()

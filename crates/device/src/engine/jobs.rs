@@ -20,7 +20,6 @@ use super::model::ToolCall;
 use super::session::{Session, ToolResult};
 use super::session_access::held;
 use super::unjudged_call;
-use crate::decisions::decisions;
 use crate::monitor::{self, JobEnd};
 use crate::policy::Mode;
 use crate::rpc::RpcError;
@@ -67,8 +66,7 @@ pub fn definition(tool: JobTool) -> ToolDefinition {
 }
 
 /// `Err` with the sentence for the model when the session already runs as many jobs as it may.
-pub fn room(session: &Session) -> Result<(), String> {
-    let most = decisions().jobs.running_max;
+pub fn room(session: &Session, most: usize) -> Result<(), String> {
     if session.jobs(|board| board.running()) >= most {
         return Err(format!(
             "{most} jobs already run in this session, the most at once: stop one with job_stop, \
@@ -88,7 +86,7 @@ pub async fn start(
     mode: Mode,
     sandbox: Sandbox,
 ) -> Result<String, String> {
-    room(session)?;
+    room(session, engine.setup().decisions.jobs.running_max)?;
     let id = format!("job_{}", &ids::new_session_id()[4..]);
     let info = JobInfo {
         id: id.clone(),
@@ -131,9 +129,17 @@ async fn follow(
     sandbox: Sandbox,
     stop: oneshot::Receiver<()>,
 ) {
-    let keep = decisions().jobs.output_kept_bytes;
+    let decisions = engine.setup().decisions;
+    let keep = decisions.jobs.output_kept_bytes;
     let (output, mut read) = mpsc::channel(CHUNKS_IN_FLIGHT);
-    let run = monitor::run_job(&session.cwd, &command, &sandbox, output, stop);
+    let run = monitor::run_job(
+        &session.cwd,
+        &command,
+        &sandbox,
+        output,
+        stop,
+        &decisions.scheduled.monitor,
+    );
     tokio::pin!(run);
     let mut news = tokio::time::interval(NEWS_EVERY);
     let ended = loop {
@@ -241,7 +247,11 @@ pub async fn run_tool(
                 let list = session.jobs(|board| board.list());
                 serde_json::to_string_pretty(&list).map_err(|e| e.to_string())
             }
-            JobTool::Output => read_for_model(session, tool_args(&call.name, &args)?),
+            JobTool::Output => read_for_model(
+                session,
+                tool_args(&call.name, &args)?,
+                engine.setup().decisions.engine.bash_output_kept_bytes,
+            ),
             JobTool::Stop => stop_for_model(session, tool_args(&call.name, &args)?),
         }
     };
@@ -280,8 +290,7 @@ fn no_job(id: &str) -> String {
 
 /// `job_output`: the output from `since` (default 0), at most what one tool result holds, and
 /// where to go on from; the model's read mark moves to the end of what it got.
-fn read_for_model(session: &Session, args: JobOutputArguments) -> Result<String, String> {
-    let most = decisions().engine.bash_output_kept_bytes;
+fn read_for_model(session: &Session, args: JobOutputArguments, most: usize) -> Result<String, String> {
     session.jobs(|board| {
         let job = board.get_mut(&args.id).ok_or_else(|| no_job(&args.id))?;
         let output = job.output_since(args.since.unwrap_or(0));

@@ -14,7 +14,7 @@ use lembas_protocol::mcp::McpServer;
 use lembas_protocol::session::McpReport;
 use serde_json::Value;
 
-use crate::decisions::decisions;
+use crate::decisions::McpNumbers;
 use crate::mcp::{Connection, Endpoint, ToolInfo, object_arguments};
 use crate::tools::{ToolDefinition, ToolOutput};
 
@@ -57,8 +57,13 @@ pub fn ignored_on_the_link(servers: &[McpServer]) -> Option<String> {
 
 impl SessionServers {
     /// Starts the servers an editor named for a session in `cwd`, side by side.
-    pub async fn start(http: &reqwest::Client, cwd: &Path, servers: Vec<McpServer>) -> SessionServers {
-        let within = Duration::from_millis(decisions().mcp.start_timeout_ms);
+    pub async fn start(
+        http: &reqwest::Client,
+        cwd: &Path,
+        servers: Vec<McpServer>,
+        numbers: &McpNumbers,
+    ) -> SessionServers {
+        let within = Duration::from_millis(numbers.start_timeout_ms);
         let starts = servers.into_iter().map(|server| {
             let http = http.clone();
             let cwd = cwd.to_path_buf();
@@ -173,7 +178,7 @@ impl SessionServers {
 
 impl Offered {
     /// Calls the tool; a failure of the server is a sentence for the model.
-    pub async fn call(&self, arguments: &Value) -> ToolOutput {
+    pub async fn call(&self, arguments: &Value, numbers: &McpNumbers) -> ToolOutput {
         let arguments = match object_arguments(&self.exposed, arguments) {
             Ok(map) => map,
             Err(text) => {
@@ -184,7 +189,7 @@ impl Offered {
                 };
             }
         };
-        let within = Duration::from_millis(decisions().mcp.call_timeout_ms);
+        let within = Duration::from_millis(numbers.call_timeout_ms);
         match self
             .connection
             .call(&self.tool, Some(arguments), None, within)

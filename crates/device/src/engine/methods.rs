@@ -143,10 +143,11 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
     let scheduled = Run::of(
         lembas.and_then(|l| l.scheduled.as_ref()),
         engine.setup().least_approval_wait_s,
+        &engine.setup().decisions.scheduled,
     );
     let mode = match &scheduled {
         // A scheduled session's mode is the schedule's; _meta.mode is not read.
-        Some(run) => crate::scheduled::admit(&settings, run.mode)?,
+        Some(run) => crate::scheduled::admit(&settings, run.mode, run.texts)?,
         None => meta.mode.unwrap_or_default().lowered_to(settings.remote.max_mode),
     };
     let cwd = roots::judge_folder(Path::new(&params.cwd), &rules).map_err(|v| {
@@ -197,13 +198,15 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
         .map_err(|e| RpcError::internal(format!("The session could not be stored on this computer: {e}.")))?;
     // Read as the session starts and kept for it: the prompt does not change under a session.
     let memory = engine.read_memory(engine.memory_scope(&id)).await;
-    let mut state = SessionState::new(model.clone(), mode, effort, log)
+    let mut state = SessionState::new(model.clone(), mode, effort, log, engine.setup().decisions)
         .with_context(context)
         .with_memory(memory);
     let mut notice = None;
     let mut mcp_report = None;
     if engine.serves_editor() {
-        let servers = Arc::new(SessionServers::start(&engine.0.http, &cwd, servers).await);
+        let servers = Arc::new(
+            SessionServers::start(&engine.0.http, &cwd, servers, &engine.setup().decisions.mcp).await,
+        );
         mcp_report = Some(servers.report());
         state = state.with_mcp_servers(servers);
     } else {
@@ -254,6 +257,7 @@ async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptA
     let scheduled = Run::of(
         lembas.and_then(|l| l.scheduled.as_ref()),
         engine.setup().least_approval_wait_s,
+        &engine.setup().decisions.scheduled,
     );
     let session = opened(engine, &id).map_err(|e| match &scheduled {
         Some(_) if e.code == crate::rpc::INVALID_PARAMS => RpcError::refused(e.message, Reason::Folder),
@@ -262,7 +266,7 @@ async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptA
     // A scheduled prompt is judged again whatever session/new said: the setting, the mode, the folder.
     let run = match scheduled {
         Some(run) => {
-            let mode = crate::scheduled::admit(&engine.settings(), run.mode)?;
+            let mode = crate::scheduled::admit(&engine.settings(), run.mode, run.texts)?;
             judge_again(engine, &session).map_err(|e| RpcError::refused(e.message, Reason::Folder))?;
             Some((run, mode))
         }
@@ -279,7 +283,7 @@ async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptA
     // `@path` in what the person typed (capability files); resource links and commands' text are
     // not read for mentions. An image mentioned goes with the prompt as an attached image does.
     let typed = super::prompt::typed_texts(&prompt);
-    let (text, mut uploads) = attachments::prompt_of(prompt)?;
+    let (text, mut uploads) = attachments::prompt_of(prompt, &engine.setup().decisions.prompt)?;
     let mut mentioned = super::files::attach(engine, &session, typed).await;
     uploads.extend(mentioned.iter_mut().filter_map(attachments::mentioned_image));
     // Written only once the prompt is accepted: a refused one keeps nothing.
@@ -363,7 +367,7 @@ fn status(engine: &Engine, params: SessionRef) -> Result<SessionStatus, RpcError
         title: summary.map(|s| s.title).unwrap_or_default(),
         last_turn_id: last.map(|t| t.turn_id.into()),
         plan,
-        jobs: super::job_board::Board::replayed(jobs).list(),
+        jobs: super::job_board::Board::replayed(jobs, engine.setup().decisions.jobs.finished_kept).list(),
         ..SessionStatus::unknown(&id)
     })
 }
@@ -375,7 +379,7 @@ fn history(engine: &Engine, params: SessionRef) -> Result<History, RpcError> {
 async fn title(engine: &Engine, params: TitleParams) -> Result<Titled, RpcError> {
     let id = params.session_id;
     let title = params.title.trim().to_string();
-    let max = crate::decisions::decisions().engine.title_max_chars;
+    let max = engine.setup().decisions.engine.title_max_chars;
     if title.chars().count() > max {
         return Err(RpcError::invalid_params(format!(
             "A title may be at most {max} characters."

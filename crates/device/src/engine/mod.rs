@@ -146,7 +146,8 @@ impl Engine {
         editor: bool,
         scripted: Option<model::ScriptedModel>,
     ) -> Engine {
-        let store = Store::at(setup.dirs.state.clone());
+        let decisions = setup.decisions;
+        let store = Store::at(setup.dirs.state.clone(), &decisions.turns);
         let http = crate::tls::http_client_builder()
             .connect_timeout(Duration::from_secs(20))
             .user_agent(concat!("lembas/", env!("CARGO_PKG_VERSION")))
@@ -169,7 +170,7 @@ impl Engine {
             active_turns: Default::default(),
             editor,
             card_requests: Mutex::default(),
-            files: Default::default(),
+            files: crate::files::Files::new(&decisions.files),
             updates: broadcast::channel(window_view::STREAM).0,
             shelf: Default::default(),
             remote_stopped: Default::default(),
@@ -423,6 +424,7 @@ impl Engine {
             protected,
             copies: None,
             additional: session.additional_dirs(),
+            numbers: &self.0.setup.decisions.tools,
         }
     }
 

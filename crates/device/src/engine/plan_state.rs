@@ -15,7 +15,7 @@ use super::Engine;
 use super::model::ToolCall;
 use super::session::{Session, ToolResult};
 use super::unjudged_call;
-use crate::decisions::decisions;
+use crate::decisions::PlanLimits;
 use crate::store::Record;
 use crate::tools::{ToolDefinition, ToolName};
 use lembas_protocol::LembasMeta;
@@ -67,14 +67,15 @@ pub async fn run(
     let work = async {
         let args = unjudged_call::arguments(call)?;
         let current = session.plan();
+        let limits = &engine.setup().decisions.plan;
         let (plan, said) = match tool {
             PlanTool::Write => {
-                let plan = write(&args)?;
+                let plan = write(&args, limits)?;
                 let said = format!("The plan is kept: {}.", outline(&plan));
                 (Some(plan), said)
             }
             PlanTool::Update => {
-                let plan = update(current.as_ref(), &args)?;
+                let plan = update(current.as_ref(), &args, limits)?;
                 let said = format!("The plan now: {}.", outline(&plan));
                 (Some(plan), said)
             }
@@ -213,7 +214,7 @@ enum WrittenStep {
 }
 
 /// `plan_write { plan }`: the whole plan, ids given where missing or taken twice.
-pub fn write(args: &Value) -> Result<Plan, String> {
+pub fn write(args: &Value, limits: &PlanLimits) -> Result<Plan, String> {
     let given = args
         .get("plan")
         .ok_or("plan_write needs `plan`: { title, summary?, objectives?, findings?, phases: [{ title, tasks: [{ content, status?, steps? }] }] }.")?;
@@ -253,7 +254,7 @@ pub fn write(args: &Value) -> Result<Plan, String> {
             })
             .collect(),
     };
-    check(&plan)?;
+    check(&plan, limits)?;
     Ok(plan)
 }
 
@@ -316,7 +317,7 @@ struct PlanUpdateArguments {
 
 /// `plan_update { task?, status?, step?, done?, finding? }`: one task's status or step, or a
 /// finding added.
-pub fn update(current: Option<&Plan>, args: &Value) -> Result<Plan, String> {
+pub fn update(current: Option<&Plan>, args: &Value, limits: &PlanLimits) -> Result<Plan, String> {
     let asked: PlanUpdateArguments = serde_json::from_value(args.clone())
         .map_err(|e| format!("The arguments of plan_update are not right: {e}."))?;
     let mut plan = current
@@ -365,13 +366,12 @@ pub fn update(current: Option<&Plan>, args: &Value) -> Result<Plan, String> {
     if let Some(finding) = asked.finding {
         plan.findings.push(finding);
     }
-    check(&plan)?;
+    check(&plan, limits)?;
     Ok(plan)
 }
 
 /// The plan within the decided limits; a sentence for the model when it is not.
-fn check(plan: &Plan) -> Result<(), String> {
-    let limits = &decisions().plan;
+fn check(plan: &Plan, limits: &PlanLimits) -> Result<(), String> {
     let chars = limits.text_chars;
     let too_long = |what: &str, text: &str| -> Result<(), String> {
         let n = text.chars().count();
@@ -423,6 +423,18 @@ fn check(plan: &Plan) -> Result<(), String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn limits() -> &'static PlanLimits {
+        &crate::decisions::Decisions::built_in().plan
+    }
+
+    fn write(args: &Value) -> Result<Plan, String> {
+        super::write(args, limits())
+    }
+
+    fn update(current: Option<&Plan>, args: &Value) -> Result<Plan, String> {
+        super::update(current, args, limits())
+    }
 
     fn written() -> Value {
         json!({ "plan": {

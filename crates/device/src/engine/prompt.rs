@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::session::Context;
-use crate::decisions::decisions;
+use crate::decisions::PromptLimits;
 use crate::policy::Mode;
 use crate::rpc::RpcError;
 use lembas_protocol::content::ContentBlock;
@@ -76,20 +76,19 @@ fn said(field: &Option<String>) -> Option<&str> {
 pub const COMPACT_REQUEST: &str = "Summarize our conversation so far for yourself, to go on from it later: what was asked, what was done (files changed, commands run, their results), what was decided, and what is still open. Be complete but brief; write only the summary.";
 
 /// docs/protocol.md: the title is the first line of the first prompt, at most 80 characters.
-pub fn title_of(text: &str) -> String {
+pub fn title_of(text: &str, max_chars: usize) -> String {
     let line = text
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or_default();
-    line.chars().take(decisions().engine.title_chars).collect()
+    line.chars().take(max_chars).collect()
 }
 
 /// The prompt's blocks as the text the model reads: text blocks joined by a blank line, a
 /// resource_link as `(see <uri>)`. Image and resource blocks are taken out before (attachments.rs).
-pub fn text_of(blocks: &[ContentBlock]) -> Result<String, RpcError> {
+pub fn text_of(blocks: &[ContentBlock], limits: &PromptLimits) -> Result<String, RpcError> {
     let mut parts = Vec::new();
-    let limits = &decisions().prompt;
     for block in blocks {
         match block {
             ContentBlock::Text { text } => {
@@ -144,6 +143,14 @@ pub fn typed_texts(blocks: &[ContentBlock]) -> Vec<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn title_of(text: &str) -> String {
+        super::title_of(text, crate::decisions::Decisions::built_in().engine.title_chars)
+    }
+
+    fn text_of(blocks: &[ContentBlock]) -> Result<String, RpcError> {
+        super::text_of(blocks, &crate::decisions::Decisions::built_in().prompt)
+    }
 
     /// As session/prompt reads them off the wire.
     fn blocks(blocks: serde_json::Value) -> Result<Vec<ContentBlock>, RpcError> {

@@ -93,7 +93,15 @@ async fn with_servers(engine: &Engine, session: &Session, servers: Vec<McpServer
     if session.has_mcp_servers() {
         return session.mcp_report();
     }
-    let started = Arc::new(SessionServers::start(&engine.0.http, &session.cwd, servers).await);
+    let started = Arc::new(
+        SessionServers::start(
+            &engine.0.http,
+            &session.cwd,
+            servers,
+            &engine.setup().decisions.mcp,
+        )
+        .await,
+    );
     Some(session.keep_mcp_servers(started))
 }
 

@@ -93,7 +93,7 @@ pub(crate) fn opened(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError
     }
     let turns = engine.store().load_turns(id).unwrap_or_default();
     let (file, log) = opened.file();
-    let replayed = replay(file, log, &turns)
+    let replayed = replay(file, log, &turns, engine.setup().decisions)
         .map_err(|e| RpcError::internal(format!("The session {id} could not be read back: {e}.")))?;
     let (session, opened) = {
         let mut sessions = engine.sessions();

@@ -7,7 +7,6 @@ use lembas_protocol::Effort;
 use serde::Serialize;
 use std::path::Path;
 
-use crate::decisions::decisions;
 use crate::store::message::{AttachmentKind, CalledTool, ChatMessage, UserMessage};
 use crate::tools::ToolDefinition;
 use crate::tools::read_gate::ReadGate;
@@ -106,6 +105,13 @@ pub struct ImageUrl {
     pub url: String,
 }
 
+/// Where a model that takes images reads the attached ones: the session's saved attachments
+/// through the tools' gate, each at most `most_bytes` (a prompt block's limit).
+pub struct Images<'a> {
+    pub gate: &'a ReadGate<'a>,
+    pub most_bytes: u64,
+}
+
 impl ApiMessage {
     pub fn user(content: impl Into<String>) -> ApiMessage {
         ApiMessage::User {
@@ -117,7 +123,7 @@ impl ApiMessage {
     /// attachments' list, the marks of a job's note or a summary, a call's failure, the thinking)
     /// left out; for a model that takes images (`images`: the gate to the session's saved
     /// attachments), each attached image after the text.
-    pub fn of(message: &ChatMessage, images: Option<&ReadGate>) -> ApiMessage {
+    pub fn of(message: &ChatMessage, images: Option<&Images>) -> ApiMessage {
         match message {
             ChatMessage::User(user) => ApiMessage::User {
                 content: user_content(user, images),
@@ -138,12 +144,15 @@ impl ApiMessage {
 /// takes images; the saved file is read again at every step, by when the model may have swapped
 /// it for a link to a key). For any other model the text's line about the image is all, as it is
 /// when a file is gone or refused.
-pub fn user_content(user: &UserMessage, images: Option<&ReadGate>) -> UserContent {
+pub fn user_content(user: &UserMessage, images: Option<&Images>) -> UserContent {
     let text = || UserContent::Text(user.content.clone());
-    let Some(gate) = images else {
+    let Some(&Images {
+        gate,
+        most_bytes: most,
+    }) = images
+    else {
         return text();
     };
-    let most = decisions().prompt.max_block_bytes as u64;
     let mut images = Vec::new();
     for attached in user
         .attachments

@@ -13,7 +13,6 @@ use super::prompt;
 use super::session::Session;
 use super::step_request::{ApiMessage, StepRequest};
 use super::tool::{self, Toolbox};
-use crate::decisions::decisions;
 use crate::rpc::{self, RpcError};
 use crate::store::Record;
 use crate::store::message::{AssistantMessage, CalledTool, ChatMessage, UserMessage};
@@ -74,17 +73,20 @@ pub async fn run(
         stop_reason: None,
         cwd: session.cwd.display().to_string(),
     });
+    let decisions = engine.setup().decisions;
     if session.is_new() {
         // A prompt of files alone is named after its first file.
         let title = match attached.first() {
-            Some(file) if text.trim().is_empty() => prompt::title_of(&file.name),
-            _ => prompt::title_of(shown.unwrap_or(&text)),
+            Some(file) if text.trim().is_empty() => {
+                prompt::title_of(&file.name, decisions.engine.title_chars)
+            }
+            _ => prompt::title_of(shown.unwrap_or(&text), decisions.engine.title_chars),
         };
         session.set_title(title.clone());
         session.record(Record::Title { title: title.clone() });
         super::session_access::tell_title(engine, &sid, &title).await;
     }
-    let mut message = attachments::user_message(&text, &attached);
+    let mut message = attachments::user_message(&text, &attached, &decisions.tools);
     if !mentioned.is_empty() {
         // What `@path` mentions attached follows the text; the history shows the text as typed.
         message.content = format!("{}\n\n{mentioned}", message.content);
@@ -158,7 +160,7 @@ async fn steps(
     turn_id: &str,
     cancel: &mut tokio::sync::watch::Receiver<u64>,
 ) -> Result<StopReason, model::ModelError> {
-    let max_requests = decisions().engine.max_turn_requests;
+    let max_requests = engine.setup().decisions.engine.max_turn_requests;
     let instance = match engine.instance().await {
         Ok(i) => i,
         Err(why) => {
@@ -178,7 +180,12 @@ async fn steps(
     // Read once a turn: the project's AGENTS.md files, in a trusted project.
     let trusted = engine.settings().folder_rules().trusted;
     let protected = engine.setup().dirs.protected_places();
-    let project_instructions = super::instructions::section(&session.cwd, &trusted, &protected);
+    let project_instructions = super::instructions::section(
+        &session.cwd,
+        &trusted,
+        &protected,
+        engine.setup().decisions.engine.project_instructions_max_bytes,
+    );
     // The saved images are read again at every step, through the tools' gate: only files inside
     // the session's own attachments folder, as the tools would read them.
     let image_context = engine.tool_context(session);
@@ -188,8 +195,12 @@ async fn steps(
         .and_then(std::fs::canonicalize)
         .into_iter()
         .collect();
-    let images = crate::tools::read_gate::ReadGate::new(&saved_images, &image_context.protected);
-    let window = compaction::window(session, &instance).await;
+    let gate = crate::tools::read_gate::ReadGate::new(&saved_images, &image_context.protected);
+    let images = super::step_request::Images {
+        gate: &gate,
+        most_bytes: engine.setup().decisions.prompt.max_block_bytes as u64,
+    };
+    let window = compaction::window(session, &instance, &engine.setup().decisions.engine).await;
     // A session opened from the store reads the instance's memory at its first turn.
     if session.memory_unread() {
         let memory = engine.read_memory(engine.memory_scope(&session.id)).await;
@@ -253,7 +264,11 @@ async fn steps(
         if let Some(usage) = &step.usage {
             // How full the window is: the prompt's tokens of it.
             let used = usage["prompt_tokens"].as_u64().unwrap_or(0);
-            session.set_compact_first(compaction::full(used, window));
+            session.set_compact_first(compaction::full(
+                used,
+                window,
+                engine.setup().decisions.engine.compact_at_percent,
+            ));
             engine
                 .event(
                     &session.id,

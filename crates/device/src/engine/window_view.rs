@@ -242,7 +242,7 @@ impl Engine {
         }
         session.flush();
         if !any {
-            let kept = crate::decisions::decisions().commands.undo_turns_kept;
+            let kept = self.setup().decisions.commands.undo_turns_kept;
             return Err(RpcError::refused(
                 format!(
                     "Nothing to put back from this turn on: no copies are kept for it or later turns \

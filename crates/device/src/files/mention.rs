@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::decisions::decisions;
+use crate::decisions::Decisions;
 use crate::policy::protected::Protected;
 use crate::policy::tools::{Place, place_of};
 use crate::tools::read_gate::{self, ReadGate, Refusal};
@@ -123,6 +123,8 @@ pub struct Scope<'a> {
     pub root: &'a Path,
     pub roots: &'a [PathBuf],
     pub protected: &'a Protected,
+    /// How much is attached: the mentions', the prompt's and the read tool's numbers.
+    pub decisions: &'a Decisions,
 }
 
 /// One mention attached.
@@ -141,8 +143,8 @@ pub struct Attached {
 /// once, at most `files.mention_max_files`, and no more text in all than a prompt may hold.
 /// Blocking I/O.
 pub fn attach(typed: &[&str], scope: &Scope) -> Vec<Attached> {
-    let numbers = &decisions().files;
-    let budget = decisions().prompt.max_prompt_bytes;
+    let numbers = &scope.decisions.files;
+    let budget = scope.decisions.prompt.max_prompt_bytes;
     let mut out: Vec<Attached> = Vec::new();
     let mut seen: Vec<(PathBuf, Option<(usize, usize)>)> = Vec::new();
     let mut total = 0;
@@ -161,7 +163,14 @@ pub fn attach(typed: &[&str], scope: &Scope) -> Vec<Attached> {
         }
         seen.push(key);
         let shown = relative_text(&resolved, scope.root);
-        if let Some(image) = image(&gate, &path, &resolved, &shown, budget.saturating_sub(total)) {
+        if let Some(image) = image(
+            &gate,
+            &path,
+            &resolved,
+            &shown,
+            budget.saturating_sub(total),
+            scope.decisions,
+        ) {
             total += image.image.as_ref().map_or(0, |(_, bytes)| bytes.len());
             out.push(image);
             continue;
@@ -222,7 +231,7 @@ fn render(
     let lines = range
         .map(|(a, b)| format!(" lines=\"{a}-{b}\""))
         .unwrap_or_default();
-    let body = match numbered(gate, resolved, range) {
+    let body = match numbered(gate, resolved, range, scope.decisions) {
         Ok(text) => text,
         Err(e) => format!("(cannot be read: {e})"),
     };
@@ -246,10 +255,17 @@ fn image_type(path: &Path) -> Option<&'static str> {
 
 /// A mentioned image, read whole when it fits a prompt's block and what is left of the prompt;
 /// `None` when the file is not an image (or is a folder).
-fn image(gate: &ReadGate, written: &Path, resolved: &Path, shown: &str, left: usize) -> Option<Attached> {
+fn image(
+    gate: &ReadGate,
+    written: &Path,
+    resolved: &Path,
+    shown: &str,
+    left: usize,
+    decisions: &Decisions,
+) -> Option<Attached> {
     let mime = image_type(written)?;
     let metadata = std::fs::metadata(resolved).ok().filter(|m| m.is_file())?;
-    let most = decisions().prompt.max_block_bytes.min(left) as u64;
+    let most = decisions.prompt.max_block_bytes.min(left) as u64;
     let size = metadata.len();
     let (text, image) = if size > most {
         let why = format!("(an image of {size} bytes: more than this prompt can take, {most}; not attached)");
@@ -276,9 +292,14 @@ fn image(gate: &ReadGate, written: &Path, resolved: &Path, shown: &str, left: us
 /// The file's lines numbered as the read tool numbers them (`cat -n`), within the range, at most
 /// `tools.read_default_lines` of them and `files.mention_max_bytes` of text. Reading stops at the
 /// limit, so a huge file costs only what is attached.
-fn numbered(gate: &ReadGate, path: &Path, range: Option<(usize, usize)>) -> std::io::Result<String> {
-    let max_lines = decisions().tools.read_default_lines;
-    let max_bytes = decisions().files.mention_max_bytes;
+fn numbered(
+    gate: &ReadGate,
+    path: &Path,
+    range: Option<(usize, usize)>,
+    decisions: &Decisions,
+) -> std::io::Result<String> {
+    let max_lines = decisions.tools.read_default_lines;
+    let max_bytes = decisions.files.mention_max_bytes;
     let mut file = match gate.open(path) {
         Ok(opened) => opened.file,
         Err(Refusal::Unreadable { error, .. }) => return Err(error),
@@ -286,7 +307,7 @@ fn numbered(gate: &ReadGate, path: &Path, range: Option<(usize, usize)>) -> std:
     };
     let mut head = Vec::new();
     (&mut file)
-        .take(decisions().tools.binary_check_bytes as u64)
+        .take(decisions.tools.binary_check_bytes as u64)
         .read_to_end(&mut head)?;
     if head.contains(&0) {
         let size = file.metadata().map(|m| m.len()).unwrap_or_default();
@@ -354,7 +375,7 @@ fn numbered(gate: &ReadGate, path: &Path, range: Option<(usize, usize)>) -> std:
 /// One folder's entries, as `ls` lists them: sorted, folders with a trailing `/`, what
 /// `.gitignore` hides and protected entries left out.
 fn listing(folder: &Path, shown: &str, scope: &Scope) -> String {
-    let max = decisions().tools.list_max_entries;
+    let max = scope.decisions.tools.list_max_entries;
     let pinned = match crate::tools::opened::Pinned::open(folder) {
         Ok(pinned) => pinned,
         Err(e) => return format!("<folder path=\"{shown}\">(cannot be read: {e})</folder>"),

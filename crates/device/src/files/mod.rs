@@ -12,14 +12,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::decisions::decisions;
+use crate::decisions;
 use crate::poison::Recover;
 use crate::tools::relative_text;
 pub use index::{Entry, FolderIndex, PathKind, Snapshot};
 
 /// The engine's indexes and recent uses. Cheap to share behind an `Arc`.
-#[derive(Default)]
 pub struct Files {
+    /// How many indexes and uses are kept, how old an index may get, how recent use counts.
+    numbers: &'static decisions::FilesNumbers,
     /// Folder indexes with when each was last searched, the least recent first out.
     indexes: Mutex<Vec<(Arc<FolderIndex>, Instant)>>,
     /// (session, resolved path), newest last.
@@ -27,6 +28,14 @@ pub struct Files {
 }
 
 impl Files {
+    pub fn new(numbers: &'static decisions::FilesNumbers) -> Files {
+        Files {
+            numbers,
+            indexes: Mutex::default(),
+            uses: Mutex::default(),
+        }
+    }
+
     /// The index of `root` (resolved), made when there is none.
     pub fn index(&self, root: &Path, protected: &Protected) -> Arc<FolderIndex> {
         let mut indexes = self.indexes.lock().recover();
@@ -34,7 +43,7 @@ impl Files {
             *used = Instant::now();
             return index.clone();
         }
-        let kept = decisions().files.indexes_kept.max(1);
+        let kept = self.numbers.indexes_kept.max(1);
         if indexes.len() >= kept {
             indexes.sort_by_key(|(_, used)| std::cmp::Reverse(*used));
             indexes.truncate(kept - 1);
@@ -54,7 +63,7 @@ impl Files {
         query: &str,
         limit: usize,
     ) -> Vec<Entry> {
-        let numbers = &decisions().files;
+        let numbers = self.numbers;
         let snapshot = self.index(root, protected).snapshot(
             Duration::from_secs(numbers.index_max_age_seconds),
             numbers.index_max_entries,
@@ -72,7 +81,7 @@ impl Files {
         uses.retain(|(s, p)| !(s == session && p == path));
         uses.push_back((session.to_string(), path.to_path_buf()));
         // Enough for every folder an index is kept for.
-        let numbers = &decisions().files;
+        let numbers = self.numbers;
         while uses.len() > numbers.recent_kept * numbers.indexes_kept.max(1) {
             uses.pop_front();
         }
@@ -90,7 +99,7 @@ impl Files {
             if !out.contains(&relative) {
                 out.push(relative);
             }
-            if out.len() >= decisions().files.recent_kept {
+            if out.len() >= self.numbers.recent_kept {
                 break;
             }
         }
@@ -109,7 +118,7 @@ mod tests {
 
     #[test]
     fn recent_uses_per_session_and_folder() {
-        let files = Files::default();
+        let files = Files::new(&decisions::Decisions::built_in().files);
         let root = Path::new("/w/p");
         files.used("s1", Path::new("/w/p/a.rs"));
         files.used("s2", Path::new("/w/p/b.rs"));
@@ -129,7 +138,7 @@ mod tests {
         for name in ["alpha.txt", "beta.txt", "gamma.txt"] {
             std::fs::write(root.join(name), "").unwrap();
         }
-        let files = Files::default();
+        let files = Files::new(&decisions::Decisions::built_in().files);
         let home = &crate::policy::protected::Protected::under_home(Path::new("/none"));
         let found = |q: &str, limit| -> Vec<String> {
             files

@@ -75,7 +75,10 @@ pub async fn run(ws: Ws, mut ctx: LinkContext) -> LinkEnd {
     let announced = Announced::of(&ctx.settings.borrow());
     // hello goes first: nothing else can be queued before it.
     let _ = out
-        .notify(LinkMethod::Hello, serde_json::json!(announced.hello()))
+        .notify(
+            LinkMethod::Hello,
+            serde_json::json!(announced.hello(ctx.engine.setup().decisions)),
+        )
         .await;
     let _ = ctx.events.send(DeviceEvent::LimitsSent {
         limits: announced.hello_limits(),

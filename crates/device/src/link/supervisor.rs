@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest, http};
 
 use super::connection::{self, LinkContext, LinkEnd, Ws};
-use crate::decisions::decisions;
+use crate::decisions;
 use crate::discovery::{self, DiscoveryError};
 use crate::events::{DeviceEvent, LinkState};
 use crate::keychain::{KeychainError, Token};
@@ -32,9 +32,9 @@ pub struct LinkOptions {
     pub dead_after_missed_pings: u32,
 }
 
-impl Default for LinkOptions {
-    fn default() -> Self {
-        let link = &decisions().link;
+impl LinkOptions {
+    /// The decided timings.
+    pub fn decided(link: &decisions::Link) -> Self {
         Self {
             backoff_first: Duration::from_millis(link.backoff_ms.first),
             backoff_max: Duration::from_millis(link.backoff_ms.max),
@@ -48,8 +48,8 @@ impl Default for LinkOptions {
 
 impl LinkOptions {
     /// The decided timings with the config's `link:` overrides applied.
-    pub fn from_settings(timings: &crate::settings::LinkTimings) -> Self {
-        let d = Self::default();
+    pub fn from_settings(timings: &crate::settings::LinkTimings, link: &decisions::Link) -> Self {
+        let d = Self::decided(link);
         let ms = |v: Option<u64>, default: Duration| v.map(Duration::from_millis).unwrap_or(default);
         Self {
             backoff_first: ms(timings.backoff_first_ms, d.backoff_first),
@@ -260,7 +260,7 @@ impl Supervisor {
                 }
             };
             self.set(LinkState::Connecting, None);
-            match discovery::discover(&client, &url).await {
+            match discovery::discover(&client, &url, self.engine.setup().decisions.protocol).await {
                 Ok(_) => {}
                 Err(e @ DiscoveryError::OldServer { .. }) => {
                     return self.stop(Stop::ServerNeedsUpdate(e.to_string()));
@@ -372,7 +372,7 @@ mod tests {
 
     #[test]
     fn backoff_doubles_caps_and_jitters() {
-        let o = LinkOptions::default();
+        let o = LinkOptions::decided(&decisions::Decisions::built_in().link);
         let ms = |a, r| o.backoff(a, r).as_millis() as u64;
         assert_eq!(ms(0, 0.5), 500);
         assert_eq!(ms(1, 0.5), 1000);

@@ -34,7 +34,7 @@ mod output_pipe;
 #[cfg(test)]
 mod tests;
 
-use crate::decisions::decisions;
+use crate::decisions;
 use crate::events::WatchEnd;
 use crate::process_tree::{self, ProcessTree};
 use crate::sandbox::Sandbox;
@@ -81,8 +81,7 @@ impl WatchOutcome {
 /// The watch's time limit from the request's `timeout_s`: absent, zero, negative or not a number
 /// gives `scheduled.monitor.timeout_seconds.default`; more than `max` (infinity included) gives `max`.
 /// Fractions of a second are kept.
-pub fn clamp_timeout(requested: Option<f64>) -> Duration {
-    let limits = &decisions().scheduled.monitor.timeout_seconds;
+pub fn clamp_timeout(requested: Option<f64>, limits: &decisions::MonitorTimeout) -> Duration {
     let max = Duration::from_secs(limits.max);
     let default = Duration::from_secs(limits.default).min(max);
     match requested {
@@ -103,8 +102,8 @@ pub async fn run_watch(
     command: &str,
     timeout: Duration,
     sandbox: &Sandbox,
+    numbers: &decisions::Monitor,
 ) -> io::Result<WatchOutcome> {
-    let numbers = &decisions().scheduled.monitor;
     let limits = WatchLimits {
         output_max_bytes: numbers.output_max_bytes,
         excerpt_chars: numbers.excerpt_chars,
@@ -122,8 +121,9 @@ pub async fn run_command(
     timeout: Duration,
     keep_bytes: usize,
     sandbox: &Sandbox,
+    numbers: &decisions::Monitor,
 ) -> io::Result<WatchOutcome> {
-    run_command_forwarding(cwd, command, timeout, keep_bytes, sandbox, None).await
+    run_command_forwarding(cwd, command, timeout, keep_bytes, sandbox, numbers, None).await
 }
 
 /// [`run_command`], every chunk of output also sent to `forward` as it is read (an editor drawing
@@ -134,12 +134,13 @@ pub async fn run_command_forwarding(
     timeout: Duration,
     keep_bytes: usize,
     sandbox: &Sandbox,
+    numbers: &decisions::Monitor,
     forward: Option<mpsc::Sender<Vec<u8>>>,
 ) -> io::Result<WatchOutcome> {
     let limits = WatchLimits {
         output_max_bytes: keep_bytes,
         excerpt_chars: usize::MAX,
-        kill_grace: Duration::from_millis(decisions().scheduled.monitor.kill_grace_ms),
+        kill_grace: Duration::from_millis(numbers.kill_grace_ms),
     };
     run_watch_within(cwd, command, timeout, &limits, sandbox, forward).await
 }
@@ -165,8 +166,9 @@ pub async fn run_job(
     sandbox: &Sandbox,
     output: mpsc::Sender<Vec<u8>>,
     stop: oneshot::Receiver<()>,
+    numbers: &decisions::Monitor,
 ) -> io::Result<JobEnd> {
-    let grace = Duration::from_millis(decisions().scheduled.monitor.kill_grace_ms);
+    let grace = Duration::from_millis(numbers.kill_grace_ms);
     let mut watch = Watch::start(cwd, command, 0, sandbox)?;
     watch.forward = Some(output);
     let stopped = tokio::select! {

@@ -13,7 +13,7 @@ const CONFORMANCE: &str = concat!(
 /// The watches here run in the product's sandbox, their folder its root: a watch behaves the same
 /// inside it.
 async fn run_watch(cwd: &Path, command: &str, timeout: Duration) -> io::Result<WatchOutcome> {
-    super::run_watch(cwd, command, timeout, &sandbox_for(cwd)).await
+    super::run_watch(cwd, command, timeout, &sandbox_for(cwd), numbers()).await
 }
 
 /// These tests look at the watch's own process group, through the pids bash prints (`$$`), which
@@ -32,7 +32,11 @@ fn sandbox_for(folder: &Path) -> Sandbox {
 }
 
 fn numbers() -> &'static crate::decisions::Monitor {
-    &decisions().scheduled.monitor
+    &crate::decisions::Decisions::built_in().scheduled.monitor
+}
+
+fn clamp_timeout(requested: Option<f64>) -> Duration {
+    super::clamp_timeout(requested, &numbers().timeout_seconds)
 }
 
 fn conformance_cases() -> Vec<serde_json::Value> {

@@ -87,7 +87,10 @@ mod tests {
     #[test]
     fn a_turn_keeps_its_folder_and_old_turns_are_pruned() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path().to_path_buf());
+        let store = Store::at(
+            dir.path().to_path_buf(),
+            &crate::decisions::Decisions::built_in().turns,
+        );
         let id = crate::store::new_session_id();
         let mut made = Vec::new();
         for turn in ["t1", "t2", "t3"] {

@@ -88,7 +88,10 @@ mod tests {
     #[test]
     fn deletes_are_kept_once_each_until_taken() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path().join("state"));
+        let store = Store::at(
+            dir.path().join("state"),
+            &crate::decisions::Decisions::built_in().turns,
+        );
         assert!(store.deleted_pending().unwrap().is_empty());
         assert!(store.take_deleted().unwrap().is_empty());
 
@@ -117,7 +120,10 @@ mod tests {
     #[test]
     fn forgetting_what_was_sent_keeps_what_came_meanwhile() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path().to_path_buf());
+        let store = Store::at(
+            dir.path().to_path_buf(),
+            &crate::decisions::Decisions::built_in().turns,
+        );
         let (a, b, c) = (new_session_id(), new_session_id(), new_session_id());
         store.remember_deleted(&a).unwrap();
         store.remember_deleted(&b).unwrap();
@@ -133,7 +139,10 @@ mod tests {
     #[test]
     fn concurrent_remembering_loses_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path().to_path_buf());
+        let store = Store::at(
+            dir.path().to_path_buf(),
+            &crate::decisions::Decisions::built_in().turns,
+        );
         let ids: Vec<String> = (0..40).map(|_| new_session_id()).collect();
         std::thread::scope(|scope| {
             for chunk in ids.chunks(10) {
@@ -153,7 +162,10 @@ mod tests {
     #[test]
     fn an_unreadable_file_is_an_error_and_is_left_alone() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path().to_path_buf());
+        let store = Store::at(
+            dir.path().to_path_buf(),
+            &crate::decisions::Decisions::built_in().turns,
+        );
         std::fs::write(store.deleted_path(), "nonsense").unwrap();
         assert_eq!(
             store.deleted_pending().unwrap_err().kind(),

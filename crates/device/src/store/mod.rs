@@ -40,12 +40,14 @@ pub use turns::TurnEntry;
 #[derive(Debug, Clone)]
 pub struct Store {
     state_dir: PathBuf,
+    /// How many turns a session's file keeps, and when an untouched one goes.
+    turns: &'static crate::decisions::Turns,
 }
 
 impl Store {
-    /// The store under `state_dir` (tests use temporary folders).
-    pub fn at(state_dir: PathBuf) -> Store {
-        Store { state_dir }
+    /// The store under `state_dir` (tests use temporary folders), keeping turns as `turns` says.
+    pub fn at(state_dir: PathBuf, turns: &'static crate::decisions::Turns) -> Store {
+        Store { state_dir, turns }
     }
 
     /// The state folder this store lives in.
@@ -139,7 +141,10 @@ mod tests {
     #[test]
     fn delete_removes_the_session_its_turns_and_its_attachments() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path().to_path_buf());
+        let store = Store::at(
+            dir.path().to_path_buf(),
+            &crate::decisions::Decisions::built_in().turns,
+        );
         let id = new_session_id();
         let other = new_session_id();
         for s in [&id, &other] {
@@ -188,7 +193,7 @@ mod tests {
     fn ids_of_the_wrong_shape_never_reach_a_path() {
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path().join("state");
-        let store = Store::at(state.clone());
+        let store = Store::at(state.clone(), &crate::decisions::Decisions::built_in().turns);
         // A file a crafted id would reach if ids were joined unchecked.
         std::fs::create_dir_all(&state).unwrap();
         std::fs::write(dir.path().join("victim.jsonl"), "{\"type\":\"session\"}\n").unwrap();

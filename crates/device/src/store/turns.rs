@@ -13,7 +13,6 @@ use serde_json::Value;
 
 use super::files::{self, FileLock};
 use super::{Store, check_id, ids};
-use crate::decisions::decisions;
 use crate::rpc::RpcError;
 use lembas_protocol::prompt::{PromptAnswer, StopReason};
 
@@ -112,7 +111,7 @@ impl Store {
         // Newest first to cut, then oldest first to store; the id breaks ties so every writer
         // keeps the same ones.
         kept.sort_by(|a, b| (b.updated_ms, &b.turn_id).cmp(&(a.updated_ms, &a.turn_id)));
-        kept.truncate(decisions().turns.kept_per_session);
+        kept.truncate(self.turns.kept_per_session);
         kept.reverse();
         let bytes = serde_json::to_vec(&kept)?;
         if sync {
@@ -145,7 +144,7 @@ impl Store {
         if !dir.is_dir() {
             return Ok(0);
         }
-        let max_age = Duration::from_secs(decisions().turns.prune_after_days * SECONDS_PER_DAY);
+        let max_age = Duration::from_secs(self.turns.prune_after_days * SECONDS_PER_DAY);
         // Under the lock no writer is between its write and its rename: a file's age is final and
         // every temporary is stale.
         let _lock = FileLock::acquire(dir.join(LOCK_FILE))?;
@@ -220,7 +219,10 @@ mod tests {
 
     fn store() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path().to_path_buf());
+        let store = Store::at(
+            dir.path().to_path_buf(),
+            &crate::decisions::Decisions::built_in().turns,
+        );
         (dir, store)
     }
 
@@ -297,7 +299,7 @@ mod tests {
         assert_eq!(stored[0]["answer"]["stopReason"], "end_turn");
         assert_eq!(stored[1]["answer"], Value::Null);
 
-        let kept = decisions().turns.kept_per_session;
+        let kept = crate::decisions::Decisions::built_in().turns.kept_per_session;
         let many: Vec<TurnEntry> = (0..kept + 50)
             .map(|n| entry(&format!("t{n}"), "done", 100 + n as u64))
             .collect();
@@ -338,7 +340,7 @@ mod tests {
             }
         });
         let turns = store.load_turns(&id).unwrap();
-        assert!(writers * per_writer <= decisions().turns.kept_per_session);
+        assert!(writers * per_writer <= crate::decisions::Decisions::built_in().turns.kept_per_session);
         assert_eq!(
             turns.len(),
             writers * per_writer,
@@ -368,7 +370,7 @@ mod tests {
         assert_eq!(store.prune_turns(now).unwrap(), 0, "no folder: nothing to do");
 
         let day = Duration::from_secs(SECONDS_PER_DAY);
-        let days = decisions().turns.prune_after_days as u32;
+        let days = crate::decisions::Decisions::built_in().turns.prune_after_days as u32;
         let (old, recent, future) = (new_session_id(), new_session_id(), new_session_id());
         for id in [&old, &recent, &future] {
             store.merge_turns(id, &[entry("a", "done", 1)]).unwrap();

@@ -19,7 +19,7 @@ use portable_pty::PtySize;
 use serde_json::json;
 
 use crate::client::outbound::Outbound;
-use crate::decisions::decisions;
+use crate::decisions;
 use crate::poison::Recover;
 use crate::policy::roots::{folder_verdict, judge_folder};
 use crate::rpc::{self, RpcError};
@@ -48,6 +48,8 @@ pub struct Terminals {
     open: Arc<Mutex<Registry>>,
     /// The runtime's list of terminals, for its own window.
     board: Board,
+    /// The decided sizes and the limit per link.
+    numbers: &'static decisions::Terminal,
     /// Shells whose exit has not been queued yet, closed ones included: the link counts them as
     /// work, so a redial for new limits waits until their `exit` has gone out.
     live: Arc<AtomicUsize>,
@@ -62,16 +64,22 @@ struct Registry {
 }
 
 impl Terminals {
-    pub fn new(out: Outbound, board: Board) -> Self {
-        Self::with_environment(out, Environment::default(), board)
+    pub fn new(out: Outbound, board: Board, numbers: &'static decisions::Terminal) -> Self {
+        Self::with_environment(out, Environment::default(), board, numbers)
     }
 
-    fn with_environment(out: Outbound, environment: Environment, board: Board) -> Self {
+    fn with_environment(
+        out: Outbound,
+        environment: Environment,
+        board: Board,
+        numbers: &'static decisions::Terminal,
+    ) -> Self {
         Self {
             out,
             environment,
             open: Arc::default(),
             board,
+            numbers,
             live: Arc::default(),
         }
     }
@@ -112,8 +120,8 @@ impl Terminals {
             )
         })?;
         let size = PtySize {
-            cols: clamp(params.cols.unwrap_or(DEFAULT_COLS), decisions().terminal.cols),
-            rows: clamp(params.rows.unwrap_or(DEFAULT_ROWS), decisions().terminal.rows),
+            cols: clamp(params.cols.unwrap_or(DEFAULT_COLS), self.numbers.cols),
+            rows: clamp(params.rows.unwrap_or(DEFAULT_ROWS), self.numbers.rows),
             pixel_width: 0,
             pixel_height: 0,
         };
@@ -205,8 +213,8 @@ impl Terminals {
     pub async fn resize(&self, params: TerminalResizeParams) -> Result<(), RpcError> {
         let session = self.find(&params.terminal_id)?;
         let size = PtySize {
-            cols: clamp(params.cols, decisions().terminal.cols),
-            rows: clamp(params.rows, decisions().terminal.rows),
+            cols: clamp(params.cols, self.numbers.cols),
+            rows: clamp(params.rows, self.numbers.rows),
             pixel_width: 0,
             pixel_height: 0,
         };
@@ -256,7 +264,7 @@ impl Terminals {
 
     /// A place under the per-link limit, held until the shell is in the registry or the open failed.
     fn reserve(&self) -> Result<Slot<'_>, RpcError> {
-        let max = decisions().terminal.max_per_link;
+        let max = self.numbers.max_per_link;
         let mut registry = self.lock();
         if registry.sessions.len() + registry.starting >= max {
             return Err(RpcError::invalid_params(format!(

@@ -2,11 +2,10 @@
 //! is cut to its first and last `result_keep_chars`, with a line saying how much was left out, so
 //! one huge output cannot fill the model's context.
 
-use crate::decisions::decisions;
+use crate::decisions::Tools;
 
 /// `text` as the model gets it. Counts characters, not bytes, and cuts only between characters.
-pub fn cut_result(text: &str) -> String {
-    let numbers = &decisions().tools;
+pub fn cut_result(text: &str, numbers: &Tools) -> String {
     let total = text.chars().count();
     if total <= numbers.result_max_chars {
         return text.to_owned();
@@ -41,12 +40,20 @@ fn byte_index(text: &str, n: usize) -> usize {
 mod tests {
     use super::*;
 
+    fn numbers() -> &'static Tools {
+        &crate::decisions::Decisions::built_in().tools
+    }
+
     fn max() -> usize {
-        decisions().tools.result_max_chars
+        numbers().result_max_chars
     }
 
     fn keep() -> usize {
-        decisions().tools.result_keep_chars
+        numbers().result_keep_chars
+    }
+
+    fn cut_result(text: &str) -> String {
+        super::cut_result(text, numbers())
     }
 
     #[test]

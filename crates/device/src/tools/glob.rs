@@ -17,12 +17,12 @@ use super::{
     Access, Planned, ToolContext, ToolDefinition, ToolError, ToolKind, ToolName, ToolOutput, io_error, named,
     shown,
 };
-use crate::decisions::decisions;
+use crate::decisions::Tools;
 use crate::poison::Recover;
 
 /// What the model is told of `glob`.
-pub fn definition() -> ToolDefinition {
-    let most = decisions().tools.list_max_entries;
+pub fn definition(numbers: &Tools) -> ToolDefinition {
+    let most = numbers.list_max_entries;
     ToolDefinition::of::<GlobArguments>(
         ToolName::Glob,
         &format!(
@@ -122,7 +122,7 @@ impl GlobArgs {
         }
         // Newest first; the path breaks ties so the order is the same every time.
         found.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        let most = decisions().tools.list_max_entries;
+        let most = ctx.numbers.list_max_entries;
         let total = found.len();
         let mut text: String = found
             .iter()

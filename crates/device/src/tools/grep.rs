@@ -23,12 +23,12 @@ use super::{
     Access, Planned, ToolContext, ToolDefinition, ToolError, ToolKind, ToolName, ToolOutput, io_error, named,
     shown,
 };
-use crate::decisions::decisions;
+use crate::decisions::Tools;
 use crate::poison::Recover;
 
 /// What the model is told of `grep`.
-pub fn definition() -> ToolDefinition {
-    let most = decisions().tools.list_max_entries;
+pub fn definition(numbers: &Tools) -> ToolDefinition {
+    let most = numbers.list_max_entries;
     ToolDefinition::of::<GrepArguments>(
         ToolName::Grep,
         &format!(
@@ -125,7 +125,7 @@ impl GrepArgs {
         if let Err(e) = std::fs::metadata(root) {
             return io_error(&e, root, ctx, "searched");
         }
-        let numbers = &decisions().tools;
+        let numbers = ctx.numbers;
         let most = numbers.list_max_entries;
         let found = Mutex::new(Found::default());
         walker(root, &ctx.protected).build_parallel().run(|| {

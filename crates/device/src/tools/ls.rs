@@ -14,7 +14,6 @@ use super::{
     Access, Planned, ToolContext, ToolDefinition, ToolError, ToolKind, ToolName, ToolOutput, io_error, named,
     shown,
 };
-use crate::decisions::decisions;
 
 /// What the model is told of `ls`.
 pub fn definition() -> ToolDefinition {
@@ -92,7 +91,7 @@ impl LsArgs {
             });
         }
         entries.sort_unstable();
-        let most = decisions().tools.list_max_entries;
+        let most = ctx.numbers.list_max_entries;
         let total = entries.len();
         entries.truncate(most);
         let mut text = entries.join("\n");

@@ -60,6 +60,8 @@ pub struct ToolContext {
     /// Further folders worked in as the project is (an editor's `additionalDirectories`),
     /// resolved and judged when the session was opened.
     pub additional: Vec<PathBuf>,
+    /// The tools' decided numbers (how much is read, listed, cut).
+    pub numbers: &'static crate::decisions::Tools,
 }
 
 impl ToolContext {
@@ -151,10 +153,10 @@ enum Call {
 }
 
 impl Call {
-    fn parse(tool: FileTool, args: &Value) -> Result<Call, ToolError> {
+    fn parse(tool: FileTool, args: &Value, numbers: &crate::decisions::Tools) -> Result<Call, ToolError> {
         let name = tool.name().as_str();
         Ok(match tool {
-            FileTool::Read => Call::Read(read::ReadArgs::parse(arguments::of(name, args)?)?),
+            FileTool::Read => Call::Read(read::ReadArgs::parse(arguments::of(name, args)?, numbers)?),
             FileTool::Ls => Call::Ls(ls::LsArgs::parse(arguments::of(name, args)?)?),
             FileTool::Glob => Call::Glob(glob::GlobArgs::parse(arguments::of(name, args)?)?),
             FileTool::Grep => Call::Grep(grep::GrepArgs::parse(arguments::of(name, args)?)?),
@@ -223,12 +225,12 @@ impl FileTool {
     }
 
     /// What the model is told of the tool: what it does, and its arguments' schema.
-    pub fn definition(self) -> ToolDefinition {
+    pub fn definition(self, numbers: &crate::decisions::Tools) -> ToolDefinition {
         match self {
-            FileTool::Read => read::definition(),
+            FileTool::Read => read::definition(numbers),
             FileTool::Ls => ls::definition(),
-            FileTool::Glob => glob::definition(),
-            FileTool::Grep => grep::definition(),
+            FileTool::Glob => glob::definition(numbers),
+            FileTool::Grep => grep::definition(numbers),
             FileTool::Write => write::definition(),
             FileTool::Edit => edit::definition(),
         }
@@ -239,7 +241,7 @@ impl FileTool {
 pub fn plan(tool: FileTool, arguments: &str, ctx: &ToolContext) -> Result<(Planned, Value), ToolError> {
     let name = tool.name().as_str();
     let args = arguments::json_object(name, arguments)?;
-    let call = Call::parse(tool, &args)?;
+    let call = Call::parse(tool, &args, ctx.numbers)?;
     Ok((call.plan(ctx), args))
 }
 
@@ -268,7 +270,7 @@ pub fn run(planned: &Planned, args: &Value, ctx: &ToolContext) -> ToolOutput {
     let Some(tool) = FileTool::of(planned.name) else {
         return ToolOutput::error(format!("{} is not a file tool.", planned.name));
     };
-    match Call::parse(tool, args) {
+    match Call::parse(tool, args, ctx.numbers) {
         Ok(call) => call.run(planned, ctx),
         Err(error) => ToolOutput::error(error.to_string()),
     }

@@ -13,11 +13,11 @@ use super::resolve::resolve;
 use super::{
     Access, Planned, ToolContext, ToolDefinition, ToolError, ToolKind, ToolName, ToolOutput, io_error, shown,
 };
-use crate::decisions::decisions;
+use crate::decisions::Tools;
 
 /// What the model is told of `read`.
-pub fn definition() -> ToolDefinition {
-    let lines = decisions().tools.read_default_lines;
+pub fn definition(numbers: &Tools) -> ToolDefinition {
+    let lines = numbers.read_default_lines;
     ToolDefinition::of::<ReadArguments>(
         ToolName::Read,
         &format!(
@@ -55,8 +55,8 @@ pub struct ReadArgs {
 }
 
 impl ReadArgs {
-    pub fn parse(args: ReadArguments) -> Result<Self, ToolError> {
-        let limit = args.limit.unwrap_or(decisions().tools.read_default_lines);
+    pub fn parse(args: ReadArguments, numbers: &Tools) -> Result<Self, ToolError> {
+        let limit = args.limit.unwrap_or(numbers.read_default_lines);
         if limit == 0 {
             return Err(ToolError::BadArguments(
                 "read's `limit` must be at least 1.".into(),
@@ -97,7 +97,7 @@ impl ReadArgs {
             Err(refusal) => return ToolOutput::error(refusal.sentence(&name)),
         };
         let mut head = Vec::new();
-        let probe = decisions().tools.binary_check_bytes as u64;
+        let probe = ctx.numbers.binary_check_bytes as u64;
         if let Err(e) = (&mut file).take(probe).read_to_end(&mut head) {
             return io_error(&e, path, ctx, "read");
         }

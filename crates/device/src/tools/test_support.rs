@@ -32,6 +32,7 @@ impl Fixture {
             protected: Protected::under_home(&base.join("home")),
             copies: None,
             additional: Vec::new(),
+            numbers: &crate::decisions::Decisions::built_in().tools,
         };
         let outside = base.join("outside");
         for folder in [&ctx.project, ctx.protected.home(), &outside] {

@@ -32,9 +32,9 @@ pub enum AskTool {
 }
 
 /// What the model is told of `ask_user` and `plan_submit`.
-pub fn definition(tool: AskTool) -> ToolDefinition {
+pub fn definition(tool: AskTool, numbers: &crate::decisions::Question) -> ToolDefinition {
     match tool {
-        AskTool::Questions => question::definition(),
+        AskTool::Questions => question::definition(numbers),
         AskTool::Plan => ToolDefinition::of::<PlanSubmitArguments>(
             ToolName::PlanSubmit,
             "Submit your plan for the person to approve before you change anything. It is saved \
@@ -93,7 +93,7 @@ async fn ask_user(
     call: &ToolCall,
     args: &Value,
 ) -> Result<String, String> {
-    let asked = question::read(args)?;
+    let asked = question::read(args, &engine.setup().decisions.question)?;
     let params = QuestionRequest {
         session_id: session.id.clone(),
         tool_call_id: call.id.clone(),

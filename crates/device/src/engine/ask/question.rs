@@ -4,7 +4,7 @@
 use lembas_protocol::ask::{Answered, Question, QuestionAnswer, QuestionOption};
 use serde_json::{Map, Value};
 
-use crate::decisions::decisions;
+use crate::decisions;
 use crate::tools::{ToolDefinition, ToolName};
 use schemars::JsonSchema;
 
@@ -26,8 +26,7 @@ struct Asking {
 }
 
 /// What the model is told of `ask_user`.
-pub fn definition() -> ToolDefinition {
-    let question = &decisions().question;
+pub fn definition(question: &decisions::Question) -> ToolDefinition {
     ToolDefinition::of::<AskUserArguments>(
         ToolName::AskUser,
         &format!(
@@ -97,8 +96,7 @@ struct AskedOption {
 const SHAPE: &str = "ask_user needs `questions`: a list of { header, question, multiple?, options: [{ label, description?, recommended? }] }.";
 
 /// Reads the model's arguments; the error is a sentence for the model.
-pub fn read(args: &Value) -> Result<Asked, String> {
-    let numbers = &decisions().question;
+pub fn read(args: &Value, numbers: &decisions::Question) -> Result<Asked, String> {
     let all = args
         .get("questions")
         .and_then(Value::as_array)
@@ -268,6 +266,11 @@ mod tests {
             Some(CardAnswer::Question(answer)) => answered(asked, answer),
             other => panic!("a question card answered {other:?}"),
         }
+    }
+
+    /// The model's arguments read with the built-in numbers.
+    fn read(args: &Value) -> Result<Asked, String> {
+        super::read(args, &crate::decisions::Decisions::built_in().question)
     }
 
     fn options(n: usize) -> Vec<Value> {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::engine::step_request::{ContentPart, ImageUrl, UserContent, user_content};
+use crate::engine::step_request::{ContentPart, ImageUrl, Images, UserContent};
 use crate::rpc::INVALID_PARAMS;
 use serde_json::{Value, json};
 
@@ -13,7 +13,29 @@ fn blocks(blocks: &Value) -> Result<Vec<ContentBlock>, RpcError> {
 }
 
 fn read_blocks(blocks: &Value) -> Result<Blocks, RpcError> {
-    read(self::blocks(blocks)?)
+    read(self::blocks(blocks)?, &decisions().prompt)
+}
+
+/// The built-in numbers, as the programs hand them down.
+fn decisions() -> &'static crate::decisions::Decisions {
+    crate::decisions::Decisions::built_in()
+}
+
+/// What the model is sent of `user`, its images read through `gate` within the block limit.
+fn user_content(user: &UserMessage, gate: Option<&crate::tools::read_gate::ReadGate>) -> UserContent {
+    let images = gate.map(|gate| Images {
+        gate,
+        most_bytes: decisions().prompt.max_block_bytes as u64,
+    });
+    crate::engine::step_request::user_content(user, images.as_ref())
+}
+
+fn prompt_of(blocks: Vec<ContentBlock>) -> Result<(String, Vec<Upload>), RpcError> {
+    super::prompt_of(blocks, &decisions().prompt)
+}
+
+fn user_message(text: &str, attachments: &[Attachment]) -> UserMessage {
+    super::user_message(text, attachments, &decisions().tools)
 }
 
 fn refused(blocks: Value) -> String {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::catalog::{Command, CommandSource};
-use crate::decisions::decisions;
+use crate::decisions::Commands;
 use crate::sandbox::Sandbox;
 
 /// What a prompt command becomes.
@@ -35,11 +35,18 @@ fn with_note(text: String, note: &str) -> String {
 
 /// A prompt command (not compact, undo or plan) with its arguments.
 /// `sandbox` is the box the device's own git runs in (plan mode: it writes nothing).
-pub async fn expand(command: &Command, args: &str, folder: &Path, sandbox: &Sandbox) -> Expansion {
-    let texts = &decisions().commands.texts;
+/// `numbers`: the decided texts, git's time limit and how much of its output a prompt takes.
+pub async fn expand(
+    command: &Command,
+    args: &str,
+    folder: &Path,
+    sandbox: &Sandbox,
+    numbers: &Commands,
+) -> Expansion {
+    let texts = &numbers.texts;
     match (command.kind, command.name.as_str()) {
-        (CommandSource::Builtin, "review") => review(args, folder, sandbox).await,
-        (CommandSource::Builtin, "changelog") => changelog(args, folder, sandbox).await,
+        (CommandSource::Builtin, "review") => review(args, folder, sandbox, numbers).await,
+        (CommandSource::Builtin, "changelog") => changelog(args, folder, sandbox, numbers).await,
         (CommandSource::Builtin, "init") => Expansion::Prompt(with_note(texts.init.clone(), args)),
         (CommandSource::Builtin, "continue") => Expansion::Prompt(with_note(texts.r#continue.clone(), args)),
         (CommandSource::Custom, _) if command.body.contains("$ARGUMENTS") => {
@@ -49,8 +56,8 @@ pub async fn expand(command: &Command, args: &str, folder: &Path, sandbox: &Sand
     }
 }
 
-async fn review(args: &str, folder: &Path, sandbox: &Sandbox) -> Expansion {
-    let texts = &decisions().commands.texts;
+async fn review(args: &str, folder: &Path, sandbox: &Sandbox, numbers: &Commands) -> Expansion {
+    let texts = &numbers.texts;
     let args = args.trim();
     let (target, note) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
     let target = match target {
@@ -66,6 +73,7 @@ async fn review(args: &str, folder: &Path, sandbox: &Sandbox) -> Expansion {
     match git(
         folder,
         sandbox,
+        numbers,
         &[
             "diff",
             "--no-color",
@@ -82,15 +90,21 @@ async fn review(args: &str, folder: &Path, sandbox: &Sandbox) -> Expansion {
             Expansion::Nothing(fill(&texts.review_nothing, &[("target", target)]))
         }
         Ok(diff) => Expansion::Prompt(with_note(
-            fill(&texts.review, &[("target", target), ("diff", &cut(&diff))]),
+            fill(
+                &texts.review,
+                &[
+                    ("target", target),
+                    ("diff", &cut(&diff, numbers.git_output_max_chars)),
+                ],
+            ),
             note,
         )),
     }
 }
 
-async fn changelog(args: &str, folder: &Path, sandbox: &Sandbox) -> Expansion {
-    let texts = &decisions().commands.texts;
-    let tag = git(folder, sandbox, &["describe", "--tags", "--abbrev=0"])
+async fn changelog(args: &str, folder: &Path, sandbox: &Sandbox, numbers: &Commands) -> Expansion {
+    let texts = &numbers.texts;
+    let tag = git(folder, sandbox, numbers, &["describe", "--tags", "--abbrev=0"])
         .await
         .ok()
         .map(|t| t.trim().to_string())
@@ -100,21 +114,26 @@ async fn changelog(args: &str, folder: &Path, sandbox: &Sandbox) -> Expansion {
     let mut log_args = vec!["log", "--no-color", "--format=%h %s"];
     log_args.push(range.as_deref().unwrap_or("HEAD"));
     log_args.push("--");
-    match git(folder, sandbox, &log_args).await {
+    match git(folder, sandbox, numbers, &log_args).await {
         Err(why) => Expansion::Nothing(fill(&texts.git_failed, &[("why", &why)])),
         Ok(log) if log.trim().is_empty() => {
             Expansion::Nothing(fill(&texts.changelog_nothing, &[("since", since)]))
         }
         Ok(log) => Expansion::Prompt(with_note(
-            fill(&texts.changelog, &[("since", since), ("log", &cut(&log))]),
+            fill(
+                &texts.changelog,
+                &[
+                    ("since", since),
+                    ("log", &cut(&log, numbers.git_output_max_chars)),
+                ],
+            ),
             args,
         )),
     }
 }
 
 /// git's output put in a prompt, cut to its first characters when long.
-fn cut(text: &str) -> String {
-    let max = decisions().commands.git_output_max_chars;
+fn cut(text: &str, max: usize) -> String {
     let count = text.chars().count();
     if count <= max {
         return text.to_string();
@@ -181,12 +200,12 @@ fn safe_git(folder: &Path, sandbox: &Sandbox) -> Result<tokio::process::Command,
 /// followed), read with the same settings the run will have. A filter applies to any file an
 /// attribute names, from `.gitattributes` or `.git/info/attributes`, which cannot all be turned
 /// off: so each driver is emptied by name instead. Reading config runs nothing.
-async fn filters_named(folder: &Path, sandbox: &Sandbox) -> Vec<String> {
+async fn filters_named(folder: &Path, sandbox: &Sandbox, numbers: &Commands) -> Vec<String> {
     let Ok(mut command) = safe_git(folder, sandbox) else {
         return Vec::new();
     };
     command.args(["config", "--name-only", "--get-regexp", r"^filter\."]);
-    let Ok(Ok(output)) = tokio::time::timeout(git_timeout(), command.output()).await else {
+    let Ok(Ok(output)) = tokio::time::timeout(git_timeout(numbers), command.output()).await else {
         return Vec::new();
     };
     let mut names: Vec<String> = String::from_utf8_lossy(&output.stdout)
@@ -202,15 +221,15 @@ async fn filters_named(folder: &Path, sandbox: &Sandbox) -> Vec<String> {
     names
 }
 
-fn git_timeout() -> Duration {
-    Duration::from_secs(decisions().commands.git_timeout_seconds)
+fn git_timeout(numbers: &Commands) -> Duration {
+    Duration::from_secs(numbers.git_timeout_seconds)
 }
 
 /// Runs git in `folder` as [`safe_git`] does, with the repository's filter drivers emptied: reading
 /// a diff runs nothing of the repository's. Its output, or why it failed.
-async fn git(folder: &Path, sandbox: &Sandbox, args: &[&str]) -> Result<String, String> {
-    let seconds = decisions().commands.git_timeout_seconds;
-    let filters = filters_named(folder, sandbox).await;
+async fn git(folder: &Path, sandbox: &Sandbox, numbers: &Commands, args: &[&str]) -> Result<String, String> {
+    let seconds = numbers.git_timeout_seconds;
+    let filters = filters_named(folder, sandbox, numbers).await;
     let mut command = safe_git(folder, sandbox)?;
     // Through the environment's key/value pairs rather than `-c key=value`: a driver's name may
     // hold a `=`, which `-c` would split at.
@@ -225,7 +244,7 @@ async fn git(folder: &Path, sandbox: &Sandbox, args: &[&str]) -> Result<String, 
         }
     }
     command.env("GIT_CONFIG_COUNT", count.to_string()).args(args);
-    let output = tokio::time::timeout(git_timeout(), command.output())
+    let output = tokio::time::timeout(git_timeout(numbers), command.output())
         .await
         .map_err(|_| format!("git did not answer within {seconds} seconds"))?
         .map_err(|e| format!("git could not be run ({e})"))?;
@@ -244,6 +263,18 @@ async fn git(folder: &Path, sandbox: &Sandbox, args: &[&str]) -> Result<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn numbers() -> &'static Commands {
+        &crate::decisions::Decisions::built_in().commands
+    }
+
+    async fn expand(command: &Command, args: &str, folder: &Path, sandbox: &Sandbox) -> Expansion {
+        super::expand(command, args, folder, sandbox, numbers()).await
+    }
+
+    fn cut(text: &str) -> String {
+        super::cut(text, numbers().git_output_max_chars)
+    }
 
     /// The box git runs in, its temp folder in a home of the test's own.
     fn boxed(folder: &Path) -> (tempfile::TempDir, Sandbox) {
@@ -319,7 +350,7 @@ mod tests {
 
     #[test]
     fn long_output_is_cut() {
-        let max = decisions().commands.git_output_max_chars;
+        let max = numbers().git_output_max_chars;
         let long = "a".repeat(max + 5);
         assert!(cut(&long).ends_with("[5 more characters left out]"));
         assert_eq!(cut("short"), "short");

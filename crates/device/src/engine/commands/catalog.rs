@@ -9,7 +9,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-use crate::decisions::decisions;
+use crate::decisions::Commands;
 use crate::policy::Mode;
 use crate::policy::protected::Protected;
 use crate::policy::roots;
@@ -74,6 +74,8 @@ pub struct Sources {
     /// The protected places of this computer (the user's config folder, where their own commands
     /// are, among them).
     pub protected: Protected,
+    /// The built-ins and how long a command's file may be.
+    pub numbers: &'static Commands,
 }
 
 /// The project a trusted folder belongs to: the nearest folder, from it up to the trusted folder
@@ -96,7 +98,7 @@ pub fn project_of(folder: &Path, trusted: &[PathBuf], home: &Path) -> Option<Pat
 }
 
 pub fn command_set(sources: &Sources) -> Vec<Command> {
-    let numbers = &decisions().commands;
+    let numbers = sources.numbers;
     let mut set: Vec<Command> = numbers
         .builtins
         .iter()
@@ -118,14 +120,24 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
             && let Ok(project) = std::fs::canonicalize(project)
         {
             let gate = ReadGate::new(std::slice::from_ref(&project), &sources.protected);
-            found.extend(read_kind(kind, &project.join(".agent"), &gate));
+            found.extend(read_kind(
+                kind,
+                &project.join(".agent"),
+                &gate,
+                numbers.file_max_bytes,
+            ));
         }
         // The person's own commands lie in the device's config folder, protected from the model
         // but theirs to read.
         if let Ok(user) = std::fs::canonicalize(&sources.user) {
             let protected = sources.protected.clone().with_own(user.clone());
             let within = [user];
-            found.extend(read_kind(kind, &within[0], &ReadGate::new(&within, &protected)));
+            found.extend(read_kind(
+                kind,
+                &within[0],
+                &ReadGate::new(&within, &protected),
+                numbers.file_max_bytes,
+            ));
         }
         // The project's come first, so they win a name over the user's.
         let mut these: Vec<Command> = Vec::new();
@@ -144,7 +156,7 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
 
 /// The commands or skills under `base` (`.agent` or the user's config folder), each read through
 /// `gate`.
-fn read_kind(kind: CommandSource, base: &Path, gate: &ReadGate) -> Vec<Command> {
+fn read_kind(kind: CommandSource, base: &Path, gate: &ReadGate, max_bytes: u64) -> Vec<Command> {
     let folder = base.join(match kind {
         CommandSource::Skill => "skills",
         _ => "commands",
@@ -166,7 +178,7 @@ fn read_kind(kind: CommandSource, base: &Path, gate: &ReadGate) -> Vec<Command> 
         let Some(name) = name.to_str().filter(|n| is_name(n)) else {
             continue;
         };
-        let Some(text) = read_through(gate, &file) else {
+        let Some(text) = read_through(gate, &file, max_bytes) else {
             continue;
         };
         let (front, body) = front_matter(&text);
@@ -208,9 +220,9 @@ fn is_name(name: &str) -> bool {
 }
 
 /// The file's text when the gate opens it and it is not too long and UTF-8.
-fn read_through(gate: &ReadGate, file: &Path) -> Option<String> {
+fn read_through(gate: &ReadGate, file: &Path, max_bytes: u64) -> Option<String> {
     let bytes = gate
-        .read(file, decisions().commands.file_max_bytes)
+        .read(file, max_bytes)
         .inspect_err(|refusal| refusal.log_unless_missing("not a command"))
         .ok()?;
     String::from_utf8(bytes).ok()
@@ -305,6 +317,7 @@ mod tests {
             project: Some(project.clone()),
             user: user.clone(),
             protected: Protected::under_home(&base.join("home")),
+            numbers: &crate::decisions::Decisions::built_in().commands,
         };
         let set = command_set(&sources);
         let names: Vec<(&str, CommandSource)> = set.iter().map(|c| (c.name.as_str(), c.kind)).collect();
@@ -368,6 +381,7 @@ mod tests {
             project: Some(project),
             user: base.join("none"),
             protected: Protected::under_home(&base.join("home")),
+            numbers: &crate::decisions::Decisions::built_in().commands,
         };
         let names: Vec<String> = command_set(&sources)
             .into_iter()
@@ -421,6 +435,7 @@ mod tests {
             project: Some(project),
             user: base.join("none"),
             protected: Protected::under_home(&home),
+            numbers: &crate::decisions::Decisions::built_in().commands,
         };
         let set = command_set(&sources);
         let names: Vec<&str> = set.iter().map(|c| c.name.as_str()).skip(7).collect();

@@ -16,7 +16,6 @@ use super::conversation::compact_now;
 use super::session::{ModelChange, Session};
 use super::session_access::{check_model, held, judge_cwd, switch_mode, tell_model};
 use super::turn::{self, Enclosed};
-use crate::decisions::decisions;
 use crate::policy::Mode;
 use crate::rpc::RpcError;
 use builtin::Expansion;
@@ -37,6 +36,7 @@ pub fn command_set(engine: &Engine, folder: &Path) -> Vec<Command> {
         project: catalog::project_of(folder, &rules.trusted, &home),
         user: engine.setup().dirs.config.clone(),
         protected: engine.setup().dirs.protected_places(),
+        numbers: &engine.setup().decisions.commands,
     };
     catalog::command_set(&sources)
 }
@@ -105,7 +105,7 @@ pub async fn run_prompt(
     };
     if let Err(e) = engine
         .store()
-        .prune_copies(&session.id, decisions().commands.undo_turns_kept)
+        .prune_copies(&session.id, engine.setup().decisions.commands.undo_turns_kept)
     {
         tracing::warn!(session = %session.id, "old turns' copies could not be pruned: {e}");
     }
@@ -137,7 +137,7 @@ async fn run_command(
         // A scheduled turn's mode is the schedule's, and plan is never one of them.
         if scheduled {
             return Err(RpcError::refused(
-                decisions().scheduled.texts.plan.clone(),
+                engine.setup().decisions.scheduled.texts.plan.clone(),
                 Reason::Plan,
             ));
         }
@@ -147,7 +147,14 @@ async fn run_command(
     } else {
         // The device's own git runs for the model in the box, writing nothing.
         let sandbox = engine.command_sandbox(session, Mode::Plan);
-        builtin::expand(command, args, &session.cwd, &sandbox).await
+        builtin::expand(
+            command,
+            args,
+            &session.cwd,
+            &sandbox,
+            &engine.setup().decisions.commands,
+        )
+        .await
     };
     match expansion {
         Expansion::Prompt(text) => {
@@ -238,7 +245,7 @@ async fn act(
     typed: &str,
     action: Action,
 ) -> Result<PromptAnswer, RpcError> {
-    let texts = &decisions().commands.texts;
+    let texts = &engine.setup().decisions.commands.texts;
     let scheduled = session.is_scheduled();
     quiet(engine, session, turn_id, typed, TaskState::Start).await;
     let outcome = match action {
@@ -257,7 +264,7 @@ async fn act(
             ..TurnEnd::default()
         }),
         Action::Plan if scheduled => Err(RpcError::refused(
-            decisions().scheduled.texts.plan.clone(),
+            engine.setup().decisions.scheduled.texts.plan.clone(),
             Reason::Plan,
         )),
         Action::Plan => {

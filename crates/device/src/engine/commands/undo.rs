@@ -6,7 +6,6 @@
 use super::super::Engine;
 use super::super::put_back::put_back;
 use super::super::session::{LastTurn, Message, Session};
-use crate::decisions::decisions;
 use crate::rpc::RpcError;
 use crate::store::Record;
 use crate::store::message::ChatMessage;
@@ -32,7 +31,7 @@ pub async fn undo(engine: &Engine, session: &Session) -> Result<(Option<Undone>,
         turn_id: turn_id.clone(),
     });
     session.flush();
-    let texts = &decisions().commands.texts;
+    let texts = &engine.setup().decisions.commands.texts;
     let message = if !done.left.is_empty() {
         Some(texts.undo_left.replace("{{files}}", &done.left.join(", ")))
     } else if done.none_kept && wrote {

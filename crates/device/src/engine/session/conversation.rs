@@ -7,11 +7,10 @@ use lembas_protocol::plan::Plan;
 
 use super::settings::Settings;
 use super::{Context, Session};
-use crate::engine::step_request::ApiMessage;
+use crate::engine::step_request::{ApiMessage, Images};
 use crate::store::message::{AttachmentKind, ChatMessage, UserMessage};
 use crate::store::record::{Compact, KeptMessage};
 use crate::store::{Record, SessionLog};
-use crate::tools::read_gate::ReadGate;
 
 /// A message of the conversation with the turn that added it.
 #[derive(Debug, Clone)]
@@ -283,7 +282,7 @@ impl Session {
     }
 
     /// What the model is sent now, images read through `images` for a model that takes them.
-    pub fn model_view(&self, images: Option<&ReadGate>) -> ModelView {
+    pub fn model_view(&self, images: Option<&Images>) -> ModelView {
         let state = self.state();
         ModelView {
             settings: Settings::of(&state),

@@ -40,6 +40,7 @@ use super::grants::Grants;
 use super::job_board::Board;
 use super::mcp_servers::SessionServers;
 use super::memory::SessionMemory;
+use crate::decisions::Decisions;
 use crate::poison::Recover;
 use crate::policy::Mode;
 use crate::store::message::{ChatMessage, StoredAttachment, UserMessage};
@@ -110,7 +111,7 @@ impl SessionState {
     }
 
     /// A session with no conversation yet, writing to `log`.
-    pub fn new(model: String, mode: Mode, effort: Effort, log: SessionLog) -> Self {
+    pub fn new(model: String, mode: Mode, effort: Effort, log: SessionLog, decisions: &Decisions) -> Self {
         Self {
             model,
             mode,
@@ -118,12 +119,12 @@ impl SessionState {
             title: String::new(),
             context: Context::default(),
             conversation: Conversation::new(log),
-            turns: TurnQueue::default(),
+            turns: TurnQueue::keeping(decisions.turns.kept_per_session),
             grants: Grants::default(),
             run: None,
             commands_sent: None,
             plan: None,
-            jobs: Board::default(),
+            jobs: Board::keeping(decisions.jobs.finished_kept),
             memory: SessionMemory::NotRead,
             mcp: None,
             additional: Vec::new(),
@@ -318,7 +319,12 @@ pub struct Replayed {
 /// Rebuilds a session from its file: the header, then messages, titles, modes, models. The file is
 /// taken by value so messages move into the conversation (a long session is mostly messages:
 /// copying them doubled the time to open one).
-pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result<Replayed, NoHeader> {
+pub fn replay(
+    file: SessionFile,
+    log: SessionLog,
+    turns: &[TurnEntry],
+    decisions: &Decisions,
+) -> Result<Replayed, NoHeader> {
     let Some(header) = file.header else {
         return Err(NoHeader);
     };
@@ -327,6 +333,7 @@ pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result
         header.mode.parse().unwrap_or_default(),
         header.effort.unwrap_or_default(),
         log,
+        decisions,
     );
     state.title = header.title;
     let cwd = PathBuf::from(header.cwd);
@@ -355,7 +362,7 @@ pub fn replay(file: SessionFile, log: SessionLog, turns: &[TurnEntry]) -> Result
             Record::ForLinkClient | Record::Decision(_) | Record::PutBack(_) | Record::Unknown => {}
         }
     }
-    state.jobs = Board::replayed(jobs);
+    state.jobs = Board::replayed(jobs, decisions.jobs.finished_kept);
     // Turns that finished keep their answers; one that was running when the process ended is not
     // done: a prompt sent again with its id runs it again.
     for entry in turns.iter().filter(|t| t.state == "done") {

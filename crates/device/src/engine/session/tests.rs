@@ -10,7 +10,10 @@ use tokio::sync::oneshot;
 
 /// A session in `auto` with model `a` at medium effort, its file in `dir`.
 fn session_in(dir: &tempfile::TempDir) -> Arc<Session> {
-    let store = Store::at(dir.path().to_path_buf());
+    let store = Store::at(
+        dir.path().to_path_buf(),
+        &crate::decisions::Decisions::built_in().turns,
+    );
     let id = crate::store::ids::new_session_id();
     let header = SessionHeader {
         cwd: dir.path().display().to_string(),
@@ -19,7 +22,13 @@ fn session_in(dir: &tempfile::TempDir) -> Arc<Session> {
         ..SessionHeader::default()
     };
     let log = store.create(&id, &header).expect("the session file is made");
-    let state = SessionState::new("a".into(), Mode::Auto, Effort::Medium, log);
+    let state = SessionState::new(
+        "a".into(),
+        Mode::Auto,
+        Effort::Medium,
+        log,
+        crate::decisions::Decisions::built_in(),
+    );
     Session::new(id.as_str().into(), dir.path().to_path_buf(), state, None)
 }
 

@@ -8,7 +8,6 @@ use std::collections::VecDeque;
 use tokio::sync::watch;
 
 use super::Session;
-use crate::decisions::decisions;
 use crate::rpc::RpcError;
 
 /// Where a turn is: waiting its turn, running, or done with its answer.
@@ -22,10 +21,11 @@ pub enum TurnPhase {
 /// A steer message: its `messageId` when the client gave one, and its text.
 pub type Steer = (Option<String>, String);
 
-#[derive(Default)]
 pub struct TurnQueue {
-    /// Turn ids in the order they were accepted, with their phase (the decisions' kept number).
+    /// Turn ids in the order they were accepted, with their phase (the newest `kept`).
     turns: VecDeque<(String, watch::Sender<TurnPhase>)>,
+    /// How many turn ids are remembered (the decisions' `turns.kept_per_session`).
+    kept: usize,
     running: Option<String>,
     last_done: Option<String>,
     /// `_lembas/steer` messages for the running turn, taken in at its next step.
@@ -36,6 +36,18 @@ pub struct TurnQueue {
 }
 
 impl TurnQueue {
+    /// A queue remembering the newest `kept` turn ids.
+    pub fn keeping(kept: usize) -> Self {
+        Self {
+            turns: VecDeque::new(),
+            kept,
+            running: None,
+            last_done: None,
+            steers: Vec::new(),
+            acting: false,
+        }
+    }
+
     /// A turn runs or waits.
     pub fn busy(&self) -> bool {
         self.running.is_some() || self.queued().next().is_some()
@@ -81,7 +93,7 @@ impl TurnQueue {
 
     fn remember(&mut self, turn_id: &str, tx: watch::Sender<TurnPhase>) {
         self.turns.push_back((turn_id.to_string(), tx));
-        while self.turns.len() > decisions().turns.kept_per_session {
+        while self.turns.len() > self.kept {
             self.turns.pop_front();
         }
     }
@@ -165,7 +177,7 @@ mod tests {
 
     #[test]
     fn a_turn_goes_from_queued_to_running_to_done() {
-        let mut queue = TurnQueue::default();
+        let mut queue = TurnQueue::keeping(crate::decisions::Decisions::built_in().turns.kept_per_session);
         let phase = queue.accept("t1");
         queue.accept("t2");
         assert!(queue.busy());
@@ -199,8 +211,8 @@ mod tests {
 
     #[test]
     fn only_the_kept_number_of_turns_is_remembered() {
-        let mut queue = TurnQueue::default();
-        let kept = decisions().turns.kept_per_session;
+        let kept = crate::decisions::Decisions::built_in().turns.kept_per_session;
+        let mut queue = TurnQueue::keeping(kept);
         for n in 0..kept + 5 {
             queue.done_before(&format!("t{n}"), Err(RpcError::invalid_params("x")));
         }

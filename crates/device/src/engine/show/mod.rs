@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use super::Engine;
 use super::session::Session;
-use crate::decisions::decisions;
+use crate::decisions::{Decisions, ShowNumbers};
 use crate::events::DeviceEvent;
 use crate::tools::arguments::{self, lenient};
 use crate::tools::read_gate::Refusal;
@@ -51,8 +51,8 @@ struct ShowArguments {
 }
 
 /// What the model is told of `show`.
-pub fn definition() -> ToolDefinition {
-    let most = decisions().show.max_bytes;
+pub fn definition(numbers: &ShowNumbers) -> ToolDefinition {
+    let most = numbers.max_bytes;
     ToolDefinition::of::<ShowArguments>(
         ToolName::Show,
         &format!(
@@ -99,7 +99,8 @@ pub async fn run(
         ));
     }
     let named = shown.clone();
-    let text = match tokio::task::spawn_blocking(move || read_text(&path, &named)).await {
+    let decisions = engine.setup().decisions;
+    let text = match tokio::task::spawn_blocking(move || read_text(&path, &named, decisions)).await {
         Ok(Ok(text)) => text,
         Ok(Err(sentence)) => return failed(sentence),
         Err(e) => return failed(format!("{shown} could not be read: {e}.")),
@@ -108,7 +109,7 @@ pub async fn run(
         return failed(NOT_OFFERED.to_string());
     };
     let (kind, language) = kind::of(&planned.path);
-    let numbers = &decisions().show;
+    let numbers = &decisions.show;
     let kept = engine.shelf().keep(
         ShownFile {
             id: String::new(),
@@ -188,8 +189,8 @@ fn failed(text: String) -> ToolOutput {
 
 /// The file's text, or a sentence saying why it is not shown: a folder, past the limit (read no
 /// further than one byte beyond it, so a file growing meanwhile cannot slip through), binary.
-fn read_text(path: &Path, shown: &str) -> Result<String, String> {
-    let most = decisions().show.max_bytes;
+fn read_text(path: &Path, shown: &str, decisions: &Decisions) -> Result<String, String> {
+    let most = decisions.show.max_bytes;
     let io = |e: std::io::Error| match e.kind() {
         std::io::ErrorKind::NotFound => format!("{shown} does not exist."),
         std::io::ErrorKind::PermissionDenied => {
@@ -218,7 +219,7 @@ fn read_text(path: &Path, shown: &str) -> Result<String, String> {
     if bytes.len() as u64 > most {
         return Err(too_big(bytes.len() as u64));
     }
-    let probe = decisions().tools.binary_check_bytes.min(bytes.len());
+    let probe = decisions.tools.binary_check_bytes.min(bytes.len());
     let binary = format!("{shown} is a binary file: show only shows text.");
     if bytes[..probe].contains(&0) {
         return Err(binary);
@@ -241,27 +242,42 @@ mod tests {
     #[test]
     fn a_file_is_read_or_refused_with_a_sentence() {
         let dir = tempfile::tempdir().unwrap();
-        let most = decisions().show.max_bytes as usize;
+        let most = Decisions::built_in().show.max_bytes as usize;
         let exact = dir.path().join("exact.txt");
         std::fs::write(&exact, "a".repeat(most)).unwrap();
-        assert_eq!(read_text(&exact, "exact.txt").map(|t| t.len()), Ok(most));
+        assert_eq!(
+            read_text(&exact, "exact.txt", Decisions::built_in()).map(|t| t.len()),
+            Ok(most)
+        );
         let over = dir.path().join("over.txt");
         std::fs::write(&over, "a".repeat(most + 1)).unwrap();
-        let said = read_text(&over, "over.txt").unwrap_err();
+        let said = read_text(&over, "over.txt", Decisions::built_in()).unwrap_err();
         assert!(
             said.contains("1048577 bytes") && said.contains("at most 1048576"),
             "{said}"
         );
         let binary = dir.path().join("b.bin");
         std::fs::write(&binary, [0x50u8, 0x4b, 0, 1]).unwrap();
-        assert!(read_text(&binary, "b.bin").unwrap_err().contains("binary"));
+        assert!(
+            read_text(&binary, "b.bin", Decisions::built_in())
+                .unwrap_err()
+                .contains("binary")
+        );
         let latin1 = dir.path().join("l.txt");
         std::fs::write(&latin1, [b'c', b'a', b'f', 0xe9]).unwrap();
-        assert!(read_text(&latin1, "l.txt").unwrap_err().contains("binary"));
-        assert!(read_text(dir.path(), "d").unwrap_err().contains("folder"));
+        assert!(
+            read_text(&latin1, "l.txt", Decisions::built_in())
+                .unwrap_err()
+                .contains("binary")
+        );
+        assert!(
+            read_text(dir.path(), "d", Decisions::built_in())
+                .unwrap_err()
+                .contains("folder")
+        );
         let missing = dir.path().join("none.md");
         assert!(
-            read_text(&missing, "none.md")
+            read_text(&missing, "none.md", Decisions::built_in())
                 .unwrap_err()
                 .contains("does not exist")
         );
@@ -277,6 +293,7 @@ mod tests {
             protected: crate::policy::protected::Protected::under_home(&project.join("home")),
             copies: None,
             additional: Vec::new(),
+            numbers: &crate::decisions::Decisions::built_in().tools,
         };
         let (planned, line, _) = plan(r#"{"path":"a.md","line":3}"#, &ctx).unwrap();
         assert_eq!((planned.title.as_str(), line), ("Show a.md", Some(3)));

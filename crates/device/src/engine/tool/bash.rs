@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::judged::{self, Judged, Judging, Prepared, Running};
 use super::live_output::LiveOutput;
 use super::{Tool, Turn};
-use crate::decisions::decisions;
+use crate::decisions::Decisions;
 use crate::engine::approvals::CardFacts;
 use crate::engine::grants::Grant;
 use crate::engine::jobs;
@@ -76,8 +76,8 @@ impl Tool for Bash {
         ToolName::Bash.as_str()
     }
 
-    fn definition(&self) -> ToolDefinition {
-        let bash = &decisions().tools.bash_timeout_seconds;
+    fn definition(&self, decisions: &Decisions) -> ToolDefinition {
+        let bash = &decisions.tools.bash_timeout_seconds;
         ToolDefinition::of::<BashArguments>(
             ToolName::Bash,
             "Run a command line with `bash -c` in the session's folder. Standard output and error \
@@ -96,7 +96,7 @@ impl Tool for Bash {
             format!(
                 "Start it as a background job (a server, a watcher, a long build) and go on at once: the answer is the job's id, \
                  and you are told when it ends. No time limit; at most {} run at once.",
-                decisions().jobs.running_max
+                decisions.jobs.running_max
             ),
         )
     }
@@ -115,7 +115,7 @@ impl Judged for Bash {
         if args.command.trim().is_empty() {
             return Err("bash needs `command` (a string).".into());
         }
-        let numbers = &decisions().tools.bash_timeout_seconds;
+        let numbers = &at.ctx.numbers.bash_timeout_seconds;
         let seconds = args
             .timeout_s
             .unwrap_or(numbers.default as f64)
@@ -151,9 +151,9 @@ impl Judged for Bash {
         })
     }
 
-    fn admit(&self, work: &Command, session: &Session) -> Result<(), String> {
+    fn admit(&self, work: &Command, session: &Session, decisions: &Decisions) -> Result<(), String> {
         match work.background {
-            Some(_) => jobs::room(session),
+            Some(_) => jobs::room(session, decisions.jobs.running_max),
             None => Ok(()),
         }
     }
@@ -174,15 +174,31 @@ impl Judged for Bash {
             None if engine.client_draws_terminal_output() => {
                 let (live, forward) =
                     LiveOutput::start(engine, &session.id, &at.call.id, &at.ctx.project).await;
-                let (output, exit) =
-                    run_bash(&at.ctx.project, &work.line, work.timeout, &sandbox, Some(forward)).await;
+                let decisions = engine.setup().decisions;
+                let (output, exit) = run_bash(
+                    &at.ctx.project,
+                    &work.line,
+                    work.timeout,
+                    &sandbox,
+                    decisions,
+                    Some(forward),
+                )
+                .await;
                 live.finish(exit).await;
                 output
             }
             None => {
-                run_bash(&at.ctx.project, &work.line, work.timeout, &sandbox, None)
-                    .await
-                    .0
+                let decisions = engine.setup().decisions;
+                run_bash(
+                    &at.ctx.project,
+                    &work.line,
+                    work.timeout,
+                    &sandbox,
+                    decisions,
+                    None,
+                )
+                .await
+                .0
             }
             Some(description) => {
                 let started = jobs::start(engine, session, work.line, description, at.mode, sandbox).await;
@@ -269,10 +285,14 @@ async fn run_bash(
     command: &str,
     timeout: Duration,
     sandbox: &crate::sandbox::Sandbox,
+    decisions: &Decisions,
     forward: Option<tokio::sync::mpsc::Sender<Vec<u8>>>,
 ) -> (ToolOutput, Option<i32>) {
-    let keep = decisions().engine.bash_output_kept_bytes;
-    match crate::monitor::run_command_forwarding(folder, command, timeout, keep, sandbox, forward).await {
+    let keep = decisions.engine.bash_output_kept_bytes;
+    let monitor = &decisions.scheduled.monitor;
+    match crate::monitor::run_command_forwarding(folder, command, timeout, keep, sandbox, monitor, forward)
+        .await
+    {
         Ok(outcome) => {
             let exit = outcome.watched.exit.filter(|_| !outcome.watched.timed_out);
             let mut text = outcome.watched.excerpt;

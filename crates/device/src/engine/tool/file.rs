@@ -23,8 +23,8 @@ impl Tool for FileCall {
         self.0.name().as_str()
     }
 
-    fn definition(&self) -> ToolDefinition {
-        self.0.definition()
+    fn definition(&self, decisions: &crate::decisions::Decisions) -> ToolDefinition {
+        self.0.definition(&decisions.tools)
     }
 
     fn call<'a>(&'a self, turn: Turn<'a>, call: &'a ToolCall) -> BoxFuture<'a, ToolResult> {

@@ -24,8 +24,8 @@ impl Tool for Asking {
         }
     }
 
-    fn definition(&self) -> ToolDefinition {
-        ask::definition(self.0)
+    fn definition(&self, decisions: &crate::decisions::Decisions) -> ToolDefinition {
+        ask::definition(self.0, &decisions.question)
     }
 
     fn call<'a>(&'a self, turn: Turn<'a>, call: &'a ToolCall) -> BoxFuture<'a, ToolResult> {
@@ -45,7 +45,7 @@ impl Tool for Planning {
         }
     }
 
-    fn definition(&self) -> ToolDefinition {
+    fn definition(&self, _: &crate::decisions::Decisions) -> ToolDefinition {
         plan_state::definition(self.0)
     }
 
@@ -72,7 +72,7 @@ impl Tool for Jobs {
         }
     }
 
-    fn definition(&self) -> ToolDefinition {
+    fn definition(&self, _: &crate::decisions::Decisions) -> ToolDefinition {
         jobs::definition(self.0)
     }
 
@@ -96,7 +96,7 @@ impl Tool for MemoryTool {
         ToolName::Memory.as_str()
     }
 
-    fn definition(&self) -> ToolDefinition {
+    fn definition(&self, _: &crate::decisions::Decisions) -> ToolDefinition {
         self.0.clone()
     }
 

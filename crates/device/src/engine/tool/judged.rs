@@ -8,6 +8,7 @@ use std::future::Future;
 
 use super::Turn;
 use super::report::{Logged, Refusal, denied, refused, unreadable};
+use crate::decisions::Decisions;
 use crate::engine::approvals::{Answer, AnsweredBy, CardFacts};
 use crate::engine::grants::{Grant, Grants};
 use crate::engine::model::ToolCall;
@@ -75,7 +76,7 @@ pub(super) trait Judged: Send + Sync {
 
     /// Whether the session has room for the work now (a background job counts against the most
     /// a session runs at once); `Err`: a sentence for the model.
-    fn admit(&self, _work: &Self::Work, _session: &Session) -> Result<(), String> {
+    fn admit(&self, _work: &Self::Work, _session: &Session, _decisions: &Decisions) -> Result<(), String> {
         Ok(())
     }
 
@@ -105,10 +106,10 @@ pub(super) async fn call<T: Judged>(tool: &T, turn: Turn<'_>, call: &ToolCall) -
         rules: &settings.permissions.bash,
         project_rules: project_rules.as_ref(),
     };
-    let prepared = match tool
-        .prepare(call, &judging)
-        .and_then(|prepared| tool.admit(&prepared.work, session).map(|()| prepared))
-    {
+    let prepared = match tool.prepare(call, &judging).and_then(|prepared| {
+        tool.admit(&prepared.work, session, engine.setup().decisions)
+            .map(|()| prepared)
+    }) {
         Ok(prepared) => prepared,
         Err(why) => return unreadable(turn, call, why).await,
     };
@@ -236,7 +237,7 @@ pub(super) async fn call<T: Judged>(tool: &T, turn: Turn<'_>, call: &ToolCall) -
         mode,
     };
     let output = tool.run(work, running).await;
-    let text = tools::cut_result(&output.text);
+    let text = tools::cut_result(&output.text, ctx.numbers);
     let content = match &output.diff {
         Some(diff) => ToolCallContent::from(diff.clone()),
         None => ToolCallContent::text(&text),

@@ -7,7 +7,6 @@ use std::path::Path;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::decisions::decisions;
 use crate::engine::Engine;
 use lembas_protocol::SessionId;
 use lembas_protocol::update::{
@@ -88,7 +87,7 @@ fn update(call: &str, content: Option<Vec<ToolCallContent>>, meta: TerminalMeta)
 /// command printing without end is not copied to the client without end. Reads every chunk all
 /// the same, so the command is never held up by what is not told.
 async fn tell(engine: Engine, session: SessionId, call: String, mut chunks: mpsc::Receiver<Vec<u8>>) {
-    let mut left = decisions().engine.bash_output_kept_bytes;
+    let mut left = engine.setup().decisions.engine.bash_output_kept_bytes;
     let mut text = Utf8Pieces::default();
     while let Some(chunk) = chunks.recv().await {
         if left == 0 {

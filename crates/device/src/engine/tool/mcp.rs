@@ -27,7 +27,7 @@ impl Tool for McpTool {
         &self.offered.exposed
     }
 
-    fn definition(&self) -> ToolDefinition {
+    fn definition(&self, _: &crate::decisions::Decisions) -> ToolDefinition {
         self.definition.clone()
     }
 
@@ -69,7 +69,9 @@ impl Judged for McpTool {
         })
     }
 
-    async fn run<'a>(&'a self, work: Value, _at: Running<'a>) -> ToolOutput {
-        self.offered.call(&work).await
+    async fn run<'a>(&'a self, work: Value, at: Running<'a>) -> ToolOutput {
+        self.offered
+            .call(&work, &at.turn.engine.setup().decisions.mcp)
+            .await
     }
 }

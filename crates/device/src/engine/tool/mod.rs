@@ -42,7 +42,7 @@ pub(crate) trait Tool: Send + Sync {
     /// The name the model calls it by.
     fn name(&self) -> &str;
     /// What the model is told of it.
-    fn definition(&self) -> ToolDefinition;
+    fn definition(&self, decisions: &crate::decisions::Decisions) -> ToolDefinition;
     /// Runs one call whole: judged (or not), asked, run, reported; what the model reads back.
     fn call<'a>(&'a self, turn: Turn<'a>, call: &'a ToolCall) -> BoxFuture<'a, ToolResult>;
 }

@@ -20,6 +20,8 @@ use crate::tools::{FileTool, ToolDefinition, ToolName};
 
 pub(crate) struct Toolbox {
     tools: Vec<Box<dyn Tool>>,
+    /// The numbers the definitions tell the model.
+    decisions: &'static crate::decisions::Decisions,
 }
 
 /// What a session offers now beyond the tools always there.
@@ -81,12 +83,18 @@ impl Toolbox {
         for (offered, definition) in mcp {
             tools.push(Box::new(McpTool { offered, definition }));
         }
-        Toolbox { tools }
+        Toolbox {
+            tools,
+            decisions: engine.setup().decisions,
+        }
     }
 
     /// The `tools` array of the step's request, in order.
     pub(crate) fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools.iter().map(|tool| tool.definition()).collect()
+        self.tools
+            .iter()
+            .map(|tool| tool.definition(self.decisions))
+            .collect()
     }
 
     /// The tool a call names, or the sentence the model reads when this step offers none by that
@@ -136,6 +144,7 @@ mod tests {
                 .into_iter()
                 .filter_map(|name| own(name, &none))
                 .collect(),
+            decisions: crate::decisions::Decisions::built_in(),
         }
     }
 
@@ -144,7 +153,12 @@ mod tests {
         for name in ToolName::ALL {
             let tool = own(name, &offers()).expect("offered");
             assert_eq!(tool.name(), name.as_str());
-            assert_eq!(tool.definition().function.name, name.as_str());
+            assert_eq!(
+                tool.definition(crate::decisions::Decisions::built_in())
+                    .function
+                    .name,
+                name.as_str()
+            );
         }
         let none = Offers {
             show: false,

@@ -20,8 +20,8 @@ impl Tool for ShowTool {
         ToolName::Show.as_str()
     }
 
-    fn definition(&self) -> ToolDefinition {
-        show::definition()
+    fn definition(&self, decisions: &crate::decisions::Decisions) -> ToolDefinition {
+        show::definition(&decisions.show)
     }
 
     fn call<'a>(&'a self, turn: Turn<'a>, call: &'a ToolCall) -> BoxFuture<'a, ToolResult> {

@@ -1,5 +1,10 @@
 use super::*;
 
+/// The built-in numbers, as the programs hand them down.
+fn decisions() -> &'static Decisions {
+    Decisions::built_in()
+}
+
 fn one(text: &str) -> Mention {
     let found = mentions(text);
     assert_eq!(found.len(), 1, "{text}: {found:?}");
@@ -88,6 +93,7 @@ impl Fixture {
             root: &self.root,
             roots: &self.roots,
             protected: &self.protected,
+            decisions: decisions(),
         };
         attach(&[text], &scope)
     }

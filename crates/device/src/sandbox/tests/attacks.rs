@@ -9,6 +9,11 @@ use super::{CHILD, CONFIG_MARKER, KEY_MARKER, SECRET_MARKER, SMALL_DISK, STATE_M
 use crate::monitor::{WatchOutcome, run_command};
 use crate::settings::{Remote, SandboxSetting};
 
+/// The built-in watch numbers, as the programs hand them down.
+fn monitor_numbers() -> &'static crate::decisions::Monitor {
+    &crate::decisions::Decisions::built_in().scheduled.monitor
+}
+
 /// Runs in the child only, with the made-up home in its environment.
 #[test]
 #[ignore = "run by sandboxed_commands_keep_to_their_limits in a child with a made-up home"]
@@ -35,7 +40,14 @@ fn sandboxed_commands_child() {
     // A command in `folder` with its own time limit; `run`, in the root with a minute.
     let run_at = |sandbox: &Sandbox, folder: &Path, line: &str, limit: Duration| -> WatchOutcome {
         runtime
-            .block_on(run_command(folder, line, limit, 1 << 16, sandbox))
+            .block_on(run_command(
+                folder,
+                line,
+                limit,
+                1 << 16,
+                sandbox,
+                monitor_numbers(),
+            ))
             .unwrap_or_else(|e| panic!("{line}: {e}"))
     };
     let run = |sandbox: &Sandbox, line: &str| run_at(sandbox, &root, line, Duration::from_secs(60));
@@ -489,6 +501,7 @@ fn sandboxed_commands_child() {
             Duration::from_secs(60),
             1024,
             &strict,
+            monitor_numbers(),
         ))
         .unwrap_err();
     assert!(error.to_string().contains("remote.sandbox: required"), "{error}");

@@ -5,7 +5,10 @@ use std::time::{Duration, SystemTime};
 
 fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::at(dir.path().join("state"));
+    let store = Store::at(
+        dir.path().join("state"),
+        &crate::decisions::Decisions::built_in().turns,
+    );
     (dir, store)
 }
 

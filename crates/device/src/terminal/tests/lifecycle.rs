@@ -6,7 +6,10 @@ use super::*;
 async fn sizes_are_clamped_and_resize_reaches_the_shell() {
     let mut h = Harness::new("/bin/bash", &[]);
     let answer = h.open(json!({ "cols": 5, "rows": 1000 })).await.unwrap();
-    let [cols, rows] = [decisions().terminal.cols[0], decisions().terminal.rows[1]];
+    let [cols, rows] = [
+        decisions::Decisions::built_in().terminal.cols[0],
+        decisions::Decisions::built_in().terminal.rows[1],
+    ];
     assert_eq!(
         (answer["cols"].as_u64(), answer["rows"].as_u64()),
         (Some(cols.into()), Some(rows.into()))
@@ -80,7 +83,7 @@ async fn refusals_and_the_limit_per_link() {
     let bad = h.open(json!({ "cwd": "relative/dir" })).await.unwrap_err();
     assert!(bad.message.contains("not an absolute path"), "{bad}");
 
-    let max = decisions().terminal.max_per_link;
+    let max = decisions::Decisions::built_in().terminal.max_per_link;
     let mut ids = Vec::new();
     for _ in 0..max {
         ids.push(h.open_id().await);
@@ -239,7 +242,7 @@ async fn a_flood_is_read_only_as_fast_as_the_link_sends() {
 
 #[test]
 fn sizes_clamp_to_the_decided_ranges() {
-    let range = decisions().terminal.cols;
+    let range = decisions::Decisions::built_in().terminal.cols;
     let cases = [
         (80.0, 80),
         (5.0, range[0]),
@@ -280,7 +283,11 @@ fn the_handlers_can_run_as_tasks() {
     fn send_sync<T: Send + Sync>(_: &T) {}
     fn send<T: Send>(_: &T) {}
     let (out, _queue) = channel();
-    let terminals = Terminals::new(out, crate::terminal::board::Board::default());
+    let terminals = Terminals::new(
+        out,
+        crate::terminal::board::Board::default(),
+        &decisions::Decisions::built_in().terminal,
+    );
     send_sync(&terminals);
     let settings = Settings::default();
     send(&terminals.open(params(method::TerminalOpen, json!({})), &settings));

@@ -68,7 +68,12 @@ impl Harness {
             .remove("ENV")
             .remove("BASH_ENV"));
         let (out, queue) = channel();
-        let terminals = Terminals::with_environment(out, environment, super::Board::default());
+        let terminals = Terminals::with_environment(
+            out,
+            environment,
+            super::Board::default(),
+            &decisions::Decisions::built_in().terminal,
+        );
         Self {
             _tmp: tmp,
             home,
