@@ -55,8 +55,9 @@ pub fn login(setup: &Setup, token_stdin: bool, server: &str, json: bool, insecur
 
 fn read_token() -> Result<Token, String> {
     let stdin = std::io::stdin();
+    let _hidden = crate::unechoed::EchoOff::on_stdin();
     if stdin.is_terminal() {
-        eprintln!("Paste the device token, then press Enter and Ctrl-D:");
+        eprintln!("Paste the device token (it is not shown), then press Enter and Ctrl-D:");
     }
     let mut bytes = Vec::new();
     stdin
@@ -138,8 +139,15 @@ pub fn in_terminal(setup: &Setup) -> ExitCode {
         Ok(line) => line.trim().to_string(),
         Err(message) => return fail(false, message),
     };
-    eprint!("Paste the device token from the instance's device page, then press Enter: ");
-    let token = match read_line().map(|line| Token::new(line.trim())) {
+    let typed = {
+        // Off before the question shows: nothing typed after it is echoed.
+        let _hidden = crate::unechoed::EchoOff::on_stdin();
+        eprint!(
+            "Paste the device token from the instance's device page (it is not shown), then press Enter: "
+        );
+        read_line()
+    };
+    let token = match typed.map(|line| Token::new(line.trim())) {
         Ok(Ok(token)) => token,
         Ok(Err(_)) => return fail(false, "No token given: run this again and paste it.".to_string()),
         Err(message) => return fail(false, message),

@@ -13,6 +13,7 @@ mod remote;
 mod serve;
 mod service;
 mod sessions;
+mod unechoed;
 mod user_service;
 
 use lembas_device::control::ApprovalOption;

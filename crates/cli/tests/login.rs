@@ -638,3 +638,80 @@ async fn an_editor_is_told_to_log_in_authenticates_and_logs_out() {
     assert_eq!(seen["exit"], json!({ "code": 0, "signal": null }), "{stderr}");
     store_token();
 }
+
+/// At a terminal the token is typed unseen (`serve --stdio --login`, an editor's terminal login):
+/// the address typed before it is echoed as usual, the token is not, and the login is made.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_typed_at_a_terminal_is_not_shown() {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+
+    let _turn = KEYCHAIN.lock().await;
+    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
+    let home = Home::new();
+    let url = peer.url().to_string();
+    let env = home.env();
+    let screen = tokio::task::spawn_blocking(move || {
+        let size = PtySize {
+            rows: 24,
+            cols: 400,
+            pixel_width: 0,
+            pixel_height: 0,
+        };
+        let pair = native_pty_system().openpty(size).unwrap();
+        let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_lembas"));
+        command.args(["serve", "--stdio", "--login"]);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = pair.slave.spawn_command(command).unwrap();
+        drop(pair.slave);
+        let shown = Arc::new(Mutex::new(Vec::new()));
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let reading = {
+            let shown = shown.clone();
+            std::thread::spawn(move || {
+                let mut chunk = [0u8; 4096];
+                while let Ok(n) = reader.read(&mut chunk) {
+                    if n == 0 {
+                        break;
+                    }
+                    shown.lock().unwrap().extend_from_slice(&chunk[..n]);
+                }
+            })
+        };
+        let wait_for = |words: &str| {
+            let end = std::time::Instant::now() + WAIT;
+            while !String::from_utf8_lossy(&shown.lock().unwrap()).contains(words) {
+                assert!(
+                    std::time::Instant::now() < end,
+                    "no {words:?} in {:?}",
+                    shown.lock().unwrap()
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        let mut keys = pair.master.take_writer().unwrap();
+        wait_for("The LLeMbas instance");
+        keys.write_all(format!("{url}\r").as_bytes()).unwrap();
+        wait_for("it is not shown");
+        keys.write_all(format!("{TOKEN}\r").as_bytes()).unwrap();
+        let status = child.wait().unwrap();
+        drop(keys);
+        drop(pair.master);
+        let _ = reading.join();
+        let screen = String::from_utf8_lossy(&shown.lock().unwrap()).into_owned();
+        assert!(status.success(), "{screen}");
+        screen
+    })
+    .await
+    .unwrap();
+    assert!(
+        screen.contains(&peer.url().to_string()),
+        "the address is echoed: {screen}"
+    );
+    assert!(!screen.contains(TOKEN), "the token was shown: {screen}");
+    assert!(screen.contains("Back in the editor"), "{screen}");
+    assert_eq!(Keychain::of(&home.dirs()).load().unwrap().expose(), TOKEN);
+}
