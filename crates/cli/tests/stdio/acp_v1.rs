@@ -218,8 +218,8 @@ async fn the_official_acp_sdk_draws_a_command_s_output_as_it_comes() {
     let dir = installed_sdk();
     store_token();
     let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
-    // Not under the temp folders: the command's sandbox has a /tmp of its own.
-    let home = Home::outside_temp(env!("CARGO_TARGET_TMPDIR"));
+    // Under /tmp, as an editor's project may be: the command's own /tmp does not hide it.
+    let home = Home::new();
     home.config_for(&peer.url(), "");
     let work = home.path().join("work");
     std::fs::create_dir_all(&work).unwrap();

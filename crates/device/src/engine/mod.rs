@@ -437,7 +437,18 @@ impl Engine {
         mode: crate::policy::Mode,
     ) -> crate::sandbox::Sandbox {
         let settings = self.settings();
-        let roots = settings.folder_rules().roots;
+        let mut roots = settings.folder_rules().roots;
+        // A session's folder below /tmp under a root above it (an editor's `/`) would be covered
+        // by the command's own /tmp: named as a root of its own, it is attached over it.
+        for folder in std::iter::once(session.cwd.clone()).chain(session.additional_dirs()) {
+            let inside_a_root = roots.iter().any(|root| folder.starts_with(root));
+            let rooted_there = roots
+                .iter()
+                .any(|root| folder.starts_with(root) && crate::sandbox::covered_by_the_box(root));
+            if inside_a_root && !rooted_there && crate::sandbox::covered_by_the_box(&folder) {
+                roots.push(folder);
+            }
+        }
         let own: Vec<_> = self
             .0
             .store

@@ -451,6 +451,21 @@ fn push_new(list: &mut Vec<PathBuf>, path: PathBuf) {
     }
 }
 
+/// Whether the box covers `path` with a place of its own (its temp folder at `/tmp` and
+/// `/var/tmp`, its own `/dev/shm`): a root above such a place (an editor's `/`) does not bring
+/// what lies below it into the box; a root of its own there does.
+pub fn covered_by_the_box(path: &Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        namespaces::covered(path)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// `remote.sandbox: auto` without a sandbox is said once per process (status says it too).
 fn say_once_unsandboxed(why: &str) {
     static SAID: std::sync::Once = std::sync::Once::new();

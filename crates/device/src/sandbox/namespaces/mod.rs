@@ -128,6 +128,11 @@ fn under_covered(path: &Path) -> Option<&'static str> {
     COVERED_PLACES.into_iter().find(|t| path.starts_with(t))
 }
 
+/// Whether the box covers `path` with a place of its own (see [`super::covered_by_the_box`]).
+pub(super) fn covered(path: &Path) -> bool {
+    under_covered(path).is_some()
+}
+
 impl Layout {
     pub(super) fn new(box_: &Description) -> io::Result<Self> {
         // SAFETY: getuid and getgid cannot fail.
