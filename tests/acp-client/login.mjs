@@ -2,7 +2,7 @@
 // in: session/new and authenticate are answered auth-required; the person runs `lembas login` and
 // the editor's authenticate reads it; it logs out and session/new is refused again; the editor
 // runs the terminal method (the agent's command with its args, the server and token typed in) and
-// a chat starts; it logs out again. Prints one JSON object with what the editor saw. Run by
+// a chat starts; it logs out again, and a prompt into that chat is answered auth-required. Prints one JSON object with what the editor saw. Run by
 // crates/cli/tests/login.rs.
 //
 // usage: LEMBAS_TEST_TOKEN=<token> node login.mjs <lembas binary> <folder> <server url>
@@ -51,6 +51,11 @@ const seen = await run(
     const terminalLogin = { status: terminal.status, stderr: terminal.stderr.toString() };
     const newAfterTerminal = await attempt(ctx, agent.session.new, { cwd: folder, mcpServers: [] });
     const logoutAgain = await attempt(ctx, agent.logout, {});
+    // A prompt into the chat made before the logout: auth-required too, so the editor offers the login.
+    const promptLoggedOut = await attempt(ctx, agent.session.prompt, {
+      sessionId: newAfterTerminal.result?.sessionId ?? "",
+      prompt: [{ type: "text", text: "hello" }],
+    });
     return {
       newBefore,
       authBefore,
@@ -64,6 +69,7 @@ const seen = await run(
       terminalLogin,
       newAfterTerminal,
       logoutAgain,
+      promptLoggedOut,
     };
   },
   () => "reject_once",

@@ -598,7 +598,7 @@ async fn an_editor_is_told_to_log_in_authenticates_and_logs_out() {
         }]),
         "the terminal method for an editor that said it runs one"
     );
-    for refused in ["newBefore", "authBefore", "newLoggedOut"] {
+    for refused in ["newBefore", "authBefore", "newLoggedOut", "promptLoggedOut"] {
         let error = &seen[refused]["error"];
         assert_eq!(error["code"], -32000, "{refused}: {seen}");
         assert!(

@@ -475,8 +475,9 @@ impl Dispatcher {
                 let login = self.login(name)?;
                 serve(m::Logout, params, |_| login.logout(&self.engine)).await
             }
-            // An editor's device not logged in: ACP's auth-required, so the editor offers the login.
-            SessionNew if self.login.is_some() => {
+            // An editor's device not logged in: ACP's auth-required, so the editor offers the login
+            // (a chat's prompt too, after a logout: its turn could reach no model).
+            SessionNew | SessionPrompt if self.login.is_some() => {
                 if let Some(login) = &self.login {
                     login.require(&self.engine).await?;
                 }
