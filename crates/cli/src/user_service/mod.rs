@@ -31,20 +31,20 @@ struct Report {
     manager_error: Option<String>,
 }
 
+/// This `lembas` executable, which the service runs; the sentence when its path cannot be read.
+fn this_executable() -> Result<PathBuf, String> {
+    std::env::current_exe().map_err(|e| format!("the path of this lembas executable cannot be read: {e}"))
+}
+
 // On Windows the Run key serves it (`run_key`), and what follows is not reached.
 #[cfg_attr(windows, allow(unreachable_code))]
 pub fn install(setup: &Setup, json: bool) -> ExitCode {
     #[cfg(windows)]
     return run_key::install(setup, json);
     let dirs = &setup.dirs;
-    let exe = match std::env::current_exe() {
+    let exe = match this_executable() {
         Ok(exe) => exe,
-        Err(e) => {
-            return fail(
-                json,
-                format!("the path of this lembas executable cannot be read: {e}"),
-            );
-        }
+        Err(why) => return fail(json, why),
     };
     let Some(platform) = Platform::here() else {
         return fail(json, UNSUPPORTED.to_string());

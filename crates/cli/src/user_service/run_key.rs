@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use super::this_executable;
 use lembas_device::paths::Dirs;
 use lembas_device::setup::Setup;
 use serde::Serialize;
@@ -52,14 +53,9 @@ fn report(dirs: &Dirs) -> Result<Report, String> {
 }
 
 pub fn install(setup: &Setup, json: bool) -> ExitCode {
-    let exe = match std::env::current_exe() {
+    let exe = match this_executable() {
         Ok(exe) => exe,
-        Err(e) => {
-            return fail(
-                json,
-                format!("the path of this lembas executable cannot be read: {e}"),
-            );
-        }
+        Err(why) => return fail(json, why),
     };
     let line = command_line(&exe);
     match read() {
