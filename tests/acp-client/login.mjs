@@ -3,7 +3,7 @@
 // the editor's authenticate reads it; it logs out and session/new is refused again; the editor
 // runs the terminal method (the agent's command with its args, the server and token typed in) and
 // a chat starts; it logs out again, and a prompt into that chat is answered auth-required. Prints one JSON object with what the editor saw. Run by
-// crates/cli/tests/login.rs.
+// crates/cli/tests/login/editor.rs.
 //
 // usage: LEMBAS_TEST_TOKEN=<token> node login.mjs <lembas binary> <folder> <server url>
 

@@ -1,7 +1,7 @@
 //! The window's control methods on the real `lembas service run`: `window/state` (the snapshot
 //! the window shows, with an open card), `settings/change` (written to the config; a missing folder
 //! refused with the CLI's sentence), `approvals/answer` the window's way and `activity` described
-//! for a view. (`login` and `logout` through the socket are in tests/login.rs, which takes turns
+//! for a view. (`login` and `logout` through the socket are in tests/login/window.rs, which takes turns
 //! on the shared keychain entry.)
 
 use super::control::{Raw, socket_ready};

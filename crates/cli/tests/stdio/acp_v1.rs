@@ -1,7 +1,7 @@
 //! The rest of stable ACP v1 with the official ACP SDK as the editor (tests/acp-client): chats
 //! deleted and requests cancelled (lifecycle.mjs), the session's changes told whatever made them
 //! (updates.mjs), further folders (folders.mjs), a command's output as it comes (terminal.mjs), and
-//! question and plan cards as forms (forms.mjs). The login is tests/login.rs's; the editors'
+//! question and plan cards as forms (forms.mjs). The login is tests/login/editor.rs's; the editors'
 //! entries editors.rs'.
 
 use super::*;
