@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 mod activity;
 mod approvals;
+#[allow(dead_code)]
+mod chat;
 mod doctor;
 mod live;
 mod login;

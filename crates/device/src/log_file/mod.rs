@@ -49,6 +49,15 @@ pub fn init(dirs: &Dirs, name: &str) {
     }
 }
 
+/// Logging to the file alone, for a process whose terminal is its screen (`lembas chat` hosting the
+/// runtime): a line on standard error would tear the drawn screen. A log folder that cannot be
+/// written leaves the process without a log; it goes on.
+pub fn init_file_only(dirs: &Dirs, name: &str) {
+    if let Ok(file) = appender(dirs, name) {
+        start(file);
+    }
+}
+
 /// Logging on standard error alone, for `lembas serve --stdio` (standard output is the protocol).
 pub fn init_stderr() {
     start(std::io::stderr);

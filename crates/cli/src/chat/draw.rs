@@ -1,0 +1,654 @@
+//! Drawing the front end's state on a frame: the conversation (only as much of its end as fits,
+//! so a chat of thousands of messages draws as fast as a short one), the plan, the card that
+//! waits, the completion, the input line and the status line. A terminal too small for that gets
+//! one line asking for more room.
+
+use std::time::Instant;
+
+use lembas_protocol::update::{ToolCallStatus, ToolKind};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style, Stylize};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph};
+use unicode_width::UnicodeWidthChar;
+
+use super::app::{App, Focus};
+use super::cards::CardKind;
+use super::screen::{Entry, ToolEntry};
+
+/// The smallest terminal the chat is drawn in.
+pub const MIN_WIDTH: u16 = 30;
+pub const MIN_HEIGHT: u16 = 8;
+
+/// A tool call's output lines shown (its end).
+const OUTPUT_SHOWN: usize = 8;
+/// A tool call's command or diff lines shown.
+const DETAIL_SHOWN: usize = 24;
+
+pub fn draw(frame: &mut Frame, app: &App, now: Instant) {
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let line = cut(
+            &format!("Make the terminal bigger ({MIN_WIDTH}×{MIN_HEIGHT} at least)"),
+            usize::from(area.width),
+        );
+        frame.render_widget(
+            Paragraph::new(line).bold(),
+            Rect {
+                height: 1.min(area.height),
+                ..area
+            },
+        );
+        return;
+    }
+    let width = usize::from(area.width);
+    let card_lines = card_lines(app, width);
+    // The card gets at most half the screen; the plan a few lines.
+    let card_height = u16::try_from(card_lines.len())
+        .unwrap_or(u16::MAX)
+        .min(area.height / 2);
+    let plan_lines = plan_lines(app, width);
+    let plan_height = u16::try_from(plan_lines.len()).unwrap_or(0).min(area.height / 4);
+    let [talk, plan, card, input, status] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(plan_height),
+        Constraint::Length(card_height),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+
+    let shown = conversation_lines(app, width, usize::from(talk.height));
+    frame.render_widget(Paragraph::new(shown), talk);
+    frame.render_widget(Paragraph::new(plan_lines), plan);
+    if card_height > 0 {
+        // The keys line is the card's last: it stays in sight when the card is cut.
+        let mut lines = card_lines;
+        if lines.len() > usize::from(card_height) {
+            let keys = lines.pop();
+            lines.truncate(usize::from(card_height) - 1);
+            lines.extend(keys);
+        }
+        frame.render_widget(Paragraph::new(lines), card);
+    }
+    draw_input(frame, app, input);
+    frame.render_widget(Paragraph::new(status_line(app, width, now)), status);
+    if app.completion.is_open() {
+        draw_completion(frame, app, talk);
+    }
+    if app.picker.is_some() {
+        draw_picker(frame, app, talk);
+    }
+}
+
+fn draw_input(frame: &mut Frame, app: &App, area: Rect) {
+    const PROMPT: &str = "› ";
+    let view = app.input.view(area.width.saturating_sub(2));
+    let prompt_style = if app.focus == Focus::Input {
+        Style::new().bold().fg(Color::Cyan)
+    } else {
+        Style::new().dim()
+    };
+    let shown = if app.input.is_empty() && app.focus == Focus::Input {
+        Span::styled(
+            if app.conversation.busy {
+                "Working… type to steer, Esc to stop"
+            } else {
+                "Write to the agent · / commands · @ files"
+            },
+            Style::new().dim(),
+        )
+    } else {
+        Span::raw(view.shown)
+    };
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![Span::styled(PROMPT, prompt_style), shown])),
+        area,
+    );
+    if app.focus == Focus::Input && app.picker.is_none() && !app.asking_share {
+        frame.set_cursor_position((area.x + 2 + view.cursor_column, area.y));
+    }
+}
+
+/// The end of the conversation that fits `height` rows, `app.scroll` rows up from the end: the
+/// entries are laid out from the last one back, and only until the screen is full.
+pub fn conversation_lines(app: &App, width: usize, height: usize) -> Vec<Line<'static>> {
+    let wanted = height + app.scroll;
+    let mut blocks: Vec<Vec<Line<'static>>> = Vec::new();
+    let mut count = 0;
+    for entry in app.conversation.entries.iter().rev() {
+        let lines = entry_lines(entry, width);
+        count += lines.len();
+        blocks.push(lines);
+        if count >= wanted {
+            break;
+        }
+    }
+    if count < wanted && app.conversation.earlier_turns > 0 {
+        blocks.push(vec![Line::from(
+            format!("({} earlier turns not shown)", app.conversation.earlier_turns).dim(),
+        )]);
+    }
+    let mut lines: Vec<Line<'static>> = blocks.into_iter().rev().flatten().collect();
+    let end = lines
+        .len()
+        .saturating_sub(app.scroll.min(lines.len().saturating_sub(height)));
+    lines.truncate(end);
+    let start = lines.len().saturating_sub(height);
+    lines.drain(..start);
+    lines
+}
+
+fn entry_lines(entry: &Entry, width: usize) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    match entry {
+        Entry::You(text) => {
+            lines.push(Line::raw(""));
+            for (i, row) in wrap(text, width.saturating_sub(2)).into_iter().enumerate() {
+                let mark = if i == 0 { "› " } else { "  " };
+                lines.push(Line::from(vec![mark.bold().fg(Color::Cyan), row.bold()]));
+            }
+        }
+        Entry::Agent(text) => {
+            lines.push(Line::raw(""));
+            lines.extend(wrap(text, width).into_iter().map(Line::raw));
+        }
+        Entry::Thinking(text) => {
+            lines.extend(
+                wrap(text, width)
+                    .into_iter()
+                    .map(|row| Line::from(row.dim().italic())),
+            );
+        }
+        Entry::Note(text) => {
+            lines.extend(
+                wrap(text, width)
+                    .into_iter()
+                    .map(|row| Line::from(row.fg(Color::Yellow))),
+            );
+        }
+        Entry::Tool(tool) => lines.extend(tool_lines(tool, width)),
+    }
+    lines
+}
+
+fn tool_lines(tool: &ToolEntry, width: usize) -> Vec<Line<'static>> {
+    let (mark, color) = match tool.status {
+        ToolCallStatus::Pending => ("○", Color::DarkGray),
+        ToolCallStatus::InProgress => ("◐", Color::Blue),
+        ToolCallStatus::Completed => ("●", Color::Green),
+        ToolCallStatus::Failed => ("✗", Color::Red),
+    };
+    let mut lines = vec![Line::from(vec![
+        Span::styled(format!("{mark} "), Style::new().fg(color)),
+        Span::styled(cut(&tool.title, width.saturating_sub(2)), Style::new().bold()),
+    ])];
+    for row in tool.detail.iter().take(DETAIL_SHOWN) {
+        lines.push(Line::from(Span::styled(
+            cut(&format!("  {row}"), width),
+            detail_style(row, tool.kind),
+        )));
+    }
+    if tool.detail.len() > DETAIL_SHOWN {
+        lines.push(Line::from(
+            format!("  … {} more lines", tool.detail.len() - DETAIL_SHOWN).dim(),
+        ));
+    }
+    let output: Vec<&str> = tool.output.lines().collect();
+    if output.len() > OUTPUT_SHOWN {
+        lines.push(Line::from(
+            format!("  … {} lines above", output.len() - OUTPUT_SHOWN).dim(),
+        ));
+    }
+    for row in &output[output.len().saturating_sub(OUTPUT_SHOWN)..] {
+        lines.push(Line::from(cut(&format!("  │ {row}"), width).dim()));
+    }
+    lines
+}
+
+fn detail_style(row: &str, kind: ToolKind) -> Style {
+    match (kind, row.chars().next()) {
+        (_, Some('$')) => Style::new().fg(Color::Magenta),
+        (_, Some('+')) if !row.starts_with("+++") => Style::new().fg(Color::Green),
+        (_, Some('-')) if !row.starts_with("---") => Style::new().fg(Color::Red),
+        _ => Style::new().dim(),
+    }
+}
+
+fn plan_lines(app: &App, width: usize) -> Vec<Line<'static>> {
+    if app.conversation.plan.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![Line::from("Plan".bold())];
+    for entry in &app.conversation.plan {
+        let mark = match entry.status.as_str() {
+            "completed" => "☑",
+            "in_progress" => "▸",
+            _ => "☐",
+        };
+        lines.push(Line::from(cut(&format!(" {mark} {}", entry.content), width)));
+    }
+    lines
+}
+
+fn card_lines(app: &App, width: usize) -> Vec<Line<'static>> {
+    if app.asking_share {
+        return vec![
+            Line::from("─".repeat(width).fg(Color::Yellow)),
+            Line::from(
+                cut(
+                    "Share chats in this folder with your LLeMbas? It asks once for each folder.",
+                    width,
+                )
+                .bold(),
+            ),
+            Line::from(
+                "y: Share (it sees and can answer this chat) · n: Keep it on this computer".reversed(),
+            ),
+        ];
+    }
+    let Some(card) = app.cards.front() else {
+        return Vec::new();
+    };
+    let inner = width.saturating_sub(2);
+    let mut lines = vec![Line::from(
+        cut(
+            &format!(
+                "── Waiting for you{} ",
+                if app.cards.len() > 1 {
+                    format!(" (1 of {})", app.cards.len())
+                } else {
+                    String::new()
+                }
+            ),
+            width,
+        )
+        .fg(Color::Yellow),
+    )];
+    match &card.kind {
+        CardKind::Approval {
+            headline,
+            reason,
+            purpose,
+            detail,
+            ..
+        } => {
+            lines.extend(
+                wrap(headline, inner)
+                    .into_iter()
+                    .map(|row| Line::from(row.bold())),
+            );
+            lines.extend(wrap(reason, inner).into_iter().map(Line::raw));
+            if let Some(purpose) = purpose.as_ref().filter(|p| *p != headline) {
+                lines.extend(
+                    wrap(&format!("The agent says: {purpose}"), inner)
+                        .into_iter()
+                        .map(|row| Line::from(row.dim())),
+                );
+            }
+            for row in detail.iter().take(DETAIL_SHOWN) {
+                lines.push(Line::from(Span::styled(
+                    cut(&format!("  {row}"), width),
+                    detail_style(row, ToolKind::Other),
+                )));
+            }
+        }
+        CardKind::Question { why, typed, .. } => {
+            if let Some(why) = why {
+                lines.extend(wrap(why, inner).into_iter().map(|row| Line::from(row.dim())));
+            }
+            if let Some(question) = card.question() {
+                lines.extend(
+                    wrap(&format!("{}: {}", question.header, question.question), inner)
+                        .into_iter()
+                        .map(|row| Line::from(row.bold())),
+                );
+                let ticked = match &card.kind {
+                    CardKind::Question { ticked, .. } => ticked.clone(),
+                    _ => Vec::new(),
+                };
+                for (i, option) in question.options.iter().enumerate().take(9) {
+                    let tick = match (question.multiple, ticked.get(i)) {
+                        (true, Some(true)) => "[x] ",
+                        (true, _) => "[ ] ",
+                        _ => "",
+                    };
+                    let about = option
+                        .description
+                        .as_deref()
+                        .map(|d| format!(" — {d}"))
+                        .unwrap_or_default();
+                    lines.push(Line::raw(cut(
+                        &format!(" {}. {tick}{}{about}", i + 1, option.label),
+                        width,
+                    )));
+                }
+                lines.push(Line::raw(format!(
+                    " ✎ {}",
+                    typed.view(u16::try_from(inner).unwrap_or(80)).shown
+                )));
+            }
+        }
+        CardKind::Plan { path, text, revising } => {
+            if !path.is_empty() {
+                lines.push(Line::from(cut(&format!("A plan ({path})"), width).bold()));
+            }
+            lines.extend(wrap(text, inner).into_iter().take(20).map(Line::raw));
+            if let Some(feedback) = revising {
+                lines.push(Line::raw(format!(
+                    " ✎ {}",
+                    feedback.view(u16::try_from(inner).unwrap_or(80)).shown
+                )));
+            }
+        }
+    }
+    let keys = if app.focus == Focus::Card {
+        card.keys()
+    } else {
+        "Tab: answer the card (what you typed is kept)".to_string()
+    };
+    lines.push(Line::from(cut(&keys, width).reversed()));
+    lines
+}
+
+fn draw_completion(frame: &mut Frame, app: &App, above: Rect) {
+    let choices = &app.completion.choices;
+    let height = u16::try_from(choices.len()).unwrap_or(0).min(above.height);
+    let area = Rect {
+        x: above.x,
+        y: above.y + above.height - height,
+        width: above.width,
+        height,
+    };
+    let width = usize::from(area.width);
+    let lines: Vec<Line> = choices
+        .iter()
+        .enumerate()
+        .map(|(i, choice)| {
+            let text = cut(
+                &format!(" {}  {}", choice.replace_with.trim_end(), choice.about),
+                width,
+            );
+            if i == app.completion.selected {
+                Line::from(text.reversed())
+            } else {
+                Line::from(text)
+            }
+        })
+        .collect();
+    frame.render_widget(Clear, area);
+    frame.render_widget(Paragraph::new(lines).on_black(), area);
+}
+
+fn draw_picker(frame: &mut Frame, app: &App, over: Rect) {
+    let Some(picker) = &app.picker else { return };
+    frame.render_widget(Clear, over);
+    let block = Block::bordered().title(format!(" {} · Enter picks, Esc closes ", picker.title));
+    let inner = block.inner(over);
+    frame.render_widget(block, over);
+    let rows = usize::from(inner.height);
+    let first = picker.selected.saturating_sub(rows.saturating_sub(1));
+    let width = usize::from(inner.width);
+    let lines: Vec<Line> = picker
+        .items
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows)
+        .map(|(i, (_, label))| {
+            let text = cut(label, width);
+            if i == picker.selected {
+                Line::from(text.reversed())
+            } else {
+                Line::from(text)
+            }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// `~/w · model · edit · shared · link up · working`, cut to the width.
+pub fn status_line(app: &App, width: usize, now: Instant) -> Line<'static> {
+    let facts = &app.facts;
+    let sharing = &facts.sharing;
+    let shared = match (&sharing.refused, sharing.shared) {
+        (_, true) => "shared".to_string(),
+        (Some(why), false) => format!("local: {why}"),
+        (None, false) => "local".to_string(),
+    };
+    let mut parts = vec![
+        facts.folder.clone(),
+        facts.model.clone(),
+        app.conversation.mode.clone(),
+        shared,
+        if sharing.linked { "link up" } else { "no link" }.to_string(),
+    ];
+    if facts.hosted {
+        parts.push("runtime in this terminal".to_string());
+    }
+    let state = if facts.disconnected {
+        "the runtime is gone: /quit".to_string()
+    } else if app.ctrl_c_pending(now) {
+        "Ctrl-C again to leave".to_string()
+    } else if app.conversation.busy {
+        "working".to_string()
+    } else {
+        "ready".to_string()
+    };
+    parts.push(state);
+    let text = parts
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(" · ");
+    Line::from(Span::styled(
+        cut(&text, width),
+        Style::new().add_modifier(Modifier::REVERSED),
+    ))
+}
+
+/// `text` cut to `width` columns, `…` where it was cut.
+pub fn cut(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let c = if c.is_control() { ' ' } else { c };
+        let w = c.width().unwrap_or(0);
+        if used + w > width {
+            if width > 0 {
+                while used + 1 > width {
+                    match out.pop() {
+                        Some(last) => used -= last.width().unwrap_or(0),
+                        None => break,
+                    }
+                }
+                out.push('…');
+            }
+            return out;
+        }
+        used += w;
+        out.push(c);
+    }
+    out
+}
+
+/// `text` in rows of at most `width` columns, broken at spaces where a row allows it.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut rows = Vec::new();
+    for line in text.split('\n') {
+        let mut row = String::new();
+        let mut used = 0;
+        // The row's last space: where to break when a word does not fit.
+        let mut space: Option<(usize, usize)> = None;
+        for c in line.chars() {
+            let c = if c == '\t' || c.is_control() { ' ' } else { c };
+            let w = c.width().unwrap_or(0);
+            if used + w > width {
+                match space {
+                    Some((at, used_before)) if at > 0 => {
+                        let rest = row.split_off(at + 1);
+                        row.pop();
+                        rows.push(std::mem::take(&mut row));
+                        row = rest;
+                        used -= used_before + 1;
+                    }
+                    _ => {
+                        rows.push(std::mem::take(&mut row));
+                        used = 0;
+                    }
+                }
+                space = None;
+            }
+            if c == ' ' {
+                space = Some((row.len(), used));
+            }
+            row.push(c);
+            used += w;
+        }
+        rows.push(row);
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::app::{Facts, SharingView};
+    use super::*;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use serde_json::json;
+
+    fn screen(app: &App, width: u16, height: u16) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal.draw(|frame| draw(frame, app, Instant::now())).unwrap();
+        let buffer = terminal.backend().buffer().clone();
+        let mut text = String::new();
+        for y in 0..height {
+            for x in 0..width {
+                text.push_str(buffer[(x, y)].symbol());
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    fn facts() -> Facts {
+        Facts {
+            folder: "~/w".into(),
+            model: "test-model".into(),
+            effort: "default".into(),
+            sharing: SharingView {
+                shared: false,
+                refused: Some("outside the roots".into()),
+                linked: true,
+            },
+            hosted: false,
+            disconnected: false,
+        }
+    }
+
+    #[test]
+    fn wrapping_breaks_at_spaces_and_cuts_long_words() {
+        assert_eq!(wrap("the quick brown fox", 10), ["the quick", "brown fox"]);
+        assert_eq!(wrap("abcdefghijkl", 5), ["abcde", "fghij", "kl"]);
+        assert_eq!(wrap("a\n\nb", 5), ["a", "", "b"]);
+        assert_eq!(cut("hello world", 6), "hello…");
+        assert_eq!(cut("日本語", 5), "日本…");
+    }
+
+    #[test]
+    fn a_streamed_answer_a_tool_call_and_the_status_line_are_drawn() {
+        let mut app = App::new(facts());
+        app.conversation.mode = "edit".into();
+        for update in [
+            json!({ "sessionUpdate": "user_message_chunk", "content": { "type": "text", "text": "list files" } }),
+            json!({ "sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Run a command in ~/w",
+                    "kind": "execute", "status": "completed", "rawInput": { "command": "ls" } }),
+            json!({ "sessionUpdate": "agent_message_chunk", "content": { "type": "text", "text": "Here they are." } }),
+        ] {
+            app.conversation.apply_pushed(&update);
+        }
+        let text = screen(&app, 90, 12);
+        assert!(text.contains("› list files"), "{text}");
+        assert!(text.contains("● Run a command in ~/w"), "{text}");
+        assert!(text.contains("$ ls"), "{text}");
+        assert!(text.contains("Here they are."), "{text}");
+        assert!(
+            text.contains("~/w · test-model · edit · local: outside the roots · link up · ready"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_approval_card_shows_its_headline_reason_and_keys() {
+        let mut app = App::new(facts());
+        let request = serde_json::from_value(json!({
+            "sessionId": "ses_1",
+            "toolCall": { "toolCallId": "c9", "title": "Delete build in ~/w", "kind": "execute",
+                          "status": "pending", "rawInput": { "command": "rm -r build" } },
+            "options": [], "_meta": { "lembas": { "reason": "Edit mode asks before deleting.", "always": "rm" } }
+        }))
+        .unwrap();
+        app.card_opened(&request, Instant::now());
+        let text = screen(&app, 70, 16);
+        for shown in [
+            "Waiting for you",
+            "Delete build in ~/w",
+            "Edit mode asks before deleting.",
+            "$ rm -r build",
+            "d: Deny · o: Allow once · a: Allow for this chat",
+        ] {
+            assert!(text.contains(shown), "{shown} is not on the screen:\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_terminal_too_small_gets_one_line_and_no_panic() {
+        let app = App::new(facts());
+        for (w, h) in [(1, 1), (10, 3), (29, 30), (80, 7), (0, 0)] {
+            let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+            terminal.draw(|frame| draw(frame, &app, Instant::now())).unwrap();
+        }
+        assert!(screen(&app, 29, 4).starts_with("Make the terminal bigger"));
+    }
+
+    #[test]
+    fn a_chat_of_thousands_of_messages_lays_out_only_its_end() {
+        let mut app = App::new(facts());
+        let entries = (0..5000)
+            .map(|i| {
+                if i % 2 == 0 {
+                    Entry::You(format!("question {i}"))
+                } else {
+                    Entry::Agent(format!("answer {i} ").repeat(20))
+                }
+            })
+            .collect();
+        app.conversation.load(entries, 0);
+        let started = Instant::now();
+        let text = screen(&app, 100, 40);
+        assert!(
+            started.elapsed() < std::time::Duration::from_millis(200),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(text.contains("answer 4999"), "{text}");
+        app.scroll = 30;
+        assert!(!screen(&app, 100, 40).contains("answer 4999 answer 4999 answer 4999 answer 4999 answer 4999 answer 4999 answer 4999 answer 4999 answer 4999 answer 4999"));
+    }
+
+    #[test]
+    fn scrolled_up_the_earlier_lines_show() {
+        let mut app = App::new(facts());
+        app.conversation
+            .load((0..50).map(|i| Entry::Note(format!("note {i}"))).collect(), 0);
+        assert!(screen(&app, 40, 10).contains("note 49"));
+        app.scroll = 20;
+        let text = screen(&app, 40, 10);
+        assert!(!text.contains("note 49") && text.contains("note 29"), "{text}");
+        app.scroll = 10_000;
+        assert!(screen(&app, 40, 10).contains("note 0"));
+    }
+}
