@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 mod activity;
 mod approvals;
-#[allow(dead_code)]
 mod chat;
 mod doctor;
 mod live;
@@ -125,6 +124,25 @@ enum Command {
         /// asked_ms, waiting_s, scheduled }), the oldest first.
         #[arg(long)]
         json: bool,
+    },
+    /// Chat with the agent in this terminal, in this folder (or -C's): the instance's models, the
+    /// limits you set, and shared with your LLeMbas when you want (/share, /unshare).
+    Chat {
+        /// The chat's folder (the current one when absent).
+        #[arg(short = 'C', value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// An instance model id (the login's default when absent).
+        #[arg(long, value_name = "ID")]
+        model: Option<String>,
+        /// Continue the latest chat in this folder (a new one when there is none).
+        #[arg(short = 'c', long = "continue")]
+        continue_latest: bool,
+        /// Share the new chat with your LLeMbas from its start.
+        #[arg(long, conflicts_with = "no_share")]
+        share: bool,
+        /// Keep the new chat on this computer (/share still shares it).
+        #[arg(long)]
+        no_share: bool,
     },
     /// The agent sessions kept on this computer.
     Sessions {
@@ -377,6 +395,25 @@ fn main() -> ExitCode {
                 approvals::answer(setup, &id, ApprovalOption::Deny, json || j)
             }
         },
+        Command::Chat {
+            dir,
+            model,
+            continue_latest,
+            share,
+            no_share,
+        } => chat::run(
+            setup,
+            chat::Options {
+                cwd: dir,
+                model,
+                latest: continue_latest,
+                share: match (share, no_share) {
+                    (true, _) => Some(true),
+                    (_, true) => Some(false),
+                    _ => None,
+                },
+            },
+        ),
         Command::Sessions { command } => match command {
             SessionsCommand::List { json } => sessions::list(setup, json),
             SessionsCommand::Delete { id, json } => sessions::delete(setup, &id, json),

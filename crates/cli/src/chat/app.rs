@@ -149,12 +149,12 @@ impl App {
         }
     }
 
-    /// A card answered elsewhere, timed out or withdrawn: taken down.
-    pub fn card_settled(&mut self, tool_call_id: &str, by: &str) {
+    /// A card answered elsewhere, timed out or withdrawn: taken down, and `said` why.
+    pub fn card_settled(&mut self, tool_call_id: &str, said: &str) {
         let before = self.cards.len();
         self.cards.retain(|c| c.tool_call_id != tool_call_id);
         if self.cards.len() < before {
-            self.conversation.note(format!("A card was answered {by}."));
+            self.conversation.note(said);
         }
         if self.cards.is_empty() {
             self.focus = Focus::Input;
@@ -523,7 +523,7 @@ mod tests {
         app.card_opened(&approval("c1"), now);
         app.card_opened(&approval("c1"), now);
         assert_eq!((app.cards.len(), app.focus), (1, Focus::Card));
-        app.card_settled("c1", "in LLeMbas");
+        app.card_settled("c1", "Answered in LLeMbas.");
         assert!(app.cards.is_empty());
         assert_eq!(app.focus, Focus::Input);
     }

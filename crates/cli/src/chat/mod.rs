@@ -13,13 +13,17 @@
 //!
 //! The parts: [`screen`] (the conversation fed updates), [`input`] (the input line), [`complete`]
 //! (`/` and `@`), [`cards`] (approvals, questions, plans), [`commands`] (the front end's own `/`
-//! commands), [`app`] (what each key does), [`draw`] (the frame), and the loop here that joins them
-//! to the terminal and the runtime.
+//! commands), [`app`] (what each key does), [`draw`] (the frame), [`connection`] (the runtime), and
+//! [`run`], the loop that joins them to the terminal.
 
 mod app;
 mod cards;
 mod commands;
 mod complete;
+mod connection;
 mod draw;
 mod input;
+mod run;
 mod screen;
+
+pub use run::{Options, run};

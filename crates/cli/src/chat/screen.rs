@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use lembas_device::engine::timeline::{Did, StepStatus, Timeline};
 use lembas_protocol::content::ContentBlock;
 use lembas_protocol::update::{PlanEntry, SessionUpdate, ToolCallContent, ToolCallStatus, ToolKind};
 use serde::Deserialize;
@@ -168,6 +169,43 @@ impl Conversation {
         self.entries = entries;
         self.earlier_turns = earlier_turns;
     }
+}
+
+/// A stored chat's turns as entries: each prompt, its steps, the agent's reply.
+pub fn entries_of(timeline: &Timeline) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    for turn in &timeline.turns {
+        entries.push(Entry::You(turn.prompt.clone()));
+        for step in &turn.steps {
+            let (kind, detail) = match &step.did {
+                Did::Command { command } => (ToolKind::Execute, command.lines().map(|l| format!("$ {l}")).collect()),
+                Did::Change { diff, .. } => (
+                    ToolKind::Edit,
+                    diff.as_deref().unwrap_or("").lines().map(str::to_string).collect(),
+                ),
+                Did::Call { .. } => (ToolKind::Other, Vec::new()),
+            };
+            entries.push(Entry::Tool(ToolEntry {
+                id: step.tool_call_id.clone(),
+                title: step.headline.clone(),
+                kind,
+                status: match step.result.status {
+                    StepStatus::Pending => ToolCallStatus::InProgress,
+                    StepStatus::Completed => ToolCallStatus::Completed,
+                    StepStatus::Failed | StepStatus::Denied => ToolCallStatus::Failed,
+                },
+                detail,
+                output: step.result.output.clone(),
+            }));
+        }
+        if !turn.reply.is_empty() {
+            entries.push(Entry::Agent(turn.reply.clone()));
+        }
+        if turn.rewound {
+            entries.push(Entry::Note("(this turn was taken out of the conversation)".to_string()));
+        }
+    }
+    entries
 }
 
 fn text_of(content: &ContentBlock) -> String {
