@@ -24,7 +24,17 @@ export type ControlMethod =
   | 'terminals/write'
   | 'remote/stop'
   | 'shown/list'
-  | 'shown/read';
+  | 'shown/read'
+  | 'chat/open'
+  | 'chat/prompt'
+  | 'chat/steer'
+  | 'chat/share'
+  | 'chat/close'
+  | 'chat/configure'
+  | 'chat/models'
+  | 'chat/answer'
+  | 'chat/files'
+  | 'chat/commands';
 
 /** A notification the runtime pushes to a subscription. */
 export type ControlPushMethod =
@@ -35,7 +45,10 @@ export type ControlPushMethod =
   | 'session/missed'
   | 'terminal/output'
   | 'terminal/exit'
-  | 'terminal/missed';
+  | 'terminal/missed'
+  | 'card'
+  | 'card/settled'
+  | 'chat/sharing';
 
 /** The code in an error's `data.reason`. */
 export type Reason =
@@ -64,7 +77,11 @@ export type Reason =
   | 'bad_answer'
   | 'keychain'
   | 'internal'
-  | 'logout_incomplete';
+  | 'logout_incomplete'
+  | 'held'
+  | 'not_held'
+  | 'outside'
+  | 'not_logged_in';
 
 /** A capability of the link, as `initialize` lists it. */
 export type Capability =

@@ -15,11 +15,15 @@ n?: number,
  */
 described: boolean, };
 
+export type AnswerMeta = { lembas: AnswerSays | null, };
+
 export type AnswerParams = { 
 /**
  * The card's tool call id.
  */
 id: string, answer: Verdict, };
+
+export type AnswerSays = { command: string | null, feedback: string | null, };
 
 export type Answered = { id: string, session_id: string, answer: Verdict, };
 
@@ -95,7 +99,35 @@ unified_diff: string | null, };
 
 export type ApprovalOption = "once" | "session" | "deny";
 
+export type AvailableCommand = { name: string, description: string, input?: CommandInput | null, _meta: LembasMeta<CommandKind>, };
+
 export type Awake = { held: boolean, why: string, };
+
+export type CardAnswer = PermissionAnswer | QuestionAnswer | PlanAnswer;
+
+export type ChatAnswerParams = { session_id: string, tool_call_id: string, answer: CardAnswer, };
+
+export type ChatModel = { id: string, name: string, };
+
+export type ChatOpened = { session_id: string, cwd: string, title: string, model: string, mode: Mode, max_mode: Mode, effort: Effort, sharing: Sharing, 
+/**
+ * The chat so far; no turns for a new one.
+ */
+timeline: Timeline, commands: Array<AvailableCommand>, };
+
+export type CommandInput = { hint: string, };
+
+export type CommandKind = { 
+/**
+ * `builtin`, `custom` or `skill`.
+ */
+kind: string, };
+
+export type CommandList = { commands: Array<AvailableCommand>, };
+
+export type ConfigureParams = { session_id: string, model?: string | null, mode?: Mode | null, effort?: Effort | null, };
+
+export type Configured = { model: string, mode: Mode, effort: Effort, };
 
 export type Decided = { 
 /**
@@ -108,6 +140,8 @@ export type Detail = { "type": "command", command: string, } | { "type": "change
 export type Did = { "kind": "command", command: string, } | { "kind": "change", path: string, diff: string | null, } | { "kind": "call", arguments: string, };
 
 export type Diff = { path: string, old_text: string | null, new_text: string, };
+
+export type Effort = "off" | "default" | "low" | "medium" | "high";
 
 export type Empty = Record<symbol, never>;
 
@@ -122,11 +156,41 @@ at_ms: number,
  */
 kind: string, text: string, };
 
+export type FilesFound = { 
+/**
+ * The folder searched; every path is relative to it.
+ */
+root: string, files: Array<FoundFile>, };
+
+export type FilesSearchParams = { sessionId: SessionId | null, 
+/**
+ * Absolute.
+ */
+cwd: string | null, 
+/**
+ * What was typed after `@`; empty for the recent files.
+ */
+query: string, limit: number | null, };
+
+export type FolderParams = { sessionId: SessionId | null, 
+/**
+ * Absolute.
+ */
+cwd: string | null, };
+
+export type FoundFile = { path: string, 
+/**
+ * `file` or `dir`.
+ */
+kind: string, };
+
 export type Grant = { "kind": "writes" } | { "kind": "command", pattern: string, } | { "kind": "tool", name: string, };
 
 export type HelloParams = { cookie: string, };
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
+
+export type LembasMeta<T> = { lembas: T, };
 
 export type Limits = { 
 /**
@@ -200,7 +264,35 @@ export type Now = { terminals: number, watches: number,
  */
 turns: number, };
 
+export type OpenParams = { 
+/**
+ * Absolute.
+ */
+cwd?: string | null, session_id?: string | null, latest: boolean, 
+/**
+ * An instance model id; the login's default when absent.
+ */
+model?: string | null, 
+/**
+ * Shared from its start or not; absent: as `chat.share` says.
+ */
+share?: boolean | null, };
+
+export type PermissionAnswer = { outcome: PermissionOutcome, _meta: AnswerMeta | null, };
+
+export type PermissionOutcome = { "outcome": "selected", optionId: string, } | { "outcome": "cancelled" };
+
 export type Plan = { path: string, text: string, };
+
+export type PlanAnswer = { "outcome": "approve", mode: Mode, } | { "outcome": "revise", feedback: string, } | { "outcome": "dismissed" };
+
+export type PromptParams = { session_id: string, text: string, 
+/**
+ * The front end's own id for the turn (a prompt sent twice runs once); made up when absent.
+ */
+turn_id?: string | null, };
+
+export type Prompted = { turn_id: string, };
 
 export type PutBack = { at_ms: number, files: Array<string>, 
 /**
@@ -209,6 +301,8 @@ export type PutBack = { at_ms: number, files: Array<string>,
 left: Array<string>, };
 
 export type PutBackAnswer = { session_id: string, turn_id: string, files: Array<string>, left: Array<string>, };
+
+export type QuestionAnswer = { "outcome": "answered", answers: Array<Answered>, } | { "outcome": "dismissed" };
 
 export type RemoteStopped = { remote_enabled: boolean, 
 /**
@@ -249,6 +343,27 @@ export type SessionParams = { session_id: string, };
 export type SettingChange = { "setting": "remote_enabled", "value": boolean } | { "setting": "scheduled", "value": boolean } | { "setting": "terminal", "value": boolean } | { "setting": "require_trust", "value": boolean } | { "setting": "max_mode", "value": Mode } | { "setting": "add_root", "value": string } | { "setting": "remove_root", "value": string } | { "setting": "trust", "value": string } | { "setting": "untrust", "value": string };
 
 export type SettingText = { label: string, description: string, };
+
+export type ShareParams = { session_id: string, share: boolean, 
+/**
+ * The answer to the `ask` question, kept for the chat's folder.
+ */
+remember: boolean, };
+
+export type Sharing = { shared: boolean, 
+/**
+ * Why it cannot be shared (outside the roots, remote work off, not logged in); `None` when it can.
+ */
+refused: string | null, 
+/**
+ * `chat.share` is `ask` and this folder was never asked: the front end asks once, then calls
+ * `chat/share` with `remember: true`.
+ */
+ask: boolean, 
+/**
+ * A link is up now.
+ */
+linked: boolean, };
 
 export type ShownFile = { id: string, session_id: string, 
 /**
@@ -316,6 +431,10 @@ export type StatusAnswer = {
  * Always true: an answer comes from a running runtime.
  */
 running: boolean, status: Status, };
+
+export type SteerParams = { session_id: string, text: string, };
+
+export type Steered = { queued: number, };
 
 export type Step = { tool_call_id: string, tool: string, 
 /**
@@ -426,4 +545,14 @@ export type ControlCalls = {
   "remote/stop": { params: Empty, answer: RemoteStopped },
   "shown/list": { params: ShownListParams, answer: Array<ShownFile> },
   "shown/read": { params: ShownReadParams, answer: ShownText },
+  "chat/open": { params: OpenParams, answer: ChatOpened },
+  "chat/prompt": { params: PromptParams, answer: Prompted },
+  "chat/steer": { params: SteerParams, answer: Steered },
+  "chat/share": { params: ShareParams, answer: Sharing },
+  "chat/close": { params: SessionParams, answer: Empty },
+  "chat/configure": { params: ConfigureParams, answer: Configured },
+  "chat/models": { params: Empty, answer: Array<ChatModel> },
+  "chat/answer": { params: ChatAnswerParams, answer: Empty },
+  "chat/files": { params: FilesSearchParams, answer: FilesFound },
+  "chat/commands": { params: FolderParams, answer: CommandList },
 };

@@ -50,6 +50,7 @@ pub struct QuestionOption {
 
 /// `_lembas/question`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "outcome", rename_all = "lowercase")]
 pub enum QuestionAnswer {
     /// One answer per question, in order; one left out is as if skipped.
@@ -60,6 +61,7 @@ pub enum QuestionAnswer {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Answered {
     Options {
@@ -94,6 +96,7 @@ pub struct PlanRequest {
 
 /// `_lembas/plan`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "outcome", rename_all = "lowercase")]
 pub enum PlanAnswer {
     /// Go on in `mode` (lowered to `max_mode`).

@@ -58,8 +58,12 @@ impl CardRequest {
     }
 }
 
-/// A card's answer from the client.
-#[derive(Debug, Clone, PartialEq)]
+/// A card's answer from the client. Written as the link writes it; read untagged, so a
+/// `{ "outcome": "dismissed" }` reads as a question's: [`CardRequest::answer_of`] reads it again
+/// as the answer of the card it is for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(untagged)]
 pub enum CardAnswer {
     Permission(crate::permission::PermissionAnswer),
     Question(QuestionAnswer),

@@ -8,7 +8,8 @@ use crate::{LembasMeta, SessionId};
 
 /// `_lembas/files/search`'s and `_lembas/commands`' params: a session's folder, or a folder for a
 /// composer with no session yet.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct FolderParams {
     #[serde(default)]
@@ -19,7 +20,8 @@ pub struct FolderParams {
 }
 
 /// `_lembas/files/search`'s params.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct FilesSearchParams {
     #[serde(default)]
@@ -35,6 +37,7 @@ pub struct FilesSearchParams {
 
 /// `_lembas/files/search`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FilesFound {
     /// The folder searched; every path is relative to it.
     pub root: String,
@@ -42,6 +45,7 @@ pub struct FilesFound {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FoundFile {
     pub path: String,
     /// `file` or `dir`.
@@ -50,12 +54,14 @@ pub struct FoundFile {
 
 /// `_lembas/commands`' answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CommandList {
     pub commands: Vec<AvailableCommand>,
 }
 
 /// ACP's `AvailableCommand`, with `_meta.lembas.kind`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AvailableCommand {
     pub name: String,
     pub description: String,
@@ -67,11 +73,13 @@ pub struct AvailableCommand {
 
 /// What the command takes after its name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CommandInput {
     pub hint: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CommandKind {
     /// `builtin`, `custom` or `skill`.
     pub kind: String,

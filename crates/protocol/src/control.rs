@@ -32,6 +32,18 @@ named! {
         RemoteStop = "remote/stop",
         ShownList = "shown/list",
         ShownRead = "shown/read",
+        /// A chat at this computer (the spec's terminal): a new one, a stored one or the latest
+        /// in a folder, held by the connection that opened it.
+        ChatOpen = "chat/open",
+        ChatPrompt = "chat/prompt",
+        ChatSteer = "chat/steer",
+        ChatShare = "chat/share",
+        ChatClose = "chat/close",
+        ChatConfigure = "chat/configure",
+        ChatModels = "chat/models",
+        ChatAnswer = "chat/answer",
+        ChatFiles = "chat/files",
+        ChatCommands = "chat/commands",
     }
 }
 
@@ -47,5 +59,11 @@ named! {
         TerminalOutput = "terminal/output",
         TerminalExit = "terminal/exit",
         TerminalMissed = "terminal/missed",
+        /// A card opened in a session: `{ session_id, card }`.
+        Card = "card",
+        /// A card taken down: `{ session_id, tool_call_id, by }`.
+        CardSettled = "card/settled",
+        /// A held chat's sharing changed by itself: `{ session_id, sharing }`.
+        ChatSharing = "chat/sharing",
     }
 }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// `{ "lembas": … }`, the `_meta` of the device's answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LembasMeta<T> {
     pub lembas: T,
 }

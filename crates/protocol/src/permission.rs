@@ -138,6 +138,7 @@ pub struct CardSays {
 
 /// `session/request_permission`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PermissionAnswer {
     pub outcome: PermissionOutcome,
     #[serde(rename = "_meta", default)]
@@ -146,6 +147,7 @@ pub struct PermissionAnswer {
 
 /// An answer's `_meta`: other keys than `lembas` are a client's own.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AnswerMeta {
     #[serde(default)]
     pub lembas: Option<AnswerSays>,
@@ -154,6 +156,7 @@ pub struct AnswerMeta {
 /// ACP's `RequestPermissionOutcome`. The id stays a string: a client may select one the device
 /// never offered, which is read as a denial ([`ApprovalOption::of_id`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "outcome", rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum PermissionOutcome {
     Selected { option_id: String },
@@ -162,6 +165,7 @@ pub enum PermissionOutcome {
 
 /// `_meta.lembas` of an answer: the corrected command line (once only), or why it was denied.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AnswerSays {
     #[serde(default)]
     pub command: Option<String>,

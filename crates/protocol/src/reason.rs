@@ -50,5 +50,14 @@ named! {
         Internal = "internal",
         /// Logging out left the token or the config behind.
         LogoutIncomplete = "logout_incomplete",
+        // A chat at this computer (`chat/*`).
+        /// Another connection or an editor holds the session.
+        Held = "held",
+        /// The chat is not held by this connection.
+        NotHeld = "not_held",
+        /// The chat's folder is outside the roots: it is local, never shared.
+        Outside = "outside",
+        /// No login, so no models.
+        NotLoggedIn = "not_logged_in",
     }
 }

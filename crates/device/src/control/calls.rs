@@ -67,6 +67,7 @@ macro_rules! calls {
 pub mod call {
     use super::{ControlCall, ControlMethod, Empty};
     use crate::control::SettingChange;
+    use crate::control::chat::params::*;
     use crate::control::params::*;
     use crate::desktop_view::Snapshot;
     use crate::desktop_view::pending::ApprovalCard;
@@ -75,6 +76,7 @@ pub mod call {
     use crate::engine::show::ShownFile;
     use crate::engine::timeline::Timeline;
     use crate::terminal::board::Listed as ListedTerminal;
+    use lembas_protocol::composer::{CommandList, FilesFound, FilesSearchParams, FolderParams};
 
     calls! {
         Hello(HelloParams) -> Empty;
@@ -99,6 +101,16 @@ pub mod call {
         RemoteStop(Empty) -> RemoteStopped;
         ShownList(ShownListParams) -> Vec<ShownFile>;
         ShownRead(ShownReadParams) -> ShownText;
+        ChatOpen(OpenParams) -> ChatOpened;
+        ChatPrompt(PromptParams) -> Prompted;
+        ChatSteer(SteerParams) -> Steered;
+        ChatShare(ShareParams) -> Sharing;
+        ChatClose(SessionParams) -> Empty;
+        ChatConfigure(ConfigureParams) -> Configured;
+        ChatModels(Empty) -> Vec<ChatModel>;
+        ChatAnswer(ChatAnswerParams) -> Empty;
+        ChatFiles(FilesSearchParams) -> FilesFound;
+        ChatCommands(FolderParams) -> CommandList;
     }
 }
 
@@ -129,6 +141,7 @@ macro_rules! pushes {
 /// One type per push, named as its [`ControlPush`] variant: `notification(push::Missed, …)`.
 pub mod push {
     use super::{ControlPush, ControlPushed};
+    use crate::control::chat::params::{CardShown, SharingChanged, TakenDown};
     use crate::control::params::{Count, TerminalEnded, TerminalShown};
     use crate::engine::ShownUpdate;
     use crate::events::DeviceEvent;
@@ -143,6 +156,9 @@ pub mod push {
         TerminalOutput(TerminalShown);
         TerminalExit(TerminalEnded);
         TerminalMissed(Count);
+        Card(CardShown);
+        CardSettled(TakenDown);
+        ChatSharing(SharingChanged);
     }
 }
 

@@ -65,6 +65,10 @@ pub struct Client {
     reader: BufReader<ReadHalf<Stream>>,
     writer: WriteHalf<Stream>,
     next_id: u64,
+    /// Notifications met while waiting for an answer, for a subscription that also calls (a chat
+    /// front end); dropped on a connection that never subscribed.
+    kept: std::collections::VecDeque<(String, Value)>,
+    subscribed: bool,
 }
 
 /// Something the runtime pushed to a subscriber.
@@ -131,6 +135,8 @@ impl Client {
                     reader: BufReader::new(read),
                     writer,
                     next_id: 1,
+                    kept: Default::default(),
+                    subscribed: false,
                 })
             }
             Err(e)
@@ -145,8 +151,8 @@ impl Client {
         }
     }
 
-    /// One request and its answer; notifications met on the way are dropped (only a subscription
-    /// gets them, and it makes no calls).
+    /// One request and its answer; notifications met on the way are kept for the subscription
+    /// (dropped when this connection never subscribed).
     pub async fn call(&mut self, method: &str, params: Value) -> Result<Value, CallError> {
         let id = json!(self.next_id);
         self.next_id += 1;
@@ -169,6 +175,9 @@ impl Client {
                     id: Value::Null,
                     result: Err(e),
                 } => return Err(CallError::Rpc(e)),
+                Incoming::Notification { method, params } if self.subscribed => {
+                    self.kept.push_back((method, params));
+                }
                 _ => continue,
             }
         }
@@ -249,6 +258,7 @@ impl Client {
     /// [`Client::subscribe`] to more than status and events.
     pub async fn subscribe_with(mut self, streams: Streams) -> Result<Subscription, CallError> {
         self.ask(call::Subscribe, streams).await?;
+        self.subscribed = true;
         Ok(Subscription { client: self })
     }
 }
@@ -266,6 +276,9 @@ impl Subscription {
     /// The next notification as sent (its method and params), whatever its kind: for a relay that
     /// passes the stream on (the window); `None` when the runtime has gone.
     pub async fn next_notification(&mut self) -> Option<(String, Value)> {
+        if let Some(kept) = self.client.kept.pop_front() {
+            return Some(kept);
+        }
         loop {
             match self.client.next_message().await {
                 Ok(Incoming::Notification { method, params }) => return Some((method, params)),
@@ -273,6 +286,17 @@ impl Subscription {
                 Err(_) => return None,
             }
         }
+    }
+
+    /// A call on the subscribed connection (a chat front end holds its chats on the connection
+    /// that hears their updates); what is pushed meanwhile is kept for [`Subscription::next_notification`].
+    pub async fn ask<C>(&mut self, call: C, params: C::Params) -> Result<C::Answer, CallError>
+    where
+        C: ControlCall,
+        C::Params: Serialize,
+        C::Answer: DeserializeOwned,
+    {
+        self.client.ask(call, params).await
     }
 
     /// The next thing pushed; `None` when the runtime has gone.

@@ -79,6 +79,39 @@
 //! - `shown/read` `{ id }` → `{ file: ShownFile, text }`; one no longer kept is -32602 with
 //!   `data: { reason: "not_kept" }`. Each new one is announced as the event `shown`.
 //!
+//! - `chat/open` `{ cwd?, session_id?, latest?, model?, share? }` → [`chat::params::ChatOpened`]
+//!   `{ session_id, cwd, title, model, mode, max_mode, effort, sharing, timeline, commands }`: a
+//!   chat at this computer (the spec's "terminal"), held by this connection until `chat/close` or
+//!   until the connection ends. A new chat in `cwd` (absolute; a folder outside the roots is a
+//!   local chat, never shared), the stored or link-held `session_id` (taken over), or with
+//!   `latest` the latest chat in `cwd` (a new one when none). `model` the instance's id (the
+//!   login's default when absent); `share` from its start, else as `chat.share` says. -32602
+//!   `held` (another connection or an editor holds it), `unknown`, `model`, `not_logged_in`, or
+//!   the path's own reason. Every open card of the chat is pushed (`card`) right after.
+//! - `chat/prompt` `{ session_id, text, turn_id? }` → `{ turn_id }`: a turn starts or waits its
+//!   turn; what it does streams as `session/update`. `/…` is an engine command, `@path` expanded
+//!   as for the link's prompt. -32602 `not_held` on a chat this connection does not hold.
+//! - `chat/steer` `{ session_id, text }` → `{ queued }`: words for the running turn's next step;
+//!   -32602 `not_running` when nothing runs.
+//! - `chat/share` `{ session_id, share, remember? }` → [`chat::params::Sharing`] `{ shared,
+//!   refused, ask, linked }`: announced to the instance (`_lembas/session/announce`) or left
+//!   (`_lembas/session/left`); `remember` keeps the answer for the folder (`chat.share: ask`).
+//!   -32602 `outside` for a chat outside the roots.
+//! - `chat/close` `{ session_id }` → `{}`: let go (left sent when it was shared).
+//! - `chat/configure` `{ session_id, model?, mode?, effort? }` → `{ model, mode, effort }`: the
+//!   link's `_lembas/configure` rules (the mode lowered to the ceiling; -32602 `model`).
+//! - `chat/models` → `[{ id, name }]`: the instance's models for this device.
+//! - `chat/answer` `{ session_id, tool_call_id, answer }` → `{}`: a card's answer in the link's
+//!   shapes (approval, question, plan); first answer wins. -32602 `not_open` when it no longer
+//!   waits.
+//! - `chat/files` (`_lembas/files/search`'s params) → `{ root, files }` and `chat/commands`
+//!   (`{ sessionId?, cwd? }`) → `{ commands }`: the `@` and `/` completions, answered as the link's.
+//!
+//! With `sessions: true`, a subscribed connection is also pushed `card` `{ session_id, card }` (a
+//! card opened, the request as the link gets it), `card/settled` `{ session_id, tool_call_id, by }`
+//! (answered elsewhere, timed out or withdrawn) and `chat/sharing` `{ session_id, sharing }` (a held
+//! chat's sharing changed by itself).
+//!
 //! The desktop's runtime stays up in the link's final states (not logged in, token refused), so
 //! its window can log in through it; a headless `lembas service run` ends in them.
 //!
@@ -86,6 +119,7 @@
 
 mod activity;
 pub mod calls;
+pub mod chat;
 pub mod client;
 pub mod cookie;
 pub mod credentials;

@@ -427,6 +427,16 @@ async fn request(parts: &RuntimeHandles, method: ControlMethod, params: Value) -
         M::TerminalsList | M::TerminalsReplay | M::TerminalsHangUp | M::TerminalsWrite => {
             super::terminals::request(&parts.board, method, params).await
         }
+        M::ChatOpen
+        | M::ChatPrompt
+        | M::ChatSteer
+        | M::ChatShare
+        | M::ChatClose
+        | M::ChatConfigure
+        | M::ChatModels
+        | M::ChatAnswer
+        | M::ChatFiles
+        | M::ChatCommands => super::chat::request(parts, method, params).await,
         M::ShownList => {
             serve_call(call::ShownList, params, |asked| async move {
                 Ok(parts.engine.shown_list(asked.session_id.as_deref()))

@@ -5,7 +5,7 @@
 //! compaction, and a turn `/undo` or a rewind took out stays, marked: the work happened.
 
 use lembas_protocol::permission::ApprovalOption;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -25,7 +25,7 @@ const ARGUMENTS_SHOWN: usize = 2_000;
 /// working for days must not make that read megabytes.
 pub const TURNS_SHOWN: usize = 200;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Timeline {
     pub session_id: String,
@@ -41,7 +41,7 @@ pub struct Timeline {
     pub turns: Vec<TimelineTurn>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TimelineTurn {
     /// Absent in sessions written before turns had ids (those cannot be put back).
@@ -58,7 +58,7 @@ pub struct TimelineTurn {
 }
 
 /// A turn's files put back from its copies.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PutBack {
     pub at_ms: u64,
@@ -67,7 +67,7 @@ pub struct PutBack {
     pub left: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Step {
     pub tool_call_id: String,
@@ -83,7 +83,7 @@ pub struct Step {
 }
 
 /// What the call ran or changed, as the device saw it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Did {
@@ -101,7 +101,7 @@ pub enum Did {
 }
 
 /// What let a call run or stopped it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Decided {
     /// `allow`, `ask` or `deny`: the verdict before anyone answered.
@@ -115,7 +115,7 @@ pub struct Decided {
     pub at_ms: Option<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct StepResult {
     pub status: StepStatus,
@@ -124,7 +124,7 @@ pub struct StepResult {
     pub cut: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
