@@ -5,8 +5,8 @@
 
 use lembas_device::control::calls::call;
 use lembas_device::control::chat::params::{
-    CardShown, ChatAnswerParams, ChatModel, ChatOpened, ConfigureParams, OpenParams, PromptParams, ShareParams,
-    Sharing, SharingChanged, SteerParams, TakenDown,
+    CardShown, ChatAnswerParams, ChatModel, ChatOpened, ConfigureParams, OpenParams, PromptParams,
+    ShareParams, Sharing, SharingChanged, SteerParams, TakenDown,
 };
 use lembas_device::control::params::{ListedSession, SessionParams, Streams};
 use lembas_device::control::{CallError, Client, Subscription};
@@ -44,13 +44,23 @@ pub enum Heard {
     Configured(lembas_device::control::chat::params::Configured),
     Models(Vec<ChatModel>),
     Sessions(Vec<ListedSession>),
-    Files { query: String, found: FilesFound },
+    Files {
+        query: String,
+        found: FilesFound,
+    },
     /// A request that needs no more than its success.
     Done,
     /// A request refused or failed: what was asked and the runtime's sentence.
-    Failed { what: &'static str, why: String, reason: Option<String> },
+    Failed {
+        what: &'static str,
+        why: String,
+        reason: Option<String>,
+    },
     /// A session's update (every session's: the loop keeps its chat's).
-    Update { session_id: String, update: Value },
+    Update {
+        session_id: String,
+        update: Value,
+    },
     Card(CardShown),
     Settled(TakenDown),
     Sharing(SharingChanged),
@@ -79,7 +89,11 @@ pub async fn subscribed(client: Client) -> Result<Subscription, CallError> {
 }
 
 /// Runs the connection until the front end stops asking (its sender dropped) or the runtime goes.
-pub async fn serve(mut link: Subscription, mut requests: mpsc::Receiver<Request>, heard: mpsc::Sender<Heard>) {
+pub async fn serve(
+    mut link: Subscription,
+    mut requests: mpsc::Receiver<Request>,
+    heard: mpsc::Sender<Heard>,
+) {
     loop {
         tokio::select! {
             request = requests.recv() => {
@@ -144,22 +158,40 @@ async fn carry_out(link: &mut Subscription, request: Request) -> Heard {
             .map(|_| ()),
         Request::Answer(params) => link.ask(call::ChatAnswer, params).await.map(|_| ()),
         Request::Share(params) => {
-            return answered("change the sharing", link.ask(call::ChatShare, params).await, Heard::Shared);
+            return answered(
+                "change the sharing",
+                link.ask(call::ChatShare, params).await,
+                Heard::Shared,
+            );
         }
         Request::Configure(params) => {
-            return answered("change the chat", link.ask(call::ChatConfigure, params).await, Heard::Configured);
+            return answered(
+                "change the chat",
+                link.ask(call::ChatConfigure, params).await,
+                Heard::Configured,
+            );
         }
         Request::Models => {
-            return answered("list the models", link.ask(call::ChatModels, Empty {}).await, Heard::Models);
+            return answered(
+                "list the models",
+                link.ask(call::ChatModels, Empty {}).await,
+                Heard::Models,
+            );
         }
         Request::Sessions => {
-            return answered("list the chats", link.ask(call::SessionsList, Empty {}).await, Heard::Sessions);
+            return answered(
+                "list the chats",
+                link.ask(call::SessionsList, Empty {}).await,
+                Heard::Sessions,
+            );
         }
         Request::Files(params) => {
             let query = params.query.clone();
-            return answered("search the files", link.ask(call::ChatFiles, params).await, |found| {
-                Heard::Files { query, found }
-            });
+            return answered(
+                "search the files",
+                link.ask(call::ChatFiles, params).await,
+                |found| Heard::Files { query, found },
+            );
         }
         Request::Close(session_id) => {
             let _ = link.ask(call::ChatClose, SessionParams { session_id }).await;

@@ -271,8 +271,8 @@ fn card_lines(app: &App, width: usize) -> Vec<Line<'static>> {
             headline,
             reason,
             purpose,
+            always,
             detail,
-            ..
         } => {
             lines.extend(
                 wrap(headline, inner)
@@ -292,6 +292,11 @@ fn card_lines(app: &App, width: usize) -> Vec<Line<'static>> {
                     cut(&format!("  {row}"), width),
                     detail_style(row, ToolKind::Other),
                 )));
+            }
+            if !always.is_empty() {
+                lines.push(Line::from(
+                    cut(&format!("Allow for this chat covers: {always}"), width).dim(),
+                ));
             }
         }
         CardKind::Question { why, typed, .. } => {

@@ -30,6 +30,7 @@ impl InputLine {
         self.text.is_empty()
     }
 
+    #[cfg(test)]
     pub fn cursor(&self) -> usize {
         self.cursor
     }
@@ -41,6 +42,7 @@ impl InputLine {
     }
 
     /// Replaces the whole text, the cursor at its end.
+    #[cfg(test)]
     pub fn set(&mut self, text: &str) {
         self.text = text.to_string();
         self.cursor = self.text.len();

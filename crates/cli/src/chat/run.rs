@@ -68,7 +68,8 @@ fn folder(asked: Option<&Path>) -> Result<PathBuf, String> {
         Some(path) => path.to_path_buf(),
         None => std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?,
     };
-    let resolved = std::fs::canonicalize(&asked).map_err(|e| format!("cannot open {}: {e}", asked.display()))?;
+    let resolved =
+        std::fs::canonicalize(&asked).map_err(|e| format!("cannot open {}: {e}", asked.display()))?;
     if !resolved.is_dir() {
         return Err(format!("{} is not a folder", asked.display()));
     }
@@ -125,7 +126,8 @@ async fn connect_or_host(setup: &Setup) -> Result<(Client, Option<Runtime>), Str
     lembas_device::log_file::init_file_only(&setup.dirs, "chat");
     // Waiting in a final state (not logged in, token refused) rather than ending: the chat says
     // why it cannot start and the person reads it.
-    let hosted = Runtime::start_with(setup.clone(), "lembas chat", AtFinal::Wait).map_err(|e| e.to_string())?;
+    let hosted =
+        Runtime::start_with(setup.clone(), "lembas chat", AtFinal::Wait).map_err(|e| e.to_string())?;
     let started = Instant::now();
     loop {
         match Client::connect(&setup.dirs).await {
@@ -229,7 +231,12 @@ impl Screen {
             }
             if self.app.quitting && leaving.is_none() {
                 leaving = Some(Instant::now());
-                if self.app.facts.disconnected || requests.send(Request::Close(self.session_id.clone())).await.is_err() {
+                if self.app.facts.disconnected
+                    || requests
+                        .send(Request::Close(self.session_id.clone()))
+                        .await
+                        .is_err()
+                {
                     break;
                 }
             }
@@ -298,7 +305,7 @@ impl Screen {
                 ..OpenParams::default()
             }),
             Action::SearchFiles(query) => Request::Files(FilesSearchParams {
-                session_id: Some(session_id),
+                session_id: Some(session_id.as_str().into()),
                 cwd: None,
                 query,
                 limit: Some(8),
@@ -336,7 +343,11 @@ impl Screen {
                 let before = app.facts.sharing.shared;
                 app.facts.sharing = sharing_view(&changed.sharing);
                 if before && !changed.sharing.shared {
-                    let why = changed.sharing.refused.as_deref().unwrap_or("the runtime stopped it");
+                    let why = changed
+                        .sharing
+                        .refused
+                        .as_deref()
+                        .unwrap_or("the runtime stopped it");
                     app.conversation.note(format!("No longer shared: {why}."));
                 }
             }
@@ -354,9 +365,7 @@ impl Screen {
                 app.conversation.mode = now.mode.as_str().to_string();
                 app.conversation.note(format!(
                     "Now {} · {} · effort {}",
-                    app.facts.model,
-                    app.conversation.mode,
-                    app.facts.effort
+                    app.facts.model, app.conversation.mode, app.facts.effort
                 ));
             }
             Heard::Models(models) => {
@@ -395,7 +404,9 @@ impl Screen {
             Heard::Files { query, found } => app.files_found(&query, &found),
             Heard::Linked(up) => app.facts.sharing.linked = up,
             Heard::Failed { what, why, reason } => match reason.as_deref() {
-                Some("not_open") => app.conversation.note("That card had already been answered elsewhere."),
+                Some("not_open") => app
+                    .conversation
+                    .note("That card had already been answered elsewhere."),
                 Some("not_running") => app.conversation.note("Nothing is running now."),
                 _ => app.conversation.note(format!("Could not {what}: {why}")),
             },
@@ -403,10 +414,16 @@ impl Screen {
                 app.facts.disconnected = true;
                 app.cards.clear();
                 app.conversation.busy = false;
-                app.conversation
-                    .note("The LLeMbas runtime stopped. The chat is kept: /quit, then lembas chat -c continues it.");
+                app.conversation.note(
+                    "The LLeMbas runtime stopped. The chat is kept: /quit, then lembas chat -c continues it.",
+                );
             }
-            Heard::Done | Heard::Closed | Heard::Update { .. } | Heard::Card(_) | Heard::Settled(_) | Heard::Sharing(_) => {}
+            Heard::Done
+            | Heard::Closed
+            | Heard::Update { .. }
+            | Heard::Card(_)
+            | Heard::Settled(_)
+            | Heard::Sharing(_) => {}
         }
     }
 }

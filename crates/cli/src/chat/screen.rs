@@ -178,10 +178,17 @@ pub fn entries_of(timeline: &Timeline) -> Vec<Entry> {
         entries.push(Entry::You(turn.prompt.clone()));
         for step in &turn.steps {
             let (kind, detail) = match &step.did {
-                Did::Command { command } => (ToolKind::Execute, command.lines().map(|l| format!("$ {l}")).collect()),
+                Did::Command { command } => (
+                    ToolKind::Execute,
+                    command.lines().map(|l| format!("$ {l}")).collect(),
+                ),
                 Did::Change { diff, .. } => (
                     ToolKind::Edit,
-                    diff.as_deref().unwrap_or("").lines().map(str::to_string).collect(),
+                    diff.as_deref()
+                        .unwrap_or("")
+                        .lines()
+                        .map(str::to_string)
+                        .collect(),
                 ),
                 Did::Call { .. } => (ToolKind::Other, Vec::new()),
             };
@@ -202,7 +209,9 @@ pub fn entries_of(timeline: &Timeline) -> Vec<Entry> {
             entries.push(Entry::Agent(turn.reply.clone()));
         }
         if turn.rewound {
-            entries.push(Entry::Note("(this turn was taken out of the conversation)".to_string()));
+            entries.push(Entry::Note(
+                "(this turn was taken out of the conversation)".to_string(),
+            ));
         }
     }
     entries
