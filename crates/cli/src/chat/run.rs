@@ -98,6 +98,8 @@ async fn chat(setup: &Setup, cwd: PathBuf, options: Options) -> ExitCode {
         model: options.model,
         share: options.share,
     };
+    // --share or --no-share answered the folder's question for this chat.
+    let asked = options.share.is_some();
     let opened = match link.ask(call::ChatOpen, open).await {
         Ok(opened) => opened,
         Err(e) => {
@@ -111,6 +113,9 @@ async fn chat(setup: &Setup, cwd: PathBuf, options: Options) -> ExitCode {
     };
     let mut screen = Screen::new(App::new(facts), cwd, setup.dirs.home.clone());
     screen.opened(opened);
+    if asked {
+        screen.app.asking_share = false;
+    }
     let code = screen.run(link).await;
     stop_hosted(hosted, code).await
 }

@@ -1,0 +1,237 @@
+//! `lembas chat` as a person drives it: the real binary in a real terminal (tmux), the real runtime
+//! (`lembas service run`, or the one the chat hosts itself), the reference peer as the instance and
+//! its scripted model. Run inside `scripts/with-keyring`.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod tmux;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::*;
+use lembas_peer::{LinkHandle, ModelReply, Part, Peer, PeerConfig};
+use serde_json::json;
+use tmux::Tmux;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A linked device (`lembas service run` against the peer), remote work on in `<home>/work`.
+struct Device {
+    peer: Peer,
+    home: Home,
+    _service: Service,
+    _link: LinkHandle,
+}
+
+async fn linked() -> Device {
+    store_token();
+    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
+    let home = Home::new();
+    home.config_with_work(&peer.url(), "");
+    let service = home.service();
+    let mut link = peer.next_link(WAIT).await.unwrap();
+    link.hello(WAIT).await.unwrap();
+    link.initialize(WAIT).await.unwrap();
+    Device {
+        peer,
+        home,
+        _service: service,
+        _link: link,
+    }
+}
+
+/// `lembas chat <args>` in a 100×30 terminal, in the home's `work` folder.
+fn chat(home: &Home, args: &[&str]) -> Tmux {
+    chat_sized(home, args, 100, 30)
+}
+
+fn chat_sized(home: &Home, args: &[&str], width: u16, height: u16) -> Tmux {
+    let work = home.work();
+    let mut all = vec!["chat", "-C", work.to_str().unwrap()];
+    all.extend(args);
+    let env: Vec<(&str, std::path::PathBuf)> = home.env().into_iter().collect();
+    Tmux::start(
+        &home.path(),
+        width,
+        height,
+        &env,
+        env!("CARGO_BIN_EXE_lembas"),
+        &all,
+    )
+}
+
+/// The status line says the chat is ready for words.
+fn ready(t: &Tmux) -> String {
+    t.wait_for("· ready", WAIT)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turns_streamed_answer_shows() {
+    let d = linked().await;
+    d.peer.model().push(ModelReply::Stream {
+        parts: vec![
+            Part::Reasoning("Thinking it over.".into()),
+            Part::Text("Hello from the scripted model.".into()),
+        ],
+        finish_reason: "stop".into(),
+    });
+    let t = chat(&d.home, &["--no-share"]);
+    let first = ready(&t);
+    assert!(
+        first.contains("~/work"),
+        "the status line names the folder:\n{first}"
+    );
+    assert!(first.contains("link up"), "{first}");
+    t.type_text("say hello");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("Hello from the scripted model.", WAIT);
+    assert!(screen.contains("› say hello"), "{screen}");
+    assert!(screen.contains("Thinking it over."), "{screen}");
+    ready(&t);
+    t.type_text("/quit");
+    t.keys(&["Enter"]);
+    t.wait_for("[exited 0]", WAIT);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_card_shows_its_headline_and_keys_and_o_allows_it() {
+    let d = linked().await;
+    d.peer.model().push(ModelReply::tool_call(
+        "call_a",
+        "bash",
+        json!({ "command": "touch made-by-agent.txt && echo made" }),
+    ));
+    d.peer.model().push(ModelReply::text("It is made."));
+    let t = chat(&d.home, &["--no-share"]);
+    ready(&t);
+    t.type_text("make a file");
+    t.keys(&["Enter"]);
+    let card = t.wait_for("d: Deny · o: Allow once · a: Allow for this chat", WAIT);
+    assert!(card.contains("Waiting for you"), "{card}");
+    assert!(card.contains("$ touch made-by-agent.txt && echo made"), "{card}");
+    // The device's headline, never the model's words.
+    assert!(card.contains("Run"), "{card}");
+    assert!(
+        !d.home.work().join("made-by-agent.txt").exists(),
+        "ran before the answer"
+    );
+    std::thread::sleep(Duration::from_millis(400));
+    t.keys(&["o"]);
+    let screen = t.wait_for("It is made.", WAIT);
+    assert!(
+        !screen.contains("d: Deny · o: Allow once"),
+        "the card stays:\n{screen}"
+    );
+    assert!(d.home.work().join("made-by-agent.txt").exists());
+    assert!(read_by_model(&d.peer.model(), "call_a").contains("made"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn esc_cancels_the_running_turn() {
+    let d = linked().await;
+    d.peer.model().push(ModelReply::Stream {
+        parts: vec![Part::Text("Starting a long answer".into()), Part::Hang],
+        finish_reason: "stop".into(),
+    });
+    let t = chat(&d.home, &["--no-share"]);
+    ready(&t);
+    t.type_text("write a long story");
+    t.keys(&["Enter"]);
+    t.wait_for("Starting a long answer", WAIT);
+    t.wait_for("· working", WAIT);
+    t.keys(&["Escape"]);
+    ready(&t);
+    d.peer.model().release();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn continue_opens_the_latest_chat_in_the_folder() {
+    let d = linked().await;
+    d.peer.model().push(ModelReply::text("Noted: kiwi."));
+    let t = chat(&d.home, &["--no-share"]);
+    ready(&t);
+    t.type_text("remember kiwi");
+    t.keys(&["Enter"]);
+    t.wait_for("Noted: kiwi.", WAIT);
+    ready(&t);
+    t.type_text("/quit");
+    t.keys(&["Enter"]);
+    t.wait_for("[exited 0]", WAIT);
+    drop(t);
+    let again = chat(&d.home, &["-c", "--no-share"]);
+    let screen = again.wait_for("Noted: kiwi.", WAIT);
+    assert!(screen.contains("› remember kiwi"), "{screen}");
+    drop(again);
+    let fresh = chat(&d.home, &["--no-share"]);
+    let screen = ready(&fresh);
+    assert!(!screen.contains("kiwi"), "a chat without -c is new:\n{screen}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_terminal_too_small_asks_for_room_and_a_resize_storm_leaves_it_working() {
+    let d = linked().await;
+    d.peer.model().push(ModelReply::text("Still here."));
+    let t = chat_sized(&d.home, &["--no-share"], 20, 5);
+    t.wait_for("Make the terminal", WAIT);
+    for i in 0..60u16 {
+        t.resize(10 + (i * 7) % 120, 3 + (i * 5) % 40);
+    }
+    t.resize(100, 30);
+    ready(&t);
+    t.type_text("are you there");
+    t.keys(&["Enter"]);
+    t.wait_for("Still here.", WAIT);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ten_megabytes_pasted_keep_the_input_line_quick() {
+    let d = linked().await;
+    let t = chat(&d.home, &["--no-share"]);
+    ready(&t);
+    let pasted = "0123456789abcdef ".repeat(10 * 1024 * 1024 / 17);
+    t.paste(&pasted, &d.home.path());
+    t.type_text("END");
+    let started = Instant::now();
+    t.wait_until(Duration::from_secs(60), |screen| {
+        screen.contains("0123456789abcdef END")
+    })
+    .unwrap_or_else(|screen| panic!("the typed end never showed after the paste:\n{screen}"));
+    // After the paste was read, a keystroke echoes at once.
+    let typed = Instant::now();
+    t.type_text("Z");
+    t.wait_for("ENDZ", Duration::from_secs(5));
+    assert!(
+        typed.elapsed() < Duration::from_secs(2),
+        "a keystroke after a 10 MB paste took {:?} (the paste {:?})",
+        typed.elapsed(),
+        started.elapsed()
+    );
+    t.keys(&["C-u"]);
+    t.wait_until(WAIT, |screen| !screen.contains("ENDZ")).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_no_runtime_running_the_chat_hosts_one_and_says_so() {
+    store_token();
+    let peer = Peer::start(PeerConfig::with_token(TOKEN)).await.unwrap();
+    let home = Home::new();
+    home.config_with_work(&peer.url(), "");
+    peer.model().push(ModelReply::text("Answered without a service."));
+    let t = chat(&home, &["--no-share"]);
+    let screen = ready(&t);
+    assert!(screen.contains("runtime in this terminal"), "{screen}");
+    t.type_text("hello");
+    t.keys(&["Enter"]);
+    t.wait_for("Answered without a service.", WAIT);
+    // Its log goes to the log file, never on the screen.
+    assert!(!t.screen().contains(" INFO "), "{}", t.screen());
+    t.type_text("/quit");
+    t.keys(&["Enter"]);
+    t.wait_for("[exited 0]", WAIT);
+    assert!(
+        !Path::new(&home.socket()).exists()
+            || std::os::unix::net::UnixStream::connect(home.socket()).is_err(),
+        "the hosted runtime stopped with the chat"
+    );
+}
