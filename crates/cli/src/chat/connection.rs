@@ -61,7 +61,7 @@ pub enum Heard {
         session_id: String,
         update: Value,
     },
-    Card(CardShown),
+    Card(Box<CardShown>),
     Settled(TakenDown),
     Sharing(SharingChanged),
     /// The link is up (true) or not.
@@ -132,7 +132,7 @@ fn read_push(method: &str, params: Value) -> Option<Heard> {
                 update: pushed.update,
             }
         }
-        ControlPush::Card => Heard::Card(serde_json::from_value(params).ok()?),
+        ControlPush::Card => Heard::Card(Box::new(serde_json::from_value(params).ok()?)),
         ControlPush::CardSettled => Heard::Settled(serde_json::from_value(params).ok()?),
         ControlPush::ChatSharing => Heard::Sharing(serde_json::from_value(params).ok()?),
         ControlPush::Status => {
