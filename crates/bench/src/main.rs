@@ -5,6 +5,7 @@
 mod agent;
 mod bash_judge;
 mod card_latency;
+mod chat_screen;
 mod compaction;
 mod device;
 mod editor;
@@ -63,6 +64,9 @@ struct Plan {
     loads: usize,
     /// Approval cards timed to the window and the notification.
     cards: usize,
+    /// Keys typed into `lembas chat`, and chunks streamed to its screen.
+    chat_keys: usize,
+    chat_tokens: u64,
 }
 
 impl Plan {
@@ -90,6 +94,8 @@ impl Plan {
             mcp_calls: 100,
             loads: 5,
             cards: 20,
+            chat_keys: 500,
+            chat_tokens: 200,
         }
     }
 
@@ -117,6 +123,8 @@ impl Plan {
             mcp_calls: 20,
             loads: 2,
             cards: 3,
+            chat_keys: 50,
+            chat_tokens: 30,
         }
     }
 }
@@ -223,6 +231,11 @@ async fn measure(plan: &Plan) -> anyhow::Result<Vec<Row>> {
         &mut rows,
         &file_search::ROWS,
         file_search::run(&mut instance, plan.search_files, plan.searches).await,
+    );
+    collect(
+        &mut rows,
+        &chat_screen::ROWS,
+        chat_screen::run(&mut instance, plan.chat_keys, plan.chat_tokens).await,
     );
     // Last: it puts this process in a home of its own (the tray's host runs here).
     collect(
