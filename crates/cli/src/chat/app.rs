@@ -264,12 +264,17 @@ impl App {
         match key.code {
             KeyCode::Enter if alt || key.modifiers.contains(KeyModifiers::SHIFT) => self.input.insert('\n'),
             KeyCode::Enter | KeyCode::Tab if self.completion.is_open() => {
+                let mut send = false;
                 if let Some(choice) = self.completion.picked() {
+                    send = key.code == KeyCode::Enter && choice.sent_on_enter;
                     let with = choice.replace_with.clone();
                     self.input.replace_word(&with);
                 }
                 self.completion.close();
                 self.file_query = None;
+                if send {
+                    return self.send();
+                }
                 return self.completed_again();
             }
             KeyCode::Enter => return self.send(),
@@ -468,8 +473,8 @@ mod tests {
     fn own_commands_stay_here_and_the_engines_go_as_prompts() {
         let now = Instant::now();
         let mut app = App::new(Facts::default());
-        typed(&mut app, "/unshare", now);
-        app.completion.close();
+        typed(&mut app, "/unsh", now);
+        // Enter takes the completion and sends it.
         assert_eq!(
             app.key(key(KeyCode::Enter), now),
             [Action::Share {

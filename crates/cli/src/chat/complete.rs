@@ -35,6 +35,8 @@ pub fn wanted(line: &InputLine) -> Wanted {
 pub struct Choice {
     pub replace_with: String,
     pub about: String,
+    /// A command that is sent as soon as Enter takes it (one that wants words after it is not).
+    pub sent_on_enter: bool,
 }
 
 /// The choices shown and the one picked.
@@ -80,22 +82,27 @@ impl Completion {
 /// How many choices are shown at most.
 pub const SHOWN: usize = 8;
 
+/// The front end's own commands that want words after them.
+const TAKES_WORDS: [&str; 2] = ["mode", "effort"];
+
 /// The commands whose name starts with `prefix` (the engine's first, then the front end's own),
 /// then those that only contain it.
 pub fn commands(prefix: &str, engine: &[AvailableCommand]) -> Vec<Choice> {
     let all = engine
         .iter()
-        .map(|c| (c.name.as_str(), c.description.as_str()))
-        .chain(OWN.iter().copied())
         // The front end's own win: they never reach the engine.
-        .filter(|(name, _)| {
-            !OWN.iter().any(|(own, _)| own == name) || engine.iter().all(|c| c.name != *name)
-        });
+        .filter(|c| !OWN.iter().any(|(own, _)| *own == c.name))
+        .map(|c| (c.name.as_str(), c.description.as_str(), c.input.is_none()))
+        .chain(
+            OWN.iter()
+                .map(|(name, about)| (*name, *about, !TAKES_WORDS.contains(name))),
+        );
     let (mut starting, mut containing): (Vec<Choice>, Vec<Choice>) = (Vec::new(), Vec::new());
-    for (name, about) in all {
+    for (name, about, sent_on_enter) in all {
         let choice = Choice {
             replace_with: format!("/{name} "),
             about: about.to_string(),
+            sent_on_enter,
         };
         if name.starts_with(prefix) {
             starting.push(choice);
@@ -125,6 +132,7 @@ pub fn files(found: &FilesFound) -> Vec<Choice> {
                     format!("@{} ", file.path)
                 },
                 about: if dir { "folder" } else { "file" }.to_string(),
+                sent_on_enter: false,
             }
         })
         .collect()
@@ -175,6 +183,13 @@ mod tests {
         let all = commands("", &list);
         assert_eq!(all.len(), SHOWN);
         assert_eq!(all[0].about, "the engine's compact");
+        let mode = commands("mod", &list);
+        assert_eq!(
+            mode.iter()
+                .map(|c| (c.replace_with.as_str(), c.sent_on_enter))
+                .collect::<Vec<_>>(),
+            [("/model ", true), ("/mode ", false)]
+        );
     }
 
     #[test]

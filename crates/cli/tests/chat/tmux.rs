@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 pub struct Tmux {
@@ -20,7 +21,9 @@ impl Tmux {
         program: &str,
         args: &[&str],
     ) -> Tmux {
-        let socket = dir.join(format!("tmux-{}.sock", std::process::id()));
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, Ordering::Relaxed);
+        let socket = dir.join(format!("tmux-{n}.sock"));
         let tmux = Tmux { socket };
         let mut command = vec!["env".to_string()];
         command.extend(env.iter().map(|(k, v)| format!("{k}={}", v.display())));
