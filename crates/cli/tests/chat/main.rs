@@ -235,3 +235,59 @@ async fn with_no_runtime_running_the_chat_hosts_one_and_says_so() {
         "the hosted runtime stopped with the chat"
     );
 }
+
+/// The README's picture of `lembas chat` (docs/screenshots/lembas-chat.txt), taken from the screen
+/// of a real chat waiting on a card; written again with `LEMBAS_GENERATE=1`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_readme_screenshot_is_a_real_screen() {
+    let d = linked().await;
+    std::fs::write(d.home.work().join("notes.txt"), "one\ntwo\n").unwrap();
+    d.peer.model().push(ModelReply::Stream {
+        parts: vec![
+            Part::Reasoning("They want the notes counted, then tidied.".into()),
+            Part::Text("Counting the lines first.".into()),
+            Part::ToolCall {
+                id: "call_1".into(),
+                name: "bash".into(),
+                arguments: json!({ "command": "wc -l notes.txt" }).to_string(),
+            },
+        ],
+        finish_reason: "tool_calls".into(),
+    });
+    d.peer.model().push(ModelReply::Stream {
+        parts: vec![
+            Part::Text("Two lines. Removing the old copy next.".into()),
+            Part::ToolCall {
+                id: "call_2".into(),
+                name: "bash".into(),
+                arguments: json!({ "command": "rm -f notes.old && echo removed" }).to_string(),
+            },
+        ],
+        finish_reason: "tool_calls".into(),
+    });
+    d.peer
+        .model()
+        .push(ModelReply::text("Done: notes.txt has 2 lines."));
+    let t = chat_sized(&d.home, &["--no-share"], 92, 24);
+    ready(&t);
+    t.type_text("count the lines in notes.txt and remove notes.old");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("o: Allow once", WAIT);
+    assert!(
+        screen.contains("2 notes.txt"),
+        "the first command's output shows:\n{screen}"
+    );
+    assert!(screen.contains("$ rm -f notes.old && echo removed"), "{screen}");
+    let kept = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/screenshots/lembas-chat.txt");
+    let shot: String = screen.lines().map(|l| format!("{}\n", l.trim_end())).collect();
+    if std::env::var_os("LEMBAS_GENERATE").is_some() {
+        std::fs::write(&kept, &shot).unwrap();
+    }
+    assert!(
+        kept.exists(),
+        "docs/screenshots/lembas-chat.txt: run with LEMBAS_GENERATE=1"
+    );
+    std::thread::sleep(Duration::from_millis(400));
+    t.keys(&["o"]);
+    t.wait_for("Done: notes.txt has 2 lines.", WAIT);
+}
