@@ -2,6 +2,7 @@
 //! (`lembas service run`, or the one the chat hosts itself), the reference peer as the instance and
 //! its scripted model. Run inside `scripts/with-keyring`.
 
+mod cards;
 #[path = "../common/mod.rs"]
 mod common;
 mod tmux;
@@ -21,7 +22,7 @@ struct Device {
     peer: Peer,
     home: Home,
     _service: Service,
-    _link: LinkHandle,
+    link: LinkHandle,
 }
 
 async fn linked() -> Device {
@@ -37,7 +38,7 @@ async fn linked() -> Device {
         peer,
         home,
         _service: service,
-        _link: link,
+        link,
     }
 }
 
@@ -59,6 +60,12 @@ fn chat_sized(home: &Home, args: &[&str], width: u16, height: u16) -> Tmux {
         env!("CARGO_BIN_EXE_lembas"),
         &all,
     )
+}
+
+/// A card takes no key in its first 0.3 s (a key meant for the line must not answer it): a person
+/// reads it first.
+fn read_the_card() {
+    std::thread::sleep(Duration::from_millis(400));
 }
 
 /// The status line says the chat is ready for words.
@@ -116,7 +123,7 @@ async fn an_approval_card_shows_its_headline_and_keys_and_o_allows_it() {
         !d.home.work().join("made-by-agent.txt").exists(),
         "ran before the answer"
     );
-    std::thread::sleep(Duration::from_millis(400));
+    read_the_card();
     t.keys(&["o"]);
     let screen = t.wait_for("It is made.", WAIT);
     assert!(
@@ -287,7 +294,7 @@ async fn the_readme_screenshot_is_a_real_screen() {
         kept.exists(),
         "docs/screenshots/lembas-chat.txt: run with LEMBAS_GENERATE=1"
     );
-    std::thread::sleep(Duration::from_millis(400));
+    read_the_card();
     t.keys(&["o"]);
     t.wait_for("Done: notes.txt has 2 lines.", WAIT);
 }
