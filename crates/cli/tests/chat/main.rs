@@ -5,6 +5,7 @@
 mod cards;
 #[path = "../common/mod.rs"]
 mod common;
+mod composer;
 mod tmux;
 
 use std::path::Path;
