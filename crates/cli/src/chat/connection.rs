@@ -108,6 +108,8 @@ pub async fn serve(
                     return;
                 }
             }
+            // Dropped when a request comes first: a line half read at that moment is lost (the
+            // control client keeps no partial line), and the next one is read whole.
             pushed = link.next_notification() => {
                 let Some((method, params)) = pushed else {
                     let _ = heard.send(Heard::Gone).await;

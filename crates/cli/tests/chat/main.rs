@@ -299,3 +299,23 @@ async fn the_readme_screenshot_is_a_real_screen() {
     t.keys(&["o"]);
     t.wait_for("Done: notes.txt has 2 lines.", WAIT);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_twice_leaves_and_a_refusal_before_the_screen_is_a_line() {
+    let d = linked().await;
+    let t = chat(&d.home, &["--no-share"]);
+    ready(&t);
+    t.type_text("half a thought");
+    t.keys(&["C-c"]);
+    let screen = t.wait_for("Ctrl-C again to leave", WAIT);
+    assert!(
+        !screen.contains("half a thought"),
+        "the first Ctrl-C clears the line:\n{screen}"
+    );
+    t.keys(&["C-c"]);
+    t.wait_for("[exited 0]", WAIT);
+    drop(t);
+    let refused = chat(&d.home, &["--model", "no/such-model"]);
+    let screen = refused.wait_for("[exited 1]", WAIT);
+    assert!(screen.contains("lembas: cannot open the chat:"), "{screen}");
+}
