@@ -143,3 +143,43 @@ async fn the_share_question_is_asked_once_per_folder() {
         "the folder's answer was yes:\n{screen}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_card_arriving_while_typing_keeps_the_text_and_tab_goes_to_it() {
+    let d = linked().await;
+    d.peer.model().push(ModelReply::Stream {
+        parts: vec![
+            Part::Text("One moment.".into()),
+            Part::Hang,
+            Part::ToolCall {
+                id: "call_t".into(),
+                name: "bash".into(),
+                arguments: json!({ "command": "rm -f draft.txt && echo dropped" }).to_string(),
+            },
+        ],
+        finish_reason: "tool_calls".into(),
+    });
+    d.peer.model().push(ModelReply::text("Dropped."));
+    let t = chat(&d.home, &["--no-share"]);
+    ready(&t);
+    t.type_text("tidy up");
+    t.keys(&["Enter"]);
+    t.wait_for("One moment.", WAIT);
+    t.type_text("and then do");
+    t.wait_for("› and then do", WAIT);
+    d.peer.model().release();
+    let screen = t.wait_for("Tab: answer the card", WAIT);
+    assert!(screen.contains("› and then do"), "the text stays:\n{screen}");
+    // Typed on: the keys go to the line, not the card.
+    t.type_text(" more");
+    t.wait_for("› and then do more", WAIT);
+    t.keys(&["Tab"]);
+    t.wait_for("o: Allow once", WAIT);
+    read_the_card();
+    t.keys(&["o"]);
+    let screen = t.wait_for("Dropped.", WAIT);
+    assert!(
+        screen.contains("› and then do more"),
+        "the text is still there:\n{screen}"
+    );
+}
