@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use crate::agent;
 use crate::device::lembas_binary;
 use crate::instance::LeanInstance;
-use crate::model_server::Reply;
+use crate::model_server::{MODEL, Reply};
 use crate::raw_pty::RawPty;
 use crate::report::{Row, ms};
 use crate::stats::{max, percentile};
@@ -36,8 +36,9 @@ const SHOWN_WITHIN: Duration = Duration::from_secs(30);
 const TOKEN_GAP: Duration = Duration::from_millis(20);
 /// The first streamed chunk's number: every chunk's text is five digits, so none contains another.
 const FIRST_TOKEN: u64 = 10_000;
-/// The last stored message's words, on the first screen of a stored chat.
-const LAST_WORDS: &str = "sum of the sizes.";
+/// The last stored message's last word, on the first screen of a stored chat (one word: a frame
+/// skips the blank cells between words, so words come apart in the output).
+const LAST_WORDS: &str = "sizes.";
 
 pub async fn run(instance: &mut LeanInstance, rounds: usize, tokens: u64) -> anyhow::Result<Vec<Row>> {
     let home = agent::home(&instance.url())?;
@@ -63,7 +64,8 @@ pub async fn run(instance: &mut LeanInstance, rounds: usize, tokens: u64) -> any
         small_took.push(open(home.path(), &small)?);
     }
 
-    let mut chat = ChatPty::start(home.path(), &fresh, &[])?;
+    // The bench's instance serves no default model: the chat names its one.
+    let mut chat = ChatPty::start(home.path(), &fresh, &["--model", MODEL])?;
     chat.wait_for("· ready", SHOWN_WITHIN)?;
     let echoed = chat.echo(rounds)?;
     let raw = raw_echo(home.path(), rounds)?;
@@ -198,10 +200,12 @@ impl ChatPty {
         let mut seen = Vec::new();
         loop {
             let left = end.saturating_duration_since(Instant::now());
-            let (_, chunk) = self
-                .output
-                .recv_timeout(left)
-                .map_err(|_| anyhow!("lembas chat never showed {text:?}"))?;
+            let Ok((_, chunk)) = self.output.recv_timeout(left) else {
+                bail!(
+                    "lembas chat never showed {text:?}; it wrote: {:?}",
+                    printed(&seen)
+                );
+            };
             seen.extend_from_slice(&chunk);
             if seen.windows(text.len()).any(|w| w == text.as_bytes()) {
                 return Ok(());
@@ -269,6 +273,28 @@ impl ChatPty {
         }
         Ok(drawn)
     }
+}
+
+/// The printed characters of terminal output, its escape sequences left out (for an error).
+fn printed(output: &[u8]) -> String {
+    let text = String::from_utf8_lossy(output);
+    let mut shown = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI: up to its final byte; anything else: the one character after ESC.
+            if chars.next_if_eq(&'[').is_some() {
+                while chars.next().is_some_and(|c| !('@'..='~').contains(&c)) {}
+            } else {
+                chars.next();
+            }
+            shown.push(' ');
+        } else if !c.is_control() {
+            shown.push(c);
+        }
+    }
+    let words: Vec<&str> = shown.split_whitespace().collect();
+    words.join(" ").chars().take(2000).collect()
 }
 
 impl Drop for ChatPty {

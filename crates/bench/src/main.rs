@@ -137,9 +137,10 @@ fn main() -> std::process::ExitCode {
         Some(sandbox::IN_PROCESS_FLAG) => sandbox::measure_in_process(&args[1..]),
         Some("--quick") if args.len() == 1 => run(Plan::quick()),
         Some("--sandbox") if args.len() == 1 => sandbox_only(Plan::full().sandboxed_runs),
+        Some("--chat") if args.len() == 1 => chat_only(&Plan::full()),
         None => run(Plan::full()),
         _ => {
-            eprintln!("usage: lembas-bench [--quick | --sandbox]");
+            eprintln!("usage: lembas-bench [--quick | --sandbox | --chat]");
             return std::process::ExitCode::from(2);
         }
     };
@@ -156,6 +157,21 @@ fn main() -> std::process::ExitCode {
 fn sandbox_only(runs: usize) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let rows = runtime.block_on(sandbox::run(runs))?;
+    print!("{}", report::render(&rows));
+    Ok(())
+}
+
+/// `lembas chat`'s rows alone, as the full run measures them (for a change to the chat).
+fn chat_only(plan: &Plan) -> anyhow::Result<()> {
+    device::store_token()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rows = runtime.block_on(async {
+        let mut instance = LeanInstance::start().await?;
+        let measured = chat_screen::run(&mut instance, plan.chat_keys, plan.chat_tokens).await;
+        let mut rows = Vec::new();
+        collect(&mut rows, &chat_screen::ROWS, measured);
+        anyhow::Ok(rows)
+    })?;
     print!("{}", report::render(&rows));
     Ok(())
 }

@@ -38,7 +38,7 @@ pub struct Options {
 
 /// How long leaving waits for the runtime to let the chat go.
 const CLOSE_WITHIN: Duration = Duration::from_secs(3);
-/// The screen is drawn again at least this often (the Ctrl-C hint's end, a card's settle time).
+/// How often the clock's part of the screen (the Ctrl-C hint's end) is looked at.
 const TICK: Duration = Duration::from_millis(250);
 
 pub fn run(setup: &Setup, options: Options) -> ExitCode {
@@ -201,15 +201,22 @@ impl Screen {
         let mut keys = terminal_events();
         let mut tick = tokio::time::interval(TICK);
         let mut leaving: Option<Instant> = None;
+        // Drawn when something changed (each branch below says); a tick changes only the Ctrl-C hint.
+        let mut dirty = true;
+        let mut hinted = false;
         loop {
             let now = Instant::now();
-            if terminal.draw(|frame| draw::draw(frame, &self.app, now)).is_err() {
-                break;
+            if dirty {
+                if terminal.draw(|frame| draw::draw(frame, &self.app, now)).is_err() {
+                    break;
+                }
+                hinted = self.app.ctrl_c_pending(now);
             }
             tokio::select! {
                 event = keys.recv() => {
                     let Some(event) = event else { break };
                     self.terminal_event(event, &requests).await;
+                    dirty = true;
                 }
                 said = heard.recv() => {
                     let Some(said) = said else { break };
@@ -217,22 +224,30 @@ impl Screen {
                         break;
                     }
                     self.heard(said);
+                    dirty = true;
                 }
-                _ = tick.tick() => {}
+                _ = tick.tick() => {
+                    dirty = self.app.ctrl_c_pending(Instant::now()) != hinted;
+                }
             }
             // Everything else that came together, before one draw.
+            let mut closed = false;
             for _ in 0..4096 {
                 if let Ok(event) = keys.try_recv() {
                     self.terminal_event(event, &requests).await;
                 } else if let Ok(said) = heard.try_recv() {
                     if matches!(said, Heard::Closed) {
-                        leaving = Some(Instant::now() - CLOSE_WITHIN);
+                        closed = true;
                         break;
                     }
                     self.heard(said);
                 } else {
                     break;
                 }
+                dirty = true;
+            }
+            if closed {
+                break;
             }
             if self.app.quitting && leaving.is_none() {
                 leaving = Some(Instant::now());
