@@ -108,6 +108,8 @@ async fn a_shared_chat_is_announced_runs_the_instances_prompt_and_is_left() {
         .recv_notification("_lembas/session/announce", WAIT)
         .await
         .unwrap();
+    // The schema covers it as an extension notification of the agent.
+    validate_acp("AgentNotification", &announce).unwrap_or_else(|e| panic!("{e}: {announce}"));
     let said = &announce["params"];
     assert_eq!(said["sessionId"], session.as_str(), "{said}");
     assert_eq!(
@@ -612,4 +614,226 @@ async fn bad_chat_requests_are_refused_with_their_reason() {
         )
         .await
         .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_waits_at_both_ends_and_the_front_ends_answer_reaches_the_model() {
+    let mut l = linked("").await;
+    std::fs::create_dir_all(&l.work).unwrap();
+    let mut front = front_end(&l.home).await;
+    let opened = front
+        .ask(call::ChatOpen, open_in(&l.work, Some(true)))
+        .await
+        .unwrap();
+    let session = opened.session_id.clone();
+    let args = json!({ "questions": [{ "header": "DB", "question": "Which database?", "options": [{ "label": "SQLite" }, { "label": "Postgres" }] }] });
+    l.model().push(ModelReply::tool_call("call_q", "ask_user", args));
+    l.model().push(reply_text("Noted."));
+    front
+        .ask(
+            call::ChatPrompt,
+            PromptParams {
+                session_id: session.clone(),
+                text: "ask me".into(),
+                turn_id: None,
+            },
+        )
+        .await
+        .unwrap();
+    let card = pushed(&mut front, "card", |p| p["session_id"] == session.as_str()).await;
+    assert_eq!(card["card"]["toolCallId"], "call_q", "{card}");
+    let asked = l.link.recv_request("_lembas/question", WAIT).await.unwrap();
+    assert_eq!(asked["params"]["_meta"]["lembas"]["patient"], true, "{asked}");
+    let answer: CardAnswer = serde_json::from_value(
+        json!({ "outcome": "answered", "answers": [{ "kind": "options", "labels": ["Postgres"] }] }),
+    )
+    .unwrap();
+    front
+        .ask(
+            call::ChatAnswer,
+            ChatAnswerParams {
+                session_id: session.clone(),
+                tool_call_id: "call_q".into(),
+                answer,
+            },
+        )
+        .await
+        .unwrap();
+    let taken = l
+        .link
+        .recv_notification("_lembas/permission/settled", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(taken["params"]["toolCallId"], "call_q");
+    pushed(&mut front, "session/update", |p| {
+        p["session_id"] == session.as_str()
+            && p["update"]["sessionUpdate"] == "_lembas_turn"
+            && p["update"]["running"] == false
+    })
+    .await;
+    assert!(
+        tool_text(&l, "call_q").contains("Postgres"),
+        "{}",
+        tool_text(&l, "call_q")
+    );
+    // The instance's late answer changes nothing: the first answer won.
+    l.link
+        .answer(
+            asked["id"].clone(),
+            json!({ "outcome": "answered", "answers": [{ "kind": "options", "labels": ["SQLite"] }] }),
+        )
+        .await
+        .unwrap();
+    assert!(!tool_text(&l, "call_q").contains("SQLite"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_share_decides_a_new_chats_sharing_and_the_answer_to_ask_is_kept_per_folder() {
+    let mut l = linked("").await;
+    std::fs::create_dir_all(&l.work).unwrap();
+    let mut front = front_end(&l.home).await;
+    // ask (the default): not shared until asked; the answer kept for the folder.
+    let first = front.ask(call::ChatOpen, open_in(&l.work, None)).await.unwrap();
+    assert!(!first.sharing.shared && first.sharing.ask, "{:?}", first.sharing);
+    let sharing = front
+        .ask(
+            call::ChatShare,
+            ShareParams {
+                session_id: first.session_id.clone(),
+                share: true,
+                remember: true,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(sharing.shared && !sharing.ask, "{sharing:?}");
+    let kept: Value =
+        serde_json::from_str(&std::fs::read_to_string(l.home.state().join("chat-share.json")).unwrap())
+            .unwrap();
+    let folder = std::fs::canonicalize(&l.work).unwrap().display().to_string();
+    assert_eq!(kept[&folder], true, "{kept}");
+    let second = front.ask(call::ChatOpen, open_in(&l.work, None)).await.unwrap();
+    assert!(second.sharing.shared, "{:?}", second.sharing);
+    l.link
+        .recv_notification("_lembas/session/announce", WAIT)
+        .await
+        .unwrap();
+
+    // never: not from the start, but chat/share still shares.
+    l.home.config_for(
+        &l.peer.url(),
+        &format!("{}chat:\n  share: never\n", remote(&l.work, "")),
+    );
+    let mut deadline = 50;
+    loop {
+        let third = front.ask(call::ChatOpen, open_in(&l.work, None)).await.unwrap();
+        if !third.sharing.shared {
+            let shared = front
+                .ask(
+                    call::ChatShare,
+                    ShareParams {
+                        session_id: third.session_id.clone(),
+                        share: true,
+                        remember: false,
+                    },
+                )
+                .await
+                .unwrap();
+            assert!(shared.shared);
+            break;
+        }
+        front
+            .ask(
+                call::ChatClose,
+                SessionParams {
+                    session_id: third.session_id,
+                },
+            )
+            .await
+            .unwrap();
+        deadline -= 1;
+        assert!(deadline > 0, "chat.share: never was not read");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn latest_continues_the_last_chat_in_the_folder_with_its_timeline_and_completions_answer() {
+    let l = linked("").await;
+    std::fs::create_dir_all(l.work.join("src")).unwrap();
+    std::fs::write(l.work.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let mut front = front_end(&l.home).await;
+    let opened = front
+        .ask(call::ChatOpen, open_in(&l.work, Some(false)))
+        .await
+        .unwrap();
+    assert!(
+        opened.commands.iter().any(|c| c.name == "compact"),
+        "{:?}",
+        opened.commands
+    );
+    l.model().push(reply_text("First answer."));
+    front
+        .ask(
+            call::ChatPrompt,
+            PromptParams {
+                session_id: opened.session_id.clone(),
+                text: "first".into(),
+                turn_id: None,
+            },
+        )
+        .await
+        .unwrap();
+    pushed(&mut front, "session/update", |p| {
+        p["session_id"] == opened.session_id.as_str()
+            && p["update"]["sessionUpdate"] == "_lembas_turn"
+            && p["update"]["running"] == false
+    })
+    .await;
+    let found = front
+        .ask(
+            call::ChatFiles,
+            serde_json::from_value(json!({ "sessionId": opened.session_id, "query": "main" })).unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(found.files.iter().any(|f| f.path == "src/main.rs"), "{found:?}");
+    let commands = front
+        .ask(
+            call::ChatCommands,
+            serde_json::from_value(json!({ "sessionId": opened.session_id })).unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(commands.commands.iter().any(|c| c.name == "undo"));
+    let models = front
+        .ask(call::ChatModels, lembas_protocol::session::Empty {})
+        .await
+        .unwrap();
+    assert!(models.iter().any(|m| m.id == MODEL), "{models:?}");
+    front
+        .ask(
+            call::ChatClose,
+            SessionParams {
+                session_id: opened.session_id.clone(),
+            },
+        )
+        .await
+        .unwrap();
+
+    let again = front
+        .ask(
+            call::ChatOpen,
+            OpenParams {
+                latest: true,
+                share: Some(false),
+                ..open_in(&l.work, None)
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(again.session_id, opened.session_id);
+    assert_eq!(again.timeline.turns.len(), 1, "{:?}", again.timeline);
+    assert_eq!(again.timeline.turns[0].prompt, "first");
+    assert!(again.timeline.turns[0].reply.contains("First answer."));
 }

@@ -24,6 +24,9 @@ use lembas_protocol::card::CardRequest;
 use lembas_protocol::notices::{SessionAnnounce, SessionLeft};
 use lembas_protocol::{LinkMethod, Reason, SessionId};
 
+/// How long letting go of a chat waits for its cancelled turn to end.
+const TURN_END_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A chat a front end holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Holding {
@@ -191,10 +194,12 @@ impl Engine {
             tracing::warn!("the answer to sharing chats in a folder could not be kept: {e}");
         }
         let was = self.holding(session_id).is_some_and(|h| h.shared);
-        self.0.front_ends.set_shared(session_id, share);
         match (was, share) {
-            (false, true) => self.announce(&session).await,
-            (true, false) => self.left(session_id, true).await,
+            (false, true) => self.share_now(&session).await,
+            (true, false) => {
+                self.0.front_ends.set_shared(session_id, false);
+                self.left(session_id, true).await;
+            }
             _ => {}
         }
         Ok(self.sharing(&session))
@@ -238,6 +243,12 @@ impl Engine {
     async fn let_go_of(&self, session: &Arc<Session>) {
         session.cancel();
         self.withdraw_cards_of(&session.id).await;
+        // Still held while the cancelled turn ends: the last of an unshared chat's updates must
+        // not reach the link.
+        let end = tokio::time::Instant::now() + TURN_END_WAIT;
+        while session.status().busy && tokio::time::Instant::now() < end {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
         let available = self.share_refused(session).is_none();
         if let Some(holding) = self.0.front_ends.remove(&session.id)
             && holding.shared
@@ -247,11 +258,17 @@ impl Engine {
         self.sessions().remove(session.id.as_str());
     }
 
-    /// `_lembas/session/announce` for `session`, marked as given to the link's client (which may
-    /// delete it later).
-    async fn announce(&self, session: &Session) {
+    /// Shared by the front end: marked as given to the link's client (which may delete it later),
+    /// and announced.
+    async fn share_now(&self, session: &Session) {
+        self.0.front_ends.set_shared(&session.id, true);
         session.record(Record::ForLinkClient);
         session.flush();
+        self.announce(session).await;
+    }
+
+    /// `_lembas/session/announce` for `session`.
+    async fn announce(&self, session: &Session) {
         let Some(client) = self.client().filter(|c| c.lembas && !self.0.editor) else {
             return;
         };

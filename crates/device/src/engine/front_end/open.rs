@@ -40,11 +40,11 @@ impl Engine {
     /// ends again.
     pub async fn open_chat(&self, connection: u64, start: ChatStart) -> Result<OpenedChat, RpcError> {
         let session = match (&start.session_id, &start.cwd) {
-            (Some(id), _) => self.take_stored(connection, id, start.share)?,
+            (Some(id), _) => self.take_stored(connection, id, start.share).await?,
             (None, Some(cwd)) => {
                 let folder = chat_folder(cwd)?;
                 match self.latest_in(&folder, start.latest)? {
-                    Some(id) => self.take_stored(connection, &id, start.share)?,
+                    Some(id) => self.take_stored(connection, &id, start.share).await?,
                     None => self.new_chat(connection, folder, &start).await?,
                 }
             }
@@ -88,7 +88,12 @@ impl Engine {
     }
 
     /// A stored chat, or one the link holds now (taken over, shared since the instance has it).
-    fn take_stored(&self, connection: u64, id: &str, share: Option<bool>) -> Result<Arc<Session>, RpcError> {
+    async fn take_stored(
+        &self,
+        connection: u64,
+        id: &str,
+        share: Option<bool>,
+    ) -> Result<Arc<Session>, RpcError> {
         let in_memory = self.sessions().get(id).cloned();
         if in_memory.is_none() && (!ids::is_session_id(id) || !self.store().exists(id)) {
             return Err(RpcError::refused(
@@ -121,9 +126,7 @@ impl Engine {
             false => self.shared_from_start(&session, share),
         };
         if shared {
-            self.0.front_ends.set_shared(id, true);
-            let (engine, session) = (self.clone(), session.clone());
-            tokio::spawn(async move { engine.announce(&session).await });
+            self.share_now(&session).await;
         }
         Ok(session)
     }
@@ -171,8 +174,7 @@ impl Engine {
             model,
         });
         if self.shared_from_start(&session, start.share) {
-            self.0.front_ends.set_shared(&id, true);
-            self.announce(&session).await;
+            self.share_now(&session).await;
         }
         Ok(session)
     }
