@@ -103,7 +103,10 @@ pub struct Sharing {
 #[derive(Debug, Clone)]
 pub enum ChatNews {
     /// A card opened in a session, as the link gets it.
-    Card { session_id: String, card: CardRequest },
+    Card {
+        session_id: String,
+        card: Box<CardRequest>,
+    },
     /// A card taken down: `by` who answered it (`client`, `desktop`, `terminal`), or `timeout`,
     /// `withdrawn`.
     Settled {

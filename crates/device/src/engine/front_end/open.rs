@@ -58,7 +58,7 @@ impl Engine {
             if card.session_id() == session.id.as_str() {
                 self.tell_front_ends(super::ChatNews::Card {
                     session_id: session.id.to_string(),
-                    card: card.request.clone(),
+                    card: Box::new(card.request.clone()),
                 });
             }
         }
