@@ -837,3 +837,87 @@ async fn latest_continues_the_last_chat_in_the_folder_with_its_timeline_and_comp
     assert_eq!(again.timeline.turns[0].prompt, "first");
     assert!(again.timeline.turns[0].reply.contains("First answer."));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_local_chat_outside_the_roots_works_in_its_folder_under_the_ceiling_and_stays_here() {
+    let mut l = linked("").await;
+    let other = l.home.path().join("elsewhere");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.md"), "notes\n").unwrap();
+    let mut front = front_end(&l.home).await;
+    // No model named: the login's default.
+    let opened = front
+        .ask(
+            call::ChatOpen,
+            OpenParams {
+                cwd: Some(other.display().to_string()),
+                ..OpenParams::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(opened.model, MODEL);
+    assert!(
+        !opened.sharing.shared && opened.sharing.refused.is_some(),
+        "{:?}",
+        opened.sharing
+    );
+    let session = opened.session_id.clone();
+    // The ceiling holds for the person at the keyboard too.
+    let configured = front
+        .ask(
+            call::ChatConfigure,
+            ConfigureParams {
+                session_id: session.clone(),
+                model: None,
+                mode: Some(lembas_protocol::Mode::Auto),
+                effort: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(configured.mode, lembas_protocol::Mode::Edit);
+    let found = front
+        .ask(
+            call::ChatFiles,
+            serde_json::from_value(json!({ "sessionId": session, "query": "notes" })).unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(found.files.iter().any(|f| f.path == "notes.md"), "{found:?}");
+
+    l.model().push(ModelReply::tool_call(
+        "call_w",
+        "write",
+        json!({ "path": "made.txt", "content": "made here\n" }),
+    ));
+    l.model().push(reply_text("Written."));
+    front
+        .ask(
+            call::ChatPrompt,
+            PromptParams {
+                session_id: session.clone(),
+                text: "write made.txt".into(),
+                turn_id: None,
+            },
+        )
+        .await
+        .unwrap();
+    pushed(&mut front, "session/update", |p| {
+        p["session_id"] == session.as_str()
+            && p["update"]["sessionUpdate"] == "_lembas_turn"
+            && p["update"]["running"] == false
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(other.join("made.txt")).unwrap(),
+        "made here\n"
+    );
+    let named: Vec<Value> = about(&l.link, &session)
+        .into_iter()
+        .filter(|m| m.get("method").is_some())
+        .collect();
+    assert_eq!(named, Vec::<Value>::new());
+    let status = status_of(&mut l, &session).await;
+    assert_eq!(status["held"], "terminal");
+}

@@ -220,8 +220,9 @@ impl Engine {
         }
     }
 
-    /// `chat/close`: the front end lets go. Its turn stops and it leaves memory (the store keeps
-    /// it); the instance hears `left` when it was shared.
+    /// `chat/close`: the front end lets go. Its turn stops; it stays open in this runtime as a
+    /// session of the link's would (the link reaches it under the link's rules, its folder judged),
+    /// and the instance hears `left` when it was shared.
     pub async fn close_chat(&self, connection: u64, session_id: &str) -> Result<(), RpcError> {
         let session = self.held_by(connection, session_id)?;
         self.let_go_of(&session).await;
@@ -258,7 +259,6 @@ impl Engine {
         {
             self.left(&session.id, available).await;
         }
-        self.sessions().remove(session.id.as_str());
     }
 
     /// Shared by the front end: marked as given to the link's client (which may delete it later),
