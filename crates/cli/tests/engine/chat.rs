@@ -921,3 +921,106 @@ async fn a_local_chat_outside_the_roots_works_in_its_folder_under_the_ceiling_an
     let status = status_of(&mut l, &session).await;
     assert_eq!(status["held"], "terminal");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chat_the_link_holds_is_taken_over_its_card_outlives_a_link_drop_and_a_scheduled_turns_is_never_patient()
+ {
+    let mut l = linked("  scheduled: true\n").await;
+    std::fs::create_dir_all(&l.work).unwrap();
+    let session = l.new_session("manual").await;
+    let mut front = front_end(&l.home).await;
+    let taken = front
+        .ask(
+            call::ChatOpen,
+            OpenParams {
+                session_id: Some(session.clone()),
+                ..OpenParams::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        taken.sharing.shared,
+        "the instance has it already: {:?}",
+        taken.sharing
+    );
+    assert_eq!(taken.mode, lembas_protocol::Mode::Manual);
+    l.link
+        .recv_notification("_lembas/session/announce", WAIT)
+        .await
+        .unwrap();
+
+    l.model().push(ModelReply::tool_call(
+        "call_d",
+        "write",
+        json!({ "path": "d.txt", "content": "d" }),
+    ));
+    l.model().push(reply_text("Done."));
+    front
+        .ask(
+            call::ChatPrompt,
+            PromptParams {
+                session_id: session.clone(),
+                text: "write d".into(),
+                turn_id: None,
+            },
+        )
+        .await
+        .unwrap();
+    pushed(&mut front, "card", |p| {
+        p["card"]["toolCall"]["toolCallId"] == "call_d"
+    })
+    .await;
+    l.link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+
+    // The link drops while the card waits at both ends: the next link gets it again, still
+    // patient, and its answer takes the front end's down.
+    let mut l = l.linked_again().await;
+    let again = l
+        .link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(again["params"]["toolCall"]["toolCallId"], "call_d");
+    assert_eq!(again["params"]["_meta"]["lembas"]["patient"], true, "{again}");
+    l.choose(&again, "once").await;
+    let settled = pushed(&mut front, "card/settled", |p| p["tool_call_id"] == "call_d").await;
+    assert_eq!(settled["by"], "client");
+    pushed(&mut front, "session/update", |p| {
+        p["session_id"] == session.as_str()
+            && p["update"]["sessionUpdate"] == "_lembas_turn"
+            && p["update"]["running"] == false
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(l.work.join("d.txt")).unwrap(), "d");
+
+    // A scheduled turn in the shared chat: nobody is at the chat, so its card is never patient.
+    l.model().push(ModelReply::tool_call(
+        "call_s",
+        "write",
+        json!({ "path": "s.txt", "content": "s" }),
+    ));
+    l.model().push(reply_text("Scheduled done."));
+    let run = l.run(&session, "scheduled write", Some("manual"), 60).await;
+    let card = l
+        .link
+        .recv_request("session/request_permission", WAIT)
+        .await
+        .unwrap();
+    assert!(
+        card["params"]["_meta"]["lembas"].get("patient").is_none(),
+        "{card}"
+    );
+    assert!(
+        card["params"]["_meta"]["lembas"]["scheduled"].is_object(),
+        "{card}"
+    );
+    l.choose(&card, "deny").await;
+    let answer = l.link.recv_answer(run, WAIT).await.unwrap();
+    assert!(answer.get("result").is_some(), "{answer}");
+    updates(&l.link);
+    assert_eq!(l.link.faults(), Vec::<String>::new());
+}
