@@ -676,6 +676,7 @@ async fn a_question_waits_at_both_ends_and_the_front_ends_answer_reaches_the_mod
         "{}",
         tool_text(&l, "call_q")
     );
+    updates(&l.link);
     // The instance's late answer changes nothing: the first answer won.
     l.link
         .answer(

@@ -138,15 +138,17 @@ impl Engine {
         folder: PathBuf,
         start: &ChatStart,
     ) -> Result<Arc<Session>, RpcError> {
-        if self.settings().server.is_none() && self.0.scripted.is_none() {
+        if let Err(why) = self.instance().await {
             return Err(RpcError::refused(
-                "This computer is not logged in to LLeMbas, so no model can answer: log in first (lembas login).",
+                format!("No model can answer here: {why}. Log in first (lembas login)."),
                 Reason::NotLoggedIn,
             ));
         }
         let named = match start.model.clone().filter(|m| !m.is_empty()) {
             Some(model) => model,
-            None => default_model(self).await?,
+            None => default_model(self)
+                .await
+                .map_err(|e| RpcError::refused(e.message, Reason::Model))?,
         };
         let model = check_model(self, &named)
             .await
