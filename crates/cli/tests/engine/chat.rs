@@ -1025,3 +1025,93 @@ async fn a_chat_the_link_holds_is_taken_over_its_card_outlives_a_link_drop_and_a
     updates(&l.link);
     assert_eq!(l.link.faults(), Vec::<String>::new());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_steer_from_the_front_end_reaches_the_running_turns_next_step_and_esc_stops_it() {
+    let l = linked("").await;
+    std::fs::create_dir_all(&l.work).unwrap();
+    let mut front = front_end(&l.home).await;
+    let opened = front
+        .ask(call::ChatOpen, open_in(&l.work, Some(false)))
+        .await
+        .unwrap();
+    let session = opened.session_id.clone();
+    l.model().push(ModelReply::Stream {
+        parts: vec![
+            lembas_peer::Part::ToolCall {
+                id: "call_1".into(),
+                name: "ls".into(),
+                arguments: "{}".into(),
+            },
+            lembas_peer::Part::Hang,
+        ],
+        finish_reason: "tool_calls".into(),
+    });
+    l.model().push(ModelReply::Stream {
+        parts: vec![
+            lembas_peer::Part::Text("looking… ".into()),
+            lembas_peer::Part::Hang,
+        ],
+        finish_reason: "stop".into(),
+    });
+    front
+        .ask(
+            call::ChatPrompt,
+            PromptParams {
+                session_id: session.clone(),
+                text: "list".into(),
+                turn_id: Some("t1".into()),
+            },
+        )
+        .await
+        .unwrap();
+    pushed(&mut front, "session/update", |p| {
+        p["session_id"] == session.as_str()
+            && p["update"]["sessionUpdate"] == "_lembas_turn"
+            && p["update"]["running"] == true
+    })
+    .await;
+    let steered = front
+        .ask(
+            call::ChatSteer,
+            lembas_device::control::chat::params::SteerParams {
+                session_id: session.clone(),
+                text: "only src".into(),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(steered.queued, 1);
+    l.model().release();
+    assert!(eventually(WAIT, || l.model().requests().len() == 2));
+    let second = l.model().requests()[1].clone();
+    let last_user = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .cloned()
+        .unwrap();
+    assert_eq!(last_user["content"], "only src");
+    // Esc: the window's Stop, for the front end too.
+    let mut stopper = Client::connect_control(l.home.socket(), &l.home.cookie())
+        .await
+        .unwrap();
+    stopper
+        .ask(
+            call::SessionsStop,
+            SessionParams {
+                session_id: session.clone(),
+            },
+        )
+        .await
+        .unwrap();
+    pushed(&mut front, "session/update", |p| {
+        p["session_id"] == session.as_str()
+            && p["update"]["sessionUpdate"] == "_lembas_turn"
+            && p["update"]["running"] == false
+    })
+    .await;
+    l.model().release();
+}

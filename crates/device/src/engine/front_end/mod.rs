@@ -156,11 +156,14 @@ impl Engine {
 
     /// The chat's sharing as it stands.
     pub fn sharing(&self, session: &Session) -> Sharing {
-        let ask = self.settings().chat.share == ChatShare::Ask
+        let refused = self.share_refused(session);
+        // Nothing to ask of a chat that cannot be shared.
+        let ask = refused.is_none()
+            && self.settings().chat.share == ChatShare::Ask
             && share_memory::remembered(&self.setup().dirs.state, &session.cwd).is_none();
         Sharing {
             shared: self.holding(&session.id).is_some_and(|h| h.shared),
-            refused: self.share_refused(session),
+            refused,
             ask,
             linked: self.linked(),
         }
