@@ -302,6 +302,23 @@ async fn the_front_end_going_away_lets_go_and_a_chat_it_does_not_share_never_rea
     assert_eq!(status["title"], "", "{status}");
     let refused = l.prompt(&local.session_id, "let me in", "t-x").await;
     assert_eq!(error_of(&refused).0, -32602, "{refused}");
+    let not_deleted = l
+        .link
+        .request(
+            "_lembas/session/delete",
+            json!({ "sessionId": local.session_id }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(error_of(&not_deleted).0, -32602, "{not_deleted}");
+    assert!(
+        l.home
+            .state()
+            .join("sessions")
+            .join(format!("{}.jsonl", local.session_id))
+            .is_file()
+    );
     let named: Vec<Value> = about(&l.link, &local.session_id)
         .into_iter()
         .filter(|m| m.get("method").is_some())
@@ -582,6 +599,19 @@ async fn bad_chat_requests_are_refused_with_their_reason() {
         .await
         .unwrap_err();
     assert_eq!(reason(&not_open), "not_open");
+    let no_model = front
+        .ask(
+            call::ChatConfigure,
+            ConfigureParams {
+                session_id: opened.session_id.clone(),
+                model: Some("nope/none".into()),
+                mode: None,
+                effort: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&no_model), "model");
     let not_running = front
         .ask(
             call::ChatSteer,

@@ -232,6 +232,11 @@ impl Engine {
         Ok(())
     }
 
+    /// The chat was deleted: nobody holds it any more.
+    pub(super) fn forget_holder(&self, session_id: &str) {
+        self.0.front_ends.remove(session_id);
+    }
+
     /// Every chat `connection` held is let go of: the connection ended (a crash lets go too).
     pub async fn let_go_all(&self, connection: u64) {
         let held: Vec<Arc<Session>> = self
