@@ -1145,3 +1145,75 @@ async fn a_steer_from_the_front_end_reaches_the_running_turns_next_step_and_esc_
     .await;
     l.model().release();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_approved_at_the_front_end_sets_the_mode_and_takes_the_links_card_down() {
+    let mut l = linked("").await;
+    std::fs::create_dir_all(&l.work).unwrap();
+    let mut front = front_end(&l.home).await;
+    let opened = front
+        .ask(call::ChatOpen, open_in(&l.work, Some(true)))
+        .await
+        .unwrap();
+    let session = opened.session_id.clone();
+    front
+        .ask(
+            call::ChatConfigure,
+            ConfigureParams {
+                session_id: session.clone(),
+                model: None,
+                mode: Some(lembas_protocol::Mode::Plan),
+                effort: None,
+            },
+        )
+        .await
+        .unwrap();
+    l.model().push(ModelReply::tool_call(
+        "call_p",
+        "plan_submit",
+        json!({ "text": "# Plan\n1. do it" }),
+    ));
+    l.model().push(reply_text("Planned."));
+    front
+        .ask(
+            call::ChatPrompt,
+            PromptParams {
+                session_id: session.clone(),
+                text: "plan it".into(),
+                turn_id: None,
+            },
+        )
+        .await
+        .unwrap();
+    let card = pushed(&mut front, "card", |p| p["session_id"] == session.as_str()).await;
+    assert_eq!(card["card"]["text"], "# Plan\n1. do it", "{card}");
+    let asked = l.link.recv_request("_lembas/plan", WAIT).await.unwrap();
+    assert_eq!(asked["params"]["_meta"]["lembas"]["patient"], true, "{asked}");
+    let approve: CardAnswer =
+        serde_json::from_value(json!({ "outcome": "approve", "mode": "edit" })).unwrap();
+    front
+        .ask(
+            call::ChatAnswer,
+            ChatAnswerParams {
+                session_id: session.clone(),
+                tool_call_id: "call_p".into(),
+                answer: approve,
+            },
+        )
+        .await
+        .unwrap();
+    let taken = l
+        .link
+        .recv_notification("_lembas/permission/settled", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(taken["params"]["toolCallId"], "call_p");
+    let mode = pushed(&mut front, "session/update", |p| {
+        p["session_id"] == session.as_str()
+            && p["update"]["sessionUpdate"] == "current_mode_update"
+            && p["update"]["currentModeId"] == "edit"
+    })
+    .await;
+    assert_eq!(mode["update"]["currentModeId"], "edit");
+    updates(&l.link);
+}
