@@ -168,6 +168,11 @@ async fn a_shared_chat_is_announced_runs_the_instances_prompt_and_is_left() {
         "{seen:?}"
     );
     assert!(streamed_text(&l.link).contains("Hello from the computer."));
+    assert!(
+        seen.iter()
+            .any(|u| u["sessionUpdate"] == "available_commands_update"),
+        "a shared chat's commands are told as after session/new: {seen:?}"
+    );
 
     // The instance's prompt runs in the shared chat, and the front end sees it.
     l.model().push(reply_text("Answered for the phone."));

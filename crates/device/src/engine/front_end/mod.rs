@@ -270,12 +270,14 @@ impl Engine {
     }
 
     /// Shared by the front end: marked as given to the link's client (which may delete it later),
-    /// and announced.
+    /// announced, and its commands told.
     async fn share_now(&self, session: &Session) {
         self.0.front_ends.set_shared(&session.id, true);
         session.record(Record::ForLinkClient);
         session.flush();
         self.announce(session).await;
+        // The client hears its commands, as after session/new.
+        self.session_opened(&session.id).await;
     }
 
     /// `_lembas/session/announce` for `session`.
