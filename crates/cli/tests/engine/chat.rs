@@ -140,6 +140,19 @@ async fn a_shared_chat_is_announced_runs_the_instances_prompt_and_is_left() {
         "{status}"
     );
 
+    // Opened again by the front end that holds it: as it was.
+    let reopened = front
+        .ask(
+            call::ChatOpen,
+            OpenParams {
+                session_id: Some(session.clone()),
+                ..OpenParams::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(reopened.sharing.shared, "{:?}", reopened.sharing);
+
     // The front end's prompt: it streams to the front end, and the instance sees it with what
     // the person typed.
     l.model().push(reply_text("Hello from the computer."));

@@ -95,6 +95,15 @@ impl Engine {
         share: Option<bool>,
     ) -> Result<Arc<Session>, RpcError> {
         let in_memory = self.sessions().get(id).cloned();
+        // Opened again by the front end that holds it: as it is, unless `share` says otherwise.
+        if let Some(session) = in_memory.clone()
+            && self.holding(id).is_some_and(|h| h.connection == connection)
+        {
+            if let Some(share) = share {
+                self.share_chat(connection, id, share, false).await?;
+            }
+            return Ok(session);
+        }
         if in_memory.is_none() && (!ids::is_session_id(id) || !self.store().exists(id)) {
             return Err(RpcError::refused(
                 format!("There is no chat {id} on this computer (it may have been deleted)."),
