@@ -577,6 +577,28 @@ async fn bad_chat_requests_are_refused_with_their_reason() {
         .unwrap_err();
     assert_eq!(reason(&unknown), "unknown");
 
+    let no_model = front
+        .ask(
+            call::ChatOpen,
+            OpenParams {
+                model: Some("nope/none".into()),
+                ..open_in(&l.work, None)
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&no_model), "model");
+    let relative = front
+        .ask(
+            call::ChatOpen,
+            OpenParams {
+                cwd: Some("work".into()),
+                ..OpenParams::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&relative), "folder");
     let opened = front
         .ask(call::ChatOpen, open_in(&l.work, Some(false)))
         .await
