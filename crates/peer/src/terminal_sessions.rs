@@ -102,7 +102,7 @@ mod tests {
     fn a_left_says_whether_it_is_available() {
         let left_ok = json!({ "jsonrpc": "2.0", "method": LEFT, "params": { "sessionId": "ses_1", "available": true } });
         assert_eq!(fault_of(&left_ok), None);
-        assert_eq!(left(&[left_ok])[0].available, true);
+        assert!(left(&[left_ok])[0].available);
         let bad = json!({ "jsonrpc": "2.0", "method": LEFT, "params": { "sessionId": "ses_1" } });
         assert!(fault_of(&bad).is_some());
     }

@@ -105,7 +105,7 @@ impl Engine {
         self.device_event(asked);
         self.tell_front_ends(ChatNews::Card {
             session_id: session_id.to_string(),
-            card: card.clone(),
+            card: Box::new(card.clone()),
         });
         if let Some(client) = self.client() {
             self.send_card(&client, card);
@@ -141,7 +141,7 @@ impl Engine {
         let answer = self.0.approvals.ask(card.clone(), None, CardFacts::default());
         self.tell_front_ends(ChatNews::Card {
             session_id: session_id.clone(),
-            card: card.clone(),
+            card: Box::new(card.clone()),
         });
         if let CardRequest::Plan(plan) = &card {
             // The desktop shows plans too (questions are answered in LLeMbas only).

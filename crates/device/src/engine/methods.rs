@@ -337,7 +337,7 @@ pub(super) async fn accepted(
     // not read for mentions. An image mentioned goes with the prompt as an attached image does.
     let typed = super::prompt::typed_texts(&prompt);
     let (text, mut uploads) = attachments::prompt_of(prompt, &engine.setup().decisions.prompt)?;
-    let mut mentioned = super::files::attach(engine, &session, typed).await;
+    let mut mentioned = super::files::attach(engine, session, typed).await;
     uploads.extend(mentioned.iter_mut().filter_map(attachments::mentioned_image));
     // Written only once the prompt is accepted: a refused one keeps nothing.
     let attached = attachments::save(engine.store(), &id, uploads).await?;

@@ -165,7 +165,13 @@ async fn open(engine: &Engine, connection: u64, asked: OpenParams) -> Result<Cha
 /// The push a subscriber gets for a card opened, settled, or a chat's sharing changed.
 pub(super) fn push(news: ChatNews) -> String {
     match news {
-        ChatNews::Card { session_id, card } => notification(push::Card, &CardShown { session_id, card }),
+        ChatNews::Card { session_id, card } => notification(
+            push::Card,
+            &CardShown {
+                session_id,
+                card: *card,
+            },
+        ),
         ChatNews::Settled {
             session_id,
             tool_call_id,

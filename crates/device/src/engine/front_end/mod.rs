@@ -24,6 +24,9 @@ use lembas_protocol::card::CardRequest;
 use lembas_protocol::notices::{SessionAnnounce, SessionLeft};
 use lembas_protocol::{LinkMethod, Reason, SessionId};
 
+/// How long letting go of a chat waits for its cancelled turn to end.
+const TURN_END_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A chat a front end holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Holding {
@@ -100,7 +103,10 @@ pub struct Sharing {
 #[derive(Debug, Clone)]
 pub enum ChatNews {
     /// A card opened in a session, as the link gets it.
-    Card { session_id: String, card: CardRequest },
+    Card {
+        session_id: String,
+        card: Box<CardRequest>,
+    },
     /// A card taken down: `by` who answered it (`client`, `desktop`, `terminal`), or `timeout`,
     /// `withdrawn`.
     Settled {
@@ -150,11 +156,14 @@ impl Engine {
 
     /// The chat's sharing as it stands.
     pub fn sharing(&self, session: &Session) -> Sharing {
-        let ask = self.settings().chat.share == ChatShare::Ask
+        let refused = self.share_refused(session);
+        // Nothing to ask of a chat that cannot be shared.
+        let ask = refused.is_none()
+            && self.settings().chat.share == ChatShare::Ask
             && share_memory::remembered(&self.setup().dirs.state, &session.cwd).is_none();
         Sharing {
             shared: self.holding(&session.id).is_some_and(|h| h.shared),
-            refused: self.share_refused(session),
+            refused,
             ask,
             linked: self.linked(),
         }
@@ -191,10 +200,12 @@ impl Engine {
             tracing::warn!("the answer to sharing chats in a folder could not be kept: {e}");
         }
         let was = self.holding(session_id).is_some_and(|h| h.shared);
-        self.0.front_ends.set_shared(session_id, share);
         match (was, share) {
-            (false, true) => self.announce(&session).await,
-            (true, false) => self.left(session_id, true).await,
+            (false, true) => self.share_now(&session).await,
+            (true, false) => {
+                self.0.front_ends.set_shared(session_id, false);
+                self.left(session_id, true).await;
+            }
             _ => {}
         }
         Ok(self.sharing(&session))
@@ -212,12 +223,18 @@ impl Engine {
         }
     }
 
-    /// `chat/close`: the front end lets go. Its turn stops and it leaves memory (the store keeps
-    /// it); the instance hears `left` when it was shared.
+    /// `chat/close`: the front end lets go. Its turn stops; it stays open in this runtime as a
+    /// session of the link's would (the link reaches it under the link's rules, its folder judged),
+    /// and the instance hears `left` when it was shared.
     pub async fn close_chat(&self, connection: u64, session_id: &str) -> Result<(), RpcError> {
         let session = self.held_by(connection, session_id)?;
         self.let_go_of(&session).await;
         Ok(())
+    }
+
+    /// The chat was deleted: nobody holds it any more.
+    pub(super) fn forget_holder(&self, session_id: &str) {
+        self.0.front_ends.remove(session_id);
     }
 
     /// Every chat `connection` held is let go of: the connection ended (a crash lets go too).
@@ -238,20 +255,33 @@ impl Engine {
     async fn let_go_of(&self, session: &Arc<Session>) {
         session.cancel();
         self.withdraw_cards_of(&session.id).await;
+        // Still held while the cancelled turn ends: the last of an unshared chat's updates must
+        // not reach the link.
+        let end = tokio::time::Instant::now() + TURN_END_WAIT;
+        while session.status().busy && tokio::time::Instant::now() < end {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
         let available = self.share_refused(session).is_none();
         if let Some(holding) = self.0.front_ends.remove(&session.id)
             && holding.shared
         {
             self.left(&session.id, available).await;
         }
-        self.sessions().remove(session.id.as_str());
     }
 
-    /// `_lembas/session/announce` for `session`, marked as given to the link's client (which may
-    /// delete it later).
-    async fn announce(&self, session: &Session) {
+    /// Shared by the front end: marked as given to the link's client (which may delete it later),
+    /// announced, and its commands told.
+    async fn share_now(&self, session: &Session) {
+        self.0.front_ends.set_shared(&session.id, true);
         session.record(Record::ForLinkClient);
         session.flush();
+        self.announce(session).await;
+        // The client hears its commands, as after session/new.
+        self.session_opened(&session.id).await;
+    }
+
+    /// `_lembas/session/announce` for `session`.
+    async fn announce(&self, session: &Session) {
         let Some(client) = self.client().filter(|c| c.lembas && !self.0.editor) else {
             return;
         };
@@ -350,5 +380,45 @@ impl Engine {
     pub(super) fn local_chat_folder(&self, session: &Session) -> Option<std::path::PathBuf> {
         let holding = self.holding(&session.id)?;
         (!holding.shared).then(|| session.cwd.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chat_is_held_by_one_connection_until_it_lets_go() {
+        let holders = Holders::default();
+        let mine = Holding {
+            connection: 1,
+            shared: false,
+        };
+        assert_eq!(holders.take("ses_a", mine), Ok(()));
+        let theirs = Holding {
+            connection: 2,
+            shared: true,
+        };
+        assert_eq!(
+            holders.take("ses_a", theirs),
+            Err(mine),
+            "another connection is refused"
+        );
+        holders.set_shared("ses_a", true);
+        assert_eq!(holders.get("ses_a").map(|h| h.shared), Some(true));
+        assert_eq!(holders.all().len(), 1);
+        assert_eq!(holders.remove("ses_a").map(|h| h.connection), Some(1));
+        assert_eq!(holders.take("ses_a", theirs), Ok(()), "free once let go");
+    }
+
+    #[test]
+    fn a_left_no_link_took_is_kept_once() {
+        let holders = Holders::default();
+        holders.keep_left(SessionLeft {
+            session_id: "ses_a".into(),
+            available: false,
+        });
+        assert_eq!(holders.kept_lefts().len(), 1);
+        assert!(holders.kept_lefts().is_empty());
     }
 }

@@ -40,11 +40,11 @@ impl Engine {
     /// ends again.
     pub async fn open_chat(&self, connection: u64, start: ChatStart) -> Result<OpenedChat, RpcError> {
         let session = match (&start.session_id, &start.cwd) {
-            (Some(id), _) => self.take_stored(connection, id, start.share)?,
+            (Some(id), _) => self.take_stored(connection, id, start.share).await?,
             (None, Some(cwd)) => {
                 let folder = chat_folder(cwd)?;
                 match self.latest_in(&folder, start.latest)? {
-                    Some(id) => self.take_stored(connection, &id, start.share)?,
+                    Some(id) => self.take_stored(connection, &id, start.share).await?,
                     None => self.new_chat(connection, folder, &start).await?,
                 }
             }
@@ -58,7 +58,7 @@ impl Engine {
             if card.session_id() == session.id.as_str() {
                 self.tell_front_ends(super::ChatNews::Card {
                     session_id: session.id.to_string(),
-                    card: card.request.clone(),
+                    card: Box::new(card.request.clone()),
                 });
             }
         }
@@ -88,8 +88,22 @@ impl Engine {
     }
 
     /// A stored chat, or one the link holds now (taken over, shared since the instance has it).
-    fn take_stored(&self, connection: u64, id: &str, share: Option<bool>) -> Result<Arc<Session>, RpcError> {
+    async fn take_stored(
+        &self,
+        connection: u64,
+        id: &str,
+        share: Option<bool>,
+    ) -> Result<Arc<Session>, RpcError> {
         let in_memory = self.sessions().get(id).cloned();
+        // Opened again by the front end that holds it: as it is, unless `share` says otherwise.
+        if let Some(session) = in_memory.clone()
+            && self.holding(id).is_some_and(|h| h.connection == connection)
+        {
+            if let Some(share) = share {
+                self.share_chat(connection, id, share, false).await?;
+            }
+            return Ok(session);
+        }
         if in_memory.is_none() && (!ids::is_session_id(id) || !self.store().exists(id)) {
             return Err(RpcError::refused(
                 format!("There is no chat {id} on this computer (it may have been deleted)."),
@@ -121,9 +135,7 @@ impl Engine {
             false => self.shared_from_start(&session, share),
         };
         if shared {
-            self.0.front_ends.set_shared(id, true);
-            let (engine, session) = (self.clone(), session.clone());
-            tokio::spawn(async move { engine.announce(&session).await });
+            self.share_now(&session).await;
         }
         Ok(session)
     }
@@ -135,15 +147,17 @@ impl Engine {
         folder: PathBuf,
         start: &ChatStart,
     ) -> Result<Arc<Session>, RpcError> {
-        if self.settings().server.is_none() && self.0.scripted.is_none() {
+        if let Err(why) = self.instance().await {
             return Err(RpcError::refused(
-                "This computer is not logged in to LLeMbas, so no model can answer: log in first (lembas login).",
+                format!("No model can answer here: {why}. Log in first (lembas login)."),
                 Reason::NotLoggedIn,
             ));
         }
         let named = match start.model.clone().filter(|m| !m.is_empty()) {
             Some(model) => model,
-            None => default_model(self).await?,
+            None => default_model(self)
+                .await
+                .map_err(|e| RpcError::refused(e.message, Reason::Model))?,
         };
         let model = check_model(self, &named)
             .await
@@ -171,8 +185,7 @@ impl Engine {
             model,
         });
         if self.shared_from_start(&session, start.share) {
-            self.0.front_ends.set_shared(&id, true);
-            self.announce(&session).await;
+            self.share_now(&session).await;
         }
         Ok(session)
     }

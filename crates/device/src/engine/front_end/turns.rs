@@ -2,8 +2,6 @@
 //! once with its id: what it does streams as every update does), a steer, a change of model, mode
 //! or effort, and the `@` and `/` completions of its folder.
 
-use std::sync::Arc;
-
 use crate::engine::Engine;
 use crate::engine::methods::accepted;
 use crate::engine::session::Session;
@@ -124,32 +122,41 @@ impl Engine {
             .map_err(|why| RpcError::internal(format!("The instance's models cannot be read: {why}.")))
     }
 
-    /// `chat/files`: as `_lembas/files/search`, over the held chat's folder when one is named.
+    /// `chat/files`: as `_lembas/files/search`; a held chat's folder is searched as it is (a
+    /// local chat's lies outside the roots), a folder named without a chat is judged as the link's.
     pub async fn files_for_front_end(
         &self,
         connection: u64,
-        mut params: FilesSearchParams,
+        params: FilesSearchParams,
     ) -> Result<FilesFound, RpcError> {
-        if let Some(id) = params.session_id.take() {
-            params.cwd = Some(self.folder_of(connection, &id)?);
+        match params.session_id {
+            Some(id) => {
+                let session = self.held_by(connection, &id)?;
+                crate::engine::files::search_under(
+                    self,
+                    session.cwd.clone(),
+                    Some(id),
+                    params.query,
+                    params.limit,
+                )
+                .await
+            }
+            None => crate::engine::files::search(self, params).await,
         }
-        crate::engine::files::search(self, params).await
     }
 
-    /// `chat/commands`: as `_lembas/commands`, for the held chat's folder when one is named.
+    /// `chat/commands`: as `_lembas/commands`, for a held chat's folder as it is.
     pub async fn commands_for_front_end(
         &self,
         connection: u64,
-        mut params: FolderParams,
+        params: FolderParams,
     ) -> Result<CommandList, RpcError> {
-        if let Some(id) = params.session_id.take() {
-            params.cwd = Some(self.folder_of(connection, &id)?);
+        match params.session_id {
+            Some(id) => {
+                let session = self.held_by(connection, &id)?;
+                Ok(crate::engine::commands::list_in(self, &session.cwd))
+            }
+            None => crate::engine::commands::list(self, params).await,
         }
-        crate::engine::commands::list(self, params).await
-    }
-
-    fn folder_of(&self, connection: u64, session_id: &str) -> Result<String, RpcError> {
-        let session: Arc<Session> = self.held_by(connection, session_id)?;
-        Ok(session.cwd.display().to_string())
     }
 }

@@ -1,87 +1,11 @@
-//! Chats started at this computer (ENGINE.md "Chats started at this computer"): a control client
-//! plays the front end (`lembas chat`, the window's composer) against the real service, the
-//! reference peer plays LLeMbas over the link. Shared, the chat is announced (again on every
-//! link), its cards wait at both ends and the first answer wins, a prompt from the instance runs
-//! in it, and it is left on unshare, close, the connection's end or the folder leaving the roots;
-//! not shared, nothing of it goes over the link.
+//! Sharing a chat started at this computer: announced with the spec's fields and again on every
+//! link, left on unshare, close, the front end's end or the folder leaving the roots; not shared,
+//! nothing of it reaches the link; `chat.share` decides a new chat's sharing.
 
 use super::*;
 use lembas_device::control::calls::call;
-use lembas_device::control::chat::params::{
-    ChatAnswerParams, ConfigureParams, OpenParams, PromptParams, ShareParams,
-};
-use lembas_device::control::params::{SessionParams, Streams};
-use lembas_device::control::{CallError, Client, Subscription};
-use lembas_protocol::card::CardAnswer;
-use std::time::Instant;
-
-/// A front end: one connection that holds chats and hears every session's pushes.
-async fn front_end(home: &Home) -> Subscription {
-    Client::connect_control(home.socket(), &home.cookie())
-        .await
-        .expect("the service's control socket")
-        .subscribe_with(Streams {
-            sessions: true,
-            ..Streams::default()
-        })
-        .await
-        .expect("subscribed")
-}
-
-/// The next push named `method` whose params match.
-async fn pushed(front: &mut Subscription, method: &str, matches: impl Fn(&Value) -> bool) -> Value {
-    let end = Instant::now() + WAIT;
-    loop {
-        let left = end.saturating_duration_since(Instant::now());
-        let (name, params) = tokio::time::timeout(left, front.next_notification())
-            .await
-            .unwrap_or_else(|_| panic!("no {method} push came"))
-            .expect("the subscription goes on");
-        if name == method && matches(&params) {
-            return params;
-        }
-    }
-}
-
-fn open_in(cwd: &Path, share: Option<bool>) -> OpenParams {
-    OpenParams {
-        cwd: Some(cwd.display().to_string()),
-        model: Some(MODEL.into()),
-        share,
-        ..OpenParams::default()
-    }
-}
-
-fn reason(e: &CallError) -> String {
-    match e {
-        CallError::Rpc(e) => {
-            assert_eq!(e.code, -32602, "{e:?}");
-            e.data
-                .as_ref()
-                .and_then(|d| d["reason"].as_str())
-                .unwrap_or("")
-                .to_string()
-        }
-        other => panic!("not an error answer: {other}"),
-    }
-}
-
-/// Every message on the link naming `session`.
-fn about(link: &LinkHandle, session: &str) -> Vec<Value> {
-    link.received()
-        .into_iter()
-        .filter(|m| m.to_string().contains(session))
-        .collect()
-}
-
-async fn status_of(l: &mut Linked, session: &str) -> Value {
-    let answer = l
-        .link
-        .request("_lembas/session/status", json!({ "sessionId": session }), WAIT)
-        .await
-        .unwrap();
-    answer["result"].clone()
-}
+use lembas_device::control::chat::params::{OpenParams, PromptParams, ShareParams};
+use lembas_device::control::params::SessionParams;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_shared_chat_is_announced_runs_the_instances_prompt_and_is_left() {
@@ -108,6 +32,8 @@ async fn a_shared_chat_is_announced_runs_the_instances_prompt_and_is_left() {
         .recv_notification("_lembas/session/announce", WAIT)
         .await
         .unwrap();
+    // The schema covers it as an extension notification of the agent.
+    validate_acp("AgentNotification", &announce).unwrap_or_else(|e| panic!("{e}: {announce}"));
     let said = &announce["params"];
     assert_eq!(said["sessionId"], session.as_str(), "{said}");
     assert_eq!(
@@ -138,6 +64,19 @@ async fn a_shared_chat_is_announced_runs_the_instances_prompt_and_is_left() {
         "{status}"
     );
 
+    // Opened again by the front end that holds it: as it was.
+    let reopened = front
+        .ask(
+            call::ChatOpen,
+            OpenParams {
+                session_id: Some(session.clone()),
+                ..OpenParams::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(reopened.sharing.shared, "{:?}", reopened.sharing);
+
     // The front end's prompt: it streams to the front end, and the instance sees it with what
     // the person typed.
     l.model().push(reply_text("Hello from the computer."));
@@ -166,6 +105,11 @@ async fn a_shared_chat_is_announced_runs_the_instances_prompt_and_is_left() {
         "{seen:?}"
     );
     assert!(streamed_text(&l.link).contains("Hello from the computer."));
+    assert!(
+        seen.iter()
+            .any(|u| u["sessionUpdate"] == "available_commands_update"),
+        "a shared chat's commands are told as after session/new: {seen:?}"
+    );
 
     // The instance's prompt runs in the shared chat, and the front end sees it.
     l.model().push(reply_text("Answered for the phone."));
@@ -300,6 +244,23 @@ async fn the_front_end_going_away_lets_go_and_a_chat_it_does_not_share_never_rea
     assert_eq!(status["title"], "", "{status}");
     let refused = l.prompt(&local.session_id, "let me in", "t-x").await;
     assert_eq!(error_of(&refused).0, -32602, "{refused}");
+    let not_deleted = l
+        .link
+        .request(
+            "_lembas/session/delete",
+            json!({ "sessionId": local.session_id }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(error_of(&not_deleted).0, -32602, "{not_deleted}");
+    assert!(
+        l.home
+            .state()
+            .join("sessions")
+            .join(format!("{}.jsonl", local.session_id))
+            .is_file()
+    );
     let named: Vec<Value> = about(&l.link, &local.session_id)
         .into_iter()
         .filter(|m| m.get("method").is_some())
@@ -322,127 +283,6 @@ async fn the_front_end_going_away_lets_go_and_a_chat_it_does_not_share_never_rea
         json!({ "sessionId": shared.session_id, "available": true })
     );
     assert_eq!(l.link.faults(), Vec::<String>::new());
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_card_waits_at_both_ends_and_the_first_answer_takes_the_other_down() {
-    let mut l = linked("").await;
-    std::fs::create_dir_all(&l.work).unwrap();
-    let mut front = front_end(&l.home).await;
-    let opened = front
-        .ask(call::ChatOpen, open_in(&l.work, Some(true)))
-        .await
-        .unwrap();
-    let session = opened.session_id.clone();
-    let configured = front
-        .ask(
-            call::ChatConfigure,
-            ConfigureParams {
-                session_id: session.clone(),
-                model: None,
-                mode: Some(lembas_protocol::Mode::Manual),
-                effort: None,
-            },
-        )
-        .await
-        .unwrap();
-    assert_eq!(configured.mode, lembas_protocol::Mode::Manual);
-
-    // First: the phone answers, the front end's card is taken down.
-    l.model().push(ModelReply::tool_call(
-        "call_a",
-        "write",
-        json!({ "path": "a.txt", "content": "a" }),
-    ));
-    l.model().push(ModelReply::tool_call(
-        "call_b",
-        "write",
-        json!({ "path": "b.txt", "content": "b" }),
-    ));
-    l.model().push(reply_text("Both asked."));
-    front
-        .ask(
-            call::ChatPrompt,
-            PromptParams {
-                session_id: session.clone(),
-                text: "write two".into(),
-                turn_id: None,
-            },
-        )
-        .await
-        .unwrap();
-    let card = pushed(&mut front, "card", |p| p["session_id"] == session.as_str()).await;
-    assert_eq!(card["card"]["toolCall"]["toolCallId"], "call_a", "{card}");
-    let asked = l
-        .link
-        .recv_request("session/request_permission", WAIT)
-        .await
-        .unwrap();
-    assert_eq!(asked["params"]["_meta"]["lembas"]["patient"], true, "{asked}");
-    validate_acp("RequestPermissionRequest", &asked["params"]).unwrap_or_else(|e| panic!("{e}: {asked}"));
-    l.choose(&asked, "once").await;
-    let settled = pushed(&mut front, "card/settled", |p| p["tool_call_id"] == "call_a").await;
-    assert_eq!(
-        (settled["session_id"].as_str(), settled["by"].as_str()),
-        (Some(session.as_str()), Some("client"))
-    );
-
-    // Then: the front end answers, the link is told to take its card down.
-    pushed(&mut front, "card", |p| {
-        p["card"]["toolCall"]["toolCallId"] == "call_b"
-    })
-    .await;
-    l.link
-        .recv_request("session/request_permission", WAIT)
-        .await
-        .unwrap();
-    let allow: CardAnswer =
-        serde_json::from_value(json!({ "outcome": { "outcome": "selected", "optionId": "once" } })).unwrap();
-    front
-        .ask(
-            call::ChatAnswer,
-            ChatAnswerParams {
-                session_id: session.clone(),
-                tool_call_id: "call_b".into(),
-                answer: allow.clone(),
-            },
-        )
-        .await
-        .unwrap();
-    let taken = l
-        .link
-        .recv_notification("_lembas/permission/settled", WAIT)
-        .await
-        .unwrap();
-    assert_eq!(
-        taken["params"],
-        json!({ "sessionId": session, "toolCallId": "call_b" })
-    );
-    pushed(&mut front, "card/settled", |p| {
-        p["tool_call_id"] == "call_b" && p["by"] == "terminal"
-    })
-    .await;
-    pushed(&mut front, "session/update", |p| {
-        p["session_id"] == session.as_str()
-            && p["update"]["sessionUpdate"] == "_lembas_turn"
-            && p["update"]["running"] == false
-    })
-    .await;
-    assert_eq!(std::fs::read_to_string(l.work.join("b.txt")).unwrap(), "b");
-    // Answered already: no longer open.
-    let again = front
-        .ask(
-            call::ChatAnswer,
-            ChatAnswerParams {
-                session_id: session.clone(),
-                tool_call_id: "call_b".into(),
-                answer: allow,
-            },
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(reason(&again), "not_open");
-    updates(&l.link);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -518,98 +358,71 @@ async fn a_shared_chat_whose_folder_leaves_the_roots_is_left_and_the_front_end_t
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn bad_chat_requests_are_refused_with_their_reason() {
-    let l = linked("").await;
+async fn chat_share_decides_a_new_chats_sharing_and_the_answer_to_ask_is_kept_per_folder() {
+    let mut l = linked("").await;
     std::fs::create_dir_all(&l.work).unwrap();
     let mut front = front_end(&l.home).await;
-    let mut other = front_end(&l.home).await;
-    let missing = front
-        .ask(call::ChatOpen, open_in(&l.work.join("no-such-folder"), None))
-        .await
-        .unwrap_err();
-    assert_eq!(reason(&missing), "folder");
-    let unknown = front
+    // ask (the default): not shared until asked; the answer kept for the folder.
+    let first = front.ask(call::ChatOpen, open_in(&l.work, None)).await.unwrap();
+    assert!(!first.sharing.shared && first.sharing.ask, "{:?}", first.sharing);
+    let sharing = front
         .ask(
-            call::ChatOpen,
-            OpenParams {
-                session_id: Some("ses_nope".into()),
-                ..OpenParams::default()
+            call::ChatShare,
+            ShareParams {
+                session_id: first.session_id.clone(),
+                share: true,
+                remember: true,
             },
         )
         .await
-        .unwrap_err();
-    assert_eq!(reason(&unknown), "unknown");
+        .unwrap();
+    assert!(sharing.shared && !sharing.ask, "{sharing:?}");
+    let kept: Value =
+        serde_json::from_str(&std::fs::read_to_string(l.home.state().join("chat-share.json")).unwrap())
+            .unwrap();
+    let folder = std::fs::canonicalize(&l.work).unwrap().display().to_string();
+    assert_eq!(kept[&folder], true, "{kept}");
+    let second = front.ask(call::ChatOpen, open_in(&l.work, None)).await.unwrap();
+    assert!(second.sharing.shared, "{:?}", second.sharing);
+    l.link
+        .recv_notification("_lembas/session/announce", WAIT)
+        .await
+        .unwrap();
 
-    let opened = front
-        .ask(call::ChatOpen, open_in(&l.work, Some(false)))
-        .await
-        .unwrap();
-    let held = other
-        .ask(
-            call::ChatOpen,
-            OpenParams {
-                session_id: Some(opened.session_id.clone()),
-                ..OpenParams::default()
-            },
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(reason(&held), "held");
-    let not_held = other
-        .ask(
-            call::ChatPrompt,
-            PromptParams {
-                session_id: opened.session_id.clone(),
-                text: "hi".into(),
-                turn_id: None,
-            },
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(reason(&not_held), "not_held");
-    let no_card: CardAnswer = serde_json::from_value(json!({ "outcome": "dismissed" })).unwrap();
-    let not_open = front
-        .ask(
-            call::ChatAnswer,
-            ChatAnswerParams {
-                session_id: opened.session_id.clone(),
-                tool_call_id: "call_none".into(),
-                answer: no_card,
-            },
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(reason(&not_open), "not_open");
-    let not_running = front
-        .ask(
-            call::ChatSteer,
-            lembas_device::control::chat::params::SteerParams {
-                session_id: opened.session_id.clone(),
-                text: "faster".into(),
-            },
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(reason(&not_running), "not_running");
-    // The first connection closes it; the other may then take it.
-    front
-        .ask(
-            call::ChatClose,
-            SessionParams {
-                session_id: opened.session_id.clone(),
-            },
-        )
-        .await
-        .unwrap();
-    other
-        .ask(
-            call::ChatOpen,
-            OpenParams {
-                session_id: Some(opened.session_id.clone()),
-                share: Some(false),
-                ..OpenParams::default()
-            },
-        )
-        .await
-        .unwrap();
+    // never: not from the start, but chat/share still shares.
+    l.home.config_for(
+        &l.peer.url(),
+        &format!("{}chat:\n  share: never\n", remote(&l.work, "")),
+    );
+    let mut deadline = 50;
+    loop {
+        let third = front.ask(call::ChatOpen, open_in(&l.work, None)).await.unwrap();
+        if !third.sharing.shared {
+            let shared = front
+                .ask(
+                    call::ChatShare,
+                    ShareParams {
+                        session_id: third.session_id.clone(),
+                        share: true,
+                        remember: false,
+                    },
+                )
+                .await
+                .unwrap();
+            assert!(shared.shared);
+            break;
+        }
+        front
+            .ask(
+                call::ChatClose,
+                SessionParams {
+                    session_id: third.session_id,
+                },
+            )
+            .await
+            .unwrap();
+        deadline -= 1;
+        assert!(deadline > 0, "chat.share: never was not read");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
