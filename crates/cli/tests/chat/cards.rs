@@ -1,5 +1,6 @@
-//! Cards at the terminal beyond an approval: a question answered by number, a plan approved, and a
-//! shared chat's card waiting at both ends (LLeMbas answers first; the link drops while it waits).
+//! Cards at the terminal beyond an approval: a question answered by number, a plan approved, a
+//! shared chat's card waiting at both ends (LLeMbas answers first; the link drops while it waits),
+//! a card arriving while the person types.
 
 use super::*;
 
@@ -115,33 +116,6 @@ async fn the_link_dropping_while_a_card_waits_leaves_it_to_answer_here() {
     t.keys(&["o"]);
     t.wait_for("Cleaned.", WAIT);
     drop((peer, home));
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn the_share_question_is_asked_once_per_folder() {
-    let d = linked().await;
-    let t = chat(&d.home, &[]);
-    t.wait_for("Share chats in this folder with your LLeMbas?", WAIT);
-    t.keys(&["y"]);
-    let screen = t.wait_for("· shared ·", WAIT);
-    assert!(!screen.contains("Share chats in this folder"), "{screen}");
-    t.type_text("/unshare");
-    t.keys(&["Enter"]);
-    t.wait_for("· local ·", WAIT);
-    t.type_text("/quit");
-    t.keys(&["Enter"]);
-    t.wait_for("[exited 0]", WAIT);
-    drop(t);
-    let again = chat(&d.home, &[]);
-    let screen = ready(&again);
-    assert!(
-        !screen.contains("Share chats in this folder"),
-        "asked twice:\n{screen}"
-    );
-    assert!(
-        screen.contains("· shared ·"),
-        "the folder's answer was yes:\n{screen}"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

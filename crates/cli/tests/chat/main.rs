@@ -6,6 +6,7 @@ mod cards;
 #[path = "../common/mod.rs"]
 mod common;
 mod composer;
+mod sharing;
 mod tmux;
 
 use std::path::Path;
