@@ -1,5 +1,5 @@
-//! `lembas chat`'s screen, in a real PTY against a linked device: a keystroke to its echo (beside
-//! `cat` echoing in a raw PTY), a streamed token from the moment the bench's model writes it to the
+//! `lembas chat`'s screen, in a real PTY against a linked device: a keystroke to its echo (beside a
+//! raw PTY's own echo, the terminal's floor, with `cat` reading), a streamed token from the moment the bench's model writes it to the
 //! moment the chat's screen draws it, and a 5,000-message chat opened with `-c` to its first screen
 //! (beside a 50-message one: the process's start, the connection and the chat's opening are in both).
 
@@ -94,7 +94,7 @@ pub async fn run(instance: &mut LeanInstance, rounds: usize, tokens: u64) -> any
     let token_p99 = percentile(&token_took, 99.0);
     let (big_open, small_open) = (percentile(&big_took, 50.0), percentile(&small_took, 50.0));
     Ok(vec![
-        Row::new(ROWS[0], ms(echo_p99), format!("cat in a raw PTY {}", ms(raw_p99)))
+        Row::new(ROWS[0], ms(echo_p99), format!("raw PTY echo {}", ms(raw_p99)))
             .ratio(echo_p99.as_secs_f64() / raw_p99.as_secs_f64().max(1e-9))
             .goal("<= 16 ms", echo_p99 <= GOAL_ECHO)
             .note(format!("p50 {}; {rounds} keys typed into the input line", ms(percentile(&echoed, 50.0)))),
@@ -124,7 +124,7 @@ fn open(home: &Path, folder: &Path) -> anyhow::Result<Duration> {
     Ok(started.elapsed())
 }
 
-/// `cat` echoing in a raw PTY: one key, its echo, `rounds` times.
+/// A raw PTY's own echo (`cat` reading): one key, its echo, `rounds` times.
 fn raw_echo(home: &Path, rounds: usize) -> anyhow::Result<Vec<Duration>> {
     let mut pty = RawPty::bash(home, &["--norc", "--noprofile", "-c", "echo READY; exec cat"])?;
     pty.read_until(|chunk| chunk.windows(5).any(|w| w == b"READY"))?;

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-const ROWS: [&str; 23] = [
+const ROWS: [&str; 26] = [
     "No-op round trip p50",
     "No-op round trip p99",
     "Idle linked RSS",
@@ -25,6 +25,9 @@ const ROWS: [&str; 23] = [
     "File search p99",
     "File index build",
     "@path expansion, 1 MB file",
+    "Chat keystroke to echo p99",
+    "Chat streamed token drawn p99",
+    "Open a 5,000-message chat",
     "Card to the window",
     "Card to the notification",
     "benchmark",
