@@ -5,6 +5,7 @@
 import './style.css';
 import { asCommandError, backend, type ActivityPage, type ApprovalCard, type ApprovalOption, type CommandError, type ListedSession, type ListedTerminal, type Mode, type Snapshot, type View } from './backend';
 import { RISK_WORDS, detailOf, shownFolder, whereOf } from './card-view';
+import { heldChatId, onHeldChange } from './composer';
 import { el } from './dom';
 import { openSessions, sessionsView, showSession } from './sessions';
 import { openTerminals, terminalsView } from './terminals';
@@ -277,10 +278,17 @@ async function answer(card: ApprovalCard, option: ApprovalOption) {
   });
 }
 
+/** The cards waiting, less those of the chat the Sessions view holds (its composer shows them). */
+function waiting(s: Snapshot): ApprovalCard[] {
+  const held = local.view === 'sessions' ? heldChatId() : null;
+  return held === null ? s.cards : s.cards.filter((c) => c.session_id !== held);
+}
+
 function cardsSection(s: Snapshot): HTMLElement | null {
-  if (!s.cards.length) return null;
+  const cards = waiting(s);
+  if (!cards.length) return null;
   const list = el('div', { id: 'cards' });
-  for (const card of s.cards) {
+  for (const card of cards) {
     const at = new Date(card.asked_ms).toLocaleTimeString();
     // The device's headline, never the model's title: a model cannot word its way past a person.
     const headline = card.headline || card.title || 'A tool call';
@@ -318,7 +326,7 @@ function cardsSection(s: Snapshot): HTMLElement | null {
     ));
   }
   return el('section', { 'aria-label': 'Waiting for you', class: 'approvals' },
-    el('h2', { text: s.cards.length === 1 ? 'An approval is waiting for you' : `${s.cards.length} approvals are waiting for you` }),
+    el('h2', { text: cards.length === 1 ? 'An approval is waiting for you' : `${cards.length} approvals are waiting for you` }),
     list,
   );
 }
@@ -331,9 +339,9 @@ function onCardKey(event: KeyboardEvent) {
   if (event.ctrlKey || event.metaKey || event.altKey) return;
   const target = event.target as HTMLElement | null;
   if (target?.closest('input, textarea, select, [contenteditable]')) return;
-  const cards = [...document.querySelectorAll<HTMLElement>('#cards article.card')];
+  const cards = [...document.querySelectorAll<HTMLElement>('#cards article.card, #chat-cards .card')];
   if (!cards.length) return;
-  const current = target?.closest<HTMLElement>('article.card') ?? null;
+  const current = target?.closest<HTMLElement>('.card') ?? null;
   const at = current ? cards.indexOf(current) : -1;
   const key = event.key;
   if (key === 'j' || key === 'k') {
@@ -569,4 +577,6 @@ async function start() {
 }
 
 document.addEventListener('keydown', onCardKey);
+// A chat taken or let go in the Sessions view: its cards move between the composer and the top.
+onHeldChange(() => { if (local.snapshot) draw(); });
 void start();

@@ -2,9 +2,13 @@
 // and one chat's timeline followed live: each turn's prompt, every tool call as a step (what the
 // agent said it would do, what it ran or changed, what allowed it, its result), the agent's words,
 // Put back for the files a turn changed, the "Allow for this chat" answers in force with Take back,
-// and Stop for a running turn. Its approval cards are the window's own, above every view.
+// and Stop for a running turn. Its approval cards are the window's own, above every view. A new
+// chat starts here, and any chat continues here, with the composer under its timeline (composer.ts).
 import { asCommandError, backend, type ControlPush, type Decided, type Grant, type ListedSession, type Step, type Timeline, type TimelineTurn } from './backend';
 import { detailOf } from './card-view';
+import {
+  chatSettingsView, composerPush, composerSaw, composerView, connectComposer, continueHere, heldChatId, letGo, newChatView, pendingView,
+} from './composer';
 import { el } from './dom';
 
 const state = {
@@ -87,7 +91,10 @@ async function readTimeline() {
       if (id === null) break;
       const timeline = await backend.timeline(id);
       // The person may have gone back to the list or to another chat meanwhile.
-      if (state.openId === id) state.open = timeline;
+      if (state.openId === id) {
+        state.open = timeline;
+        composerSaw(timeline);
+      }
       state.error = null;
     } while (readAgain);
   } catch (e) {
@@ -99,6 +106,8 @@ async function readTimeline() {
 }
 
 async function openSession(id: string) {
+  // The chat held here is let go when the view leaves it.
+  letGo(id);
   state.openId = id;
   state.open = null;
   state.live = '';
@@ -107,6 +116,7 @@ async function openSession(id: string) {
 }
 
 function onPush(push: ControlPush) {
+  composerPush(push);
   const p = push.params as Record<string, unknown>;
   switch (push.method) {
     case 'session/update': {
@@ -226,29 +236,44 @@ function drawLive() {
   liveLine.hidden = !state.live;
 }
 
+function backToList() {
+  letGo();
+  state.openId = null;
+  state.open = null;
+  state.notice = null;
+  draw();
+  void refreshList();
+}
+
 function timelineView(t: Timeline): HTMLElement {
   const listed = state.list.find((s) => s.id === t.session_id);
+  const held = heldChatId() === t.session_id;
   const stop = el('button', { type: 'button', id: 'session-stop', text: 'Stop' });
   stop.addEventListener('click', () => {
     backend.stopSession(t.session_id).catch(fail);
   });
   const back = el('button', { type: 'button', id: 'session-back', text: 'All sessions' });
-  back.addEventListener('click', () => { state.openId = null; state.open = null; state.notice = null; draw(); void refreshList(); });
+  back.addEventListener('click', backToList);
+  // Held by this window: the composer has Stop (and Esc) under the timeline.
+  const go = el('button', { type: 'button', id: 'chat-continue', text: 'Continue here' });
+  go.title = 'Hold this chat in this window and write to it (an editor or LLeMbas lets it go to you)';
+  go.addEventListener('click', () => void continueHere(t.session_id));
   drawLive();
-  return el('div', { id: 'session-open', 'data-session-id': t.session_id },
-    el('div', { class: 'row' }, back, t.running ? stop : null),
-    el('h3', { id: 'session-title', text: t.title || t.session_id }),
-    el('p', { class: 'hint', text: [t.root, listed?.model, listed?.mode].filter(Boolean).join(' · ') }),
+  return el('div', { id: 'session-open', 'data-session-id': t.session_id, 'data-held': String(held) },
+    el('div', { class: 'row' }, back, held ? null : go, t.running && !held ? stop : null),
+    el('h3', { id: 'session-title', text: t.title || (held ? 'New chat' : t.session_id) }),
+    held ? chatSettingsView() : el('p', { class: 'hint', text: [t.root, listed?.model, listed?.mode].filter(Boolean).join(' · ') }),
     t.running ? el('p', { id: 'session-running', class: 'running', text: 'Working…' }) : null,
     grantsView(t),
     t.earlier_turns ? el('p', { class: 'hint', id: 'earlier-turns', text: `${t.earlier_turns} earlier turns are not shown.` }) : null,
-    el('ol', { id: 'timeline', 'aria-label': 'Timeline' }, ...t.turns.map((turn, n) => turnView(t, turn, n))),
+    el('ol', { id: 'timeline', 'aria-label': 'Timeline' }, ...t.turns.map((turn, n) => turnView(t, turn, n)), ...(held ? pendingView() : [])),
     t.running ? liveLine : null,
+    held ? composerView() : null,
   );
 }
 
 function listView(): HTMLElement {
-  if (!state.list.length) return el('p', { class: 'hint', id: 'no-sessions', text: 'No sessions on this computer yet.' });
+  if (!state.list.length) return el('div', {}, newChatView(), el('p', { class: 'hint', id: 'no-sessions', text: 'No sessions on this computer yet.' }));
   const list = el('ul', { id: 'session-list' });
   for (const s of state.list) {
     const b = el('button', { type: 'button', class: 'session-item', 'data-id': s.id });
@@ -262,17 +287,43 @@ function listView(): HTMLElement {
     b.addEventListener('click', () => void openSession(s.id));
     list.append(el('li', {}, b));
   }
-  return list;
+  return el('div', {}, newChatView(), list);
 }
 
 function draw() {
+  // What the person is typing into stays in focus: the composer's box and the cards are kept
+  // across redraws; anything else is found again by its id.
+  const active = document.activeElement as HTMLElement | null;
+  const within = active !== null && root.contains(active) ? active : null;
   root.replaceChildren(
     el('h2', { text: 'Sessions' }),
     state.error ? el('p', { class: 'error', role: 'alert', id: 'sessions-error', text: state.error }) : '',
     state.notice ? el('p', { class: 'notice', id: 'sessions-notice', text: state.notice }) : '',
     state.open ? timelineView(state.open) : listView(),
   );
+  if (within && !within.isConnected && within.id) document.getElementById(within.id)?.focus();
+  else if (within && document.activeElement !== within) within.focus();
 }
+
+connectComposer({
+  show: (opened) => {
+    state.openId = opened.session_id;
+    state.open = opened.timeline;
+    state.live = '';
+    state.error = null;
+    state.notice = null;
+    draw();
+    void refreshList();
+  },
+  redraw: () => draw(),
+  readTimeline: () => void readTimeline(),
+  failed: (message) => {
+    state.error = message;
+    state.notice = null;
+    draw();
+  },
+  back: () => backToList(),
+});
 
 /** The view's element, kept across the window's redraws. */
 export function sessionsView(): HTMLElement {
