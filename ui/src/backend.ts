@@ -8,8 +8,8 @@ import type { ControlMethod, ControlPushMethod, Reason } from './protocol';
 
 // What the device sends, declared once in Rust and generated (wire.ts); the window's own below.
 export type {
-  ApprovalCard, ApprovalOption, AvailableCommand, ChatModel, ChatOpened, Decided, Detail, Did, Effort, Entry, Grant, ListedSession,
-  ListedTerminal, Mode, PutBackAnswer, Replay, Risk, SettingChange, Sharing, ShownFile, ShownKind, Snapshot, Step, Timeline,
+  ApprovalCard, ApprovalOption, AvailableCommand, CardAnswer, ChatModel, ChatOpened, Decided, Detail, Did, Effort, Entry, Grant, ListedSession,
+  ListedTerminal, Mode, PutBackAnswer, QuestionAnswered, Replay, Risk, SettingChange, Sharing, ShownFile, ShownKind, Snapshot, Step, Timeline,
   TimelineTurn, View,
 } from './wire';
 import type {
@@ -52,17 +52,6 @@ export interface PlanCard { sessionId: string; toolCallId: string; path: string;
 export type ChatCard = PermissionCard | QuestionCard | PlanCard;
 
 export const cardIdOf = (card: ChatCard): string => ('toolCall' in card ? card.toolCall.toolCallId : card.toolCallId);
-
-/** One answer of a question card (lembas_protocol's `ask::Answered`). */
-export type QuestionAnswered = { kind: 'options'; labels: string[] } | { kind: 'custom'; text: string } | { kind: 'skipped' };
-
-/** What a chat card is answered with (`chat/answer`), in the link's own shapes. */
-export type ChatAnswer =
-  | { outcome: { outcome: 'selected'; optionId: ApprovalOption }; _meta: null }
-  | { outcome: 'answered'; answers: QuestionAnswered[] }
-  | { outcome: 'approve'; mode: Mode }
-  | { outcome: 'revise'; feedback: string }
-  | { outcome: 'dismissed' };
 
 /** The `card` push: a card opened in a chat (and again for each open card of a chat just taken). */
 export interface CardShown { session_id: string; card: ChatCard }
@@ -188,10 +177,9 @@ export const backend = {
   closeChat: (sessionId: string) => call('chat/close', { session_id: sessionId }),
   configureChat: (sessionId: string, change: { model?: string; mode?: Mode; effort?: Effort }) =>
     call('chat/configure', { session_id: sessionId, ...change }),
-  // The generated CardAnswer's question answers name the approvals' `Answered` (a clash of names
-  // in the generator): ChatAnswer is what the runtime reads.
-  answerCard: (sessionId: string, toolCallId: string, answer: ChatAnswer) =>
-    call('chat/answer', { session_id: sessionId, tool_call_id: toolCallId, answer: answer as unknown as CardAnswer }),
+  /** A card's answer in the link's own shapes (an approval's, a question's or a plan's). */
+  answerCard: (sessionId: string, toolCallId: string, answer: CardAnswer) =>
+    call('chat/answer', { session_id: sessionId, tool_call_id: toolCallId, answer }),
   chatCommands: (sessionId: string, cwd: string) => call('chat/commands', { sessionId, cwd }),
   chatFiles: (sessionId: string, cwd: string, query: string, limit: number) =>
     call('chat/files', { sessionId, cwd, query, limit }),

@@ -3,14 +3,14 @@
 // (each question's options, or words of the person's own) and a plan (approve in a mode up to the
 // ceiling, revise with feedback, or dismiss). Each element is made once per card and kept, so a
 // redraw never loses what the person is typing into it.
-import type { ChatAnswer, ChatCard, Mode, PermissionCard, PlanCard, QuestionAnswered, QuestionCard } from './backend';
+import type { CardAnswer, ChatCard, Mode, PermissionCard, PlanCard, QuestionAnswered, QuestionCard } from './backend';
 import { cardIdOf } from './backend';
 import type { Detail } from './backend';
 import { detailOf } from './card-view';
 import { el } from './dom';
 
 /** Answers the card; the composer says what came of it. */
-export type Answer = (card: ChatCard, answer: ChatAnswer) => void;
+export type Answer = (card: ChatCard, answer: CardAnswer) => void;
 
 const MODES: Mode[] = ['plan', 'manual', 'edit', 'auto'];
 

@@ -6,7 +6,7 @@
 // from chat/open until chat/close (sessions.ts lets go when the view leaves it; the runtime lets go
 // when the window's connection ends).
 import {
-  asCommandError, backend, cardIdOf, type AvailableCommand, type ChatAnswer, type ChatCard, type ChatModel,
+  asCommandError, backend, cardIdOf, type AvailableCommand, type CardAnswer, type ChatCard, type ChatModel,
   type ChatOpened, type ControlPush, type Effort, type Mode, type Sharing, type Timeline,
 } from './backend';
 import { cardName, cardView } from './chat-cards';
@@ -255,7 +255,7 @@ export function composerSaw(t: Timeline) {
 
 // ----- Acting ------------------------------------------------------------------------------------
 
-async function answer(card: ChatCard, said: ChatAnswer) {
+async function answer(card: ChatCard, said: CardAnswer) {
   if (!held) return;
   const id = cardIdOf(card);
   try {
