@@ -140,6 +140,8 @@ export type LinkMethod =
   | '_lembas/session/compact'
   | '_lembas/session/title'
   | '_lembas/session/deleted'
+  | '_lembas/session/announce'
+  | '_lembas/session/left'
   | '_lembas/permission/settled'
   | '$/cancel_request'
   | '_lembas/show'

@@ -486,10 +486,9 @@ impl Dispatcher {
             // The engine's: one list with its handlers (engine::method).
             engine_methods!(pattern) => self.engine.request(method, params).await,
             // The device's own (admitted never lets one through).
-            SessionUpdate | RequestPermission | Hello | Event | SessionDeleted | PermissionSettled | Show
-            | Question | Plan | ElicitationCreate | TerminalOutput | TerminalExit | CancelRequest => {
-                Err(RpcError::method_not_found(name))
-            }
+            SessionUpdate | RequestPermission | Hello | Event | SessionDeleted | SessionAnnounce
+            | SessionLeft | PermissionSettled | Show | Question | Plan | ElicitationCreate
+            | TerminalOutput | TerminalExit | CancelRequest => Err(RpcError::method_not_found(name)),
         }
     }
 

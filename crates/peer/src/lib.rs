@@ -25,6 +25,7 @@ mod link;
 mod link_task;
 mod mcp;
 mod model;
+mod terminal_sessions;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,6 +45,7 @@ pub use http::{CHAT_COMPLETIONS_PATH, DISCOVERY_PATH, INSTANCE_PATH, LINK_PATH, 
 pub use link::LinkHandle;
 pub use mcp::{GARBAGE_BODY, MCP_PATH, MEMORY_TOOL, MEMORY_URI, McpCall, McpFault, memory_text, memory_tool};
 pub use model::{ModelReply, Part, ScriptedModel};
+pub use terminal_sessions::{Announced, Left};
 
 /// One HTTP request the peer answered: method, path (without the query) and status (101 for a
 /// link upgrade that went through).

@@ -290,6 +290,17 @@ impl LinkHandle {
             .await
     }
 
+    /// The chats a terminal on the device shared on this link (`_lembas/session/announce`), in
+    /// order; one not as the spec says is in `faults` instead.
+    pub fn announced(&self) -> Vec<crate::Announced> {
+        crate::terminal_sessions::announced(&lock(&self.record).received)
+    }
+
+    /// The shared chats the terminal let go of on this link (`_lembas/session/left`), in order.
+    pub fn left(&self) -> Vec<crate::Left> {
+        crate::terminal_sessions::left(&lock(&self.record).received)
+    }
+
     /// Every message the peer sent on this link, in order.
     pub fn sent(&self) -> Vec<Value> {
         lock(&self.record).sent.clone()

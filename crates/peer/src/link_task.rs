@@ -158,6 +158,10 @@ impl LinkTask {
         {
             let mut record = lock(&self.record);
             record.received.push(message.clone());
+            // A terminal's shared chat announced or left not as the spec says.
+            if let Some(fault) = crate::terminal_sessions::fault_of(&message) {
+                record.faults.push(fault);
+            }
             match verdict {
                 FirstMessage::Accepted => {}
                 FirstMessage::NotHello(fault) => record.faults.push(fault),

@@ -42,6 +42,17 @@ impl CardRequest {
         }
     }
 
+    /// The card as the link gets it for a chat a terminal shares (`patient`: the person may
+    /// answer at the terminal too, so the client does not time it out).
+    pub fn patient(mut self, patient: bool) -> CardRequest {
+        match &mut self {
+            CardRequest::Permission(card) => card.meta.lembas.patient = patient,
+            CardRequest::Question(card) => card.meta.lembas.patient = patient,
+            CardRequest::Plan(card) => card.meta.lembas.patient = patient,
+        }
+        self
+    }
+
     /// The client's result read as this card's answer. A question or plan answer that is not
     /// well-formed reads as dismissed (docs/protocol.md); an approval's is `None`, which the
     /// device takes as a denial: nothing runs on an answer it cannot read.

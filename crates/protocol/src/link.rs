@@ -88,6 +88,10 @@ link_methods! {
     SessionCompact = "_lembas/session/compact", ToDevice Request Compact;
     SessionTitle = "_lembas/session/title", ToDevice Request Title;
     SessionDeleted = "_lembas/session/deleted", FromDevice Notification;
+    /// A chat held at this computer (the spec's terminal) is shared with the instance.
+    SessionAnnounce = "_lembas/session/announce", FromDevice Notification Sessions;
+    /// The terminal let go of a shared chat.
+    SessionLeft = "_lembas/session/left", FromDevice Notification Sessions;
     PermissionSettled = "_lembas/permission/settled", FromDevice Notification;
     /// The device no longer waits for the answer to one of its requests (a card withdrawn).
     CancelRequest = "$/cancel_request", FromDevice Notification;

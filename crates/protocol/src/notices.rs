@@ -14,6 +14,33 @@ pub struct SessionDeleted {
     pub session_id: SessionId,
 }
 
+/// `_lembas/session/announce`: a chat a terminal on this computer holds is shared (sent when it
+/// is shared and again on every link).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionAnnounce {
+    pub session_id: SessionId,
+    pub cwd: String,
+    pub title: String,
+    pub model: String,
+    /// The session's model is this link's instance's.
+    pub instance: bool,
+    pub mode: crate::Mode,
+    pub effort: crate::Effort,
+    pub busy: bool,
+    /// Always `terminal`.
+    pub origin: String,
+}
+
+/// `_lembas/session/left`: the terminal let go of a shared chat; `available` when the device can
+/// open it from the store at the next prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionLeft {
+    pub session_id: SessionId,
+    pub available: bool,
+}
+
 /// `_lembas/permission/settled`: a card was answered elsewhere (on this computer, or by its
 /// timeout), so the client takes its own down.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -134,6 +134,9 @@ pub struct CardSays {
     pub always: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduled: Option<ScheduledCard>,
+    /// A person may also answer at the terminal (a shared chat): the client does not time it out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub patient: bool,
 }
 
 /// `session/request_permission`'s answer.

@@ -395,6 +395,7 @@ fn a_card_and_its_answers_are_acps() {
                     run_id: "run_1".into(),
                     wait_s: 600,
                 }),
+                patient: false,
             },
         },
     };

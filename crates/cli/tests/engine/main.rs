@@ -3,6 +3,7 @@
 //! validated against the official ACP schema.
 
 mod attachments;
+mod chat;
 mod commands;
 #[path = "../common/mod.rs"]
 mod common;

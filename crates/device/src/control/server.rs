@@ -37,6 +37,9 @@ const SKIPPED_RETRY: std::time::Duration = std::time::Duration::from_millis(200)
 /// How long Stop all remote work waits for the cancelled turns to end before ending the link.
 const TURNS_END_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// Each connection's serial in this runtime: the chats it holds are held by it.
+static CONNECTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// Serving; dropping it stops accepting, ends every connection and removes the socket.
 pub(crate) struct Server {
     accept: JoinHandle<()>,
@@ -154,6 +157,7 @@ async fn serve(
             }
         }
     });
+    let connection = CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut reader = BufReader::new(read);
     let mut subscription: Option<JoinHandle<()>> = None;
     // Whether this connection presented the cookie; until it has, only `hello` is answered.
@@ -240,7 +244,7 @@ async fn serve(
             }
             continue;
         }
-        let result = request(&parts, known, params).await;
+        let result = request(&parts, connection, known, params).await;
         if outbox.send(rpc::answer(&id, result)).await.is_err() {
             break;
         }
@@ -248,6 +252,8 @@ async fn serve(
     if let Some(subscription) = subscription {
         subscription.abort();
     }
+    // The chats it held are let go of (a front end that crashed too).
+    parts.engine.let_go_all(connection).await;
     drop(outbox);
     let _ = writer.await;
 }
@@ -312,6 +318,7 @@ fn subscribe(parts: &RuntimeHandles, outbox: mpsc::Sender<String>, wants: Stream
     let mut status = parts.status.clone();
     let mut events = parts.events.subscribe();
     let mut updates = wants.sessions.then(|| parts.engine.updates());
+    let mut news = wants.sessions.then(|| parts.engine.chat_news());
     let mut shown = wants.terminals.then(|| parts.board.subscribe());
     tokio::spawn(async move {
         let snapshot = status.borrow_and_update().clone();
@@ -331,6 +338,13 @@ fn subscribe(parts: &RuntimeHandles, outbox: mpsc::Sender<String>, wants: Stream
                 },
                 update = next_of(&mut updates) => match update {
                     Ok(update) => super::sessions::push(update),
+                    Err(broadcast::error::RecvError::Lagged(count)) => {
+                        notification(push::SessionMissed, &Count { count })
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                news = next_of(&mut news) => match news {
+                    Ok(news) => super::chat::push(news),
                     Err(broadcast::error::RecvError::Lagged(count)) => {
                         notification(push::SessionMissed, &Count { count })
                     }
@@ -379,7 +393,12 @@ fn subscribe(parts: &RuntimeHandles, outbox: mpsc::Sender<String>, wants: Stream
     })
 }
 
-async fn request(parts: &RuntimeHandles, method: ControlMethod, params: Value) -> Result<Value, RpcError> {
+async fn request(
+    parts: &RuntimeHandles,
+    connection: u64,
+    method: ControlMethod,
+    params: Value,
+) -> Result<Value, RpcError> {
     use ControlMethod as M;
     match method {
         // Answered in `serve`, before a request reaches here.
@@ -436,7 +455,7 @@ async fn request(parts: &RuntimeHandles, method: ControlMethod, params: Value) -
         | M::ChatModels
         | M::ChatAnswer
         | M::ChatFiles
-        | M::ChatCommands => super::chat::request(parts, method, params).await,
+        | M::ChatCommands => super::chat::request(parts, connection, method, params).await,
         M::ShownList => {
             serve_call(call::ShownList, params, |asked| async move {
                 Ok(parts.engine.shown_list(asked.session_id.as_deref()))

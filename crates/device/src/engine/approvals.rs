@@ -128,6 +128,8 @@ pub enum AnsweredBy {
     Client,
     /// This computer's desktop (or `lembas approvals`).
     Desktop,
+    /// A chat front end at this computer (`lembas chat`, the window's composer).
+    Terminal,
     /// Nobody: the wait ran out, which is a denial.
     Timeout,
 }
@@ -137,6 +139,7 @@ impl AnsweredBy {
         match self {
             AnsweredBy::Client => "client",
             AnsweredBy::Desktop => "desktop",
+            AnsweredBy::Terminal => "terminal",
             AnsweredBy::Timeout => "timeout",
         }
     }

@@ -13,12 +13,20 @@ use std::time::Duration;
 
 use super::Engine;
 use super::approvals::{Answer, AnsweredBy, Card, CardFacts};
+use super::front_end::ChatNews;
 use crate::client::ClientLink;
 use crate::events::DeviceEvent;
 use crate::poison::Recover;
 
 impl Engine {
+    /// Puts a card to the link's client: never one of a chat held here and not shared; patient
+    /// when a front end shares its chat (the person may answer there too).
     pub(super) fn send_card(&self, client: &ClientLink, card: CardRequest) {
+        if !self.link_sees(card.session_id()) {
+            return;
+        }
+        let patient = self.patient(card.session_id());
+        let card = card.patient(patient);
         let client = client.clone();
         let engine = self.clone();
         let id = client.next_id();
@@ -95,6 +103,10 @@ impl Engine {
         let card = CardRequest::Permission(card);
         let answer = self.0.approvals.ask(card.clone(), scheduled, facts);
         self.device_event(asked);
+        self.tell_front_ends(ChatNews::Card {
+            session_id: session_id.to_string(),
+            card: Box::new(card.clone()),
+        });
         if let Some(client) = self.client() {
             self.send_card(&client, card);
         }
@@ -103,7 +115,8 @@ impl Engine {
             Ok(Err(_)) => (Answer::Deny { feedback: None }, None),
             Err(_) => {
                 self.0.approvals.withdraw(&tool_call_id);
-                self.settled(&session_id, &tool_call_id, "timed out").await;
+                self.settled(&session_id, &tool_call_id, "timed out", "timeout")
+                    .await;
                 let answer = Answer::Deny {
                     feedback: Some(feedback),
                 };
@@ -118,12 +131,18 @@ impl Engine {
     pub(crate) async fn ask_card(&self, card: CardRequest) -> Option<Answer> {
         let (session_id, tool_call_id) = (card.session_id().to_string(), card.tool_call_id().to_string());
         let client = self.client();
-        // A client that takes no such cards (an editor, an older LLeMbas) has nobody to ask. With
-        // no link at this instant the card waits for the next one, as an approval card does.
-        if client.as_ref().is_some_and(|c| !c.takes_cards()) {
+        // A client that takes no such cards (an editor, an older LLeMbas) has nobody to ask, unless
+        // a front end here holds the chat. With no link at this instant the card waits for the
+        // next one, as an approval card does.
+        let front_end = self.holding(&session_id).is_some();
+        if !front_end && client.as_ref().is_some_and(|c| !c.takes_cards()) {
             return None;
         }
         let answer = self.0.approvals.ask(card.clone(), None, CardFacts::default());
+        self.tell_front_ends(ChatNews::Card {
+            session_id: session_id.clone(),
+            card: Box::new(card.clone()),
+        });
         if let CardRequest::Plan(plan) = &card {
             // The desktop shows plans too (questions are answered in LLeMbas only).
             self.device_event(DeviceEvent::ApprovalAsked {
@@ -137,7 +156,7 @@ impl Engine {
                 scheduled: None,
             });
         }
-        if let Some(client) = &client {
+        if let Some(client) = client.as_ref().filter(|c| c.takes_cards()) {
             self.send_card(client, card);
         }
         let seconds = self.settings().remote.approval_timeout;
@@ -147,7 +166,8 @@ impl Engine {
             Ok(Err(_)) => Some(Answer::Deny { feedback: None }),
             Err(_) => {
                 self.0.approvals.withdraw(&tool_call_id);
-                self.settled(&session_id, &tool_call_id, "timed out").await;
+                self.settled(&session_id, &tool_call_id, "timed out", "timeout")
+                    .await;
                 Some(Answer::Deny { feedback: None })
             }
         }
@@ -157,7 +177,8 @@ impl Engine {
     pub(crate) async fn withdraw_cards_of(&self, session_id: &str) {
         for card in self.0.approvals.cards() {
             if card.session_id() == session_id && self.0.approvals.withdraw(card.tool_call_id()) {
-                self.settled(session_id, card.tool_call_id(), "withdrawn").await;
+                self.settled(session_id, card.tool_call_id(), "withdrawn", "withdrawn")
+                    .await;
             }
         }
     }
@@ -169,24 +190,38 @@ impl Engine {
             return false;
         };
         if by != AnsweredBy::Client {
-            self.settled(&session_id, tool_call_id, label).await;
+            self.settled(&session_id, tool_call_id, label, by.as_str()).await;
         } else {
             self.device_event(DeviceEvent::ApprovalSettled {
-                session_id: session_id.into(),
+                session_id: session_id.clone().into(),
                 tool_call_id: tool_call_id.to_string(),
                 outcome: label.to_string(),
+            });
+            self.tell_front_ends(ChatNews::Settled {
+                session_id,
+                tool_call_id: tool_call_id.to_string(),
+                by: by.as_str().to_string(),
             });
         }
         true
     }
 
-    pub(super) async fn settled(&self, session_id: &str, tool_call_id: &str, outcome: &str) {
+    /// A card taken down (`outcome` as the activity log says it, `by` who or what decided it):
+    /// the desktop, the front ends and the link's client are told.
+    pub(super) async fn settled(&self, session_id: &str, tool_call_id: &str, outcome: &str, by: &str) {
         self.device_event(DeviceEvent::ApprovalSettled {
             session_id: session_id.into(),
             tool_call_id: tool_call_id.to_string(),
             outcome: outcome.to_string(),
         });
-        let Some(client) = self.client() else { return };
+        self.tell_front_ends(ChatNews::Settled {
+            session_id: session_id.to_string(),
+            tool_call_id: tool_call_id.to_string(),
+            by: by.to_string(),
+        });
+        let Some(client) = self.client().filter(|_| self.link_sees(session_id)) else {
+            return;
+        };
         if client.lembas {
             let _ = client
                 .notify(
@@ -238,5 +273,32 @@ impl Engine {
             AnsweredBy::Desktop,
         )
         .await
+    }
+}
+
+impl Engine {
+    /// A front end's answer to a card of the chat it holds (approval, question or plan, in the
+    /// link's shapes): the first answer wins, and the link's client is told to take its card
+    /// down. `false` when the card is no longer open.
+    pub async fn answer_from_front_end(
+        &self,
+        session_id: &str,
+        tool_call_id: &str,
+        answer: lembas_protocol::card::CardAnswer,
+    ) -> bool {
+        let card = self
+            .0
+            .approvals
+            .cards()
+            .into_iter()
+            .find(|c| c.tool_call_id() == tool_call_id && c.session_id() == session_id);
+        let Some(card) = card else { return false };
+        // Read again as the answer of this card's kind (`{ outcome: "dismissed" }` reads as a
+        // question's untagged).
+        let answer = serde_json::to_value(answer)
+            .ok()
+            .and_then(|value| card.request.answer_of(value));
+        self.settle(tool_call_id, Answer::from_client(answer), AnsweredBy::Terminal)
+            .await
     }
 }

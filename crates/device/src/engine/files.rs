@@ -14,13 +14,26 @@ use lembas_protocol::composer::{FilesFound, FilesSearchParams, FoundFile};
 /// `_lembas/files/search`: the files of a session's folder (or a folder's) whose paths match what
 /// was typed after `@`.
 pub async fn search(engine: &Engine, params: FilesSearchParams) -> Result<FilesFound, RpcError> {
-    let numbers = &engine.setup().decisions.files;
     let FilesSearchParams {
         session_id,
         cwd,
         query,
         limit,
     } = params;
+    let (root, session) = searched(engine, session_id, cwd)?;
+    search_under(engine, root, session, query, limit).await
+}
+
+/// The search of `root` (a session's folder, judged by the caller), the session's recent files
+/// first when there is one.
+pub(crate) async fn search_under(
+    engine: &Engine,
+    root: PathBuf,
+    session: Option<SessionId>,
+    query: String,
+    limit: Option<u64>,
+) -> Result<FilesFound, RpcError> {
+    let numbers = &engine.setup().decisions.files;
     let limit = match limit {
         None => numbers.search_default_limit,
         Some(0) => {
@@ -33,7 +46,6 @@ pub async fn search(engine: &Engine, params: FilesSearchParams) -> Result<FilesF
             .unwrap_or(usize::MAX)
             .min(numbers.search_max_limit),
     };
-    let (root, session) = searched(engine, session_id, cwd)?;
     let protected = engine.setup().dirs.protected_places();
     let engine2 = engine.clone();
     let (root2, session2) = (root.clone(), session.clone());

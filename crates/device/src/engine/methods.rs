@@ -25,7 +25,7 @@ use lembas_protocol::session::{
     CancelParams, ConfigureParams, Configured, Empty, History, NewSessionAnswer, NewSessionParams,
     SessionRef, SessionSettings, SetModeParams, TitleParams, Titled,
 };
-use lembas_protocol::status::SessionStatus;
+use lembas_protocol::status::{Held, SessionStatus};
 use lembas_protocol::{LembasMeta, Reason, TurnId};
 
 /// The engine's methods of the link, each to its handler.
@@ -115,7 +115,7 @@ fn now_ms() -> u64 {
 }
 
 /// The instance's default model for this device.
-async fn default_model(engine: &Engine) -> Result<String, RpcError> {
+pub(super) async fn default_model(engine: &Engine) -> Result<String, RpcError> {
     let instance = engine
         .instance()
         .await
@@ -175,32 +175,18 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
     let mut context = Context::default();
     context.update(lembas);
 
-    let id = ids::new_session_id();
-    // `given`: the mark that this session was made for the link's client, which may delete it
-    // wherever its folder is later (docs/protocol.md, _lembas/session/delete); an editor's sessions have none.
-    let header = SessionHeader {
-        id: id.clone(),
-        cwd: cwd.display().to_string(),
-        created_ms: Some(now_ms()),
-        model: model.clone(),
-        mode: mode.as_str().to_string(),
-        effort: Some(effort),
-        title: String::new(),
-        given: !engine.serves_editor(),
-    };
-    let hold = engine
-        .store()
-        .hold(&id, &holder(engine))
-        .map_err(|e| RpcError::internal(e.to_string()))?;
-    let log = engine
-        .store()
-        .create(&id, &header)
-        .map_err(|e| RpcError::internal(format!("The session could not be stored on this computer: {e}.")))?;
-    // Read as the session starts and kept for it: the prompt does not change under a session.
-    let memory = engine.read_memory(engine.memory_scope(&id)).await;
-    let mut state = SessionState::new(model.clone(), mode, effort, log, engine.setup().decisions)
-        .with_context(context)
-        .with_memory(memory);
+    let (id, mut state, hold) = stored_new(
+        engine,
+        &cwd,
+        Fresh {
+            model: model.clone(),
+            mode,
+            effort,
+            context,
+            given: !engine.serves_editor(),
+        },
+    )
+    .await?;
     let mut notice = None;
     let mut mcp_report = None;
     if engine.serves_editor() {
@@ -244,6 +230,59 @@ async fn new_session(engine: &Engine, params: NewSessionParams) -> Result<NewSes
     })
 }
 
+/// What a new session starts with.
+pub(super) struct Fresh {
+    pub model: String,
+    pub mode: crate::policy::Mode,
+    pub effort: lembas_protocol::Effort,
+    pub context: Context,
+    /// Made for the link's client, which may delete it wherever its folder is later.
+    pub given: bool,
+}
+
+/// A new session's file written and held, and its state: the session itself is the caller's to
+/// make and keep.
+pub(super) async fn stored_new(
+    engine: &Engine,
+    cwd: &Path,
+    fresh: Fresh,
+) -> Result<(String, SessionState, crate::store::SessionHold), RpcError> {
+    let Fresh {
+        model,
+        mode,
+        effort,
+        context,
+        given,
+    } = fresh;
+    let id = ids::new_session_id();
+    // `given`: the mark that this session was made for the link's client, which may delete it
+    // wherever its folder is later (docs/protocol.md, _lembas/session/delete); an editor's sessions have none.
+    let header = SessionHeader {
+        id: id.clone(),
+        cwd: cwd.display().to_string(),
+        created_ms: Some(now_ms()),
+        model: model.clone(),
+        mode: mode.as_str().to_string(),
+        effort: Some(effort),
+        title: String::new(),
+        given,
+    };
+    let hold = engine
+        .store()
+        .hold(&id, &holder(engine))
+        .map_err(|e| RpcError::internal(e.to_string()))?;
+    let log = engine
+        .store()
+        .create(&id, &header)
+        .map_err(|e| RpcError::internal(format!("The session could not be stored on this computer: {e}.")))?;
+    // Read as the session starts and kept for it: the prompt does not change under a session.
+    let memory = engine.read_memory(engine.memory_scope(&id)).await;
+    let state = SessionState::new(model, mode, effort, log, engine.setup().decisions)
+        .with_context(context)
+        .with_memory(memory);
+    Ok((id, state, hold))
+}
+
 async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptAnswer, RpcError> {
     // Taken apart, not cloned: the blocks may carry megabytes of base64.
     let PromptParams {
@@ -275,16 +314,30 @@ async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptA
             None
         }
     };
-    // A turn id this session knows is never run twice: its answer, when it has one (the limits
-    // judged first: a refused folder gets no earlier answer either).
+    let phase = accepted(engine, &session, prompt, lembas, turn_id, run).await?;
+    wait_done(phase).await
+}
+
+/// A prompt taken into `session`'s turns (the limits already judged): a turn id the session
+/// knows is never run twice (the phase of the one it names); otherwise the `@path` mentions and
+/// attachments read, and the turn started or queued. Its phase.
+pub(super) async fn accepted(
+    engine: &Engine,
+    session: &Arc<Session>,
+    prompt: Vec<lembas_protocol::content::ContentBlock>,
+    lembas: Option<&lembas_protocol::context::LembasAsks>,
+    turn_id: Option<TurnId>,
+    run: Option<(Run, crate::policy::Mode)>,
+) -> Result<tokio::sync::watch::Receiver<TurnPhase>, RpcError> {
     if let Some(phase) = turn_id.as_ref().and_then(|t| session.turn(t)) {
-        return wait_done(phase).await;
+        return Ok(phase);
     }
+    let id = session.id.clone();
     // `@path` in what the person typed (capability files); resource links and commands' text are
     // not read for mentions. An image mentioned goes with the prompt as an attached image does.
     let typed = super::prompt::typed_texts(&prompt);
     let (text, mut uploads) = attachments::prompt_of(prompt, &engine.setup().decisions.prompt)?;
-    let mut mentioned = super::files::attach(engine, &session, typed).await;
+    let mut mentioned = super::files::attach(engine, session, typed).await;
     uploads.extend(mentioned.iter_mut().filter_map(attachments::mentioned_image));
     // Written only once the prompt is accepted: a refused one keeps nothing.
     let attached = attachments::save(engine.store(), &id, uploads).await?;
@@ -296,8 +349,7 @@ async fn prompt_session(engine: &Engine, params: PromptParams) -> Result<PromptA
     };
     let turn_id = turn_id.map_or_else(super::start::new_turn_id, TurnId::into_string);
     let input = super::start::Input::Prompt { text, enclosed };
-    let phase = super::start::spawn(engine, &session, turn_id, run, input);
-    wait_done(phase).await
+    Ok(super::start::spawn(engine, session, turn_id, run, input))
 }
 
 async fn wait_done(mut phase: tokio::sync::watch::Receiver<TurnPhase>) -> Result<PromptAnswer, RpcError> {
@@ -330,6 +382,25 @@ async fn configure(engine: &Engine, params: ConfigureParams) -> Result<Configure
 
 fn status(engine: &Engine, params: SessionRef) -> Result<SessionStatus, RpcError> {
     let id = params.session_id;
+    // A chat a front end here holds: `held: "terminal"`, and nothing more of one not shared.
+    match engine.holding(&id) {
+        Some(holding) if !holding.shared => {
+            return Ok(SessionStatus {
+                exists: true,
+                held: Held::Terminal,
+                ..SessionStatus::unknown(&id)
+            });
+        }
+        Some(_) => {
+            if let Some(session) = engine.sessions().get(&id).cloned() {
+                return Ok(SessionStatus {
+                    held: Held::Terminal,
+                    ..session.status()
+                });
+            }
+        }
+        None => {}
+    }
     if let Some(session) = engine.sessions().get(&id).cloned() {
         judge_again(engine, &session)?;
         return Ok(session.status());

@@ -15,6 +15,7 @@ mod conversation;
 mod delete;
 mod elicitation;
 mod files;
+pub mod front_end;
 pub mod grants;
 mod instance;
 mod instance_memory;
@@ -107,6 +108,10 @@ struct Inner {
     remote_stopped: std::sync::atomic::AtomicBool,
     /// A test's model, answering in place of the instance; `None` in the programs.
     scripted: Option<model::ScriptedModel>,
+    /// The chats front ends at this computer hold (`front_end`).
+    front_ends: front_end::Holders,
+    /// What front ends hear beside the updates: cards, their settling, sharing changes.
+    chat_news: broadcast::Sender<front_end::ChatNews>,
 }
 
 impl Engine {
@@ -175,6 +180,8 @@ impl Engine {
             shelf: Default::default(),
             remote_stopped: Default::default(),
             scripted,
+            front_ends: Default::default(),
+            chat_news: broadcast::channel(window_view::STREAM).0,
         }))
     }
 
@@ -232,7 +239,9 @@ impl Engine {
         tokio::spawn(async move {
             while settings.changed().await.is_ok() {
                 let Some(inner) = weak.upgrade() else { return };
-                job_limits::hold(&Engine(inner));
+                let engine = Engine(inner);
+                job_limits::hold(&engine);
+                engine.recheck_shared().await;
             }
         })
     }
@@ -308,6 +317,7 @@ impl Engine {
             }
         }
         self.send_deletes().await;
+        self.announce_shared().await;
         // Taken over by this link: the client hears each session's commands.
         let sessions: Vec<Arc<Session>> = self.sessions().values().cloned().collect();
         for session in sessions {
@@ -328,13 +338,15 @@ impl Engine {
         let mut client = self.0.client.lock().recover();
         if client.as_ref().is_some_and(|c| c.serial == serial) {
             *client = None;
+            drop(client);
+            self.link_went_down();
         }
     }
 
-    /// `session/update` to the client, whoever it is.
+    /// `session/update` to the client, whoever it is (never of a chat held here and not shared).
     pub(crate) async fn update(&self, session_id: &str, update: SessionUpdate) {
         self.show(session_id, || window_view::Shown::Client(update.clone()));
-        if let Some(client) = self.client() {
+        if let Some(client) = self.client().filter(|_| self.link_sees(session_id)) {
             let notification = SessionNotification {
                 session_id: session_id.into(),
                 update,
@@ -347,7 +359,7 @@ impl Engine {
 
     /// `_lembas/event`, only to a client that said `_meta.lembas`.
     pub(crate) async fn event(&self, session_id: &str, event: Event) {
-        if let Some(client) = self.client().filter(|c| c.lembas) {
+        if let Some(client) = self.client().filter(|c| c.lembas && self.link_sees(session_id)) {
             let notification = EventNotification {
                 session_id: session_id.into(),
                 event,
@@ -406,6 +418,8 @@ impl Engine {
         let rules = settings.folder_rules();
         let mut protected = self.0.setup.dirs.protected_places();
         let mut roots = rules.roots;
+        // A local chat works in the folder the person at the keyboard opened it in.
+        roots.extend(self.local_chat_folder(session));
         // The session's own attachments were named to the model by path: it may read them, and
         // write there when asked, as in any allowed folder outside its project; other sessions'
         // stay protected with the rest of the device's state.
@@ -438,6 +452,7 @@ impl Engine {
     ) -> crate::sandbox::Sandbox {
         let settings = self.settings();
         let mut roots = settings.folder_rules().roots;
+        roots.extend(self.local_chat_folder(session));
         // A session's folder below /tmp under a root above it (an editor's `/`) would be covered
         // by the command's own /tmp: named as a root of its own, it is attached over it.
         for folder in std::iter::once(session.cwd.clone()).chain(session.additional_dirs()) {

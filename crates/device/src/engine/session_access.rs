@@ -69,6 +69,12 @@ pub(crate) fn held(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> 
 /// [`held`] without the judging, for the requests that judge apart (a scheduled prompt says
 /// `data.reason`).
 pub(crate) fn opened(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError> {
+    // A chat held at this computer and not shared is not the link's to reach.
+    if !engine.link_sees(id) {
+        return Err(RpcError::invalid_params(format!(
+            "The chat {id} is held at this computer and not shared with LLeMbas."
+        )));
+    }
     if let Some(session) = engine.sessions().get(id).cloned() {
         return Ok(session);
     }
@@ -79,6 +85,34 @@ pub(crate) fn opened(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError
     let summary = engine.store().summary(id).ok();
     if let Some(summary) = &summary {
         judge_cwd(engine, Path::new(&summary.cwd))?;
+    }
+    let (session, opened) = from_store(engine, id)?;
+    if opened && !engine.serves_editor() && !summary.is_some_and(|s| s.given) {
+        // Given to the link's client now: the mark that lets it delete the session later.
+        session.record(Record::ForLinkClient);
+        session.flush();
+    }
+    if opened {
+        // Opened from the store: the client hears the session's commands, and its plan.
+        let (engine, session) = (engine.clone(), session.clone());
+        tokio::spawn(async move {
+            // The plan first: it is in memory, while the commands are read from files.
+            let plan = session.plan();
+            if plan.is_some() {
+                super::plan_state::tell(&engine, &session.id, plan.as_ref()).await;
+            }
+            engine.session_opened(&session.id).await;
+        });
+    }
+    Ok(session)
+}
+
+/// A stored session read back and held by this process (the file's hold taken: another process
+/// holding it is -32602 with who), unless it is in memory already; whether it was opened here.
+/// Its folder is the caller's to judge.
+pub(crate) fn from_store(engine: &Engine, id: &str) -> Result<(Arc<Session>, bool), RpcError> {
+    if let Some(session) = engine.sessions().get(id).cloned() {
+        return Ok((session, false));
     }
     let hold = engine
         .store()
@@ -106,24 +140,7 @@ pub(crate) fn opened(engine: &Engine, id: &str) -> Result<Arc<Session>, RpcError
             }
         }
     };
-    if opened && !engine.serves_editor() && !summary.is_some_and(|s| s.given) {
-        // Given to the link's client now: the mark that lets it delete the session later.
-        session.record(Record::ForLinkClient);
-        session.flush();
-    }
-    if opened {
-        // Opened from the store: the client hears the session's commands, and its plan.
-        let (engine, session) = (engine.clone(), session.clone());
-        tokio::spawn(async move {
-            // The plan first: it is in memory, while the commands are read from files.
-            let plan = session.plan();
-            if plan.is_some() {
-                super::plan_state::tell(&engine, &session.id, plan.as_ref()).await;
-            }
-            engine.session_opened(&session.id).await;
-        });
-    }
-    Ok(session)
+    Ok((session, opened))
 }
 
 /// Who holds a session this process opens, as another process is told.

@@ -28,6 +28,8 @@ pub struct Settings {
     /// Trusted projects: a directory is trusted when it or an ancestor is listed.
     pub trusted: Vec<PathBuf>,
     pub permissions: Permissions,
+    /// Chats started at this computer (`lembas chat`, the window's composer).
+    pub chat: Chat,
     /// Optional overrides of the link's timings (docs/protocol.md `link`), for slow or lossy networks
     /// and for tests; absent keys keep the decided values.
     pub link: LinkTimings,
@@ -74,6 +76,26 @@ pub struct Remote {
     pub env_keep: Vec<String>,
     /// Whether the computer is kept from sleeping while remote work runs (`crate::keep_awake`).
     pub keep_awake: KeepAwakeSetting,
+}
+
+/// The `chat:` block.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default)]
+pub struct Chat {
+    /// Whether a new chat is shared with the instance from its start.
+    pub share: ChatShare,
+}
+
+/// `chat.share`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChatShare {
+    /// Once per folder, the front end asks; the answer is kept for the folder.
+    #[default]
+    Ask,
+    Always,
+    /// Not from the start (`/share` still shares).
+    Never,
 }
 
 /// `remote.keep_awake`.

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::engine::front_end::Sharing;
 use crate::engine::timeline::Timeline;
 use lembas_protocol::card::{CardAnswer, CardRequest};
 use lembas_protocol::composer::AvailableCommand;
@@ -44,20 +45,6 @@ pub struct ChatOpened {
     /// The chat so far; no turns for a new one.
     pub timeline: Timeline,
     pub commands: Vec<AvailableCommand>,
-}
-
-/// Whether a chat is shared with the instance over the link, and whether it can be.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-pub struct Sharing {
-    pub shared: bool,
-    /// Why it cannot be shared (outside the roots, remote work off, not logged in); `None` when it can.
-    pub refused: Option<String>,
-    /// `chat.share` is `ask` and this folder was never asked: the front end asks once, then calls
-    /// `chat/share` with `remember: true`.
-    pub ask: bool,
-    /// A link is up now.
-    pub linked: bool,
 }
 
 /// `chat/prompt`'s params.

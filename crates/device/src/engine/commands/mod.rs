@@ -75,6 +75,13 @@ pub async fn list(engine: &Engine, params: FolderParams) -> Result<CommandList, 
     })
 }
 
+/// The command set of `folder`, judged by the caller (a chat a front end holds).
+pub(crate) fn list_in(engine: &Engine, folder: &Path) -> CommandList {
+    CommandList {
+        commands: command_set(engine, folder).iter().map(Command::acp).collect(),
+    }
+}
+
 /// `/name rest` at the start of a text: the name and the rest.
 fn split(text: &str) -> Option<(&str, &str)> {
     let rest = text.trim_start().strip_prefix('/')?;

@@ -32,10 +32,11 @@ use serde::Deserialize;
 /// Said to a model that calls `show` where it is not offered.
 pub const NOT_OFFERED: &str = "There is no tool named `show` here: nobody is looking at a viewer for this session. Say where the file is instead.";
 
-/// Whether this session's turn is offered the tool now: its client said `show: true`, and the
-/// turn is not a scheduled run (nobody is looking).
+/// Whether this session's turn is offered the tool now: its client said `show: true`, the link
+/// sees the session (not a chat held here and not shared), and the turn is not a scheduled run
+/// (nobody is looking).
 pub fn offered(engine: &Engine, session: &Session) -> bool {
-    engine.client().is_some_and(|c| c.show) && !session.is_scheduled()
+    engine.client().is_some_and(|c| c.show) && engine.link_sees(&session.id) && !session.is_scheduled()
 }
 
 /// `show`'s arguments as the model writes them.
@@ -105,7 +106,10 @@ pub async fn run(
         Ok(Err(sentence)) => return failed(sentence),
         Err(e) => return failed(format!("{shown} could not be read: {e}.")),
     };
-    let Some(client) = engine.client().filter(|c| c.show) else {
+    let Some(client) = engine
+        .client()
+        .filter(|c| c.show && engine.link_sees(&session.id))
+    else {
         return failed(NOT_OFFERED.to_string());
     };
     let (kind, language) = kind::of(&planned.path);

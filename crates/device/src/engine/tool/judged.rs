@@ -174,6 +174,7 @@ pub(super) async fn call<T: Judged>(tool: &T, turn: Turn<'_>, call: &ToolCall) -
                         purpose: prepared.facts.agent_says.clone(),
                         always: prepared.always.clone(),
                         scheduled: run.as_ref().map(|run| run.card_meta()),
+                        patient: false,
                     },
                 },
             };
