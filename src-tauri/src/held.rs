@@ -333,4 +333,140 @@ mod tests {
         let (_, method, _) = request(&mut BufReader::new(read)).await;
         assert_eq!(method, "hello");
     }
+
+    /// The next push named `method` whose params match.
+    async fn pushed(
+        pushes: &mut tokio::sync::mpsc::UnboundedReceiver<(String, Value)>,
+        method: &str,
+        matches: impl Fn(&Value) -> bool,
+    ) -> Value {
+        tokio::time::timeout(WAIT, async {
+            loop {
+                let (name, params) = pushes.recv().await.expect("the pushes go on");
+                if name == method && matches(&params) {
+                    return params;
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("no {method} push came"))
+    }
+
+    /// The composer's calls, with the params the page sends, on the real runtime (hosted here,
+    /// linked to the reference peer and its model): a chat opened in a root, a prompt whose card
+    /// comes as a push on the same connection and is answered through chat/answer, the answer
+    /// streamed back, and a chat let go that takes no prompt. Needs a Secret Service (run it
+    /// through scripts/with-keyring).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_composer_s_calls_hold_a_chat_on_the_real_runtime() {
+        use lembas_peer::ModelReply;
+        use lembas_testkit::{Config, LinkedRuntime, linked_runtime};
+        let LinkedRuntime {
+            home,
+            peer,
+            runtime: _runtime,
+            link: _link,
+        } = linked_runtime(
+            "window-composer-token-7c2d",
+            "the window's composer test",
+            |url, home| Config::linked_to(url).work_in(&home.work()),
+        )
+        .await
+        .expect("a linked runtime");
+        let work = home.work();
+        std::fs::create_dir_all(&work).expect("the work folder");
+        let held = Held::default();
+        let (pushed_to, mut pushes) = tokio::sync::mpsc::unbounded_channel();
+        let streams = Streams {
+            sessions: true,
+            terminals: true,
+        };
+        tokio::spawn(
+            held.clone()
+                .keep(home.socket(), home.cookie(), streams, move |method, params| {
+                    let _ = pushed_to.send((method, params));
+                }),
+        );
+        until_held(&held).await;
+
+        let models = held
+            .call("chat/models", json!({}))
+            .await
+            .expect("the instance's models");
+        let model = lembas_peer::DEFAULT_MODEL;
+        assert!(
+            models
+                .as_array()
+                .is_some_and(|m| m.iter().any(|m| m["id"] == model)),
+            "{models}"
+        );
+        let opened = held
+            .call(
+                "chat/open",
+                json!({ "cwd": work.display().to_string(), "model": model }),
+            )
+            .await
+            .expect("opened");
+        let session = opened["session_id"].as_str().expect("an id").to_string();
+        assert_eq!(opened["sharing"]["refused"], Value::Null, "{opened}");
+        assert_eq!(
+            opened["sharing"]["ask"], true,
+            "chat.share is ask and the folder was never asked: {opened}"
+        );
+        held.call(
+            "chat/configure",
+            json!({ "session_id": session, "mode": "manual" }),
+        )
+        .await
+        .expect("manual: a write asks");
+
+        peer.model().push(ModelReply::tool_call(
+            "call_w",
+            "write",
+            json!({ "path": "from-window.txt", "content": "yes" }),
+        ));
+        peer.model().push(ModelReply::text("Written from the window."));
+        let prompted = held
+            .call(
+                "chat/prompt",
+                json!({ "session_id": session, "text": "write it", "turn_id": "turn-window-1" }),
+            )
+            .await
+            .expect("prompted");
+        assert_eq!(prompted["turn_id"], "turn-window-1");
+        let card = pushed(&mut pushes, "card", |p| p["session_id"] == session.as_str()).await;
+        assert_eq!(card["card"]["toolCall"]["toolCallId"], "call_w", "{card}");
+        let answer = json!({ "outcome": { "outcome": "selected", "optionId": "once" }, "_meta": null });
+        held.call(
+            "chat/answer",
+            json!({ "session_id": session, "tool_call_id": "call_w", "answer": answer }),
+        )
+        .await
+        .expect("the card takes the window's answer");
+        pushed(&mut pushes, "session/update", |p| {
+            p["session_id"] == session.as_str()
+                && p["update"]["sessionUpdate"] == "agent_message_chunk"
+                && p["update"]["content"]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("Written"))
+        })
+        .await;
+        assert_eq!(
+            std::fs::read_to_string(work.join("from-window.txt"))
+                .ok()
+                .as_deref(),
+            Some("yes")
+        );
+
+        held.call("chat/close", json!({ "session_id": session }))
+            .await
+            .expect("let go");
+        match held
+            .call("chat/prompt", json!({ "session_id": session, "text": "again" }))
+            .await
+        {
+            Err(HeldError::Rpc(e)) => assert_eq!(e.data, Some(json!({ "reason": "not_held" })), "{e:?}"),
+            other => panic!("a chat let go takes no prompt: {other:?}"),
+        }
+    }
 }
