@@ -1,12 +1,12 @@
 // The cards of a chat this window holds, drawn under its timeline from the `card` push: an approval
-// (Deny · Allow once · Allow for this chat, and the same keys as the window's cards), a question
+// (Deny · Allow once · Allow for this chat, and the same keys as the window's cards; described as
+// the window's cards are, from the device's own card once the window's state has it), a question
 // (each question's options, or words of the person's own) and a plan (approve in a mode up to the
 // ceiling, revise with feedback, or dismiss). Each element is made once per card and kept, so a
 // redraw never loses what the person is typing into it.
-import type { CardAnswer, ChatCard, Mode, PermissionCard, PlanCard, QuestionAnswered, QuestionCard } from './backend';
+import type { ApprovalCard, CardAnswer, ChatCard, Detail, Mode, PermissionCard, PlanCard, QuestionAnswered, QuestionCard } from './backend';
 import { cardIdOf } from './backend';
-import type { Detail } from './backend';
-import { detailOf } from './card-view';
+import { approvalParts, detailOf } from './card-view';
 import { el } from './dom';
 
 /** Answers the card; the composer says what came of it. */
@@ -34,11 +34,34 @@ function choice(text: string, id: string, onClick: () => void, cls = ''): HTMLBu
   return b;
 }
 
-function approvalView(card: PermissionCard, answer: Answer): HTMLElement {
+/** What a card is drawn with besides itself. */
+export interface CardContext {
+  /** The chat's mode ceiling (a plan goes on in a mode up to it). */
+  maxMode: Mode;
+  /** The device's own card for an approval (the window's state), when read. */
+  device?: ApprovalCard;
+  home: string;
+}
+
+/** An approval as the pushed request says it: until the window's state has the device's card. */
+function requestParts(card: PermissionCard): { headline: string; parts: (HTMLElement | null)[] } {
+  const says = card._meta.lembas;
+  const headline = card.toolCall.title || 'A tool call';
+  return {
+    headline,
+    parts: [
+      el('h3', { text: headline }),
+      says.reason ? el('p', { class: 'reason', text: says.reason }) : null,
+      detailOf(approvalDetail(card)),
+      says.purpose && says.purpose !== headline ? el('p', { class: 'agent-says', text: `The agent says: ${says.purpose}` }) : null,
+    ],
+  };
+}
+
+function approvalView(card: PermissionCard, context: CardContext, answer: Answer): HTMLElement {
   const id = card.toolCall.toolCallId;
   const says = card._meta.lembas;
-  // The title is the device's headline; the model's own words come last, as its words.
-  const headline = card.toolCall.title || 'A tool call';
+  const { headline, parts } = context.device ? approvalParts(context.device, context.home) : requestParts(card);
   const pick = (optionId: 'once' | 'session' | 'deny') => () => answer(card, { outcome: { outcome: 'selected', optionId }, _meta: null });
   const deny = choice('Deny', `deny-${id}`, pick('deny'), 'deny');
   const once = choice('Allow once', `allow-${id}`, pick('once'), 'allow');
@@ -51,10 +74,7 @@ function approvalView(card: PermissionCard, answer: Answer): HTMLElement {
   always.setAttribute('aria-keyshortcuts', 'Shift+A');
   if (says.always) always.title = `From now on in this chat, without asking: ${says.always}`;
   return el('article', { class: 'card', id: `chat-card-${id}`, 'data-tool-call-id': id, tabindex: '-1' },
-    el('h3', { text: headline }),
-    says.reason ? el('p', { class: 'reason', text: says.reason }) : null,
-    detailOf(approvalDetail(card)),
-    says.purpose && says.purpose !== headline ? el('p', { class: 'agent-says', text: `The agent says: ${says.purpose}` }) : null,
+    ...parts,
     el('div', { class: 'row' }, deny, once, always),
   );
 }
@@ -115,11 +135,11 @@ function planView(card: PlanCard, maxMode: Mode, answer: Answer): HTMLElement {
   );
 }
 
-/** The card's element, made once. */
-export function cardView(card: ChatCard, maxMode: Mode, answer: Answer): HTMLElement {
-  if ('toolCall' in card) return approvalView(card, answer);
+/** The card's element, made once (an approval's again once the device's card is known). */
+export function cardView(card: ChatCard, context: CardContext, answer: Answer): HTMLElement {
+  if ('toolCall' in card) return approvalView(card, context, answer);
   if ('questions' in card) return questionView(card, answer);
-  return planView(card, maxMode, answer);
+  return planView(card, context.maxMode, answer);
 }
 
 /** A card's name in a sentence: an approval's headline, else what kind of card it is. */

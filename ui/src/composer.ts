@@ -6,7 +6,7 @@
 // from chat/open until chat/close (sessions.ts lets go when the view leaves it; the runtime lets go
 // when the window's connection ends).
 import {
-  asCommandError, backend, cardIdOf, type AvailableCommand, type CardAnswer, type ChatCard, type ChatModel,
+  asCommandError, backend, cardIdOf, type ApprovalCard, type AvailableCommand, type CardAnswer, type ChatCard, type ChatModel,
   type ChatOpened, type ControlPush, type Effort, type Mode, type Sharing, type Timeline,
 } from './backend';
 import { cardName, cardView } from './chat-cards';
@@ -28,8 +28,9 @@ interface Held {
   opened: Omit<ChatOpened, 'timeline'>;
   sharing: Sharing;
   running: boolean;
-  /** Open cards, oldest first, each with its element (made once). */
-  cards: Map<string, { card: ChatCard; view: HTMLElement }>;
+  /** Open cards, oldest first, each with its element (made once; an approval's again when the
+   * device's own card for it is read). */
+  cards: Map<string, { card: ChatCard; view: HTMLElement; described: boolean }>;
   /** Prompts sent whose turn the timeline does not show yet. */
   pending: { turn_id: string; text: string }[];
   /** The commands `/` completes (chat/commands, read once). */
@@ -58,6 +59,8 @@ let held: Held | null = null;
 let error: string | null = null;
 let notice: string | null = null;
 const heldListeners: (() => void)[] = [];
+/** The device's approval cards as the window's state last had them, and the home folder. */
+const device = { cards: new Map<string, ApprovalCard>(), home: '' };
 
 /** The form for a new chat: the roots to choose from and the instance's models. */
 const fresh = {
@@ -211,8 +214,22 @@ const SETTLED_BY: Record<string, string> = {
 function showCard(card: ChatCard) {
   if (!held) return;
   const id = cardIdOf(card);
-  if (held.cards.has(id)) return;
-  held.cards.set(id, { card, view: cardView(card, held.opened.max_mode, (c, a) => void answer(c, a)) });
+  const known = device.cards.get(id);
+  const shown = held.cards.get(id);
+  if (shown && (shown.described || !known)) return;
+  const context = { maxMode: held.opened.max_mode, device: known, home: device.home };
+  held.cards.set(id, { card, view: cardView(card, context, (c, a) => void answer(c, a)), described: known !== undefined });
+}
+
+/** The window's state read again: an approval of the chat held is described as the device has it
+ * (its headline, where, what it may do), not in the model's words. */
+export function knowDeviceCards(cards: ApprovalCard[], home: string) {
+  device.cards = new Map(cards.map((c) => [c.id, c]));
+  device.home = home;
+  if (!held) return;
+  const late = [...held.cards.values()].filter((c) => !c.described && device.cards.has(cardIdOf(c.card)));
+  for (const c of late) showCard(c.card);
+  if (late.length) host.redraw();
 }
 
 /** The chat pushes for the chat held: its cards, their settling, its sharing, its turn's start and end. */
