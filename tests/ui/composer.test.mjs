@@ -81,11 +81,19 @@ test('Enter sends the prompt, Shift+Enter makes a new line, and the answer strea
   // The prompt is in the timeline, the turn runs, and the agent's words come as they stream.
   await page.waitForSelector('#session-running');
   assert.match(await page.textContent('#timeline .turn:last-child .prompt'), /tidy the README/);
+  const reads = await controlCalls(page, 'sessions/timeline');
+  await page.evaluate(() => {
+    window.__fake.chat.update('ses_chat1', { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'The README is long; ' } });
+    window.__fake.chat.update('ses_chat1', { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'read it first.' } });
+  });
+  await page.waitForFunction(() => document.querySelector('#session-thinking')?.textContent === 'Thinking: The README is long; read it first.');
   await page.evaluate(() => {
     window.__fake.chat.update('ses_chat1', { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Reading ' } });
     window.__fake.chat.update('ses_chat1', { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'the README…' } });
   });
   await page.waitForFunction(() => document.querySelector('#session-live')?.textContent === 'Reading the README…');
+  assert.equal(await page.isVisible('#session-thinking'), false, 'the words take the thinking\'s place');
+  assert.deepEqual(await controlCalls(page, 'sessions/timeline'), reads, 'streamed words and thinking need no read');
   await page.evaluate(() => window.__fake.chat.finish('ses_chat1', 'Tidied.'));
   await page.waitForFunction(() => !document.querySelector('#session-running'));
   assert.equal(await page.textContent('#timeline .turn:last-child .reply .text'), 'Tidied.');

@@ -247,7 +247,9 @@ export function composerPush(push: ControlPush) {
       const shown = held.cards.get(tool_call_id);
       if (!shown) return;
       held.cards.delete(tool_call_id);
-      say(`${cardName(shown.card)} ${SETTLED_BY[by] ?? 'was taken down'}.`);
+      // This window's own answer is settled too, and needs no word.
+      if (answering.has(tool_call_id)) host.redraw();
+      else say(`${cardName(shown.card)} ${SETTLED_BY[by] ?? 'was taken down'}.`);
       break;
     }
     case 'chat/sharing':
@@ -272,9 +274,13 @@ export function composerSaw(t: Timeline) {
 
 // ----- Acting ------------------------------------------------------------------------------------
 
+/** The cards whose answer this window is sending. */
+const answering = new Set<string>();
+
 async function answer(card: ChatCard, said: CardAnswer) {
   if (!held) return;
   const id = cardIdOf(card);
+  answering.add(id);
   try {
     await backend.answerCard(held.opened.session_id, id, said);
     held?.cards.delete(id);
@@ -284,6 +290,8 @@ async function answer(card: ChatCard, said: CardAnswer) {
       held?.cards.delete(id);
       say(`${cardName(card)} had been answered elsewhere first.`);
     } else failed(e);
+  } finally {
+    answering.delete(id);
   }
 }
 

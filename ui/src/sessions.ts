@@ -18,6 +18,8 @@ const state = {
   open: null as Timeline | null,
   /** The agent's words streamed since the timeline was last read (they are written at a step's end). */
   live: '',
+  /** The agent's thinking streamed meanwhile (a model that shows it), shown until its words come. */
+  thinking: '',
   error: null as string | null,
   notice: null as string | null,
 };
@@ -111,6 +113,7 @@ async function openSession(id: string) {
   state.openId = id;
   state.open = null;
   state.live = '';
+  state.thinking = '';
   state.notice = null;
   await readTimeline();
 }
@@ -123,13 +126,18 @@ function onPush(push: ControlPush) {
       const update = p.update as Record<string, unknown> | undefined;
       const kind = update?.sessionUpdate;
       if (state.openId !== null && p.session_id === state.openId) {
-        if (kind === 'agent_message_chunk') {
-          state.live += String((update?.content as { text?: string } | undefined)?.text ?? '');
+        const text = String((update?.content as { text?: string } | undefined)?.text ?? '');
+        if (kind === 'agent_message_chunk' || kind === 'agent_thought_chunk') {
+          if (kind === 'agent_message_chunk') state.live += text;
+          else state.thinking += text;
           drawLive();
           return;
         }
         // A step or a turn began or ended: the words so far are in the file from here on.
-        if (kind === 'tool_call' || kind === '_lembas_turn') state.live = '';
+        if (kind === 'tool_call' || kind === '_lembas_turn') {
+          state.live = '';
+          state.thinking = '';
+        }
         void readTimeline();
       }
       if (kind === '_lembas_turn') void refreshList();
@@ -230,10 +238,16 @@ function grantsView(t: Timeline): HTMLElement | null {
 }
 
 const liveLine = el('p', { id: 'session-live', class: 'reply live' });
+const thinkingLine = el('p', { id: 'session-thinking', class: 'hint thinking' });
+/** How much of the thinking is shown: its latest words. */
+const THINKING_SHOWN = 400;
 
 function drawLive() {
   liveLine.textContent = state.live;
   liveLine.hidden = !state.live;
+  const thought = state.thinking.length > THINKING_SHOWN ? `…${state.thinking.slice(-THINKING_SHOWN)}` : state.thinking;
+  thinkingLine.textContent = `Thinking: ${thought}`;
+  thinkingLine.hidden = !state.thinking || Boolean(state.live);
 }
 
 function backToList() {
@@ -267,6 +281,7 @@ function timelineView(t: Timeline): HTMLElement {
     grantsView(t),
     t.earlier_turns ? el('p', { class: 'hint', id: 'earlier-turns', text: `${t.earlier_turns} earlier turns are not shown.` }) : null,
     el('ol', { id: 'timeline', 'aria-label': 'Timeline' }, ...t.turns.map((turn, n) => turnView(t, turn, n)), ...(held ? pendingView() : [])),
+    t.running ? thinkingLine : null,
     t.running ? liveLine : null,
     held ? composerView() : null,
   );
@@ -310,6 +325,7 @@ connectComposer({
     state.openId = opened.session_id;
     state.open = opened.timeline;
     state.live = '';
+    state.thinking = '';
     state.error = null;
     state.notice = null;
     draw();
