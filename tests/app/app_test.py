@@ -6,7 +6,7 @@ then checks what a person would: the app starts into the tray; the tray menu (re
 flips Accept scheduled work and the config follows; the window opens from the tray, logs in with a
 token typed into it and the tray says Linked; closing the window keeps the app in the tray; Open
 activity log opens it again (on the Activity view: see window-activity.png); a second
-launch opens the window of the first; Quit ends it. The window is a process of its own
+launch opens the window of the first; a chat is continued in the window's composer; Quit ends it. The window is a process of its own
 (lembas-window, started by the tray, gone when the window closes). It measures launch to tray, open to
 drawn (the click on Open to the page's first paint with the state), and the memory of all the app's
 processes with no window, with the window open and after it closed, and checks issue 12's goals on
