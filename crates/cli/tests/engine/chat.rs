@@ -140,6 +140,19 @@ async fn a_shared_chat_is_announced_runs_the_instances_prompt_and_is_left() {
         "{status}"
     );
 
+    // Opened again by the front end that holds it: as it was.
+    let reopened = front
+        .ask(
+            call::ChatOpen,
+            OpenParams {
+                session_id: Some(session.clone()),
+                ..OpenParams::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(reopened.sharing.shared, "{:?}", reopened.sharing);
+
     // The front end's prompt: it streams to the front end, and the instance sees it with what
     // the person typed.
     l.model().push(reply_text("Hello from the computer."));
@@ -168,6 +181,11 @@ async fn a_shared_chat_is_announced_runs_the_instances_prompt_and_is_left() {
         "{seen:?}"
     );
     assert!(streamed_text(&l.link).contains("Hello from the computer."));
+    assert!(
+        seen.iter()
+            .any(|u| u["sessionUpdate"] == "available_commands_update"),
+        "a shared chat's commands are told as after session/new: {seen:?}"
+    );
 
     // The instance's prompt runs in the shared chat, and the front end sees it.
     l.model().push(reply_text("Answered for the phone."));
@@ -302,6 +320,23 @@ async fn the_front_end_going_away_lets_go_and_a_chat_it_does_not_share_never_rea
     assert_eq!(status["title"], "", "{status}");
     let refused = l.prompt(&local.session_id, "let me in", "t-x").await;
     assert_eq!(error_of(&refused).0, -32602, "{refused}");
+    let not_deleted = l
+        .link
+        .request(
+            "_lembas/session/delete",
+            json!({ "sessionId": local.session_id }),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(error_of(&not_deleted).0, -32602, "{not_deleted}");
+    assert!(
+        l.home
+            .state()
+            .join("sessions")
+            .join(format!("{}.jsonl", local.session_id))
+            .is_file()
+    );
     let named: Vec<Value> = about(&l.link, &local.session_id)
         .into_iter()
         .filter(|m| m.get("method").is_some())
@@ -582,6 +617,19 @@ async fn bad_chat_requests_are_refused_with_their_reason() {
         .await
         .unwrap_err();
     assert_eq!(reason(&not_open), "not_open");
+    let no_model = front
+        .ask(
+            call::ChatConfigure,
+            ConfigureParams {
+                session_id: opened.session_id.clone(),
+                model: Some("nope/none".into()),
+                mode: None,
+                effort: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&no_model), "model");
     let not_running = front
         .ask(
             call::ChatSteer,
@@ -676,6 +724,7 @@ async fn a_question_waits_at_both_ends_and_the_front_ends_answer_reaches_the_mod
         "{}",
         tool_text(&l, "call_q")
     );
+    updates(&l.link);
     // The instance's late answer changes nothing: the first answer won.
     l.link
         .answer(
@@ -1023,4 +1072,166 @@ async fn a_chat_the_link_holds_is_taken_over_its_card_outlives_a_link_drop_and_a
     assert!(answer.get("result").is_some(), "{answer}");
     updates(&l.link);
     assert_eq!(l.link.faults(), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_steer_from_the_front_end_reaches_the_running_turns_next_step_and_esc_stops_it() {
+    let l = linked("").await;
+    std::fs::create_dir_all(&l.work).unwrap();
+    let mut front = front_end(&l.home).await;
+    let opened = front
+        .ask(call::ChatOpen, open_in(&l.work, Some(false)))
+        .await
+        .unwrap();
+    let session = opened.session_id.clone();
+    l.model().push(ModelReply::Stream {
+        parts: vec![
+            lembas_peer::Part::ToolCall {
+                id: "call_1".into(),
+                name: "ls".into(),
+                arguments: "{}".into(),
+            },
+            lembas_peer::Part::Hang,
+        ],
+        finish_reason: "tool_calls".into(),
+    });
+    l.model().push(ModelReply::Stream {
+        parts: vec![
+            lembas_peer::Part::Text("looking… ".into()),
+            lembas_peer::Part::Hang,
+        ],
+        finish_reason: "stop".into(),
+    });
+    front
+        .ask(
+            call::ChatPrompt,
+            PromptParams {
+                session_id: session.clone(),
+                text: "list".into(),
+                turn_id: Some("t1".into()),
+            },
+        )
+        .await
+        .unwrap();
+    pushed(&mut front, "session/update", |p| {
+        p["session_id"] == session.as_str()
+            && p["update"]["sessionUpdate"] == "_lembas_turn"
+            && p["update"]["running"] == true
+    })
+    .await;
+    let steered = front
+        .ask(
+            call::ChatSteer,
+            lembas_device::control::chat::params::SteerParams {
+                session_id: session.clone(),
+                text: "only src".into(),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(steered.queued, 1);
+    l.model().release();
+    assert!(eventually(WAIT, || l.model().requests().len() == 2));
+    let second = l.model().requests()[1].clone();
+    let last_user = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .cloned()
+        .unwrap();
+    assert_eq!(last_user["content"], "only src");
+    // Esc: the window's Stop, for the front end too.
+    let mut stopper = Client::connect_control(l.home.socket(), &l.home.cookie())
+        .await
+        .unwrap();
+    stopper
+        .ask(
+            call::SessionsStop,
+            SessionParams {
+                session_id: session.clone(),
+            },
+        )
+        .await
+        .unwrap();
+    pushed(&mut front, "session/update", |p| {
+        p["session_id"] == session.as_str()
+            && p["update"]["sessionUpdate"] == "_lembas_turn"
+            && p["update"]["running"] == false
+    })
+    .await;
+    l.model().release();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_approved_at_the_front_end_sets_the_mode_and_takes_the_links_card_down() {
+    let mut l = linked("").await;
+    std::fs::create_dir_all(&l.work).unwrap();
+    let mut front = front_end(&l.home).await;
+    let opened = front
+        .ask(call::ChatOpen, open_in(&l.work, Some(true)))
+        .await
+        .unwrap();
+    let session = opened.session_id.clone();
+    front
+        .ask(
+            call::ChatConfigure,
+            ConfigureParams {
+                session_id: session.clone(),
+                model: None,
+                mode: Some(lembas_protocol::Mode::Plan),
+                effort: None,
+            },
+        )
+        .await
+        .unwrap();
+    l.model().push(ModelReply::tool_call(
+        "call_p",
+        "plan_submit",
+        json!({ "text": "# Plan\n1. do it" }),
+    ));
+    l.model().push(reply_text("Planned."));
+    front
+        .ask(
+            call::ChatPrompt,
+            PromptParams {
+                session_id: session.clone(),
+                text: "plan it".into(),
+                turn_id: None,
+            },
+        )
+        .await
+        .unwrap();
+    let card = pushed(&mut front, "card", |p| p["session_id"] == session.as_str()).await;
+    assert_eq!(card["card"]["text"], "# Plan\n1. do it", "{card}");
+    let asked = l.link.recv_request("_lembas/plan", WAIT).await.unwrap();
+    assert_eq!(asked["params"]["_meta"]["lembas"]["patient"], true, "{asked}");
+    let approve: CardAnswer =
+        serde_json::from_value(json!({ "outcome": "approve", "mode": "edit" })).unwrap();
+    front
+        .ask(
+            call::ChatAnswer,
+            ChatAnswerParams {
+                session_id: session.clone(),
+                tool_call_id: "call_p".into(),
+                answer: approve,
+            },
+        )
+        .await
+        .unwrap();
+    let taken = l
+        .link
+        .recv_notification("_lembas/permission/settled", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(taken["params"]["toolCallId"], "call_p");
+    let mode = pushed(&mut front, "session/update", |p| {
+        p["session_id"] == session.as_str()
+            && p["update"]["sessionUpdate"] == "current_mode_update"
+            && p["update"]["currentModeId"] == "edit"
+    })
+    .await;
+    assert_eq!(mode["update"]["currentModeId"], "edit");
+    updates(&l.link);
 }

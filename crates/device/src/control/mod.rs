@@ -85,9 +85,10 @@
 //!   until the connection ends. A new chat in `cwd` (absolute; a folder outside the roots is a
 //!   local chat, never shared), the stored or link-held `session_id` (taken over), or with
 //!   `latest` the latest chat in `cwd` (a new one when none). `model` the instance's id (the
-//!   login's default when absent); `share` from its start, else as `chat.share` says. -32602
-//!   `held` (another connection or an editor holds it), `unknown`, `model`, `not_logged_in`, or
-//!   the path's own reason. Every open card of the chat is pushed (`card`) right after.
+//!   login's default when absent); `share` from its start, else as `chat.share` says (a chat the
+//!   link held is shared, since the instance has it). -32602 `held` (another connection or an
+//!   editor holds it), `unknown`, `model`, `not_logged_in`, `folder` (not absolute, missing, not a
+//!   folder). Every open card of the chat is pushed (`card`) with the answer.
 //! - `chat/prompt` `{ session_id, text, turn_id? }` → `{ turn_id }`: a turn starts or waits its
 //!   turn; what it does streams as `session/update`. `/…` is an engine command, `@path` expanded
 //!   as for the link's prompt. -32602 `not_held` on a chat this connection does not hold.
@@ -97,15 +98,21 @@
 //!   refused, ask, linked }`: announced to the instance (`_lembas/session/announce`) or left
 //!   (`_lembas/session/left`); `remember` keeps the answer for the folder (`chat.share: ask`).
 //!   -32602 `outside` for a chat outside the roots.
-//! - `chat/close` `{ session_id }` → `{}`: let go (left sent when it was shared).
+//! - `chat/close` `{ session_id }` → `{}`: let go: its running turn is cancelled, its cards
+//!   withdrawn, `left` sent when it was shared; it stays open in the runtime under the link's
+//!   rules. The connection's end lets go of every chat it held.
 //! - `chat/configure` `{ session_id, model?, mode?, effort? }` → `{ model, mode, effort }`: the
 //!   link's `_lembas/configure` rules (the mode lowered to the ceiling; -32602 `model`).
 //! - `chat/models` → `[{ id, name }]`: the instance's models for this device.
 //! - `chat/answer` `{ session_id, tool_call_id, answer }` → `{}`: a card's answer in the link's
-//!   shapes (approval, question, plan); first answer wins. -32602 `not_open` when it no longer
-//!   waits.
+//!   shapes (approval, question, plan); first answer wins, and the link hears
+//!   `_lembas/permission/settled`. -32602 `not_open` when it no longer waits.
 //! - `chat/files` (`_lembas/files/search`'s params) → `{ root, files }` and `chat/commands`
-//!   (`{ sessionId?, cwd? }`) → `{ commands }`: the `@` and `/` completions, answered as the link's.
+//!   (`{ sessionId?, cwd? }`) → `{ commands }`: the `@` and `/` completions, answered as the link's;
+//!   a held chat's own folder is used as it is (a local chat's lies outside the roots).
+//!
+//! Every `chat/*` request naming a chat other than `chat/open` needs this connection to hold it:
+//! -32602 `not_held` otherwise.
 //!
 //! With `sessions: true`, a subscribed connection is also pushed `card` `{ session_id, card }` (a
 //! card opened, the request as the link gets it), `card/settled` `{ session_id, tool_call_id, by }`

@@ -21,6 +21,12 @@ pub(super) async fn for_link(engine: &Engine, params: SessionRef) -> Result<Dele
             "{id} is not a session id of this device (ses_…)."
         )));
     }
+    // A chat held at this computer and not shared is not the link's to touch.
+    if !engine.link_sees(&id) {
+        return Err(RpcError::invalid_params(format!(
+            "The chat {id} is held at this computer and not shared with LLeMbas."
+        )));
+    }
     Ok(Deleted {
         deleted: delete_session(engine, &id, OtherHolder::DeleteAnyway).await?,
     })
@@ -77,6 +83,8 @@ pub(super) async fn delete_session(
         }
     }
     let in_memory = engine.sessions().remove(id);
+    // A front end holding it hears of the delete as the event `session_deleted`.
+    engine.forget_holder(id);
     engine.files().forget(id);
     engine.shelf().forget_session(id);
     if let Some(session) = &in_memory {

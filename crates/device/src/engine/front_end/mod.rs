@@ -156,11 +156,14 @@ impl Engine {
 
     /// The chat's sharing as it stands.
     pub fn sharing(&self, session: &Session) -> Sharing {
-        let ask = self.settings().chat.share == ChatShare::Ask
+        let refused = self.share_refused(session);
+        // Nothing to ask of a chat that cannot be shared.
+        let ask = refused.is_none()
+            && self.settings().chat.share == ChatShare::Ask
             && share_memory::remembered(&self.setup().dirs.state, &session.cwd).is_none();
         Sharing {
             shared: self.holding(&session.id).is_some_and(|h| h.shared),
-            refused: self.share_refused(session),
+            refused,
             ask,
             linked: self.linked(),
         }
@@ -229,6 +232,11 @@ impl Engine {
         Ok(())
     }
 
+    /// The chat was deleted: nobody holds it any more.
+    pub(super) fn forget_holder(&self, session_id: &str) {
+        self.0.front_ends.remove(session_id);
+    }
+
     /// Every chat `connection` held is let go of: the connection ended (a crash lets go too).
     pub async fn let_go_all(&self, connection: u64) {
         let held: Vec<Arc<Session>> = self
@@ -262,12 +270,14 @@ impl Engine {
     }
 
     /// Shared by the front end: marked as given to the link's client (which may delete it later),
-    /// and announced.
+    /// announced, and its commands told.
     async fn share_now(&self, session: &Session) {
         self.0.front_ends.set_shared(&session.id, true);
         session.record(Record::ForLinkClient);
         session.flush();
         self.announce(session).await;
+        // The client hears its commands, as after session/new.
+        self.session_opened(&session.id).await;
     }
 
     /// `_lembas/session/announce` for `session`.

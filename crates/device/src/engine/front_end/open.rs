@@ -95,6 +95,15 @@ impl Engine {
         share: Option<bool>,
     ) -> Result<Arc<Session>, RpcError> {
         let in_memory = self.sessions().get(id).cloned();
+        // Opened again by the front end that holds it: as it is, unless `share` says otherwise.
+        if let Some(session) = in_memory.clone()
+            && self.holding(id).is_some_and(|h| h.connection == connection)
+        {
+            if let Some(share) = share {
+                self.share_chat(connection, id, share, false).await?;
+            }
+            return Ok(session);
+        }
         if in_memory.is_none() && (!ids::is_session_id(id) || !self.store().exists(id)) {
             return Err(RpcError::refused(
                 format!("There is no chat {id} on this computer (it may have been deleted)."),
@@ -138,15 +147,17 @@ impl Engine {
         folder: PathBuf,
         start: &ChatStart,
     ) -> Result<Arc<Session>, RpcError> {
-        if self.settings().server.is_none() && self.0.scripted.is_none() {
+        if let Err(why) = self.instance().await {
             return Err(RpcError::refused(
-                "This computer is not logged in to LLeMbas, so no model can answer: log in first (lembas login).",
+                format!("No model can answer here: {why}. Log in first (lembas login)."),
                 Reason::NotLoggedIn,
             ));
         }
         let named = match start.model.clone().filter(|m| !m.is_empty()) {
             Some(model) => model,
-            None => default_model(self).await?,
+            None => default_model(self)
+                .await
+                .map_err(|e| RpcError::refused(e.message, Reason::Model))?,
         };
         let model = check_model(self, &named)
             .await
