@@ -328,6 +328,7 @@ test('a stored chat is continued here, and let go when the view leaves it', asyn
   await page.click('#session-back');
   await called(page, 'chat/close');
   assert.deepEqual(await controlCalls(page, 'chat/close'), [{ session_id: 'ses_old' }]);
+  assert.equal(await page.$('#sessions-notice'), null, 'nothing ran: nothing to say');
   // Another chat opened from the list lets go of the one held too.
   await page.click('.session-item[data-id=ses_old]');
   await page.click('#chat-continue');
@@ -335,6 +336,18 @@ test('a stored chat is continued here, and let go when the view leaves it', asyn
   await page.evaluate(() => window.__fake.emit('show-view', { view: 'session', session_id: 'ses_notes' }));
   await called(page, 'chat/close', 2);
   await page.waitForSelector('#chat-continue');
+});
+
+test('letting go of a chat whose turn runs says the turn stopped', async () => {
+  const { page } = current;
+  await newChat(page);
+  await page.fill('#composer-text', 'a long job');
+  await page.press('#composer-text', 'Enter');
+  await page.waitForSelector('#session-running');
+  await page.click('#session-back');
+  await called(page, 'chat/close');
+  await page.waitForSelector('#sessions-notice');
+  assert.equal(await page.textContent('#sessions-notice'), 'Let go of the chat: the turn it was running is stopped. Continue here to go on.');
 });
 
 test('a chat that cannot be opened says why in a sentence', async () => {

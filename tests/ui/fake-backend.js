@@ -228,6 +228,9 @@
     },
     'chat/close': ({ session_id }) => {
       if (!chat.held.delete(session_id)) return heldOr(session_id);
+      // Letting go cancels the chat's running turn and withdraws its cards.
+      if (chat.stored.get(session_id)?.timeline.running) chat.finish(session_id, 'Stopped.');
+      for (const [id, open] of chat.cards) if (open.session_id === session_id) chat.settle(session_id, id, 'withdrawn');
       return {};
     },
     'chat/configure': ({ session_id, model, mode, effort }) => {

@@ -134,14 +134,17 @@ export async function continueHere(sessionId: string) {
   }
 }
 
-/** Lets go of the chat held, if it is not `keep`. */
-export function letGo(keep: string | null = null) {
-  if (!held || held.opened.session_id === keep) return;
+/** Lets go of the chat held, if it is not `keep`; what that did, in words, when it stopped a
+ * turn (the runtime stops the running turn of a chat its front end lets go of). */
+export function letGo(keep: string | null = null): string | null {
+  if (!held || held.opened.session_id === keep) return null;
   const id = held.opened.session_id;
+  const stopped = held.running;
   setHeld(null);
   box.value = '';
   // Nothing to tell the person if it fails: the runtime lets go when the connection ends anyway.
   backend.closeChat(id).catch(() => {});
+  return stopped ? 'Let go of the chat: the turn it was running is stopped. Continue here to go on.' : null;
 }
 
 // ----- The new chat form -------------------------------------------------------------------------

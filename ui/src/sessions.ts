@@ -109,12 +109,12 @@ async function readTimeline() {
 
 async function openSession(id: string) {
   // The chat held here is let go when the view leaves it.
-  letGo(id);
+  const said = letGo(id);
   state.openId = id;
   state.open = null;
   state.live = '';
   state.thinking = '';
-  state.notice = null;
+  state.notice = said;
   await readTimeline();
 }
 
@@ -251,10 +251,10 @@ function drawLive() {
 }
 
 function backToList() {
-  letGo();
+  const said = letGo();
   state.openId = null;
   state.open = null;
-  state.notice = null;
+  state.notice = said;
   draw();
   void refreshList();
 }
