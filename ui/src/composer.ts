@@ -388,12 +388,14 @@ const completions = el('ul', { id: 'completions', role: 'listbox', 'aria-label':
 
 function drawCompletions() {
   completions.replaceChildren(...completion.items.map((item, n) => {
-    const li = el('li', { role: 'option', 'data-value': item.value, 'aria-selected': String(n === completion.at) },
+    const li = el('li', { role: 'option', id: `completion-${n}`, 'data-value': item.value, 'aria-selected': String(n === completion.at) },
       el('span', { class: 'path', text: item.label }), item.hint ? el('span', { class: 'hint', text: ` ${item.hint}` }) : null);
     li.addEventListener('mousedown', (event) => { event.preventDefault(); completion.at = n; accept(); });
     return li;
   }));
   completions.hidden = !completion.items.length;
+  if (completion.items.length) box.setAttribute('aria-activedescendant', `completion-${completion.at}`);
+  else box.removeAttribute('aria-activedescendant');
 }
 
 function accept() {
@@ -459,6 +461,7 @@ async function complete() {
 // ----- The box -----------------------------------------------------------------------------------
 
 const box = el('textarea', { id: 'composer-text', rows: '3', 'aria-label': 'Message to the agent',
+  'aria-autocomplete': 'list', 'aria-controls': 'completions', 'aria-keyshortcuts': 'Enter Shift+Enter Escape',
   placeholder: 'Ask the agent: Enter sends, Shift+Enter a new line, / commands, @ files' });
 box.addEventListener('input', () => void complete());
 box.addEventListener('keydown', (event) => {
