@@ -35,6 +35,15 @@ pub enum HeldError {
     Gone,
 }
 
+/// What the held connection passes on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Heard {
+    /// A notification the runtime pushed, as sent.
+    Push { method: String, params: Value },
+    /// The connection ended: the runtime let go of every chat it held.
+    LetGo,
+}
+
 /// The held connection, while the runtime is there. Cheap to clone.
 #[derive(Clone, Default)]
 pub struct Held {
@@ -82,31 +91,23 @@ impl Held {
     }
 
     /// Keeps a connection to the runtime at `socket` (presenting the cookie read from `cookie`),
-    /// subscribed to `streams`, for as long as this process runs: each push goes to `forward`, and
-    /// the connection is made again whenever the runtime goes and comes back.
-    pub async fn keep(
-        self,
-        socket: PathBuf,
-        cookie: PathBuf,
-        streams: Streams,
-        forward: impl Fn(String, Value),
-    ) {
+    /// subscribed to `streams`, for as long as this process runs: each push goes to `heard`, and so
+    /// does the end of a connection that was held; it is made again whenever the runtime goes and
+    /// comes back.
+    pub async fn keep(self, socket: PathBuf, cookie: PathBuf, streams: Streams, heard: impl Fn(Heard)) {
         loop {
-            if let Ok(stream) = endpoint::connect(&socket).await {
-                self.serve(stream, &cookie, &streams, &forward).await;
+            if let Ok(stream) = endpoint::connect(&socket).await
+                && self.serve(stream, &cookie, &streams, &heard).await
+            {
+                heard(Heard::LetGo);
             }
             tokio::time::sleep(AGAIN).await;
         }
     }
 
-    /// One connection, until it ends: the cookie, the subscription, then every line read.
-    async fn serve(
-        &self,
-        stream: Stream,
-        cookie: &Path,
-        streams: &Streams,
-        forward: &impl Fn(String, Value),
-    ) {
+    /// One connection, until it ends: the cookie, the subscription, then every line read; whether
+    /// it was held.
+    async fn serve(&self, stream: Stream, cookie: &Path, streams: &Streams, heard: &impl Fn(Heard)) -> bool {
         let (reader, writer) = tokio::io::split(stream);
         let line = Arc::new(Line {
             writer: tokio::sync::Mutex::new(writer),
@@ -124,22 +125,27 @@ impl Held {
             std::future::pending::<Option<()>>().await
         };
         tokio::select! {
-            () = read(reader, &line, forward) => {}
+            () = read(reader, &line, heard) => {}
             _ = admitted => {
                 tracing::warn!("the device runtime did not admit the window's connection");
             }
         }
-        let mut live = self.live.lock().recover();
-        if live.as_ref().is_some_and(|held| Arc::ptr_eq(held, &line)) {
-            *live = None;
-        }
+        let held = {
+            let mut live = self.live.lock().recover();
+            let held = live.as_ref().is_some_and(|held| Arc::ptr_eq(held, &line));
+            if held {
+                *live = None;
+            }
+            held
+        };
         // Every caller still waiting hears that the connection went.
         line.waiting.lock().recover().clear();
+        held
     }
 }
 
-/// Reads the connection until it ends: answers to their callers, pushes to `forward`.
-async fn read(reader: ReadHalf<Stream>, line: &Line, forward: &impl Fn(String, Value)) {
+/// Reads the connection until it ends: answers to their callers, pushes to `heard`.
+async fn read(reader: ReadHalf<Stream>, line: &Line, heard: &impl Fn(Heard)) {
     let mut reader = BufReader::new(reader);
     let mut text = String::new();
     loop {
@@ -150,7 +156,7 @@ async fn read(reader: ReadHalf<Stream>, line: &Line, forward: &impl Fn(String, V
         }
         match rpc::parse(text.trim_end()) {
             Ok(Incoming::Response { id, result }) => line.answer(&id, result),
-            Ok(Incoming::Notification { method, params }) => forward(method, params),
+            Ok(Incoming::Notification { method, params }) => heard(Heard::Push { method, params }),
             // The runtime asks a client nothing; a line it could not read is skipped.
             Ok(Incoming::Request { .. }) | Err(_) => {}
         }
@@ -215,8 +221,8 @@ mod tests {
             sessions: true,
             terminals: true,
         };
-        tokio::spawn(held.clone().keep(socket, cookie, streams, move |method, params| {
-            let _ = pushed.send((method, params));
+        tokio::spawn(held.clone().keep(socket, cookie, streams, move |heard| {
+            let _ = pushed.send(heard);
         }));
         assert!(matches!(
             held.call("chat/models", json!({})).await,
@@ -292,14 +298,15 @@ mod tests {
             ),
             other => panic!("the runtime's refusal, not {other:?}"),
         }
-        let (method, params) = tokio::time::timeout(WAIT, pushes.recv())
+        let push = tokio::time::timeout(WAIT, pushes.recv())
             .await
             .expect("pushed")
             .expect("a push");
-        assert_eq!(
-            (method.as_str(), params),
-            ("card", json!({ "session_id": "ses_1" }))
-        );
+        let card = Heard::Push {
+            method: "card".into(),
+            params: json!({ "session_id": "ses_1" }),
+        };
+        assert_eq!(push, card);
 
         // A call in flight when the runtime goes hears that it went; the next finds none running.
         let waiting = tokio::spawn({
@@ -324,6 +331,11 @@ mod tests {
             held.call("chat/models", json!({})).await,
             Err(HeldError::NotRunning)
         ));
+        let said = tokio::time::timeout(WAIT, pushes.recv())
+            .await
+            .expect("said")
+            .expect("heard");
+        assert_eq!(said, Heard::LetGo, "the page hears that its chats were let go");
         // The runtime is back: the window connects again.
         let (again, _) = tokio::time::timeout(WAIT, listener.accept())
             .await
@@ -336,14 +348,16 @@ mod tests {
 
     /// The next push named `method` whose params match.
     async fn pushed(
-        pushes: &mut tokio::sync::mpsc::UnboundedReceiver<(String, Value)>,
+        pushes: &mut tokio::sync::mpsc::UnboundedReceiver<Heard>,
         method: &str,
         matches: impl Fn(&Value) -> bool,
     ) -> Value {
         tokio::time::timeout(WAIT, async {
             loop {
-                let (name, params) = pushes.recv().await.expect("the pushes go on");
-                if name == method && matches(&params) {
+                if let Heard::Push { method: name, params } = pushes.recv().await.expect("the pushes go on")
+                    && name == method
+                    && matches(&params)
+                {
                     return params;
                 }
             }
@@ -383,8 +397,8 @@ mod tests {
         };
         tokio::spawn(
             held.clone()
-                .keep(home.socket(), home.cookie(), streams, move |method, params| {
-                    let _ = pushed_to.send((method, params));
+                .keep(home.socket(), home.cookie(), streams, move |heard| {
+                    let _ = pushed_to.send(heard);
                 }),
         );
         until_held(&held).await;

@@ -13,11 +13,13 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tauri::{AppHandle, Emitter, Manager};
 
-use crate::held::{Held, HeldError};
+use crate::held::{Heard, Held, HeldError};
 use crate::window;
 
 /// The Tauri event carrying each notification the runtime pushed: `{ method, params }`.
 pub const PUSH_EVENT: &str = "control-push";
+/// The Tauri event saying the window's held connection ended: the runtime let go of its chats.
+pub const LET_GO_EVENT: &str = "chats-let-go";
 
 pub use lembas_device::desktop_view::CommandError;
 
@@ -102,13 +104,17 @@ fn code_of(rpc: &RpcError) -> String {
 }
 
 /// Keeps the window's held connection and passes every notification of its subscription to the
-/// window; the connection is made again whenever the runtime goes and comes back.
+/// window, and its end (the chats it held let go); the connection is made again whenever the
+/// runtime goes and comes back.
 pub async fn forward_pushes(app: AppHandle) {
     let dirs = app.state::<Dirs>().inner().clone();
     let held = app.state::<Held>().inner().clone();
     let socket = lembas_device::control::socket_path(&dirs);
-    held.keep(socket, cookie::path(&dirs), STREAMS, move |method, params| {
-        let _ = app.emit_to(window::LABEL, PUSH_EVENT, Push { method, params });
+    held.keep(socket, cookie::path(&dirs), STREAMS, move |heard| {
+        let _ = match heard {
+            Heard::Push { method, params } => app.emit_to(window::LABEL, PUSH_EVENT, Push { method, params }),
+            Heard::LetGo => app.emit_to(window::LABEL, LET_GO_EVENT, ()),
+        };
     })
     .await;
 }

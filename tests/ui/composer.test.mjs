@@ -382,6 +382,21 @@ test('a chat the window no longer holds offers to open it again', async () => {
   assert.equal(await page.inputValue('#composer-text'), 'still there?', 'the words wait to be sent again');
 });
 
+test('a window whose connection to the device ended says it no longer holds the chat', async () => {
+  const { page } = current;
+  await newChat(page);
+  await page.fill('#composer-text', 'half typed');
+  // The app says its held connection ended: the runtime let go of the window's chats.
+  await page.evaluate(() => { window.__fake.chat.held.clear(); window.__fake.emit('chats-let-go', null); });
+  await page.waitForSelector('#chat-continue');
+  assert.match(await page.textContent('#sessions-error'), /no longer holds the chat: Continue here/);
+  assert.equal(await page.$('#composer-text'), null);
+  await page.click('#chat-continue');
+  await page.waitForSelector('#composer-text');
+  assert.equal(await page.inputValue('#composer-text'), 'half typed');
+  assert.equal((await controlCalls(page, 'chat/open')).at(-1).session_id, 'ses_chat1');
+});
+
 test('/ completes the commands and @ the chat\'s files', async () => {
   const { page } = current;
   await newChat(page);

@@ -183,6 +183,9 @@ export const backend = {
   chatCommands: (sessionId: string, cwd: string) => call('chat/commands', { sessionId, cwd }),
   chatFiles: (sessionId: string, cwd: string, query: string, limit: number) =>
     call('chat/files', { sessionId, cwd, query, limit }),
+  /** The window's held connection ended (the runtime went or restarted): it let go of the chats
+   * this window held. */
+  onChatsLetGo: (take: () => void): Promise<UnlistenFn> => listen('chats-let-go', () => take()),
   /** Every notification the runtime pushes to the window's control subscription. */
   onControlPush: (take: (p: ControlPush) => void): Promise<UnlistenFn> =>
     listen<ControlPush>('control-push', (event) => take(event.payload)),

@@ -147,6 +147,13 @@ export function letGo(keep: string | null = null): string | null {
   return stopped ? 'Let go of the chat: the turn it was running is stopped. Continue here to go on.' : null;
 }
 
+/** The window's connection to the runtime ended, and with it the hold on the chat. */
+export function connectionLetGo() {
+  if (!held) return;
+  setHeld(null);
+  host.failed('The LLeMbas device went away, and this window no longer holds the chat: Continue here to go on once it is back.');
+}
+
 // ----- The new chat form -------------------------------------------------------------------------
 
 async function readFresh() {

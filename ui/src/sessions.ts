@@ -7,7 +7,8 @@
 import { asCommandError, backend, type ControlPush, type Decided, type Grant, type ListedSession, type Step, type Timeline, type TimelineTurn } from './backend';
 import { detailOf } from './card-view';
 import {
-  chatSettingsView, composerPush, composerSaw, composerView, connectComposer, continueHere, heldChatId, letGo, newChatView, pendingView,
+  chatSettingsView, composerPush, composerSaw, composerView, connectComposer, connectionLetGo, continueHere, heldChatId, letGo, newChatView,
+  pendingView,
 } from './composer';
 import { el } from './dom';
 
@@ -346,6 +347,7 @@ export function sessionsView(): HTMLElement {
   if (!listening) {
     listening = true;
     void backend.onControlPush(onPush);
+    void backend.onChatsLetGo(connectionLetGo);
     draw();
   }
   return root;
