@@ -382,3 +382,43 @@ impl Engine {
         (!holding.shared).then(|| session.cwd.clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chat_is_held_by_one_connection_until_it_lets_go() {
+        let holders = Holders::default();
+        let mine = Holding {
+            connection: 1,
+            shared: false,
+        };
+        assert_eq!(holders.take("ses_a", mine), Ok(()));
+        let theirs = Holding {
+            connection: 2,
+            shared: true,
+        };
+        assert_eq!(
+            holders.take("ses_a", theirs),
+            Err(mine),
+            "another connection is refused"
+        );
+        holders.set_shared("ses_a", true);
+        assert_eq!(holders.get("ses_a").map(|h| h.shared), Some(true));
+        assert_eq!(holders.all().len(), 1);
+        assert_eq!(holders.remove("ses_a").map(|h| h.connection), Some(1));
+        assert_eq!(holders.take("ses_a", theirs), Ok(()), "free once let go");
+    }
+
+    #[test]
+    fn a_left_no_link_took_is_kept_once() {
+        let holders = Holders::default();
+        holders.keep_left(SessionLeft {
+            session_id: "ses_a".into(),
+            available: false,
+        });
+        assert_eq!(holders.kept_lefts().len(), 1);
+        assert!(holders.kept_lefts().is_empty());
+    }
+}
