@@ -59,7 +59,16 @@ test('a new chat starts in a folder of the roots with a model of the instance\'s
   assert.deepEqual(await controlCalls(page, 'chat/open'), [{ cwd: '/srv/data', model: 'llama' }]);
   assert.equal(await held(page), 'true');
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'composer-text', 'ready to type');
-  assert.match(await page.textContent('#chat-settings'), /llama · edit/);
+  assert.match(await page.textContent('#chat-settings'), /llama · /);
+  // The mode, up to the ceiling (edit here), is changed in place.
+  assert.deepEqual(await page.$$eval('#chat-mode option', (os) => os.map((o) => o.value)), ['plan', 'manual', 'edit']);
+  assert.equal(await page.inputValue('#chat-mode'), 'edit');
+  await page.selectOption('#chat-mode', 'manual');
+  await called(page, 'chat/configure');
+  assert.deepEqual(await controlCalls(page, 'chat/configure'), [{ session_id: 'ses_chat1', mode: 'manual' }]);
+  await page.waitForSelector('#composer-notice');
+  assert.match(await page.textContent('#composer-notice'), /Now llama · manual · effort default/);
+  assert.equal(await page.inputValue('#chat-mode'), 'manual');
 });
 
 test('Enter sends the prompt, Shift+Enter makes a new line, and the answer streams in', async () => {

@@ -193,7 +193,7 @@
       }
       const c = chat.stored.get(id);
       const sharing = chat.sharing(c.cwd, share);
-      chat.held.set(id, { cwd: c.cwd, sharing });
+      chat.held.set(id, { cwd: c.cwd, sharing, model: model ?? 'qwen', mode: 'edit', effort: 'default' });
       // The chat's open cards come again to the connection that took it.
       for (const open of chat.cards.values()) if (open.session_id === id) chat.push('card', open);
       return {
@@ -234,8 +234,14 @@
       return {};
     },
     'chat/configure': ({ session_id, model, mode, effort }) => {
-      if (!chat.held.has(session_id)) return heldOr(session_id);
-      return { model: model ?? 'qwen', mode: mode ?? 'edit', effort: effort ?? 'default' };
+      const held = chat.held.get(session_id);
+      if (!held) return heldOr(session_id);
+      if (model !== undefined && !chat.models.some((m) => m.id === model)) return refuse('model', `The instance does not serve the model ${model} to this device.`);
+      const modes = ['plan', 'manual', 'edit', 'auto'];
+      // Lowered to the ceiling, as the link's configure does.
+      const lowered = mode === undefined ? held.mode : modes[Math.min(modes.indexOf(mode), modes.indexOf(state.remote.max_mode))];
+      Object.assign(held, { model: model ?? held.model, mode: lowered, effort: effort ?? held.effort });
+      return { model: held.model, mode: held.mode, effort: held.effort };
     },
     'chat/answer': ({ session_id, tool_call_id, answer }) => {
       if (!chat.held.has(session_id)) return heldOr(session_id);

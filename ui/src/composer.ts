@@ -526,7 +526,12 @@ function shareView(h: Held): HTMLElement {
 export function chatSettingsView(): HTMLElement | null {
   if (!held) return null;
   const o = held.opened;
-  return el('p', { class: 'hint', id: 'chat-settings', text: `${o.cwd} · ${o.model} · ${o.mode} · effort ${o.effort}` });
+  // The mode, up to the ceiling, changed in place (as /mode does).
+  const modes = MODES.slice(0, MODES.indexOf(o.max_mode) + 1);
+  const mode = el('select', { id: 'chat-mode', 'aria-label': 'Mode' }, ...modes.map((m) => el('option', { value: m, text: m })));
+  mode.value = o.mode;
+  mode.addEventListener('change', () => void configure('mode', mode.value));
+  return el('p', { class: 'hint', id: 'chat-settings' }, `${o.cwd} · ${o.model} · `, mode, ` · effort ${o.effort}`);
 }
 
 /** The prompts sent that the timeline does not show yet. */
