@@ -10,7 +10,7 @@
 //!   the root, which is on disk afterwards; the bash tool is not offered (no Git Bash in the
 //!   prefix) and the device says why once ([`session`]);
 //! - `lembas approvals` listing and allowing a card over the control pipe ([`session`]);
-//! - a terminal opened and closed, its exit told ([`terminal`]);
+//! - terminals opened and closed, each exit told ([`terminal`]);
 //! - the limits changed with `lembas remote scheduled on`: the device closes the link and dials
 //!   again with the new limits ([`link`]);
 //! - the service's files: config in `%APPDATA%`, state and logs in `%LOCALAPPDATA%`; then
