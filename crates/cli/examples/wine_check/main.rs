@@ -17,13 +17,19 @@
 //!   `lembas service install|status|uninstall` writing, reading and removing the Run key's value
 //!   (read back independently with Wine's `reg query`) ([`service_entry`]).
 //!
-//! `wine_check <wine> <lembas.exe>`; the prefix is the environment's `WINEPREFIX`. Exits 1 at the
-//! first check that fails, saying which.
+//! - the tray, `lembas-desktop.exe` beside `lembas.exe`, hosting the device on a display: it links,
+//!   and `lembas status` reaches it ([`tray`]);
+//! - with an installer given, it installs and uninstalls silently ([`installer`]).
+//!
+//! `wine_check <wine> <lembas.exe> [<installer.exe>]`; the prefix is the environment's
+//! `WINEPREFIX`. Exits 1 at the first check that fails, saying which.
 
+mod installer;
 mod link;
 mod service_entry;
 mod session;
 mod terminal;
+mod tray;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -116,8 +122,9 @@ impl Wine {
 async fn check() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let (Some(wine), Some(exe)) = (args.next(), args.next()) else {
-        return Err("usage: wine_check <wine> <lembas.exe>".into());
+        return Err("usage: wine_check <wine> <lembas.exe> [<installer.exe>]".into());
     };
+    let installer = args.next().map(PathBuf::from);
     let prefix = std::env::var_os("WINEPREFIX")
         .map(PathBuf::from)
         .ok_or("WINEPREFIX is not set: the check runs in a prefix of its own")?;
@@ -162,7 +169,13 @@ async fn check() -> Result<(), String> {
     let device = Device::start(&wine)?;
     let checked = checks_on_the_device(&wine, &peer, &work, &device).await;
     device.stop();
-    checked
+    checked?;
+    let tray = Path::new(&wine.exe).with_file_name("lembas-desktop.exe");
+    tray::hosts_the_device(&wine, &peer, &tray).await?;
+    match installer {
+        Some(installer) => installer::install_and_uninstall(&wine, &installer),
+        None => Ok(()),
+    }
 }
 
 /// Everything checked while `lembas service run` runs.
