@@ -149,11 +149,11 @@ async fn check() -> Result<(), String> {
     println!("login: stored in the keychain ({})", said(&login).trim());
 
     // The limits, as a person sets them: remote work on in C:\work, trusted, terminals on.
-    wine.run(&["remote", "on"])?;
+    wine.run_saying(&["remote", "on"], "")?;
     wine.run_saying(&["remote", "roots", "add", &work.windows], "work")?;
-    wine.run(&["remote", "max-mode", "edit"])?;
-    wine.run(&["remote", "terminal", "on"])?;
-    wine.run(&["trust", &work.windows])?;
+    wine.run_saying(&["remote", "max-mode", "edit"], "")?;
+    wine.run_saying(&["remote", "terminal", "on"], "")?;
+    wine.run_saying(&["trust", &work.windows], "")?;
     let limits = wine.run_saying(&["remote", "list", "--json"], "terminal")?;
     println!("limits: {}", String::from_utf8_lossy(&limits.stdout).trim());
 
