@@ -45,9 +45,25 @@ struct HideOnDrop {
 
 impl Drop for HideOnDrop {
     fn drop(&mut self) {
-        // Gone already (answered, dismissed): nothing to take down, and no error worth telling.
-        let _ = self.notifier.Hide(&self.toast);
+        let (notifier, toast) = (self.notifier.clone(), self.toast.clone());
+        let hide = move || {
+            in_com();
+            // Gone already (answered, dismissed): nothing to take down, and no error worth telling.
+            let _ = notifier.Hide(&toast);
+        };
+        // Dropped on an async task's thread: the call goes where COM can be set up for it.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(hide)),
+            Err(_) => hide(),
+        }
     }
+}
+
+/// Puts this thread in COM's multithreaded apartment, which the WinRT calls need; a thread already
+/// in COM is no error.
+fn in_com() {
+    // SAFETY: initialises COM for this thread; no pointer is passed.
+    let _ = unsafe { CoInitializeEx(None, COINIT_MULTITHREADED) };
 }
 
 impl Notifier for Toasts {
@@ -89,9 +105,7 @@ impl Notifier for Toasts {
 
 /// Shows the toast; `None` when the person (or a policy) turned toasts off.
 fn show(notice: &Notice, events: mpsc::UnboundedSender<Event>) -> windows::core::Result<Option<HideOnDrop>> {
-    // The WinRT calls need the thread in COM; a thread already in it is no error.
-    // SAFETY: initialises COM for this (blocking-pool) thread; no pointer is passed.
-    let _ = unsafe { CoInitializeEx(None, COINIT_MULTITHREADED) };
+    in_com();
     let notifier = ToastNotificationManager::CreateToastNotifierWithId(&HSTRING::from(APP_ID))?;
     if notifier.Setting()? != NotificationSetting::Enabled {
         return Ok(None);
