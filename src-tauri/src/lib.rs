@@ -4,6 +4,7 @@
 //! standard input (see [`window::follow_tray`]).
 
 mod commands;
+mod held;
 mod relay;
 mod shown_page;
 #[cfg(target_os = "linux")]
@@ -52,6 +53,7 @@ pub fn run(dirs: lembas_device::paths::Dirs) {
         .register_asynchronous_uri_scheme_protocol(shown_page::SCHEME, shown_page::serve)
         .manage(window::PendingView::new(args.view))
         .manage(dirs)
+        .manage(held::Held::default())
         .invoke_handler(tauri::generate_handler![
             commands::pick_root,
             commands::take_view,

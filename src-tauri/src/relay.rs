@@ -1,11 +1,11 @@
 //! The window's roads out: control-socket requests and the socket's pushed notifications, passed
 //! on as they are (the window asks the runtime what it shows by the control endpoint's methods, so
 //! it reads the same whether the runtime runs in the tray or in a headless `lembas service run`).
-
-use std::time::Duration;
+//! The chat methods go through the window's held connection (`held.rs`), the one that holds the
+//! chats its composer opens and hears the pushes; every other request on a connection of its own.
 
 use lembas_device::control::params::Streams;
-use lembas_device::control::{CallError, Client, ConnectError};
+use lembas_device::control::{CallError, Client, ConnectError, cookie};
 use lembas_device::paths::Dirs;
 use lembas_device::rpc::{self, RpcError};
 use lembas_protocol::ControlMethod;
@@ -13,12 +13,13 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tauri::{AppHandle, Emitter, Manager};
 
+use crate::held::{Heard, Held, HeldError};
 use crate::window;
 
 /// The Tauri event carrying each notification the runtime pushed: `{ method, params }`.
 pub const PUSH_EVENT: &str = "control-push";
-/// The pause before subscribing again after the runtime went (it may be restarting).
-const RESUBSCRIBE: Duration = Duration::from_secs(1);
+/// The Tauri event saying the window's held connection ended: the runtime let go of its chats.
+pub const LET_GO_EVENT: &str = "chats-let-go";
 
 pub use lembas_device::desktop_view::CommandError;
 
@@ -32,6 +33,7 @@ struct Push {
 #[tauri::command]
 pub async fn control_call(
     dirs: tauri::State<'_, Dirs>,
+    held: tauri::State<'_, Held>,
     method: String,
     params: Option<Value>,
 ) -> Result<Value, CommandError> {
@@ -48,21 +50,39 @@ pub async fn control_call(
         }
         Some(known) => known,
     };
+    let params = params.unwrap_or_else(|| json!({}));
+    if holds(method) {
+        return held.call(method.name(), params).await.map_err(|e| match e {
+            HeldError::Rpc(rpc) => CommandError::new(code_of(&rpc), rpc.message),
+            HeldError::NotRunning => not_running(),
+            HeldError::Gone => CommandError::new(
+                "unreachable",
+                "The LLeMbas device went away before it answered: it lets go of this window's chats then. Open the chat again once it is back.",
+            ),
+        });
+    }
     let mut client = Client::connect(&dirs).await.map_err(|e| match e {
-        ConnectError::NotRunning => CommandError::new(
-            "not_running",
-            "The LLeMbas device is not running on this computer right now: start it again from the tray.",
-        ),
+        ConnectError::NotRunning => not_running(),
         ConnectError::Refused(rpc) => CommandError::new(code_of(&rpc), rpc.message),
         other => CommandError::new("unreachable", other.to_string()),
     })?;
-    client
-        .call(method.name(), params.unwrap_or_else(|| json!({})))
-        .await
-        .map_err(|e| match e {
-            CallError::Rpc(rpc) => CommandError::new(code_of(&rpc), rpc.message),
-            other => CommandError::new("unreachable", other.to_string()),
-        })
+    client.call(method.name(), params).await.map_err(|e| match e {
+        CallError::Rpc(rpc) => CommandError::new(code_of(&rpc), rpc.message),
+        other => CommandError::new("unreachable", other.to_string()),
+    })
+}
+
+/// The chat methods: a chat is held by the connection that opened it, so they all go through
+/// the window's one held connection.
+fn holds(method: ControlMethod) -> bool {
+    method.name().starts_with("chat/")
+}
+
+fn not_running() -> CommandError {
+    CommandError::new(
+        "not_running",
+        "The LLeMbas device is not running on this computer right now: start it again from the tray.",
+    )
 }
 
 /// The code the window branches on: the runtime's `data.reason` (`token_refused`, `refused`,
@@ -83,20 +103,20 @@ fn code_of(rpc: &RpcError) -> String {
     }
 }
 
-/// Passes every notification of a control subscription to the window while one is open; the
-/// subscription is made again whenever the runtime goes and comes back.
+/// Keeps the window's held connection and passes every notification of its subscription to the
+/// window, and its end (the chats it held let go); the connection is made again whenever the
+/// runtime goes and comes back.
 pub async fn forward_pushes(app: AppHandle) {
     let dirs = app.state::<Dirs>().inner().clone();
-    loop {
-        if let Ok(client) = Client::connect(&dirs).await
-            && let Ok(mut subscription) = client.subscribe_with(STREAMS).await
-        {
-            while let Some((method, params)) = subscription.next_notification().await {
-                let _ = app.emit_to(window::LABEL, PUSH_EVENT, Push { method, params });
-            }
-        }
-        tokio::time::sleep(RESUBSCRIBE).await;
-    }
+    let held = app.state::<Held>().inner().clone();
+    let socket = lembas_device::control::socket_path(&dirs);
+    held.keep(socket, cookie::path(&dirs), STREAMS, move |heard| {
+        let _ = match heard {
+            Heard::Push { method, params } => app.emit_to(window::LABEL, PUSH_EVENT, Push { method, params }),
+            Heard::LetGo => app.emit_to(window::LABEL, LET_GO_EVENT, ()),
+        };
+    })
+    .await;
 }
 
 /// What the window subscribes to, besides status and events (which every subscriber gets): the
@@ -109,6 +129,14 @@ const STREAMS: Streams = Streams {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_chat_methods_go_through_the_held_connection() {
+        let held: Vec<_> = ControlMethod::ALL.iter().copied().filter(|m| holds(*m)).collect();
+        assert!(held.contains(&ControlMethod::ChatOpen) && held.contains(&ControlMethod::ChatAnswer));
+        assert!(!holds(ControlMethod::SessionsStop) && !holds(ControlMethod::WindowState));
+        assert!(held.iter().all(|m| m.name().starts_with("chat/")), "{held:?}");
+    }
 
     #[test]
     fn the_runtime_s_reason_is_the_window_s_code() {

@@ -6,7 +6,7 @@ then checks what a person would: the app starts into the tray; the tray menu (re
 flips Accept scheduled work and the config follows; the window opens from the tray, logs in with a
 token typed into it and the tray says Linked; closing the window keeps the app in the tray; Open
 activity log opens it again (on the Activity view: see window-activity.png); a second
-launch opens the window of the first; Quit ends it. The window is a process of its own
+launch opens the window of the first; a chat is continued in the window's composer; Quit ends it. The window is a process of its own
 (lembas-window, started by the tray, gone when the window closes). It measures launch to tray, open to
 drawn (the click on Open to the page's first paint with the state), and the memory of all the app's
 processes with no window, with the window open and after it closed, and checks issue 12's goals on
@@ -641,10 +641,36 @@ def a_card_waits(env, config, token, work, figures):
             wait_for("the window reads the chat's timeline", lambda: "sessions/timeline" in relayed(), within=10)
             time.sleep(2)  # WebKit paints in software under Xvfb
             screenshot("window-timeline.png")
+            the_composer(wids[0], relayed, work)
         close_and_wait("the window on the card closes")
         quit_app(app, "Quit after the card")
     finally:
         leave(app, peer)
+
+
+def the_composer(wid, relayed, work):
+    """The chat on the window's timeline taken into the window (Continue here, beside All sessions)
+    and a prompt typed into its composer and sent with Enter: it runs in the chat, which LLeMbas
+    shares (the demo instance started it), so the instance sees the prompt and the command's card,
+    patient since a person is at the computer too; the demo instance denies it first, so it does
+    not run, and the composer says where it was answered (window-composer.png)."""
+    peer_log = OUT / "peer-card.log"
+    said = lambda *parts: any(all(p in line for p in parts) for line in peer_log.read_text().splitlines())
+    subprocess.run(["xdotool", "windowfocus", "--sync", str(wid)], check=True)
+    subprocess.run(["xdotool", "mousemove", "--window", str(wid), "200", "158", "click", "1"], check=True)
+    if not wait_for("Continue here takes the chat into the window", lambda: "chat/open" in relayed(), within=10):
+        return
+    time.sleep(1)  # the composer's box has the focus once the chat is open
+    subprocess.run(["xdotool", "type", "--delay", "5", "run touch composer-ran.txt"], check=True)
+    subprocess.run(["xdotool", "key", "Return"], check=True)
+    wait_for("Enter in the composer sends the prompt", lambda: "chat/prompt" in relayed(), within=10)
+    wait_for("LLeMbas sees the prompt typed into the composer",
+             lambda: said('"user_message_chunk"', "run touch composer-ran.txt"), within=20)
+    wait_for("the composer's command asks LLeMbas too, patient (a person is at the computer)",
+             lambda: said("session/request_permission", '"patient":true', "touch composer-ran.txt"), within=20)
+    time.sleep(3)  # the demo instance answers, the turn ends; WebKit paints in software under Xvfb
+    check("the command LLeMbas denied first did not run", not (work / "composer-ran.txt").exists())
+    screenshot("window-composer.png")
 
 
 def no_tray_host(env):

@@ -96,6 +96,170 @@
       return { message: `Logged out of ${was}: the login is gone from the config and the token from this computer.` };
     },
   });
+  // The chat methods (CHAT-API.md): chats the window holds, as the runtime keeps them. A chat is
+  // held by the window's connection from chat/open until chat/close; chat/prompt and the rest
+  // refuse one it does not hold (`not_held`). A test drives a turn with fake.chat.update, .card,
+  // .settle and .finish, which push what the runtime would.
+  const within = (path, root) => path === root || path.startsWith(`${root}/`);
+  const chat = {
+    models: [{ id: 'qwen', name: 'Qwen 3 Coder' }, { id: 'llama', name: 'Llama 4' }],
+    /** `chat.share` in the config. */
+    share: 'ask',
+    /** Folders whose share question was answered (`remember: true`). */
+    asked: new Set(),
+    /** Chats in the store, by id: { cwd, title, timeline }. */
+    stored: new Map(),
+    /** Stored chats another front end or an editor holds now. */
+    heldElsewhere: new Set(),
+    /** The chats this window holds: id → { cwd, sharing }. */
+    held: new Map(),
+    /** Cards open, by tool call id: { session_id, card } (the card push's params). */
+    cards: new Map(),
+    answers: [],
+    queued: 0,
+    made: 0,
+    commands: [
+      { name: 'compact', description: 'Compact the conversation', _meta: { lembas: { kind: 'builtin' } } },
+      { name: 'review', description: 'Review the changes so far', input: { hint: 'what to look at' }, _meta: { lembas: { kind: 'custom' } } },
+    ],
+    files: ['README.md', 'src/main.rs', 'src/lib.rs', 'docs/using.md'],
+    push: (method, params) => setTimeout(() => fake.emit('control-push', { method, params }), 0),
+    update: (session_id, update) => chat.push('session/update', { session_id, update }),
+    /** A card opened in a chat, pushed as the runtime pushes it. */
+    card: (session_id, card) => {
+      const id = card.toolCall?.toolCallId ?? card.toolCallId;
+      chat.cards.set(id, { session_id, card });
+      chat.push('card', { session_id, card });
+    },
+    settle: (session_id, tool_call_id, by) => {
+      chat.cards.delete(tool_call_id);
+      chat.push('card/settled', { session_id, tool_call_id, by });
+    },
+    /** The running turn ends with `reply` as the agent's words. */
+    finish: (session_id, reply) => {
+      const t = chat.stored.get(session_id).timeline;
+      t.running = false;
+      t.turns[t.turns.length - 1].reply = reply;
+      chat.update(session_id, { sessionUpdate: '_lembas_turn', running: false });
+    },
+    sharing: (cwd, share) => {
+      const inside = state.remote.enabled && state.remote.roots.some((r) => within(cwd, r.path));
+      const refused = !state.server ? 'This computer is not logged in to a LLeMbas, so nothing can be shared.'
+        : !inside ? `${cwd} is not a folder remote work may use: this chat stays on this computer.` : null;
+      return {
+        shared: refused === null && (share ?? chat.share === 'always'),
+        refused,
+        ask: refused === null && share === undefined && chat.share === 'ask' && !chat.asked.has(cwd),
+        linked: state.link.state === 'linked',
+      };
+    },
+  };
+  fake.chat = chat;
+  const heldOr = (session_id) => chat.held.get(session_id)
+    ?? refuse('not_held', 'This window does not hold that chat (it was let go): open it again to go on.');
+  const listed = () => [...chat.stored].map(([id, c]) => ({
+    id, title: c.title, cwd: c.cwd, created_ms: 1, updated_ms: 2, messages: c.timeline.turns.length * 2,
+    running: c.timeline.running, open: chat.held.has(id), model: chat.held.has(id) ? 'qwen' : null,
+    mode: chat.held.has(id) ? 'edit' : null, scheduled: false, given: false,
+  }));
+  Object.assign(fake.control, {
+    'sessions/list': () => listed(),
+    'sessions/timeline': ({ session_id }) => {
+      const c = chat.stored.get(session_id);
+      return c ? structuredClone(c.timeline) : refuse('unknown', `No session ${session_id} on this computer.`);
+    },
+    'sessions/stop': ({ session_id }) => {
+      const c = chat.stored.get(session_id);
+      if (c?.timeline.running) chat.finish(session_id, 'Stopped.');
+      return { session_id, stopped: Boolean(c) };
+    },
+    'chat/models': () => (state.server ? chat.models
+      : refuse('not_logged_in', 'This computer is not logged in to a LLeMbas: log in (Settings) to chat with its models.')),
+    'chat/open': ({ cwd, session_id, latest, model, share }) => {
+      if (!state.server) return refuse('not_logged_in', 'This computer is not logged in to a LLeMbas: log in (Settings) to chat with its models.');
+      if (model !== undefined && !chat.models.some((m) => m.id === model)) return refuse('model', `The instance does not serve the model ${model} to this device.`);
+      let id = session_id;
+      if (id !== undefined) {
+        if (!chat.stored.has(id)) return refuse('unknown', `No chat ${id} on this computer.`);
+        if (chat.heldElsewhere.has(id) || chat.held.has(id)) return refuse('held', 'An editor has this chat open now: close it there to go on here.');
+      } else {
+        if (typeof cwd !== 'string' || !cwd.startsWith('/')) return refuse('folder', `The folder must be a whole path (from /), not ${JSON.stringify(cwd)}.`);
+        if (!folders.has(cwd)) return refuse('folder', `${cwd} does not exist on this computer.`);
+        if (latest) id = [...chat.stored].reverse().find(([, c]) => c.cwd === cwd)?.[0];
+        if (id === undefined) {
+          id = `ses_chat${++chat.made}`;
+          chat.stored.set(id, { cwd, title: '', timeline: { session_id: id, title: '', root: cwd, running: false, grants: [], earlier_turns: 0, turns: [] } });
+        }
+      }
+      const c = chat.stored.get(id);
+      const sharing = chat.sharing(c.cwd, share);
+      chat.held.set(id, { cwd: c.cwd, sharing, model: model ?? 'qwen', mode: 'edit', effort: 'default' });
+      // The chat's open cards come again to the connection that took it.
+      for (const open of chat.cards.values()) if (open.session_id === id) chat.push('card', open);
+      return {
+        session_id: id, cwd: c.cwd, title: c.title, model: model ?? 'qwen', mode: 'edit', max_mode: state.remote.max_mode,
+        effort: 'default', sharing, timeline: structuredClone(c.timeline), commands: chat.commands,
+      };
+    },
+    'chat/prompt': ({ session_id, text, turn_id }) => {
+      const held = chat.held.get(session_id);
+      if (!held) return heldOr(session_id);
+      if (typeof text !== 'string' || !text.trim()) return refuse('refused', 'An empty prompt says nothing: type what the agent should do.');
+      const t = chat.stored.get(session_id).timeline;
+      const id = turn_id ?? `turn_${t.turns.length + 1}`;
+      t.turns.push({ turn_id: id, prompt: text, steps: [], reply: '', rewound: false, kept: [], put_back: null });
+      t.running = true;
+      chat.update(session_id, { sessionUpdate: '_lembas_turn', running: true });
+      return { turn_id: id };
+    },
+    'chat/steer': ({ session_id, text }) => {
+      if (!chat.held.has(session_id)) return heldOr(session_id);
+      if (!chat.stored.get(session_id).timeline.running) return refuse('not_running', 'Nothing runs in this chat now: send it as a prompt.');
+      if (!text) return refuse('refused', 'Steering with nothing says nothing.');
+      return { queued: ++chat.queued };
+    },
+    'chat/share': ({ session_id, share, remember }) => {
+      const held = chat.held.get(session_id);
+      if (!held) return heldOr(session_id);
+      if (held.sharing.refused) return refuse('outside', held.sharing.refused);
+      if (remember) chat.asked.add(held.cwd);
+      held.sharing = { ...held.sharing, shared: Boolean(share), ask: false };
+      return held.sharing;
+    },
+    'chat/close': ({ session_id }) => {
+      if (!chat.held.delete(session_id)) return heldOr(session_id);
+      // Letting go cancels the chat's running turn and withdraws its cards.
+      if (chat.stored.get(session_id)?.timeline.running) chat.finish(session_id, 'Stopped.');
+      for (const [id, open] of chat.cards) if (open.session_id === session_id) chat.settle(session_id, id, 'withdrawn');
+      return {};
+    },
+    'chat/configure': ({ session_id, model, mode, effort }) => {
+      const held = chat.held.get(session_id);
+      if (!held) return heldOr(session_id);
+      if (model !== undefined && !chat.models.some((m) => m.id === model)) return refuse('model', `The instance does not serve the model ${model} to this device.`);
+      const modes = ['plan', 'manual', 'edit', 'auto'];
+      // Lowered to the ceiling, as the link's configure does.
+      const lowered = mode === undefined ? held.mode : modes[Math.min(modes.indexOf(mode), modes.indexOf(state.remote.max_mode))];
+      Object.assign(held, { model: model ?? held.model, mode: lowered, effort: effort ?? held.effort });
+      return { model: held.model, mode: held.mode, effort: held.effort };
+    },
+    'chat/answer': ({ session_id, tool_call_id, answer }) => {
+      if (!chat.held.has(session_id)) return heldOr(session_id);
+      if (chat.cards.get(tool_call_id)?.session_id !== session_id) {
+        return refuse('not_open', `No card ${tool_call_id} waits for an answer: it was answered elsewhere, timed out or withdrawn.`);
+      }
+      chat.cards.delete(tool_call_id);
+      chat.answers.push({ session_id, tool_call_id, answer });
+      return {};
+    },
+    'chat/commands': ({ sessionId, cwd }) => ({ commands: chat.commands }),
+    'chat/files': ({ sessionId, query, limit }) => {
+      const held = chat.held.get(sessionId);
+      const q = String(query ?? '').toLowerCase();
+      const files = chat.files.filter((f) => f.toLowerCase().includes(q)).slice(0, limit ?? 20).map((path) => ({ path, kind: 'file' }));
+      return { root: held?.cwd ?? '/', files };
+    },
+  });
   // The window's own commands; everything else goes through control_call.
   const commands = {
     // The system's folder picker: the folder chosen, or null when cancelled.

@@ -8,14 +8,57 @@ import type { ControlMethod, ControlPushMethod, Reason } from './protocol';
 
 // What the device sends, declared once in Rust and generated (wire.ts); the window's own below.
 export type {
-  ApprovalCard, ApprovalOption, Decided, Detail, Did, Entry, Grant, ListedSession, ListedTerminal, Mode, PutBackAnswer, Replay, Risk,
-  SettingChange, ShownFile, ShownKind, Snapshot, Step, Timeline, TimelineTurn, View,
+  ApprovalCard, ApprovalOption, AvailableCommand, CardAnswer, ChatModel, ChatOpened, Decided, Detail, Did, Effort, Entry, Grant, ListedSession,
+  ListedTerminal, Mode, PutBackAnswer, QuestionAnswered, Replay, Risk, SettingChange, Sharing, ShownFile, ShownKind, Snapshot, Step, Timeline,
+  TimelineTurn, View,
 } from './wire';
-import type { ActivityPage as Page, ApprovalOption, ControlCalls, Grant, Line, SettingChange, Snapshot, Verdict, View } from './wire';
+import type {
+  ActivityPage as Page, ApprovalOption, CardAnswer, ControlCalls, Effort, Grant, JsonValue, Line, Mode, SettingChange, Sharing,
+  Snapshot, ToolKind, Verdict, View,
+} from './wire';
 
 /** The newest lines of the activity log, newest first, each described. */
 export type ActivityPage = Omit<Page, 'lines'> & { lines: Line[] };
 
+
+// The chat pushes' cards: the request that shows a card as the link gets it (lembas_protocol's
+// PermissionRequest, QuestionRequest and PlanRequest params, camelCase as sent), declared here by
+// hand since those types are not generated into wire.ts yet.
+
+/** ACP's diff content: a file's change (`oldText` null for a new file). */
+export interface DiffContent { type: 'diff'; path: string; oldText: string | null; newText: string }
+
+/** An approval card (`session/request_permission`'s params): the device's headline as the title. */
+export interface PermissionCard {
+  sessionId: string;
+  toolCall: {
+    toolCallId: string; title: string; kind: ToolKind; status: string; rawInput: JsonValue;
+    content?: ({ type: string } | DiffContent)[];
+  };
+  options: { optionId: ApprovalOption; kind: string; name: string }[];
+  /** Why it asks, the model's own words (`purpose`), what "Allow for this chat" covers. */
+  _meta: { lembas: { reason: string; purpose?: string; always: string } };
+}
+
+/** A question card (`_lembas/question`'s params): the model's `ask_user`. */
+export interface QuestionCard {
+  sessionId: string; toolCallId: string; why?: string;
+  questions: { header: string; question: string; multiple: boolean; options: { label: string; description?: string; recommended?: boolean }[] }[];
+}
+
+/** A plan card (`_lembas/plan`'s params): the plan to approve, revise or dismiss. */
+export interface PlanCard { sessionId: string; toolCallId: string; path: string; text: string }
+
+export type ChatCard = PermissionCard | QuestionCard | PlanCard;
+
+export const cardIdOf = (card: ChatCard): string => ('toolCall' in card ? card.toolCall.toolCallId : card.toolCallId);
+
+/** The `card` push: a card opened in a chat (and again for each open card of a chat just taken). */
+export interface CardShown { session_id: string; card: ChatCard }
+/** The `card/settled` push: answered elsewhere (`client`, `desktop`, `terminal`), `timeout` or `withdrawn`. */
+export interface TakenDown { session_id: string; tool_call_id: string; by: string }
+/** The `chat/sharing` push: a held chat's sharing changed by itself. */
+export interface SharingChanged { session_id: string; sharing: Sharing }
 
 /** A notification the device runtime pushed over the control endpoint, passed on as sent. */
 export interface ControlPush { method: ControlPushMethod; params: unknown }
@@ -122,6 +165,27 @@ export const backend = {
   hangUpTerminal: (id: string) => call('terminals/hang_up', { id }),
   listShown: () => call('shown/list', {}),
   readShown: (id: string) => call('shown/read', { id }),
+  // A chat this window holds: the app passes these through the one connection that holds it.
+  chatModels: () => call('chat/models', {}),
+  /** A new chat in `cwd` (a folder of the roots here), or a stored one by its id. */
+  openChat: (params: { cwd: string; model?: string } | { session_id: string }) => call('chat/open', params as ControlCalls['chat/open']['params']),
+  prompt: (sessionId: string, text: string, turnId: string) =>
+    call('chat/prompt', { session_id: sessionId, text, turn_id: turnId }),
+  steer: (sessionId: string, text: string) => call('chat/steer', { session_id: sessionId, text }),
+  share: (sessionId: string, share: boolean, remember = false) =>
+    call('chat/share', { session_id: sessionId, share, remember }),
+  closeChat: (sessionId: string) => call('chat/close', { session_id: sessionId }),
+  configureChat: (sessionId: string, change: { model?: string; mode?: Mode; effort?: Effort }) =>
+    call('chat/configure', { session_id: sessionId, ...change }),
+  /** A card's answer in the link's own shapes (an approval's, a question's or a plan's). */
+  answerCard: (sessionId: string, toolCallId: string, answer: CardAnswer) =>
+    call('chat/answer', { session_id: sessionId, tool_call_id: toolCallId, answer }),
+  chatCommands: (sessionId: string, cwd: string) => call('chat/commands', { sessionId, cwd }),
+  chatFiles: (sessionId: string, cwd: string, query: string, limit: number) =>
+    call('chat/files', { sessionId, cwd, query, limit }),
+  /** The window's held connection ended (the runtime went or restarted): it let go of the chats
+   * this window held. */
+  onChatsLetGo: (take: () => void): Promise<UnlistenFn> => listen('chats-let-go', () => take()),
   /** Every notification the runtime pushes to the window's control subscription. */
   onControlPush: (take: (p: ControlPush) => void): Promise<UnlistenFn> =>
     listen<ControlPush>('control-push', (event) => take(event.payload)),

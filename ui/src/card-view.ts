@@ -46,6 +46,30 @@ export function whereOf(card: ApprovalCard, at: string, home: string): HTMLEleme
   return el('p', { class: card.scheduled ? 'scheduled where' : 'hint where', text: text.charAt(0).toUpperCase() + text.slice(1) + '.' });
 }
 
+/** An approval card's parts as the device describes the call, from its headline (never the
+ * model's title: a model cannot word its way past a person) to the model's own words, last. */
+export function approvalParts(card: ApprovalCard, home: string): { headline: string; parts: (HTMLElement | null)[] } {
+  const headline = card.headline || card.title || 'A tool call';
+  const at = new Date(card.asked_ms).toLocaleTimeString();
+  const risks = card.risks?.length
+    ? el('ul', { class: 'risks', 'aria-label': 'What it may do' }, ...card.risks.map((r) => el('li', { 'data-risk': r, text: RISK_WORDS[r] ?? r })))
+    : null;
+  const says = card.agent_says && card.agent_says !== headline
+    ? el('p', { class: 'agent-says', text: `The agent says: ${card.agent_says}` })
+    : null;
+  return {
+    headline,
+    parts: [
+      el('h3', { text: headline }),
+      whereOf(card, at, home),
+      risks,
+      card.reason ? el('p', { class: 'reason', text: card.reason }) : null,
+      detailOf(card.detail),
+      says,
+    ],
+  };
+}
+
 /** A line of a unified diff (or of the older `-`/`+` form): its file header, hunk, removal, addition or context. */
 function diffClass(line: string): string {
   if (line.startsWith('--- ') || line.startsWith('+++ ')) return 'file';

@@ -4,7 +4,8 @@
 // Terminals, Shown and the Activity log.
 import './style.css';
 import { asCommandError, backend, type ActivityPage, type ApprovalCard, type ApprovalOption, type CommandError, type ListedSession, type ListedTerminal, type Mode, type Snapshot, type View } from './backend';
-import { RISK_WORDS, detailOf, shownFolder, whereOf } from './card-view';
+import { approvalParts, shownFolder } from './card-view';
+import { heldChatId, knowDeviceCards, onHeldChange } from './composer';
 import { el } from './dom';
 import { openSessions, sessionsView, showSession } from './sessions';
 import { openTerminals, terminalsView } from './terminals';
@@ -277,13 +278,18 @@ async function answer(card: ApprovalCard, option: ApprovalOption) {
   });
 }
 
+/** The cards waiting, less those of the chat the Sessions view holds (its composer shows them). */
+function waiting(s: Snapshot): ApprovalCard[] {
+  const held = local.view === 'sessions' ? heldChatId() : null;
+  return held === null ? s.cards : s.cards.filter((c) => c.session_id !== held);
+}
+
 function cardsSection(s: Snapshot): HTMLElement | null {
-  if (!s.cards.length) return null;
+  const cards = waiting(s);
+  if (!cards.length) return null;
   const list = el('div', { id: 'cards' });
-  for (const card of s.cards) {
-    const at = new Date(card.asked_ms).toLocaleTimeString();
-    // The device's headline, never the model's title: a model cannot word its way past a person.
-    const headline = card.headline || card.title || 'A tool call';
+  for (const card of cards) {
+    const { headline, parts } = approvalParts(card, s.home);
     // No default button: Enter on the card answers nothing; d, a and shift+a do (keysOf).
     const deny = button('Deny', `deny-${card.id}`, () => void answer(card, 'deny'));
     const allow = button('Allow once', `allow-${card.id}`, () => void answer(card, 'once'));
@@ -297,28 +303,17 @@ function cardsSection(s: Snapshot): HTMLElement | null {
     deny.setAttribute('aria-keyshortcuts', 'D');
     allow.setAttribute('aria-keyshortcuts', 'A');
     always.setAttribute('aria-keyshortcuts', 'Shift+A');
-    const risks = card.risks?.length
-      ? el('ul', { class: 'risks', 'aria-label': 'What it may do' }, ...card.risks.map((r) => el('li', { 'data-risk': r, text: RISK_WORDS[r] ?? r })))
-      : null;
-    const says = card.agent_says && card.agent_says !== headline
-      ? el('p', { class: 'agent-says', text: `The agent says: ${card.agent_says}` })
-      : null;
     list.append(el('article', {
       class: card.id === local.focusCard ? 'card focused' : 'card',
       id: `card-${card.id}`, 'data-tool-call-id': card.id, tabindex: '-1',
     },
-      el('h3', { text: headline }),
-      whereOf(card, at, s.home),
-      risks,
-      card.reason ? el('p', { class: 'reason', text: card.reason }) : null,
-      detailOf(card.detail),
-      says,
+      ...parts,
       el('div', { class: 'row' }, deny, allow, always),
       errorFor(`card-${card.id}`),
     ));
   }
   return el('section', { 'aria-label': 'Waiting for you', class: 'approvals' },
-    el('h2', { text: s.cards.length === 1 ? 'An approval is waiting for you' : `${s.cards.length} approvals are waiting for you` }),
+    el('h2', { text: cards.length === 1 ? 'An approval is waiting for you' : `${cards.length} approvals are waiting for you` }),
     list,
   );
 }
@@ -331,9 +326,9 @@ function onCardKey(event: KeyboardEvent) {
   if (event.ctrlKey || event.metaKey || event.altKey) return;
   const target = event.target as HTMLElement | null;
   if (target?.closest('input, textarea, select, [contenteditable]')) return;
-  const cards = [...document.querySelectorAll<HTMLElement>('#cards article.card')];
+  const cards = [...document.querySelectorAll<HTMLElement>('#cards article.card, #chat-cards .card')];
   if (!cards.length) return;
-  const current = target?.closest<HTMLElement>('article.card') ?? null;
+  const current = target?.closest<HTMLElement>('.card') ?? null;
   const at = current ? cards.indexOf(current) : -1;
   const key = event.key;
   if (key === 'j' || key === 'k') {
@@ -526,6 +521,8 @@ function draw() {
   markNav();
   say(noticeLine, local.notice ?? '');
   noticeLine.hidden = !local.notice;
+  // The chat held here draws its approval cards as the device describes them too.
+  knowDeviceCards(s.cards, s.home);
   viewHost.replaceChildren(cardsSection(s) ?? '', ...body);
   const token = document.getElementById('token') as HTMLInputElement | null;
   if (token && typedToken && !local.busy) token.value = typedToken;
@@ -569,4 +566,6 @@ async function start() {
 }
 
 document.addEventListener('keydown', onCardKey);
+// A chat taken or let go in the Sessions view: its cards move between the composer and the top.
+onHeldChange(() => { if (local.snapshot) draw(); });
 void start();

@@ -2,9 +2,14 @@
 // and one chat's timeline followed live: each turn's prompt, every tool call as a step (what the
 // agent said it would do, what it ran or changed, what allowed it, its result), the agent's words,
 // Put back for the files a turn changed, the "Allow for this chat" answers in force with Take back,
-// and Stop for a running turn. Its approval cards are the window's own, above every view.
+// and Stop for a running turn. Its approval cards are the window's own, above every view. A new
+// chat starts here, and any chat continues here, with the composer under its timeline (composer.ts).
 import { asCommandError, backend, type ControlPush, type Decided, type Grant, type ListedSession, type Step, type Timeline, type TimelineTurn } from './backend';
 import { detailOf } from './card-view';
+import {
+  chatSettingsView, composerPush, composerSaw, composerView, connectComposer, connectionLetGo, continueHere, heldChatId, letGo, newChatView,
+  pendingView,
+} from './composer';
 import { el } from './dom';
 
 const state = {
@@ -14,6 +19,8 @@ const state = {
   open: null as Timeline | null,
   /** The agent's words streamed since the timeline was last read (they are written at a step's end). */
   live: '',
+  /** The agent's thinking streamed meanwhile (a model that shows it), shown until its words come. */
+  thinking: '',
   error: null as string | null,
   notice: null as string | null,
 };
@@ -87,7 +94,10 @@ async function readTimeline() {
       if (id === null) break;
       const timeline = await backend.timeline(id);
       // The person may have gone back to the list or to another chat meanwhile.
-      if (state.openId === id) state.open = timeline;
+      if (state.openId === id) {
+        state.open = timeline;
+        composerSaw(timeline);
+      }
       state.error = null;
     } while (readAgain);
   } catch (e) {
@@ -99,27 +109,36 @@ async function readTimeline() {
 }
 
 async function openSession(id: string) {
+  // The chat held here is let go when the view leaves it.
+  const said = letGo(id);
   state.openId = id;
   state.open = null;
   state.live = '';
-  state.notice = null;
+  state.thinking = '';
+  state.notice = said;
   await readTimeline();
 }
 
 function onPush(push: ControlPush) {
+  composerPush(push);
   const p = push.params as Record<string, unknown>;
   switch (push.method) {
     case 'session/update': {
       const update = p.update as Record<string, unknown> | undefined;
       const kind = update?.sessionUpdate;
       if (state.openId !== null && p.session_id === state.openId) {
-        if (kind === 'agent_message_chunk') {
-          state.live += String((update?.content as { text?: string } | undefined)?.text ?? '');
+        const text = String((update?.content as { text?: string } | undefined)?.text ?? '');
+        if (kind === 'agent_message_chunk' || kind === 'agent_thought_chunk') {
+          if (kind === 'agent_message_chunk') state.live += text;
+          else state.thinking += text;
           drawLive();
           return;
         }
         // A step or a turn began or ended: the words so far are in the file from here on.
-        if (kind === 'tool_call' || kind === '_lembas_turn') state.live = '';
+        if (kind === 'tool_call' || kind === '_lembas_turn') {
+          state.live = '';
+          state.thinking = '';
+        }
         void readTimeline();
       }
       if (kind === '_lembas_turn') void refreshList();
@@ -220,35 +239,57 @@ function grantsView(t: Timeline): HTMLElement | null {
 }
 
 const liveLine = el('p', { id: 'session-live', class: 'reply live' });
+const thinkingLine = el('p', { id: 'session-thinking', class: 'hint thinking' });
+/** How much of the thinking is shown: its latest words. */
+const THINKING_SHOWN = 400;
 
 function drawLive() {
   liveLine.textContent = state.live;
   liveLine.hidden = !state.live;
+  const thought = state.thinking.length > THINKING_SHOWN ? `…${state.thinking.slice(-THINKING_SHOWN)}` : state.thinking;
+  thinkingLine.textContent = `Thinking: ${thought}`;
+  thinkingLine.hidden = !state.thinking || Boolean(state.live);
+}
+
+function backToList() {
+  const said = letGo();
+  state.openId = null;
+  state.open = null;
+  state.notice = said;
+  draw();
+  void refreshList();
 }
 
 function timelineView(t: Timeline): HTMLElement {
   const listed = state.list.find((s) => s.id === t.session_id);
+  const held = heldChatId() === t.session_id;
   const stop = el('button', { type: 'button', id: 'session-stop', text: 'Stop' });
   stop.addEventListener('click', () => {
     backend.stopSession(t.session_id).catch(fail);
   });
   const back = el('button', { type: 'button', id: 'session-back', text: 'All sessions' });
-  back.addEventListener('click', () => { state.openId = null; state.open = null; state.notice = null; draw(); void refreshList(); });
+  back.addEventListener('click', backToList);
+  // Held by this window: the composer has Stop (and Esc) under the timeline.
+  const go = el('button', { type: 'button', id: 'chat-continue', text: 'Continue here' });
+  go.title = 'Hold this chat in this window and write to it (an editor or LLeMbas lets it go to you)';
+  go.addEventListener('click', () => void continueHere(t.session_id));
   drawLive();
-  return el('div', { id: 'session-open', 'data-session-id': t.session_id },
-    el('div', { class: 'row' }, back, t.running ? stop : null),
-    el('h3', { id: 'session-title', text: t.title || t.session_id }),
-    el('p', { class: 'hint', text: [t.root, listed?.model, listed?.mode].filter(Boolean).join(' · ') }),
+  return el('div', { id: 'session-open', 'data-session-id': t.session_id, 'data-held': String(held) },
+    el('div', { class: 'row' }, back, held ? null : go, t.running && !held ? stop : null),
+    el('h3', { id: 'session-title', text: t.title || (held ? 'New chat' : t.session_id) }),
+    held ? chatSettingsView() : el('p', { class: 'hint', text: [t.root, listed?.model, listed?.mode].filter(Boolean).join(' · ') }),
     t.running ? el('p', { id: 'session-running', class: 'running', text: 'Working…' }) : null,
     grantsView(t),
     t.earlier_turns ? el('p', { class: 'hint', id: 'earlier-turns', text: `${t.earlier_turns} earlier turns are not shown.` }) : null,
-    el('ol', { id: 'timeline', 'aria-label': 'Timeline' }, ...t.turns.map((turn, n) => turnView(t, turn, n))),
+    el('ol', { id: 'timeline', 'aria-label': 'Timeline' }, ...t.turns.map((turn, n) => turnView(t, turn, n)), ...(held ? pendingView() : [])),
+    t.running ? thinkingLine : null,
     t.running ? liveLine : null,
+    held ? composerView() : null,
   );
 }
 
 function listView(): HTMLElement {
-  if (!state.list.length) return el('p', { class: 'hint', id: 'no-sessions', text: 'No sessions on this computer yet.' });
+  if (!state.list.length) return el('div', {}, newChatView(), el('p', { class: 'hint', id: 'no-sessions', text: 'No sessions on this computer yet.' }));
   const list = el('ul', { id: 'session-list' });
   for (const s of state.list) {
     const b = el('button', { type: 'button', class: 'session-item', 'data-id': s.id });
@@ -262,23 +303,51 @@ function listView(): HTMLElement {
     b.addEventListener('click', () => void openSession(s.id));
     list.append(el('li', {}, b));
   }
-  return list;
+  return el('div', {}, newChatView(), list);
 }
 
 function draw() {
+  // What the person is typing into stays in focus: the composer's box and the cards are kept
+  // across redraws; anything else is found again by its id.
+  const active = document.activeElement as HTMLElement | null;
+  const within = active !== null && root.contains(active) ? active : null;
   root.replaceChildren(
     el('h2', { text: 'Sessions' }),
     state.error ? el('p', { class: 'error', role: 'alert', id: 'sessions-error', text: state.error }) : '',
     state.notice ? el('p', { class: 'notice', id: 'sessions-notice', text: state.notice }) : '',
     state.open ? timelineView(state.open) : listView(),
   );
+  if (within && !within.isConnected && within.id) document.getElementById(within.id)?.focus();
+  else if (within && document.activeElement !== within) within.focus();
 }
+
+connectComposer({
+  show: (opened) => {
+    state.openId = opened.session_id;
+    state.open = opened.timeline;
+    state.live = '';
+    state.thinking = '';
+    state.error = null;
+    state.notice = null;
+    draw();
+    void refreshList();
+  },
+  redraw: () => draw(),
+  readTimeline: () => void readTimeline(),
+  failed: (message) => {
+    state.error = message;
+    state.notice = null;
+    draw();
+  },
+  back: () => backToList(),
+});
 
 /** The view's element, kept across the window's redraws. */
 export function sessionsView(): HTMLElement {
   if (!listening) {
     listening = true;
     void backend.onControlPush(onPush);
+    void backend.onChatsLetGo(connectionLetGo);
     draw();
   }
   return root;

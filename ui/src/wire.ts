@@ -302,7 +302,9 @@ left: Array<string>, };
 
 export type PutBackAnswer = { session_id: string, turn_id: string, files: Array<string>, left: Array<string>, };
 
-export type QuestionAnswer = { "outcome": "answered", answers: Array<Answered>, } | { "outcome": "dismissed" };
+export type QuestionAnswer = { "outcome": "answered", answers: Array<QuestionAnswered>, } | { "outcome": "dismissed" };
+
+export type QuestionAnswered = { "kind": "options", labels: Array<string>, } | { "kind": "custom", text: string, } | { "kind": "back", text: string, } | { "kind": "skipped" };
 
 export type RemoteStopped = { remote_enabled: boolean, 
 /**

@@ -180,7 +180,7 @@ pub fn untrust(setup: &Setup, path: PathBuf, json: bool) -> ExitCode {
 /// refuses what does not exist.
 fn resolved(setup: &Setup, path: &Path) -> String {
     let expanded = setup.dirs.expand_tilde(&path.to_string_lossy());
-    std::fs::canonicalize(&expanded)
+    lembas_device::canonical::canonicalize(&expanded)
         .unwrap_or(expanded)
         .display()
         .to_string()

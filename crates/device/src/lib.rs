@@ -2,6 +2,7 @@
 //! and the desktop app are thin layers over this crate.
 
 pub mod activity_log;
+pub mod canonical;
 pub mod client;
 pub mod commands_shell;
 pub mod control;

@@ -119,7 +119,7 @@ impl Dirs {
 /// `path` with its symlinks resolved, or as it is when it cannot be (it does not exist yet): for
 /// comparing with resolved paths, as the policy judges paths after resolving them.
 pub fn resolved(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    crate::canonical::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Expands a leading `~` or `~/` to `home`.

@@ -505,3 +505,30 @@ fn the_decisions_are_read_only_at_start_up() {
         "the scan finds the programs' start-up"
     );
 }
+
+/// Paths are resolved through `lembas_device::canonical` alone (tests may do as they like): on
+/// Windows std's `canonicalize` puts `\\?\` before every path, which people then see and which
+/// compares unequal to the same path resolved without it.
+#[test]
+fn paths_are_resolved_in_one_place() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut elsewhere = BTreeSet::new();
+    for krate in ["device", "cli", "tray"] {
+        let src = workspace.join("crates").join(krate).join("src");
+        for root in roots(&src) {
+            for (relative, file) in target(&src, &root) {
+                let code = code(&file.text);
+                let name = format!("{krate}/{}", relative.display());
+                if (code.contains("fs::canonicalize") || code.contains(".canonicalize()"))
+                    && name != "device/canonical.rs"
+                {
+                    elsewhere.insert(name);
+                }
+            }
+        }
+    }
+    assert!(
+        elsewhere.is_empty(),
+        "resolve paths with lembas_device::canonical::canonicalize: {elsewhere:?}"
+    );
+}

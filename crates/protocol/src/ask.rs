@@ -62,6 +62,8 @@ pub enum QuestionAnswer {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+// Named apart from the approvals' `Answered` in the window's types (one namespace there).
+#[cfg_attr(feature = "ts", ts(rename = "QuestionAnswered"))]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Answered {
     Options {

@@ -3,13 +3,18 @@
 //! the notice itself), and takes it down when the card is settled elsewhere.
 //!
 //! Linux (and the BSDs): the freedesktop notification service over D-Bus, through notify-rust.
-//! Elsewhere nothing is shown yet (the window's cards still work): Tauri's notification plugin has
-//! no buttons on the desktop, and the Windows and macOS adapters are not written.
+//! Windows: a toast with the two buttons ([`toast_xml`], `toast`), the window where toasts are off.
+//! macOS: nothing is shown yet (the window's cards still work): Tauri's notification plugin has no
+//! buttons on the desktop, and the macOS adapter is not written.
 
 use std::future::Future;
 use std::pin::Pin;
 
 use crate::cards::Notice;
+
+#[cfg(windows)]
+mod toast;
+pub mod toast_xml;
 
 /// What the person did with a notice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,15 +59,17 @@ pub trait Notifier: Send + Sync + 'static {
 pub fn platform() -> Box<dyn Notifier> {
     #[cfg(all(unix, not(target_os = "macos")))]
     return Box::new(freedesktop::Freedesktop);
-    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    #[cfg(windows)]
+    return Box::new(toast::Toasts);
+    #[cfg(target_os = "macos")]
     return Box::new(Nowhere);
 }
 
 /// Shows nothing; the window's cards are the only place to answer.
-#[cfg(not(all(unix, not(target_os = "macos"))))]
+#[cfg(target_os = "macos")]
 struct Nowhere;
 
-#[cfg(not(all(unix, not(target_os = "macos"))))]
+#[cfg(target_os = "macos")]
 impl Notifier for Nowhere {
     fn show(&self, _notice: Notice, _on_open: OnOpen) -> Shown {
         Box::pin(std::future::pending())

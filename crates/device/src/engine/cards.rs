@@ -274,9 +274,7 @@ impl Engine {
         )
         .await
     }
-}
 
-impl Engine {
     /// A front end's answer to a card of the chat it holds (approval, question or plan, in the
     /// link's shapes): the first answer wins, and the link's client is told to take its card
     /// down. `false` when the card is no longer open.

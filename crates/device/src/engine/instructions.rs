@@ -34,7 +34,7 @@ pub fn section(folder: &Path, trusted: &[PathBuf], protected: &Protected, most: 
         .take_while(|dir| dir.starts_with(top) && *dir != home)
         .find(|dir| dir.join(".git").exists())
         .unwrap_or(folder);
-    let within = [std::fs::canonicalize(root).ok()?];
+    let within = [crate::canonical::canonicalize(root).ok()?];
     let gate = ReadGate::new(&within, protected);
     let mut dirs: Vec<&Path> = folder.ancestors().take_while(|d| d.starts_with(root)).collect();
     dirs.reverse();

@@ -427,7 +427,7 @@ impl Engine {
             .0
             .store
             .attachments_dir(&session.id)
-            .and_then(std::fs::canonicalize)
+            .and_then(crate::canonical::canonicalize)
         {
             roots.push(dir.clone());
             protected = protected.with_own(dir);
@@ -468,7 +468,7 @@ impl Engine {
             .0
             .store
             .attachments_dir(&session.id)
-            .and_then(std::fs::canonicalize)
+            .and_then(crate::canonical::canonicalize)
             .into_iter()
             .collect();
         let sandbox =

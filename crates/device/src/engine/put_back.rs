@@ -80,7 +80,7 @@ fn unmoved(file: &Kept) -> bool {
     let (Some(parent), Some(name)) = (file.path.parent(), file.path.file_name()) else {
         return false;
     };
-    match std::fs::canonicalize(parent) {
+    match crate::canonical::canonicalize(parent) {
         Ok(resolved) => resolved.join(name) == file.path,
         // The folder is gone: only a file that did not exist before may stay gone.
         Err(_) => file.copy.is_none(),

@@ -192,7 +192,7 @@ async fn steps(
     let saved_images: Vec<std::path::PathBuf> = engine
         .store()
         .attachments_dir(&session.id)
-        .and_then(std::fs::canonicalize)
+        .and_then(crate::canonical::canonicalize)
         .into_iter()
         .collect();
     let gate = crate::tools::read_gate::ReadGate::new(&saved_images, &image_context.protected);

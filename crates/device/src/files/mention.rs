@@ -200,7 +200,7 @@ fn locate(mention: &Mention, scope: &Scope) -> Option<(PathBuf, PathBuf)> {
             Some(rest) => scope.protected.home().join(rest),
             None => scope.root.join(candidate),
         };
-        let Ok(resolved) = std::fs::canonicalize(&written) else {
+        let Ok(resolved) = crate::canonical::canonicalize(&written) else {
             continue;
         };
         let inside = matches!(

@@ -70,7 +70,7 @@ pub fn resolve(path: &Path) -> Result<PathBuf, NoFolder> {
     if !path.is_absolute() {
         return Err(NoFolder::NotAbsolute(path.to_path_buf()));
     }
-    let resolved = std::fs::canonicalize(path).map_err(|e| match e.kind() {
+    let resolved = crate::canonical::canonicalize(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => NoFolder::Missing(path.to_path_buf()),
         std::io::ErrorKind::NotADirectory => NoFolder::NotAFolder(path.to_path_buf()),
         _ => NoFolder::Unreadable {

@@ -141,7 +141,7 @@ fn cover(
 /// `path` resolved as far as it exists, the rest appended: a protected place that does not exist
 /// yet is still known by where it would be.
 pub fn resolve_leniently(path: &Path) -> PathBuf {
-    if let Ok(resolved) = std::fs::canonicalize(path) {
+    if let Ok(resolved) = crate::canonical::canonicalize(path) {
         return resolved;
     }
     match (path.parent(), path.file_name()) {

@@ -6,7 +6,6 @@
 //! done; the text edit then carries out that plan, and its result must parse to exactly the planned
 //! value (nothing else moved) before it is written.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_norway::{Mapping as ValueMap, Value};
@@ -188,7 +187,7 @@ impl Op {
 /// `~`-expands and resolves `given` (symlinks followed) to an existing folder, as a UTF-8 path.
 fn existing_folder(given: &Path, home: &Path, what: &str) -> Result<PathBuf, SettingsError> {
     let expanded = expand_tilde(&given.to_string_lossy(), home);
-    let resolved = fs::canonicalize(&expanded).map_err(|e| {
+    let resolved = crate::canonical::canonicalize(&expanded).map_err(|e| {
         SettingsError::Refused(if e.kind() == std::io::ErrorKind::NotFound {
             format!(
                 "{} does not exist; give an existing folder to add as {what}.",
@@ -221,7 +220,7 @@ fn existing_folder(given: &Path, home: &Path, what: &str) -> Result<PathBuf, Set
 fn removal(list: List, given: &Path, home: &Path) -> Op {
     let expanded = expand_tilde(&given.to_string_lossy(), home);
     let mut candidates = vec![given.to_owned(), expanded.clone()];
-    candidates.extend(fs::canonicalize(&expanded).ok());
+    candidates.extend(crate::canonical::canonicalize(&expanded).ok());
     Op::Remove {
         list,
         given: given.to_owned(),
@@ -232,13 +231,13 @@ fn removal(list: List, given: &Path, home: &Path) -> Op {
 /// Whether a listed entry names `folder` (an existing, canonical folder).
 fn names_folder(entry: &str, folder: &Path, home: &Path) -> bool {
     let expanded = expand_tilde(entry, home);
-    expanded == folder || fs::canonicalize(&expanded).is_ok_and(|c| c == folder)
+    expanded == folder || crate::canonical::canonicalize(&expanded).is_ok_and(|c| c == folder)
 }
 
 /// Whether a listed entry is the one a removal asked for: as written, `~`-expanded or resolved.
 fn names_any(entry: &str, candidates: &[PathBuf], home: &Path) -> bool {
     let expanded = expand_tilde(entry, home);
-    let resolved = fs::canonicalize(&expanded).ok();
+    let resolved = crate::canonical::canonicalize(&expanded).ok();
     candidates
         .iter()
         .any(|c| Path::new(entry) == c || expanded == *c || resolved.as_deref() == Some(c))

@@ -23,7 +23,7 @@ pub fn watch(path: &Path) -> Result<(RecommendedWatcher, mpsc::Receiver<()>), Se
     let mut places = vec![place(path)?];
     // A config.yaml that links elsewhere is saved there, so that folder is watched as well.
     if path.is_symlink()
-        && let Ok(target) = std::fs::canonicalize(path)
+        && let Ok(target) = crate::canonical::canonicalize(path)
     {
         places.push(place(&target)?);
     }

@@ -71,7 +71,9 @@ pub(super) fn replace_unsynced(dir: &Path, name: &str, bytes: &[u8]) -> io::Resu
 
 /// Waits for the disk to hold `dir/name` and the folder's entry for it.
 pub(super) fn sync_file(dir: &Path, name: &str) -> io::Result<()> {
-    File::open(dir.join(name))?.sync_all()?;
+    // Opened for writing: Windows flushes only a handle that may write (a read-only one is
+    // "access denied").
+    OpenOptions::new().write(true).open(dir.join(name))?.sync_all()?;
     sync_dir(dir)
 }
 

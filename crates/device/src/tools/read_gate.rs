@@ -138,7 +138,7 @@ impl<'a> ReadGate<'a> {
             error,
         };
         check(path, None, self.protected)?;
-        let resolved = std::fs::canonicalize(path).map_err(unreadable)?;
+        let resolved = crate::canonical::canonicalize(path).map_err(unreadable)?;
         if !self.within.iter().any(|folder| resolved.starts_with(folder)) {
             return Err(Refusal::Outside {
                 path: path.to_path_buf(),

@@ -23,7 +23,7 @@ pub fn resolve(argument: &str, ctx: &ToolContext) -> PathBuf {
     loop {
         // Any failure (not found, permission denied, a symlink loop) moves one folder up: what
         // cannot be resolved is judged by its name under the part that can.
-        if let Ok(mut resolved) = std::fs::canonicalize(existing) {
+        if let Ok(mut resolved) = crate::canonical::canonicalize(existing) {
             for name in missing.iter().rev() {
                 push_component(&mut resolved, name);
             }

@@ -22,7 +22,7 @@ pub fn write(
     protected: &Protected,
 ) -> Result<String, String> {
     let not_saved = |why: String| format!("The plan was not saved: {why}");
-    let project = std::fs::canonicalize(project)
+    let project = crate::canonical::canonicalize(project)
         .map_err(|e| not_saved(format!("the session's folder cannot be read ({e}).")))?;
     let folder = plans_folder(&project, protected).map_err(not_saved)?;
     let name = match given.map(hint).filter(|h| !h.is_empty()) {
@@ -69,7 +69,7 @@ fn plans_folder(project: &Path, protected: &Protected) -> Result<PathBuf, String
             Err(e) => return Err(format!("{} cannot be read: {e}.", folder.display())),
         }
     }
-    match std::fs::canonicalize(&folder) {
+    match crate::canonical::canonicalize(&folder) {
         Ok(resolved) if resolved.starts_with(project) && !protected.protects(&resolved) => Ok(resolved),
         _ => Err(format!("{} leads out of the session's folder.", folder.display())),
     }

@@ -117,7 +117,7 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
     for kind in [CommandSource::Custom, CommandSource::Skill] {
         let mut found = Vec::new();
         if let Some(project) = project
-            && let Ok(project) = std::fs::canonicalize(project)
+            && let Ok(project) = crate::canonical::canonicalize(project)
         {
             let gate = ReadGate::new(std::slice::from_ref(&project), &sources.protected);
             found.extend(read_kind(
@@ -129,7 +129,7 @@ pub fn command_set(sources: &Sources) -> Vec<Command> {
         }
         // The person's own commands lie in the device's config folder, protected from the model
         // but theirs to read.
-        if let Ok(user) = std::fs::canonicalize(&sources.user) {
+        if let Ok(user) = crate::canonical::canonicalize(&sources.user) {
             let protected = sources.protected.clone().with_own(user.clone());
             let within = [user];
             found.extend(read_kind(

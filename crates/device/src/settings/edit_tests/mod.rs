@@ -1,5 +1,6 @@
 use super::*;
 use crate::settings::{Server, load_from};
+use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::time::{Duration, Instant};
 
