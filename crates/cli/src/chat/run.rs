@@ -68,8 +68,8 @@ fn folder(asked: Option<&Path>) -> Result<PathBuf, String> {
         Some(path) => path.to_path_buf(),
         None => std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?,
     };
-    let resolved =
-        std::fs::canonicalize(&asked).map_err(|e| format!("cannot open {}: {e}", asked.display()))?;
+    let resolved = lembas_device::canonical::canonicalize(&asked)
+        .map_err(|e| format!("cannot open {}: {e}", asked.display()))?;
     if !resolved.is_dir() {
         return Err(format!("{} is not a folder", asked.display()));
     }
