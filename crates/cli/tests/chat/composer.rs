@@ -1,5 +1,5 @@
 //! The input line's helpers at the terminal: `@` files and `/` commands completed, steering a
-//! running turn, `/sessions` picking a kept chat.
+//! running turn, `/sessions` picking a kept chat, `/model` and `/effort`.
 
 use super::*;
 
@@ -83,4 +83,20 @@ async fn sessions_picks_a_kept_chat_to_continue() {
     t.keys(&["Enter"]);
     let screen = t.wait_for("Kept: mango.", WAIT);
     assert!(screen.contains("› remember mango"), "{screen}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn model_lists_the_instances_models_and_effort_changes_the_chat() {
+    let d = linked().await;
+    let t = chat(&d.home, &["--no-share"]);
+    ready(&t);
+    t.type_text("/model");
+    t.keys(&["Enter"]);
+    let picker = t.wait_for("Models · Enter picks", WAIT);
+    assert!(picker.contains(lembas_peer::DEFAULT_MODEL), "{picker}");
+    t.keys(&["Enter"]);
+    t.wait_for("Now ", WAIT);
+    t.type_text("/effort high");
+    t.keys(&["Enter"]);
+    t.wait_for("effort high", WAIT);
 }
