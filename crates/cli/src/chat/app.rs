@@ -215,7 +215,13 @@ impl App {
         }
         if key.code == KeyCode::Tab && !self.completion.is_open() && !self.cards.is_empty() {
             self.focus = match self.focus {
-                Focus::Input => Focus::Card,
+                Focus::Input => {
+                    // Gone to on purpose: its keys count at once.
+                    if let Some(card) = self.cards.front_mut() {
+                        card.shown_at = now.checked_sub(super::cards::SETTLE).unwrap_or(card.shown_at);
+                    }
+                    Focus::Card
+                }
                 Focus::Card => Focus::Input,
             };
             return Vec::new();
@@ -514,8 +520,9 @@ mod tests {
         assert_eq!(app.focus, Focus::Input);
         typed(&mut app, "o", later);
         assert_eq!(app.input.text(), "doo", "the o went to the text, not the card");
-        app.key(key(KeyCode::Tab), later);
-        let answered = app.key(key(KeyCode::Char('o')), later);
+        // Tab goes to the card on purpose: its keys count at once.
+        app.key(key(KeyCode::Tab), now);
+        let answered = app.key(key(KeyCode::Char('o')), now);
         assert!(matches!(&answered[..], [Action::Answer { tool_call_id, .. }] if tool_call_id == "c1"));
         assert!(app.cards.is_empty());
         assert_eq!((app.focus, app.input.text()), (Focus::Input, "doo"));
