@@ -13,8 +13,8 @@
 //!
 //! The parts: [`screen`] (the conversation fed updates), [`input`] (the input line), [`complete`]
 //! (`/` and `@`), [`cards`] (approvals, questions, plans), [`commands`] (the front end's own `/`
-//! commands), [`app`] (what each key does), [`draw`] (the frame), [`connection`] (the runtime), and
-//! [`run`], the loop that joins them to the terminal.
+//! commands), [`app`] (what each key does), [`draw`] (the frame) and [`text`] (its columns),
+//! [`connection`] (the runtime), and [`run`], the loop that joins them to the terminal.
 
 mod app;
 mod cards;
@@ -25,5 +25,6 @@ mod draw;
 mod input;
 mod run;
 mod screen;
+mod text;
 
 pub use run::{Options, run};
