@@ -69,6 +69,8 @@ pub struct Client {
     /// front end); dropped on a connection that never subscribed.
     kept: std::collections::VecDeque<(String, Value)>,
     subscribed: bool,
+    /// The line being read, kept across a read that was cancelled.
+    partial: Vec<u8>,
 }
 
 /// Something the runtime pushed to a subscriber.
@@ -137,6 +139,7 @@ impl Client {
                     next_id: 1,
                     kept: Default::default(),
                     subscribed: false,
+                    partial: Vec::new(),
                 })
             }
             Err(e)
@@ -183,12 +186,15 @@ impl Client {
         }
     }
 
+    /// Cancel-safe: `read_until` appends to a buffer the client keeps, so a read that a `select!`
+    /// drops half-way loses nothing and the next call carries on with the same line.
     async fn next_message(&mut self) -> Result<Incoming, CallError> {
-        let mut line = String::new();
-        if self.reader.read_line(&mut line).await? == 0 {
+        if self.reader.read_until(b'\n', &mut self.partial).await? == 0 {
             return Err(CallError::Closed);
         }
-        rpc::parse(line.trim_end()).map_err(|r| CallError::Unreadable(r.error.message))
+        let line = std::mem::take(&mut self.partial);
+        let text = String::from_utf8_lossy(&line);
+        rpc::parse(text.trim_end()).map_err(|r| CallError::Unreadable(r.error.message))
     }
 
     /// One call of a control method, through its types.
@@ -316,5 +322,54 @@ impl Subscription {
                 return Some(pushed);
             }
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::net::UnixListener;
+
+    /// A front end waits for a push and for its own keys at once (`select!`): a read dropped while
+    /// half a line had come must lose none of it.
+    #[tokio::test]
+    async fn a_notification_read_half_way_and_dropped_is_read_whole_next_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("control.sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        let runtime = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            let (read, mut write) = tokio::io::split(stream);
+            let mut lines = BufReader::new(read).lines();
+            let subscribe = lines.next_line().await.unwrap().unwrap();
+            assert!(subscribe.contains("\"subscribe\""), "{subscribe}");
+            write
+                .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n")
+                .await
+                .unwrap();
+            write
+                .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"card\",\"par")
+                .await
+                .unwrap();
+            write.flush().await.unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            write.write_all(b"ams\":{\"n\":1}}\n").await.unwrap();
+            write.flush().await.unwrap();
+            lines
+        });
+        let client = Client::connect_at(path).await.unwrap();
+        let mut subscription = client.subscribe().await.unwrap();
+        tokio::select! {
+            pushed = subscription.next_notification() => panic!("no whole line yet: {pushed:?}"),
+            _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {}
+        }
+        let next = subscription.next_notification();
+        let (method, params) = tokio::time::timeout(std::time::Duration::from_secs(5), next)
+            .await
+            .expect("the line's first half was lost")
+            .unwrap();
+        assert_eq!((method.as_str(), params), ("card", json!({ "n": 1 })));
+        drop(runtime.await.unwrap());
     }
 }
