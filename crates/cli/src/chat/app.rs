@@ -515,17 +515,17 @@ mod tests {
         let now = Instant::now();
         let later = now + super::super::cards::SETTLE;
         let mut app = App::new(Facts::default());
-        typed(&mut app, "do", now);
+        typed(&mut app, "da", now);
         app.card_opened(&approval("c1"), now);
         assert_eq!(app.focus, Focus::Input);
-        typed(&mut app, "o", later);
-        assert_eq!(app.input.text(), "doo", "the o went to the text, not the card");
+        typed(&mut app, "a", later);
+        assert_eq!(app.input.text(), "daa", "the a went to the text, not the card");
         // Tab goes to the card on purpose: its keys count at once.
         app.key(key(KeyCode::Tab), now);
-        let answered = app.key(key(KeyCode::Char('o')), now);
+        let answered = app.key(key(KeyCode::Char('a')), now);
         assert!(matches!(&answered[..], [Action::Answer { tool_call_id, .. }] if tool_call_id == "c1"));
         assert!(app.cards.is_empty());
-        assert_eq!((app.focus, app.input.text()), (Focus::Input, "doo"));
+        assert_eq!((app.focus, app.input.text()), (Focus::Input, "daa"));
     }
 
     #[test]

@@ -123,8 +123,8 @@ impl Card {
             CardKind::Approval { .. } => {
                 let option = match key.code {
                     KeyCode::Char('d') if plain => ApprovalOption::Deny,
-                    KeyCode::Char('o') if plain => ApprovalOption::Once,
-                    KeyCode::Char('a') if plain => ApprovalOption::Session,
+                    KeyCode::Char('a') if plain => ApprovalOption::Once,
+                    KeyCode::Char('A') if plain => ApprovalOption::Session,
                     _ => return Keyed::Ignored,
                 };
                 Keyed::Answer(CardAnswer::Permission(PermissionAnswer {
@@ -220,7 +220,7 @@ impl Card {
     /// The keys the card takes, as its last line says them.
     pub fn keys(&self) -> String {
         match &self.kind {
-            CardKind::Approval { .. } => "d: Deny · o: Allow once · a: Allow for this chat".to_string(),
+            CardKind::Approval { .. } => "d: Deny · a: Allow once · A: Allow for this chat".to_string(),
             CardKind::Plan { revising: None, .. } => "a: Approve · r: Revise with feedback".to_string(),
             CardKind::Plan { .. } => "Type your feedback · Enter: send it".to_string(),
             CardKind::Question { .. } => match self.question() {
@@ -293,9 +293,9 @@ mod tests {
                 ["$ rm -r build".to_string()].as_slice()
             )
         );
-        assert_eq!(card.keys(), "d: Deny · o: Allow once · a: Allow for this chat");
+        assert_eq!(card.keys(), "d: Deny · a: Allow once · A: Allow for this chat");
         assert_eq!(card.key(press('x'), later), Keyed::Ignored);
-        let Keyed::Answer(CardAnswer::Permission(answer)) = card.key(press('o'), later) else {
+        let Keyed::Answer(CardAnswer::Permission(answer)) = card.key(press('a'), later) else {
             panic!()
         };
         assert_eq!(
@@ -304,7 +304,7 @@ mod tests {
                 option_id: "once".into()
             }
         );
-        let Keyed::Answer(CardAnswer::Permission(answer)) = card.key(press('a'), later) else {
+        let Keyed::Answer(CardAnswer::Permission(answer)) = card.key(press('A'), later) else {
             panic!()
         };
         assert_eq!(

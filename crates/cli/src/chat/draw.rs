@@ -530,7 +530,7 @@ mod tests {
             "Delete build in ~/w",
             "Edit mode asks before deleting.",
             "$ rm -r build",
-            "d: Deny · o: Allow once · a: Allow for this chat",
+            "d: Deny · a: Allow once · A: Allow for this chat",
         ] {
             assert!(text.contains(shown), "{shown} is not on the screen:\n{text}");
         }

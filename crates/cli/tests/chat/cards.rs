@@ -75,7 +75,7 @@ async fn a_shared_chats_card_answered_in_llembas_is_taken_down_here() {
     assert!(screen.contains("· shared ·"), "{screen}");
     t.type_text("remove gone.txt");
     t.keys(&["Enter"]);
-    t.wait_for("o: Allow once", WAIT);
+    t.wait_for("a: Allow once", WAIT);
     let card = d
         .link
         .recv_request("session/request_permission", WAIT)
@@ -86,7 +86,7 @@ async fn a_shared_chats_card_answered_in_llembas_is_taken_down_here() {
     d.link.answer(card["id"].clone(), answer).await.unwrap();
     let screen = t.wait_for("Removed.", WAIT);
     assert!(screen.contains("answered in LLeMbas"), "{screen}");
-    assert!(!screen.contains("o: Allow once"), "{screen}");
+    assert!(!screen.contains("a: Allow once"), "{screen}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -102,7 +102,7 @@ async fn the_link_dropping_while_a_card_waits_leaves_it_to_answer_here() {
     ready(&t);
     t.type_text("clean up");
     t.keys(&["Enter"]);
-    t.wait_for("o: Allow once", WAIT);
+    t.wait_for("a: Allow once", WAIT);
     let Device {
         peer,
         home,
@@ -111,9 +111,9 @@ async fn the_link_dropping_while_a_card_waits_leaves_it_to_answer_here() {
     } = d;
     link.drop_tcp();
     let screen = t.wait_for("no link", WAIT);
-    assert!(screen.contains("o: Allow once"), "the card stays:\n{screen}");
+    assert!(screen.contains("a: Allow once"), "the card stays:\n{screen}");
     read_the_card();
-    t.keys(&["o"]);
+    t.keys(&["a"]);
     t.wait_for("Cleaned.", WAIT);
     drop((peer, home));
 }
@@ -149,8 +149,8 @@ async fn a_card_arriving_while_typing_keeps_the_text_and_tab_goes_to_it() {
     t.wait_for("› and then do more", WAIT);
     // Gone to with Tab, the card takes its keys at once.
     t.keys(&["Tab"]);
-    t.wait_for("o: Allow once", WAIT);
-    t.keys(&["o"]);
+    t.wait_for("a: Allow once", WAIT);
+    t.keys(&["a"]);
     let screen = t.wait_for("Dropped.", WAIT);
     assert!(
         screen.contains("› and then do more"),

@@ -116,7 +116,7 @@ async fn an_approval_card_shows_its_headline_and_keys_and_o_allows_it() {
     ready(&t);
     t.type_text("make a file");
     t.keys(&["Enter"]);
-    let card = t.wait_for("d: Deny · o: Allow once · a: Allow for this chat", WAIT);
+    let card = t.wait_for("d: Deny · a: Allow once · A: Allow for this chat", WAIT);
     assert!(card.contains("Waiting for you"), "{card}");
     assert!(card.contains("$ touch made-by-agent.txt && echo made"), "{card}");
     // The device's headline, never the model's words.
@@ -126,10 +126,10 @@ async fn an_approval_card_shows_its_headline_and_keys_and_o_allows_it() {
         "ran before the answer"
     );
     read_the_card();
-    t.keys(&["o"]);
+    t.keys(&["a"]);
     let screen = t.wait_for("It is made.", WAIT);
     assert!(
-        !screen.contains("d: Deny · o: Allow once"),
+        !screen.contains("d: Deny · a: Allow once"),
         "the card stays:\n{screen}"
     );
     assert!(d.home.work().join("made-by-agent.txt").exists());
@@ -281,7 +281,7 @@ async fn the_readme_screenshot_is_a_real_screen() {
     ready(&t);
     t.type_text("count the lines in notes.txt and remove notes.old");
     t.keys(&["Enter"]);
-    let screen = t.wait_for("o: Allow once", WAIT);
+    let screen = t.wait_for("a: Allow once", WAIT);
     assert!(
         screen.contains("2 notes.txt"),
         "the first command's output shows:\n{screen}"
@@ -297,7 +297,7 @@ async fn the_readme_screenshot_is_a_real_screen() {
         "docs/screenshots/lembas-chat.txt: run with LEMBAS_GENERATE=1"
     );
     read_the_card();
-    t.keys(&["o"]);
+    t.keys(&["a"]);
     t.wait_for("Done: notes.txt has 2 lines.", WAIT);
 }
 
