@@ -65,5 +65,8 @@ named! {
         CardSettled = "card/settled",
         /// A held chat's sharing changed by itself: `{ session_id, sharing }`.
         ChatSharing = "chat/sharing",
+        /// A job of a session started, changed or ended: `{ session_id, state, job }` (also each of
+        /// a chat's jobs when a front end takes it).
+        ChatJob = "chat/job",
     }
 }

@@ -6,7 +6,7 @@
 use lembas_device::control::calls::call;
 use lembas_device::control::chat::params::{
     CardShown, ChatAnswerParams, ChatModel, ChatOpened, ConfigureParams, OpenParams, PromptParams,
-    ShareParams, Sharing, SharingChanged, SteerParams, TakenDown,
+    JobChanged, ShareParams, Sharing, SharingChanged, SteerParams, TakenDown,
 };
 use lembas_device::control::params::{ListedSession, SessionParams, Streams};
 use lembas_device::control::{CallError, Client, Subscription};
@@ -64,6 +64,8 @@ pub enum Heard {
     Card(Box<CardShown>),
     Settled(TakenDown),
     Sharing(SharingChanged),
+    /// A job of a session started, changed or ended.
+    Job(JobChanged),
     /// The link is up (true) or not.
     Linked(bool),
     /// The runtime is gone.
@@ -137,6 +139,7 @@ fn read_push(method: &str, params: Value) -> Option<Heard> {
         ControlPush::Card => Heard::Card(Box::new(serde_json::from_value(params).ok()?)),
         ControlPush::CardSettled => Heard::Settled(serde_json::from_value(params).ok()?),
         ControlPush::ChatSharing => Heard::Sharing(serde_json::from_value(params).ok()?),
+        ControlPush::ChatJob => Heard::Job(serde_json::from_value(params).ok()?),
         ControlPush::Status => {
             let status: Status = serde_json::from_value(params).ok()?;
             Heard::Linked(matches!(status.link, LinkState::Linked))

@@ -5,6 +5,7 @@
 
 use std::time::Instant;
 
+use lembas_protocol::jobs::{JobInfo, JobState};
 use lembas_protocol::update::{ToolCallStatus, ToolKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -48,7 +49,8 @@ pub fn draw(frame: &mut Frame, app: &App, now: Instant) {
     let card_height = u16::try_from(card_lines.len())
         .unwrap_or(u16::MAX)
         .min(area.height / 2);
-    let plan_lines = plan_lines(app, width);
+    let mut plan_lines = plan_lines(app, width);
+    plan_lines.extend(job_lines(app, width));
     let plan_height = u16::try_from(plan_lines.len()).unwrap_or(0).min(area.height / 4);
     let [talk, plan, card, input, status] = Layout::vertical([
         Constraint::Min(1),
@@ -228,6 +230,30 @@ fn plan_lines(app: &App, width: usize) -> Vec<Line<'static>> {
             _ => "☐",
         };
         lines.push(Line::from(cut(&format!(" {mark} {}", entry.content), width)));
+    }
+    lines
+}
+
+/// The jobs running now (an ended one is a note in the conversation).
+fn job_lines(app: &App, width: usize) -> Vec<Line<'static>> {
+    let running: Vec<&JobInfo> = app
+        .conversation
+        .jobs
+        .iter()
+        .filter(|j| j.state == JobState::Running)
+        .collect();
+    if running.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![Line::from(
+        match running.len() {
+            1 => "A job runs".to_string(),
+            n => format!("{n} jobs run"),
+        }
+        .bold(),
+    )];
+    for job in running {
+        lines.push(Line::from(cut(&format!(" ⟳ {} ({})", job.description, job.id), width)));
     }
     lines
 }

@@ -359,6 +359,9 @@ impl Screen {
                 };
                 app.card_settled(&down.tool_call_id, said);
             }
+            Heard::Job(changed) if changed.session_id == self.session_id => {
+                app.conversation.job_changed(changed.state, changed.job);
+            }
             Heard::Sharing(changed) if changed.session_id == self.session_id => {
                 let before = app.facts.sharing.shared;
                 app.facts.sharing = sharing_view(&changed.sharing);
@@ -443,7 +446,8 @@ impl Screen {
             | Heard::Update { .. }
             | Heard::Card(_)
             | Heard::Settled(_)
-            | Heard::Sharing(_) => {}
+            | Heard::Sharing(_)
+            | Heard::Job(_) => {}
         }
     }
 }

@@ -7,6 +7,8 @@ use std::collections::HashMap;
 
 use lembas_device::engine::timeline::{Did, StepStatus, Timeline};
 use lembas_protocol::content::ContentBlock;
+use lembas_protocol::event::JobChange;
+use lembas_protocol::jobs::{JobInfo, JobState};
 use lembas_protocol::update::{PlanEntry, SessionUpdate, ToolCallContent, ToolCallStatus, ToolKind};
 use serde::Deserialize;
 use serde_json::Value;
@@ -42,6 +44,8 @@ pub struct Conversation {
     /// Turns older than those loaded, left out.
     pub earlier_turns: usize,
     pub plan: Vec<PlanEntry>,
+    /// The session's background jobs, running first, then the latest (the runtime's `chat/job`).
+    pub jobs: Vec<JobInfo>,
     /// A turn runs or waits.
     pub busy: bool,
     pub title: String,
@@ -138,6 +142,25 @@ impl Conversation {
     /// A note of the front end's own, at the end.
     pub fn note(&mut self, text: impl Into<String>) {
         self.entries.push(Entry::Note(text.into()));
+    }
+
+    /// A background job started, changed or ended; its end is also a note where the chat is.
+    pub fn job_changed(&mut self, change: JobChange, job: JobInfo) {
+        if change == JobChange::End {
+            let exit = job.exit.map(|code| format!(", exit {code}")).unwrap_or_default();
+            self.note(format!(
+                "Job {} ({}{exit}): {}",
+                job.state.name(),
+                job.id,
+                job.description
+            ));
+        }
+        match self.jobs.iter_mut().find(|known| known.id == job.id) {
+            Some(known) => *known = job,
+            None => self.jobs.push(job),
+        }
+        self.jobs
+            .sort_by_key(|j| (j.state != JobState::Running, std::cmp::Reverse(j.started)));
     }
 
     /// Streamed text joins the entry of its kind it continues; another kind starts a new one.
@@ -359,5 +382,34 @@ mod tests {
         push_kept(&mut output, &"é".repeat(OUTPUT_KEPT));
         push_kept(&mut output, "end");
         assert!(output.len() <= OUTPUT_KEPT && output.ends_with("end"));
+    }
+
+    fn job(id: &str, state: JobState, started: u64) -> JobInfo {
+        JobInfo {
+            id: id.into(),
+            kind: lembas_protocol::jobs::JobKind::Command,
+            state,
+            description: format!("{id} work"),
+            command: None,
+            started,
+            ended: None,
+            exit: None,
+            unread: 0,
+        }
+    }
+
+    #[test]
+    fn jobs_are_kept_running_first_and_an_end_is_a_note() {
+        let mut c = Conversation::default();
+        c.job_changed(JobChange::Start, job("job_a", JobState::Running, 1));
+        c.job_changed(JobChange::Start, job("job_b", JobState::Running, 2));
+        assert_eq!(c.jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), ["job_b", "job_a"]);
+        assert!(c.entries.is_empty(), "a start is drawn with the jobs, not noted");
+        c.job_changed(JobChange::End, JobInfo { exit: Some(3), ..job("job_b", JobState::Done, 2) });
+        assert_eq!(c.jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), ["job_a", "job_b"]);
+        assert_eq!(c.entries, [Entry::Note("Job done (job_b, exit 3): job_b work".into())]);
+        // Told again (a front end taking the chat hears each job once more): still one.
+        c.job_changed(JobChange::Update, job("job_a", JobState::Running, 1));
+        assert_eq!(c.jobs.len(), 2);
     }
 }

@@ -104,7 +104,7 @@ async fn a_turns_streamed_answer_shows() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_approval_card_shows_its_headline_and_keys_and_o_allows_it() {
+async fn an_approval_card_shows_its_headline_and_keys_and_a_allows_it_once() {
     let d = linked().await;
     d.peer.model().push(ModelReply::tool_call(
         "call_a",
@@ -134,6 +134,40 @@ async fn an_approval_card_shows_its_headline_and_keys_and_o_allows_it() {
     );
     assert!(d.home.work().join("made-by-agent.txt").exists());
     assert!(read_by_model(&d.peer.model(), "call_a").contains("made"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_background_job_shows_while_it_runs_and_its_end_is_noted() {
+    let d = linked().await;
+    std::fs::write(d.home.work().join("go"), "").unwrap();
+    // The job waits for a file the test takes away, so it surely runs past its turn.
+    d.peer.model().push(ModelReply::tool_call(
+        "call_bg",
+        "bash",
+        json!({ "command": "while [ -e go ]; do sleep 0.05; done; exit 3", "background": true,
+                "description": "wait for go" }),
+    ));
+    d.peer.model().push(ModelReply::text("It runs."));
+    // The turn the job's end starts.
+    d.peer.model().push(ModelReply::text("It ended."));
+    let t = chat(&d.home, &["--no-share"]);
+    ready(&t);
+    t.type_text("start the job");
+    t.keys(&["Enter"]);
+    let screen = t
+        .wait_until(WAIT, |s| s.contains("Allow once") || s.contains("A job runs"))
+        .unwrap();
+    if screen.contains("Allow once") {
+        read_the_card();
+        t.keys(&["a"]);
+    }
+    let screen = t.wait_for("A job runs", WAIT);
+    assert!(screen.contains("⟳ wait for go (job_"), "{screen}");
+    std::fs::remove_file(d.home.work().join("go")).unwrap();
+    let screen = t.wait_for("It ended.", WAIT);
+    assert!(screen.contains("Job done (job_"), "{screen}");
+    assert!(screen.contains("exit 3): wait for go"), "{screen}");
+    assert!(!screen.contains("A job runs"), "{screen}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

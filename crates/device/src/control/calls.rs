@@ -141,7 +141,7 @@ macro_rules! pushes {
 /// One type per push, named as its [`ControlPush`] variant: `notification(push::Missed, …)`.
 pub mod push {
     use super::{ControlPush, ControlPushed};
-    use crate::control::chat::params::{CardShown, SharingChanged, TakenDown};
+    use crate::control::chat::params::{CardShown, JobChanged, SharingChanged, TakenDown};
     use crate::control::params::{Count, TerminalEnded, TerminalShown};
     use crate::engine::ShownUpdate;
     use crate::events::DeviceEvent;
@@ -159,6 +159,7 @@ pub mod push {
         Card(CardShown);
         CardSettled(TakenDown);
         ChatSharing(SharingChanged);
+        ChatJob(JobChanged);
     }
 }
 

@@ -116,8 +116,10 @@
 //!
 //! With `sessions: true`, a subscribed connection is also pushed `card` `{ session_id, card }` (a
 //! card opened, the request as the link gets it), `card/settled` `{ session_id, tool_call_id, by }`
-//! (answered elsewhere, timed out or withdrawn) and `chat/sharing` `{ session_id, sharing }` (a held
-//! chat's sharing changed by itself).
+//! (answered elsewhere, timed out or withdrawn), `chat/sharing` `{ session_id, sharing }` (a held
+//! chat's sharing changed by itself) and `chat/job` `{ session_id, state, job }` (a background job
+//! started, changed or ended, as the link's `job` event says it; `update` for each job of a chat
+//! `chat/open` has just taken).
 //!
 //! The desktop's runtime stays up in the link's final states (not logged in, token refused), so
 //! its window can log in through it; a headless `lembas service run` ends in them.

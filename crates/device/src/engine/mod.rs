@@ -357,8 +357,16 @@ impl Engine {
         }
     }
 
-    /// `_lembas/event`, only to a client that said `_meta.lembas`.
+    /// `_lembas/event`, only to a client that said `_meta.lembas`; a job's also to the front ends
+    /// at this computer, which draw a chat's jobs.
     pub(crate) async fn event(&self, session_id: &str, event: Event) {
+        if let Event::Job { state, job } = &event {
+            self.tell_front_ends(front_end::ChatNews::Job {
+                session_id: session_id.to_string(),
+                state: *state,
+                job: job.clone(),
+            });
+        }
         if let Some(client) = self.client().filter(|c| c.lembas && self.link_sees(session_id)) {
             let notification = EventNotification {
                 session_id: session_id.into(),

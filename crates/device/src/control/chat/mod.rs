@@ -16,7 +16,7 @@ use crate::engine::Engine;
 use crate::engine::front_end::{ChatNews, ChatStart};
 use crate::rpc::RpcError;
 use params::{
-    CardShown, ChatModel, ChatOpened, Configured, OpenParams, Prompted, SharingChanged, Steered, TakenDown,
+    CardShown, ChatModel, ChatOpened, Configured, JobChanged, OpenParams, Prompted, SharingChanged, Steered, TakenDown,
 };
 
 /// A `chat/*` request of the connection `connection`.
@@ -187,5 +187,17 @@ pub(super) fn push(news: ChatNews) -> String {
         ChatNews::Sharing { session_id, sharing } => {
             notification(push::ChatSharing, &SharingChanged { session_id, sharing })
         }
+        ChatNews::Job {
+            session_id,
+            state,
+            job,
+        } => notification(
+            push::ChatJob,
+            &JobChanged {
+                session_id,
+                state,
+                job,
+            },
+        ),
     }
 }

@@ -7,6 +7,8 @@ pub use crate::engine::front_end::Sharing;
 use crate::engine::timeline::Timeline;
 use lembas_protocol::card::{CardAnswer, CardRequest};
 use lembas_protocol::composer::AvailableCommand;
+use lembas_protocol::event::JobChange;
+use lembas_protocol::jobs::JobInfo;
 use lembas_protocol::{Effort, Mode};
 
 /// `chat/open`'s params: a new chat in `cwd`, the stored (or link-held) `session_id`, or the
@@ -158,4 +160,13 @@ pub struct TakenDown {
 pub struct SharingChanged {
     pub session_id: String,
     pub sharing: Sharing,
+}
+
+/// The `chat/job` push: a background job of a session started, changed or ended, as the link's
+/// `job` event tells it; `update` for each job of a chat a front end has just taken.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobChanged {
+    pub session_id: String,
+    pub state: JobChange,
+    pub job: JobInfo,
 }

@@ -21,6 +21,8 @@ use crate::rpc::RpcError;
 use crate::settings::ChatShare;
 use crate::store::Record;
 use lembas_protocol::card::CardRequest;
+use lembas_protocol::event::JobChange;
+use lembas_protocol::jobs::JobInfo;
 use lembas_protocol::notices::{SessionAnnounce, SessionLeft};
 use lembas_protocol::{LinkMethod, Reason, SessionId};
 
@@ -116,6 +118,12 @@ pub enum ChatNews {
     },
     /// A held chat's sharing changed by itself.
     Sharing { session_id: String, sharing: Sharing },
+    /// A session's background job started, changed or ended.
+    Job {
+        session_id: String,
+        state: JobChange,
+        job: JobInfo,
+    },
 }
 
 impl Engine {

@@ -62,6 +62,13 @@ impl Engine {
                 });
             }
         }
+        for job in session.jobs(|board| board.list()) {
+            self.tell_front_ends(super::ChatNews::Job {
+                session_id: session.id.to_string(),
+                state: lembas_protocol::event::JobChange::Update,
+                job,
+            });
+        }
         let settings = session.settings();
         Ok(OpenedChat {
             session_id: session.id.to_string(),
