@@ -48,7 +48,8 @@ export type ControlPushMethod =
   | 'terminal/missed'
   | 'card'
   | 'card/settled'
-  | 'chat/sharing';
+  | 'chat/sharing'
+  | 'chat/job';
 
 /** The code in an error's `data.reason`. */
 export type Reason =
