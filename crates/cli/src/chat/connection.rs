@@ -5,8 +5,8 @@
 
 use lembas_device::control::calls::call;
 use lembas_device::control::chat::params::{
-    CardShown, ChatAnswerParams, ChatModel, ChatOpened, ConfigureParams, OpenParams, PromptParams,
-    JobChanged, ShareParams, Sharing, SharingChanged, SteerParams, TakenDown,
+    CardShown, ChatAnswerParams, ChatModel, ChatOpened, ConfigureParams, JobChanged, OpenParams,
+    PromptParams, ShareParams, Sharing, SharingChanged, SteerParams, TakenDown,
 };
 use lembas_device::control::params::{ListedSession, SessionParams, Streams};
 use lembas_device::control::{CallError, Client, Subscription};

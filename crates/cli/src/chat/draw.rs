@@ -253,7 +253,10 @@ fn job_lines(app: &App, width: usize) -> Vec<Line<'static>> {
         .bold(),
     )];
     for job in running {
-        lines.push(Line::from(cut(&format!(" ⟳ {} ({})", job.description, job.id), width)));
+        lines.push(Line::from(cut(
+            &format!(" ⟳ {} ({})", job.description, job.id),
+            width,
+        )));
     }
     lines
 }

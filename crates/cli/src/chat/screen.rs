@@ -403,11 +403,26 @@ mod tests {
         let mut c = Conversation::default();
         c.job_changed(JobChange::Start, job("job_a", JobState::Running, 1));
         c.job_changed(JobChange::Start, job("job_b", JobState::Running, 2));
-        assert_eq!(c.jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), ["job_b", "job_a"]);
+        assert_eq!(
+            c.jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
+            ["job_b", "job_a"]
+        );
         assert!(c.entries.is_empty(), "a start is drawn with the jobs, not noted");
-        c.job_changed(JobChange::End, JobInfo { exit: Some(3), ..job("job_b", JobState::Done, 2) });
-        assert_eq!(c.jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), ["job_a", "job_b"]);
-        assert_eq!(c.entries, [Entry::Note("Job done (job_b, exit 3): job_b work".into())]);
+        c.job_changed(
+            JobChange::End,
+            JobInfo {
+                exit: Some(3),
+                ..job("job_b", JobState::Done, 2)
+            },
+        );
+        assert_eq!(
+            c.jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
+            ["job_a", "job_b"]
+        );
+        assert_eq!(
+            c.entries,
+            [Entry::Note("Job done (job_b, exit 3): job_b work".into())]
+        );
         // Told again (a front end taking the chat hears each job once more): still one.
         c.job_changed(JobChange::Update, job("job_a", JobState::Running, 1));
         assert_eq!(c.jobs.len(), 2);

@@ -16,7 +16,8 @@ use crate::engine::Engine;
 use crate::engine::front_end::{ChatNews, ChatStart};
 use crate::rpc::RpcError;
 use params::{
-    CardShown, ChatModel, ChatOpened, Configured, JobChanged, OpenParams, Prompted, SharingChanged, Steered, TakenDown,
+    CardShown, ChatModel, ChatOpened, Configured, JobChanged, OpenParams, Prompted, SharingChanged, Steered,
+    TakenDown,
 };
 
 /// A `chat/*` request of the connection `connection`.
