@@ -189,19 +189,10 @@ impl Engine {
         let Some(session_id) = self.0.approvals.answer(tool_call_id, answer, by) else {
             return false;
         };
-        if by != AnsweredBy::Client {
-            self.settled(&session_id, tool_call_id, label, by.as_str()).await;
+        if by == AnsweredBy::Client {
+            self.taken_down_here(&session_id, tool_call_id, label, by.as_str());
         } else {
-            self.device_event(DeviceEvent::ApprovalSettled {
-                session_id: session_id.clone().into(),
-                tool_call_id: tool_call_id.to_string(),
-                outcome: label.to_string(),
-            });
-            self.tell_front_ends(ChatNews::Settled {
-                session_id,
-                tool_call_id: tool_call_id.to_string(),
-                by: by.as_str().to_string(),
-            });
+            self.settled(&session_id, tool_call_id, label, by.as_str()).await;
         }
         true
     }
@@ -209,16 +200,7 @@ impl Engine {
     /// A card taken down (`outcome` as the activity log says it, `by` who or what decided it):
     /// the desktop, the front ends and the link's client are told.
     pub(super) async fn settled(&self, session_id: &str, tool_call_id: &str, outcome: &str, by: &str) {
-        self.device_event(DeviceEvent::ApprovalSettled {
-            session_id: session_id.into(),
-            tool_call_id: tool_call_id.to_string(),
-            outcome: outcome.to_string(),
-        });
-        self.tell_front_ends(ChatNews::Settled {
-            session_id: session_id.to_string(),
-            tool_call_id: tool_call_id.to_string(),
-            by: by.to_string(),
-        });
+        self.taken_down_here(session_id, tool_call_id, outcome, by);
         let Some(client) = self.client().filter(|_| self.link_sees(session_id)) else {
             return;
         };
@@ -243,6 +225,20 @@ impl Engine {
                 .notify(LinkMethod::CancelRequest, json!(CancelRequest { request_id: id }))
                 .await;
         }
+    }
+
+    /// The desktop and the front ends told a card was taken down.
+    fn taken_down_here(&self, session_id: &str, tool_call_id: &str, outcome: &str, by: &str) {
+        self.device_event(DeviceEvent::ApprovalSettled {
+            session_id: session_id.into(),
+            tool_call_id: tool_call_id.to_string(),
+            outcome: outcome.to_string(),
+        });
+        self.tell_front_ends(ChatNews::Settled {
+            session_id: session_id.to_string(),
+            tool_call_id: tool_call_id.to_string(),
+            by: by.to_string(),
+        });
     }
 
     pub(super) fn card_requests(&self) -> MutexGuard<'_, HashMap<String, (u64, Value)>> {
