@@ -6,26 +6,23 @@
 use std::time::Instant;
 
 use lembas_protocol::jobs::{JobInfo, JobState};
-use lembas_protocol::update::{ToolCallStatus, ToolKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style, Stylize};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
+mod card;
+mod conversation;
+
 use super::app::{App, Focus};
-use super::cards::CardKind;
-use super::screen::{Entry, ToolEntry};
-use super::text::{cut, wrap};
+use super::text::cut;
+use card::card_lines;
+pub use conversation::conversation_lines;
 
 /// The smallest terminal the chat is drawn in.
 pub const MIN_WIDTH: u16 = 30;
 pub const MIN_HEIGHT: u16 = 8;
-
-/// A tool call's output lines shown (its end).
-const OUTPUT_SHOWN: usize = 8;
-/// A tool call's command or diff lines shown.
-const DETAIL_SHOWN: usize = 24;
 
 pub fn draw(frame: &mut Frame, app: &App, now: Instant) {
     let area = frame.area();
@@ -115,109 +112,6 @@ fn draw_input(frame: &mut Frame, app: &App, area: Rect) {
 
 /// The end of the conversation that fits `height` rows, `app.scroll` rows up from the end: the
 /// entries are laid out from the last one back, and only until the screen is full.
-pub fn conversation_lines(app: &App, width: usize, height: usize) -> Vec<Line<'static>> {
-    let wanted = height + app.scroll;
-    let mut blocks: Vec<Vec<Line<'static>>> = Vec::new();
-    let mut count = 0;
-    for entry in app.conversation.entries.iter().rev() {
-        let lines = entry_lines(entry, width);
-        count += lines.len();
-        blocks.push(lines);
-        if count >= wanted {
-            break;
-        }
-    }
-    if count < wanted && app.conversation.earlier_turns > 0 {
-        blocks.push(vec![Line::from(
-            format!("({} earlier turns not shown)", app.conversation.earlier_turns).dim(),
-        )]);
-    }
-    let mut lines: Vec<Line<'static>> = blocks.into_iter().rev().flatten().collect();
-    let end = lines
-        .len()
-        .saturating_sub(app.scroll.min(lines.len().saturating_sub(height)));
-    lines.truncate(end);
-    let start = lines.len().saturating_sub(height);
-    lines.drain(..start);
-    lines
-}
-
-fn entry_lines(entry: &Entry, width: usize) -> Vec<Line<'static>> {
-    let mut lines = Vec::new();
-    match entry {
-        Entry::You(text) => {
-            lines.push(Line::raw(""));
-            for (i, row) in wrap(text, width.saturating_sub(2)).into_iter().enumerate() {
-                let mark = if i == 0 { "› " } else { "  " };
-                lines.push(Line::from(vec![mark.bold().fg(Color::Cyan), row.bold()]));
-            }
-        }
-        Entry::Agent(text) => {
-            lines.push(Line::raw(""));
-            lines.extend(wrap(text, width).into_iter().map(Line::raw));
-        }
-        Entry::Thinking(text) => {
-            lines.extend(
-                wrap(text, width)
-                    .into_iter()
-                    .map(|row| Line::from(row.dim().italic())),
-            );
-        }
-        Entry::Note(text) => {
-            lines.extend(
-                wrap(text, width)
-                    .into_iter()
-                    .map(|row| Line::from(row.fg(Color::Yellow))),
-            );
-        }
-        Entry::Tool(tool) => lines.extend(tool_lines(tool, width)),
-    }
-    lines
-}
-
-fn tool_lines(tool: &ToolEntry, width: usize) -> Vec<Line<'static>> {
-    let (mark, color) = match tool.status {
-        ToolCallStatus::Pending => ("○", Color::DarkGray),
-        ToolCallStatus::InProgress => ("◐", Color::Blue),
-        ToolCallStatus::Completed => ("●", Color::Green),
-        ToolCallStatus::Failed => ("✗", Color::Red),
-    };
-    let mut lines = vec![Line::from(vec![
-        Span::styled(format!("{mark} "), Style::new().fg(color)),
-        Span::styled(cut(&tool.title, width.saturating_sub(2)), Style::new().bold()),
-    ])];
-    for row in tool.detail.iter().take(DETAIL_SHOWN) {
-        lines.push(Line::from(Span::styled(
-            cut(&format!("  {row}"), width),
-            detail_style(row, tool.kind),
-        )));
-    }
-    if tool.detail.len() > DETAIL_SHOWN {
-        lines.push(Line::from(
-            format!("  … {} more lines", tool.detail.len() - DETAIL_SHOWN).dim(),
-        ));
-    }
-    let output: Vec<&str> = tool.output.lines().collect();
-    if output.len() > OUTPUT_SHOWN {
-        lines.push(Line::from(
-            format!("  … {} lines above", output.len() - OUTPUT_SHOWN).dim(),
-        ));
-    }
-    for row in &output[output.len().saturating_sub(OUTPUT_SHOWN)..] {
-        lines.push(Line::from(cut(&format!("  │ {row}"), width).dim()));
-    }
-    lines
-}
-
-fn detail_style(row: &str, kind: ToolKind) -> Style {
-    match (kind, row.chars().next()) {
-        (_, Some('$')) => Style::new().fg(Color::Magenta),
-        (_, Some('+')) if !row.starts_with("+++") => Style::new().fg(Color::Green),
-        (_, Some('-')) if !row.starts_with("---") => Style::new().fg(Color::Red),
-        _ => Style::new().dim(),
-    }
-}
-
 fn plan_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     if app.conversation.plan.is_empty() {
         return Vec::new();
@@ -258,131 +152,6 @@ fn job_lines(app: &App, width: usize) -> Vec<Line<'static>> {
             width,
         )));
     }
-    lines
-}
-
-fn card_lines(app: &App, width: usize) -> Vec<Line<'static>> {
-    if app.asking_share {
-        return vec![
-            Line::from("─".repeat(width).fg(Color::Yellow)),
-            Line::from(
-                cut(
-                    "Share chats in this folder with your LLeMbas? It asks once for each folder.",
-                    width,
-                )
-                .bold(),
-            ),
-            Line::from(
-                "y: Share (it sees and can answer this chat) · n: Keep it on this computer".reversed(),
-            ),
-        ];
-    }
-    let Some(card) = app.cards.front() else {
-        return Vec::new();
-    };
-    let inner = width.saturating_sub(2);
-    let mut lines = vec![Line::from(
-        cut(
-            &format!(
-                "── Waiting for you{} ",
-                if app.cards.len() > 1 {
-                    format!(" (1 of {})", app.cards.len())
-                } else {
-                    String::new()
-                }
-            ),
-            width,
-        )
-        .fg(Color::Yellow),
-    )];
-    match &card.kind {
-        CardKind::Approval {
-            headline,
-            reason,
-            purpose,
-            always,
-            detail,
-        } => {
-            lines.extend(
-                wrap(headline, inner)
-                    .into_iter()
-                    .map(|row| Line::from(row.bold())),
-            );
-            lines.extend(wrap(reason, inner).into_iter().map(Line::raw));
-            if let Some(purpose) = purpose.as_ref().filter(|p| *p != headline) {
-                lines.extend(
-                    wrap(&format!("The agent says: {purpose}"), inner)
-                        .into_iter()
-                        .map(|row| Line::from(row.dim())),
-                );
-            }
-            for row in detail.iter().take(DETAIL_SHOWN) {
-                lines.push(Line::from(Span::styled(
-                    cut(&format!("  {row}"), width),
-                    detail_style(row, ToolKind::Other),
-                )));
-            }
-            if !always.is_empty() {
-                lines.push(Line::from(
-                    cut(&format!("Allow for this chat covers: {always}"), width).dim(),
-                ));
-            }
-        }
-        CardKind::Question { why, typed, .. } => {
-            if let Some(why) = why {
-                lines.extend(wrap(why, inner).into_iter().map(|row| Line::from(row.dim())));
-            }
-            if let Some(question) = card.question() {
-                lines.extend(
-                    wrap(&format!("{}: {}", question.header, question.question), inner)
-                        .into_iter()
-                        .map(|row| Line::from(row.bold())),
-                );
-                let ticked = match &card.kind {
-                    CardKind::Question { ticked, .. } => ticked.clone(),
-                    _ => Vec::new(),
-                };
-                for (i, option) in question.options.iter().enumerate().take(9) {
-                    let tick = match (question.multiple, ticked.get(i)) {
-                        (true, Some(true)) => "[x] ",
-                        (true, _) => "[ ] ",
-                        _ => "",
-                    };
-                    let about = option
-                        .description
-                        .as_deref()
-                        .map(|d| format!(" — {d}"))
-                        .unwrap_or_default();
-                    lines.push(Line::raw(cut(
-                        &format!(" {}. {tick}{}{about}", i + 1, option.label),
-                        width,
-                    )));
-                }
-                lines.push(Line::raw(format!(
-                    " ✎ {}",
-                    typed.view(u16::try_from(inner).unwrap_or(80)).shown
-                )));
-            }
-        }
-        CardKind::Plan { path, text, revising } => {
-            if !path.is_empty() {
-                lines.push(Line::from(cut(&format!("A plan ({path})"), width).bold()));
-            }
-            lines.extend(wrap(text, inner).into_iter().take(20).map(Line::raw));
-            if let Some(feedback) = revising {
-                lines.push(Line::raw(format!(
-                    " ✎ {}",
-                    feedback.view(u16::try_from(inner).unwrap_or(80)).shown
-                )));
-            }
-        }
-    }
-    let keys = if app.focus == Focus::Card {
-        card.keys()
-    } else {
-        "Tab: answer the card (what you typed is kept)".to_string()
-    };
-    lines.push(Line::from(cut(&keys, width).reversed()));
     lines
 }
 
@@ -485,6 +254,7 @@ pub fn status_line(app: &App, width: usize, now: Instant) -> Line<'static> {
 #[cfg(test)]
 mod tests {
     use super::super::app::{Facts, SharingView};
+    use super::super::screen::Entry;
     use super::*;
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
