@@ -150,6 +150,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_link_out_of_the_project_is_not_read_and_the_whole_is_bounded() {
         let home = tempfile::tempdir().unwrap();

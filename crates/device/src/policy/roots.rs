@@ -204,6 +204,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn symlinks_are_resolved_before_judging() {
         let tmp = tempfile::tempdir().unwrap();

@@ -154,3 +154,134 @@ fn resume_threads_of(pid: u32) -> io::Result<()> {
 pub fn signal_of(_status: std::process::ExitStatus) -> Option<i32> {
     None
 }
+
+// Run under Wine by scripts/test-windows (the device's unit tests cross-built), as nothing else
+// here runs a command on Windows: the test program is its own command, a process that starts a
+// second one and waits, so the tree has a grandchild the job must end too.
+#[cfg(test)]
+mod tests {
+    use super::ProcessTree;
+    use std::os::windows::io::AsRawHandle;
+    use std::time::{Duration, Instant};
+    use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, WAIT_OBJECT_0};
+    use windows_sys::Win32::System::JobObjects::{
+        JOBOBJECT_BASIC_PROCESS_ID_LIST, JobObjectBasicProcessIdList, QueryInformationJobObject,
+    };
+    use windows_sys::Win32::System::Threading::{OpenProcess, PROCESS_SYNCHRONIZE, WaitForSingleObject};
+
+    const PARENT: &str = "process_tree::windows::tests::a_command_that_starts_another";
+    const SLEEPER: &str = "process_tree::windows::tests::a_command_that_waits";
+
+    /// This test program, running one of its own ignored tests as a command would run.
+    fn this_program_running(test: &str) -> std::process::Command {
+        let mut command =
+            std::process::Command::new(std::env::current_exe().expect("the test program's path"));
+        command.args(["--ignored", "--exact", "--test-threads=1", test]);
+        command.stdout(std::process::Stdio::null());
+        command
+    }
+
+    #[test]
+    #[ignore = "a process of the command the tests below start"]
+    fn a_command_that_starts_another() {
+        let _grandchild = this_program_running(SLEEPER)
+            .spawn()
+            .expect("the second process starts");
+        std::thread::sleep(Duration::from_secs(120));
+    }
+
+    #[test]
+    #[ignore = "a process of the command the tests below start"]
+    fn a_command_that_waits() {
+        std::thread::sleep(Duration::from_secs(120));
+    }
+
+    /// The ids of the processes in the job now.
+    fn processes_in(tree: &ProcessTree) -> Vec<usize> {
+        #[repr(C)]
+        struct List {
+            head: JOBOBJECT_BASIC_PROCESS_ID_LIST,
+            more: [usize; 15],
+        }
+        // SAFETY: a zeroed list is valid; the size given is the whole buffer's.
+        let mut list: List = unsafe { std::mem::zeroed() };
+        let asked = unsafe {
+            QueryInformationJobObject(
+                tree.job.as_raw_handle() as HANDLE,
+                JobObjectBasicProcessIdList,
+                (&raw mut list).cast(),
+                size_of::<List>() as u32,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_ne!(
+            asked,
+            0,
+            "the job's processes: {}",
+            std::io::Error::last_os_error()
+        );
+        let count = list.head.NumberOfProcessIdsInList as usize;
+        let ids = std::iter::once(list.head.ProcessIdList[0]).chain(list.more);
+        ids.take(count).collect()
+    }
+
+    fn ended_within(pid: usize, limit: Duration) -> bool {
+        // SAFETY: a process handle for waiting only, closed below; none means it is gone.
+        let process = unsafe { OpenProcess(PROCESS_SYNCHRONIZE, 0, pid as u32) };
+        if process.is_null() {
+            return true;
+        }
+        let waited = unsafe { WaitForSingleObject(process, limit.as_millis() as u32) };
+        unsafe { CloseHandle(process) };
+        waited == WAIT_OBJECT_0
+    }
+
+    /// The command started in its tree, once both its processes are in the job.
+    async fn a_command_of_two_processes() -> (tokio::process::Child, ProcessTree, Vec<usize>) {
+        let mut command = tokio::process::Command::from(this_program_running(PARENT));
+        ProcessTree::prepare(&mut command);
+        let child = command.spawn().expect("the command starts");
+        let tree = ProcessTree::of(&child).expect("the command is put in a job");
+        let started = Instant::now();
+        let mut pids = processes_in(&tree);
+        while pids.len() < 2 {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the command never started its second process (the job holds {pids:?})"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            pids = processes_in(&tree);
+        }
+        assert!(tree.alive());
+        (child, tree, pids)
+    }
+
+    async fn ended(child: &mut tokio::process::Child, pids: &[usize]) -> std::process::ExitStatus {
+        for pid in pids {
+            assert!(
+                ended_within(*pid, Duration::from_secs(10)),
+                "process {pid} of the command outlived its stop"
+            );
+        }
+        tokio::time::timeout(Duration::from_secs(10), child.wait())
+            .await
+            .expect("the command's end is seen")
+            .expect("its status")
+    }
+
+    #[tokio::test]
+    async fn stopping_the_command_ends_every_process_it_started() {
+        let (mut child, tree, pids) = a_command_of_two_processes().await;
+        tree.kill();
+        let status = ended(&mut child, &pids).await;
+        assert_eq!(status.code(), Some(super::STOPPED as i32));
+        assert!(!tree.alive());
+    }
+
+    #[tokio::test]
+    async fn dropping_the_tree_ends_every_process_of_the_command() {
+        let (mut child, tree, pids) = a_command_of_two_processes().await;
+        drop(tree);
+        ended(&mut child, &pids).await;
+    }
+}

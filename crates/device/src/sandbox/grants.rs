@@ -328,6 +328,7 @@ mod tests {
         assert_eq!(folder("/home/p"), Some(true));
     }
 
+    #[cfg(unix)]
     #[test]
     fn resolving_leniently_keeps_the_missing_tail() {
         let dir = tempfile::tempdir().unwrap();

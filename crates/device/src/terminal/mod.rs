@@ -6,7 +6,8 @@ pub mod board;
 mod integration;
 mod session;
 mod shell;
-#[cfg(test)]
+// Real shells in real PTYs: Unix's.
+#[cfg(all(test, unix))]
 mod tests;
 
 use std::collections::HashMap;
@@ -278,7 +279,7 @@ impl Terminals {
         })
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     fn session(&self, id: &str) -> Option<Arc<Session>> {
         self.lock().sessions.get(id).cloned()
     }

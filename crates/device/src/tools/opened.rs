@@ -190,11 +190,10 @@ fn path_of(_file: &File) -> Option<PathBuf> {
     None
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
-    #[cfg(target_os = "linux")]
     #[test]
     fn a_folder_swapped_for_a_symlink_is_not_opened() {
         let tmp = tempfile::tempdir().unwrap();

@@ -5,6 +5,7 @@ use serde_json::json;
 use super::test_support::{Fixture, file_tool};
 use super::*;
 use crate::policy::bash_judge::Decision;
+#[cfg(unix)]
 use crate::policy::tools::{Place, place_of};
 
 #[test]

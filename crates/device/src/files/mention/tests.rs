@@ -58,6 +58,8 @@ struct Fixture {
     _dir: tempfile::TempDir,
     root: PathBuf,
     roots: Vec<PathBuf>,
+    // Read by the symlink cases, which are Unix's.
+    #[cfg_attr(not(unix), allow(dead_code))]
     outside: PathBuf,
     protected: crate::policy::protected::Protected,
 }

@@ -71,3 +71,63 @@ pub(in crate::monitor) fn output_pipe() -> io::Result<(OutputReader, WriteEnds)>
         },
     ))
 }
+
+// Run under Wine by scripts/test-windows. The test program is the command: it runs one of its own
+// ignored tests, which writes to both its outputs.
+#[cfg(test)]
+mod tests {
+    use super::output_pipe;
+
+    const LINES: usize = 2000;
+
+    #[test]
+    #[ignore = "the command of both_outputs_arrive_in_order_through_one_pipe, started by it"]
+    fn a_command_writing_to_both_outputs() {
+        for i in 0..LINES {
+            println!("out {i}");
+            eprintln!("err {i}");
+        }
+    }
+
+    #[tokio::test]
+    async fn both_outputs_arrive_in_order_through_one_pipe_and_it_ends_with_the_command() {
+        let (mut reader, ends) = output_pipe().expect("a pipe");
+        let mut child = {
+            let mut command = std::process::Command::new(std::env::current_exe().expect("its path"));
+            command.args([
+                "--ignored",
+                "--exact",
+                "--nocapture",
+                "monitor::output_pipe::windows::tests::a_command_writing_to_both_outputs",
+            ]);
+            command.stdout(ends.stdout).stderr(ends.stderr);
+            // The command (and with it this process's copies of the write ends) goes here.
+            command.spawn().expect("the command starts")
+        };
+        let mut output = Vec::new();
+        let mut buffer = vec![0u8; 1000];
+        let read_all = async {
+            loop {
+                let n = reader.read(&mut buffer).await.expect("a read");
+                if n == 0 {
+                    break;
+                }
+                output.extend_from_slice(&buffer[..n]);
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(60), read_all)
+            .await
+            .expect("the pipe ends when the command does");
+        assert!(child.wait().expect("its status").success());
+        let text = String::from_utf8_lossy(&output);
+        let mut at = 0;
+        for i in 0..LINES {
+            for line in [format!("out {i}\n"), format!("err {i}\n")] {
+                let found = text[at..]
+                    .find(&line)
+                    .unwrap_or_else(|| panic!("{line:?} after byte {at} of {}", text.len()));
+                at += found + line.len();
+            }
+        }
+    }
+}
