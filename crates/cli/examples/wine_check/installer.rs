@@ -1,7 +1,9 @@
-//! The installer (`scripts/package-windows`) run silently under Wine: it installs the tray and
-//! lembas.exe for this account with a Start menu folder, the app's id for toasts and the entry
-//! Windows lists under installed apps; its uninstaller, run silently, removes them and both
-//! start-at-login entries (the service's and the tray's), and leaves the person's config.
+//! The installer (`scripts/package-windows`) run silently under Wine: it installs the tray, the
+//! window and lembas.exe for this account with a Start menu folder, the app's id for toasts, the
+//! entry Windows lists under installed apps, and its folder on the account's Path (once, however
+//! often it runs, after the entries already there); its uninstaller, run silently, removes them,
+//! the folder from the Path and both start-at-login entries (the service's and the tray's), and
+//! leaves the person's config and the rest of the Path.
 
 use std::path::Path;
 use std::process::Command;
@@ -12,8 +14,13 @@ use crate::{Wine, output, said};
 const UNINSTALL_KEY: &str = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Uninstall\LLeMbas";
 const APP_ID_KEY: &str = r"HKCU\Software\Classes\AppUserModelId\LLeMbas.Desktop";
 const RUN_KEY: &str = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run";
-const INSTALLED: [&str; 6] = [
+const ENVIRONMENT_KEY: &str = r"HKCU\Environment";
+/// The account's Path before the install, as Windows keeps one: a variable left unexpanded.
+const PATH_BEFORE: &str = r"C:\tools;%USERPROFILE%\bin";
+const INSTALLED: [&str; 8] = [
     "lembas-desktop.exe",
+    "lembas-window.exe",
+    "WebView2Loader.dll",
     "lembas.exe",
     "lembas.ico",
     "uninstall.exe",
@@ -26,11 +33,28 @@ pub fn install_and_uninstall(wine: &Wine, installer: &Path) -> Result<(), String
     let profile = wine.profile()?;
     let folder = profile.join("AppData/Local/Programs/LLeMbas");
     let menu = profile.join("AppData/Roaming/Microsoft/Windows/Start Menu/Programs/LLeMbas");
-    let mut setup = Command::new(&wine.wine);
-    setup.arg(installer).arg("/S");
-    let ran = output(setup, None)?;
-    if !ran.status.success() {
-        return Err(format!("the installer failed: {}", said(&ran)));
+    reg(
+        wine,
+        &[
+            "add",
+            ENVIRONMENT_KEY,
+            "/v",
+            "Path",
+            "/t",
+            "REG_EXPAND_SZ",
+            "/d",
+            PATH_BEFORE,
+            "/f",
+        ],
+    )?;
+    // Twice, as an update over an installed one runs it: the folder goes on the Path once.
+    for _ in 0..2 {
+        let mut setup = Command::new(&wine.wine);
+        setup.arg(installer).arg("/S");
+        let ran = output(setup, None)?;
+        if !ran.status.success() {
+            return Err(format!("the installer failed: {}", said(&ran)));
+        }
     }
     for file in INSTALLED {
         if !folder.join(file).is_file() {
@@ -63,8 +87,15 @@ pub fn install_and_uninstall(wine: &Wine, installer: &Path) -> Result<(), String
     }
     let account = profile.file_name().unwrap_or_default().to_string_lossy();
     let folder_on_windows = format!(r"C:\users\{account}\AppData\Local\Programs\LLeMbas");
+    let path = account_path(wine)?;
+    let expected = format!("{PATH_BEFORE};{folder_on_windows}");
+    if path != ("REG_EXPAND_SZ", expected.clone()) {
+        return Err(format!(
+            "after two installs the account's Path is {path:?}, not {expected:?} (REG_EXPAND_SZ)"
+        ));
+    }
     let mut said_versions = Vec::new();
-    for program in ["lembas", "lembas-desktop"] {
+    for program in ["lembas", "lembas-desktop", "lembas-window"] {
         let mut version = Command::new(&wine.wine);
         version.args([
             format!(r"{folder_on_windows}\{program}.exe").as_str(),
@@ -80,7 +111,7 @@ pub fn install_and_uninstall(wine: &Wine, installer: &Path) -> Result<(), String
         said_versions.push(said(&version).trim().to_string());
     }
     println!(
-        "installer: {} installed in %LOCALAPPDATA%\\Programs\\LLeMbas; Start menu entries, the toasts' app id, the apps entry",
+        "installer: {} installed in %LOCALAPPDATA%\\Programs\\LLeMbas; Start menu entries, the toasts' app id, the apps entry, the folder on the Path once",
         said_versions.join(" and ")
     );
 
@@ -120,13 +151,32 @@ pub fn install_and_uninstall(wine: &Wine, installer: &Path) -> Result<(), String
     if reg(wine, &["query", APP_ID_KEY])?.status.success() {
         return Err("the app's id for toasts is still registered after uninstall".into());
     }
+    let path = account_path(wine)?;
+    if path != ("REG_EXPAND_SZ", PATH_BEFORE.to_string()) {
+        return Err(format!(
+            "after uninstall the account's Path is {path:?}, not {PATH_BEFORE:?} as before"
+        ));
+    }
     if !profile.join("AppData/Roaming/lembas/config.yaml").is_file() {
         return Err("the uninstaller removed the person's config".into());
     }
     println!(
-        "installer: uninstalled silently; the files, the Start menu, the entries and the app id gone, the config kept"
+        "installer: uninstalled silently; the files, the Start menu, the entries, the app id and the folder on the Path gone, the config and the rest of the Path kept"
     );
     Ok(())
+}
+
+/// The account's Path value, its type and its text, as `reg query` shows them.
+fn account_path(wine: &Wine) -> Result<(&'static str, String), String> {
+    let query = reg(wine, &["query", ENVIRONMENT_KEY, "/v", "Path"])?;
+    let shown = said(&query);
+    for kind in ["REG_EXPAND_SZ", "REG_SZ"] {
+        if let Some((_, value)) = shown.split_once(kind) {
+            let line = value.lines().next().unwrap_or_default();
+            return Ok((kind, line.trim().to_string()));
+        }
+    }
+    Err(format!("the account's Path cannot be read: {shown}"))
 }
 
 fn reg(wine: &Wine, args: &[&str]) -> Result<std::process::Output, String> {
