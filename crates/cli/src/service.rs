@@ -11,6 +11,8 @@ use crate::live::{self, Live};
 
 pub fn run(setup: &Setup) -> ExitCode {
     lembas_device::log_file::init(&setup.dirs, "service");
+    #[cfg(windows)]
+    leave_a_console_of_its_own();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -80,6 +82,23 @@ async fn wait_for_signal() {
         _ = close.recv() => {}
         _ = logoff.recv() => {}
         _ = shutdown.recv() => {}
+    }
+}
+
+/// Started at logon by the Run key, `lembas.exe` (a console program) gets a console window of its
+/// own, which would stay open all session and end the device when closed: it lets go of a console
+/// no other process shares, so the window goes as it shows. Run in a terminal, it keeps the
+/// terminal's. Its log is in its file either way. Without a console it is not told of log-off or
+/// shut-down, and ends with the session as any windowless program.
+#[cfg(windows)]
+fn leave_a_console_of_its_own() {
+    use windows_sys::Win32::System::Console::{FreeConsole, GetConsoleProcessList};
+    let mut attached = [0u32; 2];
+    // SAFETY: the buffer's length is the one given; the call writes at most that many ids.
+    let sharing = unsafe { GetConsoleProcessList(attached.as_mut_ptr(), attached.len() as u32) };
+    if sharing == 1 {
+        // SAFETY: no handle of the console is held past this point; stdio then writes nowhere.
+        unsafe { FreeConsole() };
     }
 }
 
