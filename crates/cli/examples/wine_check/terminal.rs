@@ -1,7 +1,9 @@
 //! Terminals opened and closed over the link. Under Wine 8 a shell in a pseudo console gets no
 //! input and gives no output, and ends at once (Wine's `powershell.exe` stub and its `cmd.exe`
 //! alike): what is checked is the open's answer, the close taken, the exit told, and that a
-//! terminal gone frees its place (a link holds at most four).
+//! terminal gone frees its place (a link holds at most four). The shell is Wine's Windows
+//! PowerShell, so the open says `other` with the marks on: the shell was started with its
+//! integration's command.
 
 use lembas_peer::LinkHandle;
 use serde_json::json;
@@ -25,6 +27,11 @@ pub async fn open_and_close(link: &mut LinkHandle, work: &Work) -> Result<(), St
         let Some(id) = result["terminalId"].as_str().map(str::to_string) else {
             return Err(format!("_lembas/terminal/open did not open one: {opened}"));
         };
+        if result["shell"] != "other" || result["integration"] != true {
+            return Err(format!(
+                "the terminal is not PowerShell (`other`) with its marks: {opened}"
+            ));
+        }
         if result["cwd"] != work.windows.as_str() || result["cols"] != 80 || result["rows"] != 24 {
             return Err(format!(
                 "the terminal is not in {} at 80×24: {opened}",

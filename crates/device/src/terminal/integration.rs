@@ -21,6 +21,11 @@
 //! - fish: `fish -l --init-command 'source <ours>'`, after the user's configuration: fish_prompt is
 //!   wrapped (A, theirs, B), and wrapped again whenever something defines it afresh; events
 //!   fish_preexec (C) and fish_postexec (D).
+//! - PowerShell (`pwsh`, Windows PowerShell): `-NoExit -EncodedCommand <ours>`, run after the
+//!   user's profiles; a command rather than a file, since Windows' default execution policy runs no
+//!   script file. The user's `prompt` is wrapped (D and OSC 7, A, theirs, B; `$LASTEXITCODE` kept),
+//!   and PSReadLine's `PSConsoleHostReadLine` where it is loaded (C). "A command ran" is the history
+//!   having grown. Its wire name is `other` (the spec lists no PowerShell); integration is true.
 
 use std::ffi::OsStr;
 use std::io::Write;
@@ -31,6 +36,7 @@ const ZSHENV: &str = include_str!("integration/zshenv.zsh");
 const ZPROFILE: &str = include_str!("integration/zprofile.zsh");
 const ZSHRC: &str = include_str!("integration/zshrc.zsh");
 const FISH_CONFIG: &str = include_str!("integration/config.fish");
+const POWERSHELL_PROMPT: &str = include_str!("integration/prompt.ps1");
 
 pub const BASH_RC: &str = "bashrc";
 pub const FISH_RC: &str = "lembas.fish";
@@ -112,6 +118,21 @@ pub fn fish(host: &OsStr) -> std::io::Result<RcFolder> {
         &fill(FISH_CONFIG, &[("@LEMBAS_HOST@", &fish_quote(&os_bytes(host)))]),
     )?;
     Ok(folder)
+}
+
+/// The `-EncodedCommand` that sets up PowerShell's marks: the script as UTF-16LE in base64, as
+/// PowerShell reads it (no quoting on the command line to get wrong).
+pub fn powershell_command(host: &OsStr) -> String {
+    use base64::Engine;
+    let script = fill(
+        POWERSHELL_PROMPT,
+        &[("@LEMBAS_HOST@", &powershell_quote(&os_bytes(host)))],
+    );
+    let utf16: Vec<u8> = String::from_utf8_lossy(&script)
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    base64::engine::general_purpose::STANDARD.encode(utf16)
 }
 
 /// A folder only this account reads: 0700 on Unix; on Windows the temporary directory is the
@@ -197,9 +218,50 @@ fn fish_quote(value: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A single-quoted string for PowerShell, where `''` is a quote inside one. PowerShell also takes
+/// the typographic quotes (U+2018, U+2019, U+201A, U+201B) as quotes: doubled as well.
+fn powershell_quote(value: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(value);
+    let mut out = String::from("'");
+    for c in text.chars() {
+        if matches!(c, '\'' | '\u{2018}' | '\u{2019}' | '\u{201a}' | '\u{201b}') {
+            out.push(c);
+        }
+        out.push(c);
+    }
+    out.push('\'');
+    out.into_bytes()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn powershell_gets_the_script_encoded_with_the_host_quoted() {
+        use base64::Engine;
+        let encoded = powershell_command(OsStr::new("o'brien-pc"));
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&encoded)
+            .unwrap();
+        let units: Vec<u16> = bytes
+            .chunks(2)
+            .map(|p| u16::from_le_bytes([p[0], p[1]]))
+            .collect();
+        let script = String::from_utf16(&units).unwrap();
+        assert!(
+            script.contains("$Global:__LembasHost = 'o''brien-pc'"),
+            "{script}"
+        );
+        assert!(!script.contains("@LEMBAS_"));
+        for mark in ["133;D;$status", "]7;file://", "133;A", "133;B", "133;C"] {
+            assert!(script.contains(mark), "{mark}");
+        }
+        assert_eq!(
+            powershell_quote("a\u{2019}b".as_bytes()),
+            "'a\u{2019}\u{2019}b'".as_bytes()
+        );
+    }
 
     #[test]
     fn quoting_round_trips_through_the_shells() {
@@ -228,6 +290,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn folder_is_private_and_removed() {
         let folder = bash(OsStr::new("host")).unwrap();

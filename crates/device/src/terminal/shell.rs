@@ -1,5 +1,6 @@
 //! Which shell a terminal runs and how it is started: the account's login shell, with the shell
-//! integration's rc wrappers for bash, zsh and fish, or as a plain login shell otherwise.
+//! integration's rc wrappers for bash, zsh and fish, or its command for PowerShell, or as a plain
+//! login shell otherwise.
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -12,22 +13,27 @@ use super::integration::{self, RcFolder};
 /// What the terminal describes itself as (the far end is xterm.js), set whatever the device had.
 pub const TERM: &str = "xterm-256color";
 
-/// The shell kinds the spec names; anything else is `other` and gets no integration.
+/// The shell kinds the spec names, and PowerShell (marked too, named `other`); anything else is
+/// `other` and gets no integration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShellKind {
     Bash,
     Zsh,
     Fish,
+    /// `pwsh` or Windows PowerShell: marked, but named `other` on the wire.
+    PowerShell,
     Other,
 }
 
 impl ShellKind {
-    /// By the executable's file name (`/usr/bin/zsh` is zsh).
+    /// By the executable's file name (`/usr/bin/zsh` is zsh; `pwsh.exe` and `PowerShell.exe`,
+    /// in any case as Windows names them, are PowerShell).
     pub fn of(shell: &Path) -> Self {
         match shell.file_name().and_then(OsStr::to_str) {
             Some("bash") => Self::Bash,
             Some("zsh") => Self::Zsh,
             Some("fish") => Self::Fish,
+            Some(name) if is_powershell(name) => Self::PowerShell,
             _ => Self::Other,
         }
     }
@@ -37,7 +43,8 @@ impl ShellKind {
             Self::Bash => "bash",
             Self::Zsh => "zsh",
             Self::Fish => "fish",
-            Self::Other => "other",
+            // The spec's list is bash, zsh, fish and other.
+            Self::PowerShell | Self::Other => "other",
         }
     }
 }
@@ -163,8 +170,14 @@ pub struct Launch {
     pub rc_folder: Option<RcFolder>,
 }
 
+fn is_powershell(file_name: &str) -> bool {
+    let lower = file_name.to_ascii_lowercase();
+    let stem = lower.strip_suffix(".exe").unwrap_or(&lower);
+    stem == "pwsh" || stem == "powershell"
+}
+
 /// Builds the command for `shell` started in `cwd`. With `integration` (and bash, zsh or fish) the
-/// rc wrappers are written to a private folder first.
+/// rc wrappers are written to a private folder first; PowerShell's marks come as its command.
 pub fn launch(
     env: &Environment,
     shell: &Path,
@@ -202,6 +215,12 @@ pub fn launch(
             rc_folder = Some(folder);
             cmd
         }
+        (true, ShellKind::PowerShell) => {
+            let mut cmd = CommandBuilder::new(shell);
+            cmd.args(["-NoExit", "-EncodedCommand"]);
+            cmd.arg(integration::powershell_command(host));
+            cmd
+        }
         // A plain login shell: argv[0] is "-<name>", as login(1) starts it.
         #[cfg(unix)]
         _ => CommandBuilder::new_default_prog(),
@@ -221,7 +240,7 @@ pub fn launch(
     Ok(Launch {
         command,
         kind,
-        integration: rc_folder.is_some(),
+        integration: rc_folder.is_some() || (integration && kind == ShellKind::PowerShell),
         rc_folder,
     })
 }
@@ -261,6 +280,11 @@ mod tests {
             ("/bin/sh", ShellKind::Other),
             ("/bin/dash", ShellKind::Other),
             ("/usr/bin/bash5", ShellKind::Other),
+            ("pwsh.exe", ShellKind::PowerShell),
+            ("/usr/bin/pwsh", ShellKind::PowerShell),
+            ("PowerShell.exe", ShellKind::PowerShell),
+            ("cmd.exe", ShellKind::Other),
+            ("pwsh-preview", ShellKind::Other),
         ];
         for (path, kind) in cases {
             assert_eq!(ShellKind::of(Path::new(path)), kind, "{path}");
