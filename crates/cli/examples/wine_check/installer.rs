@@ -1,9 +1,10 @@
 //! The installer (`scripts/package-windows`) run silently under Wine: it installs the tray, the
 //! window and lembas.exe for this account with a Start menu folder, the app's id for toasts, the
 //! entry Windows lists under installed apps, and its folder on the account's Path (once, however
-//! often it runs, after the entries already there); its uninstaller, run silently, removes them,
-//! the folder from the Path and both start-at-login entries (the service's and the tray's), and
-//! leaves the person's config and the rest of the Path.
+//! often it runs, after the entries already there; a Path too long to read whole is left as it
+//! is); its uninstaller, run silently, removes them, the folder from the Path and both
+//! start-at-login entries (the service's and the tray's), and leaves the person's config and the
+//! rest of the Path.
 
 use std::path::Path;
 use std::process::Command;
@@ -33,29 +34,21 @@ pub fn install_and_uninstall(wine: &Wine, installer: &Path) -> Result<(), String
     let profile = wine.profile()?;
     let folder = profile.join("AppData/Local/Programs/LLeMbas");
     let menu = profile.join("AppData/Roaming/Microsoft/Windows/Start Menu/Programs/LLeMbas");
-    reg(
-        wine,
-        &[
-            "add",
-            ENVIRONMENT_KEY,
-            "/v",
-            "Path",
-            "/t",
-            "REG_EXPAND_SZ",
-            "/d",
-            PATH_BEFORE,
-            "/f",
-        ],
-    )?;
-    // Twice, as an update over an installed one runs it: the folder goes on the Path once.
-    for _ in 0..2 {
-        let mut setup = Command::new(&wine.wine);
-        setup.arg(installer).arg("/S");
-        let ran = output(setup, None)?;
-        if !ran.status.success() {
-            return Err(format!("the installer failed: {}", said(&ran)));
-        }
+    // A Path longer than the installer can read whole is left as it is: written back cut, it
+    // would lose the person's entries.
+    let long: String = (0..110).map(|i| format!(r"C:\t\{i:04};")).collect();
+    set_account_path(wine, &long)?;
+    install(wine, installer)?;
+    if account_path(wine)? != ("REG_EXPAND_SZ", long.clone()) {
+        return Err(format!(
+            "the installer changed a Path of {} characters it cannot read whole",
+            long.len()
+        ));
     }
+    set_account_path(wine, PATH_BEFORE)?;
+    // Twice, as an update over an installed one runs it: the folder goes on the Path once.
+    install(wine, installer)?;
+    install(wine, installer)?;
     for file in INSTALLED {
         if !folder.join(file).is_file() {
             return Err(format!(
@@ -163,6 +156,37 @@ pub fn install_and_uninstall(wine: &Wine, installer: &Path) -> Result<(), String
     println!(
         "installer: uninstalled silently; the files, the Start menu, the entries, the app id and the folder on the Path gone, the config and the rest of the Path kept"
     );
+    Ok(())
+}
+
+fn install(wine: &Wine, installer: &Path) -> Result<(), String> {
+    let mut setup = Command::new(&wine.wine);
+    setup.arg(installer).arg("/S");
+    let ran = output(setup, None)?;
+    if !ran.status.success() {
+        return Err(format!("the installer failed: {}", said(&ran)));
+    }
+    Ok(())
+}
+
+fn set_account_path(wine: &Wine, path: &str) -> Result<(), String> {
+    let set = reg(
+        wine,
+        &[
+            "add",
+            ENVIRONMENT_KEY,
+            "/v",
+            "Path",
+            "/t",
+            "REG_EXPAND_SZ",
+            "/d",
+            path,
+            "/f",
+        ],
+    )?;
+    if !set.status.success() {
+        return Err(format!("the account's Path could not be set: {}", said(&set)));
+    }
     Ok(())
 }
 
