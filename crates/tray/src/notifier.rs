@@ -4,17 +4,23 @@
 //!
 //! Linux (and the BSDs): the freedesktop notification service over D-Bus, through notify-rust.
 //! Windows: a toast with the two buttons ([`toast_xml`], `toast`), the window where toasts are off.
-//! macOS: nothing is shown yet (the window's cards still work): Tauri's notification plugin has no
-//! buttons on the desktop, and the macOS adapter is not written.
+//! macOS: a user notification with the two buttons through UNUserNotificationCenter
+//! ([`user_notification`], `macos`); it needs the program run from its .app bundle, and where it
+//! runs without one, or notifications are not allowed, the card opens in the window. (Tauri's
+//! notification plugin has no buttons on the desktop.) The Windows and macOS adapters are compiled
+//! here, never run (docs/testing.md).
 
 use std::future::Future;
 use std::pin::Pin;
 
 use crate::cards::Notice;
 
+#[cfg(target_os = "macos")]
+mod macos;
 #[cfg(windows)]
 mod toast;
 pub mod toast_xml;
+pub mod user_notification;
 
 /// What the person did with a notice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,18 +68,7 @@ pub fn platform() -> Box<dyn Notifier> {
     #[cfg(windows)]
     return Box::new(toast::Toasts);
     #[cfg(target_os = "macos")]
-    return Box::new(Nowhere);
-}
-
-/// Shows nothing; the window's cards are the only place to answer.
-#[cfg(target_os = "macos")]
-struct Nowhere;
-
-#[cfg(target_os = "macos")]
-impl Notifier for Nowhere {
-    fn show(&self, _notice: Notice, _on_open: OnOpen) -> Shown {
-        Box::pin(std::future::pending())
-    }
+    return Box::new(macos::UserNotifications);
 }
 
 #[cfg(all(unix, not(target_os = "macos")))]

@@ -130,7 +130,43 @@ fn picture(look: IconLook) -> &'static [u8] {
 
 fn icon(look: IconLook) -> Result<Icon, TrayError> {
     let (rgba, width, height) = decode_png(picture(look)).map_err(TrayError::Picture)?;
+    #[cfg(target_os = "macos")]
+    let rgba = match template_opacity(look) {
+        Some(opacity) => as_template(rgba, opacity),
+        None => rgba,
+    };
     Icon::from_rgba(rgba, width, height).map_err(|e| TrayError::Picture(e.to_string()))
+}
+
+/// On macOS, whether the menu bar draws `look` as a template image (macOS colours it to suit the
+/// bar, light or dark, as it does its own items, and reads only its alpha), and at what opacity.
+/// The pictures are coloured squares with a white L, and the state's dot sits in a white ring:
+/// [`as_template`] cuts the white out, so the L and the dot keep their shapes in one colour. Linked
+/// is the mark, Active the mark with the dot, Offline the same dimmed (as macOS draws an item that
+/// is off); NeedsYou stays in colour, to be seen. Stand-ins: monochrome pictures drawn for the
+/// menu bar (the state in the shape, as Offline and Active differ only in colour) would replace
+/// this, and the cutting with them.
+fn template_opacity(look: IconLook) -> Option<u8> {
+    match look {
+        IconLook::Linked | IconLook::Active => Some(u8::MAX),
+        IconLook::Offline => Some(u8::MAX / 2),
+        IconLook::NeedsYou => None,
+    }
+}
+
+/// RGBA pixels as a template image: black, white cut out (its anti-aliased edge in part), the rest
+/// kept at `opacity`.
+#[cfg(any(target_os = "macos", test))]
+fn as_template(mut rgba: Vec<u8>, opacity: u8) -> Vec<u8> {
+    const WHITE_FROM: u32 = 128;
+    for pixel in rgba.chunks_exact_mut(4) {
+        let lightest = u32::from(pixel[0].min(pixel[1]).min(pixel[2]));
+        let white = lightest.saturating_sub(WHITE_FROM) * 255 / (255 - WHITE_FROM);
+        let alpha = u32::from(pixel[3]) * (255 - white) / 255 * u32::from(opacity) / 255;
+        pixel[..3].fill(0);
+        pixel[3] = u8::try_from(alpha).unwrap_or(u8::MAX);
+    }
+    rgba
 }
 
 /// The PNG's pixels as 8-bit RGBA.
@@ -196,6 +232,7 @@ impl Tray {
         let icon = TrayIconBuilder::new()
             .with_id("lembas")
             .with_icon(icon(IconLook::Offline)?)
+            .with_icon_as_template(template_opacity(IconLook::Offline).is_some())
             .with_tooltip("LLeMbas Desktop")
             .with_menu(Box::new(menu.clone()))
             .build()?;
@@ -233,6 +270,12 @@ impl Tray {
         self.stop_all.set_enabled(view.can_stop);
         self.autostart.set_checked(view.autostart);
         if self.look.get() != Some(view.look) {
+            // tray-icon's set_icon draws any picture in colour on macOS: the template is said
+            // each time.
+            #[cfg(target_os = "macos")]
+            self.icon
+                .set_icon_with_as_template(Some(icon(view.look)?), template_opacity(view.look).is_some())?;
+            #[cfg(not(target_os = "macos"))]
             self.icon.set_icon(Some(icon(view.look)?))?;
             #[cfg(all(unix, not(target_os = "macos")))]
             needs_attention(&self.icon, view.look == IconLook::NeedsYou);
@@ -295,9 +338,43 @@ mod tests {
 
     #[test]
     fn every_look_has_a_picture() {
-        for look in [IconLook::Linked, IconLook::Active, IconLook::Offline] {
+        for look in [
+            IconLook::Linked,
+            IconLook::Active,
+            IconLook::Offline,
+            IconLook::NeedsYou,
+        ] {
             let (rgba, width, height) = decode_png(picture(look)).unwrap();
             assert_eq!(rgba.len(), (width * height * 4) as usize);
         }
+    }
+
+    #[test]
+    fn a_template_is_the_picture_with_its_white_cut_out() {
+        for look in [IconLook::Linked, IconLook::Active, IconLook::Offline] {
+            let opacity = template_opacity(look).unwrap();
+            let (picture, _, _) = decode_png(picture(look)).unwrap();
+            let template = as_template(picture.clone(), opacity);
+            let (mut white, mut colour) = (0, 0);
+            for (before, after) in picture.chunks_exact(4).zip(template.chunks_exact(4)) {
+                assert_eq!(after[..3], [0, 0, 0]);
+                if before[3] == 255 && before[..3] == [255, 255, 255] {
+                    assert_eq!(after[3], 0, "{look:?}: the L is cut out");
+                    white += 1;
+                } else if before[3] == 255 && before[..3].iter().any(|&c| c < 128) {
+                    assert_eq!(after[3], opacity, "{look:?}: the rest is kept");
+                    colour += 1;
+                } else if before[3] == 0 {
+                    assert_eq!(after[3], 0, "{look:?}: around it stays clear");
+                }
+            }
+            assert!(
+                white > 300 && colour > 1500,
+                "{look:?}: {white} white, {colour} coloured"
+            );
+        }
+        assert_eq!(template_opacity(IconLook::Offline), Some(127));
+        // The look that asks for the person stays in colour.
+        assert_eq!(template_opacity(IconLook::NeedsYou), None);
     }
 }
