@@ -3,7 +3,7 @@
 
 use super::*;
 use lembas_device::control::calls::call;
-use lembas_device::control::chat::params::{ChatAnswerParams, ConfigureParams, OpenParams, PromptParams};
+use lembas_device::control::chat::params::{ChatAnswerParams, ConfigureParams, OpenParams};
 use lembas_protocol::card::CardAnswer;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -42,17 +42,7 @@ async fn a_card_waits_at_both_ends_and_the_first_answer_takes_the_other_down() {
         json!({ "path": "b.txt", "content": "b" }),
     ));
     l.model().push(reply_text("Both asked."));
-    front
-        .ask(
-            call::ChatPrompt,
-            PromptParams {
-                session_id: session.clone(),
-                text: "write two".into(),
-                turn_id: None,
-            },
-        )
-        .await
-        .unwrap();
+    prompt(&mut front, &session, "write two").await;
     let card = pushed(&mut front, "card", |p| p["session_id"] == session.as_str()).await;
     assert_eq!(card["card"]["toolCall"]["toolCallId"], "call_a", "{card}");
     let asked = l
@@ -104,12 +94,7 @@ async fn a_card_waits_at_both_ends_and_the_first_answer_takes_the_other_down() {
         p["tool_call_id"] == "call_b" && p["by"] == "terminal"
     })
     .await;
-    pushed(&mut front, "session/update", |p| {
-        p["session_id"] == session.as_str()
-            && p["update"]["sessionUpdate"] == "_lembas_turn"
-            && p["update"]["running"] == false
-    })
-    .await;
+    turn_running(&mut front, &session, false).await;
     assert_eq!(std::fs::read_to_string(l.work.join("b.txt")).unwrap(), "b");
     // Answered already: no longer open.
     let again = front
@@ -140,17 +125,7 @@ async fn a_question_waits_at_both_ends_and_the_front_ends_answer_reaches_the_mod
     let args = json!({ "questions": [{ "header": "DB", "question": "Which database?", "options": [{ "label": "SQLite" }, { "label": "Postgres" }] }] });
     l.model().push(ModelReply::tool_call("call_q", "ask_user", args));
     l.model().push(reply_text("Noted."));
-    front
-        .ask(
-            call::ChatPrompt,
-            PromptParams {
-                session_id: session.clone(),
-                text: "ask me".into(),
-                turn_id: None,
-            },
-        )
-        .await
-        .unwrap();
+    prompt(&mut front, &session, "ask me").await;
     let card = pushed(&mut front, "card", |p| p["session_id"] == session.as_str()).await;
     assert_eq!(card["card"]["toolCallId"], "call_q", "{card}");
     let asked = l.link.recv_request("_lembas/question", WAIT).await.unwrap();
@@ -176,12 +151,7 @@ async fn a_question_waits_at_both_ends_and_the_front_ends_answer_reaches_the_mod
         .await
         .unwrap();
     assert_eq!(taken["params"]["toolCallId"], "call_q");
-    pushed(&mut front, "session/update", |p| {
-        p["session_id"] == session.as_str()
-            && p["update"]["sessionUpdate"] == "_lembas_turn"
-            && p["update"]["running"] == false
-    })
-    .await;
+    turn_running(&mut front, &session, false).await;
     assert!(
         tool_text(&l, "call_q").contains("Postgres"),
         "{}",
@@ -233,17 +203,7 @@ async fn a_chat_the_link_holds_is_taken_over_its_card_outlives_a_link_drop_and_a
         json!({ "path": "d.txt", "content": "d" }),
     ));
     l.model().push(reply_text("Done."));
-    front
-        .ask(
-            call::ChatPrompt,
-            PromptParams {
-                session_id: session.clone(),
-                text: "write d".into(),
-                turn_id: None,
-            },
-        )
-        .await
-        .unwrap();
+    prompt(&mut front, &session, "write d").await;
     pushed(&mut front, "card", |p| {
         p["card"]["toolCall"]["toolCallId"] == "call_d"
     })
@@ -266,12 +226,7 @@ async fn a_chat_the_link_holds_is_taken_over_its_card_outlives_a_link_drop_and_a
     l.choose(&again, "once").await;
     let settled = pushed(&mut front, "card/settled", |p| p["tool_call_id"] == "call_d").await;
     assert_eq!(settled["by"], "client");
-    pushed(&mut front, "session/update", |p| {
-        p["session_id"] == session.as_str()
-            && p["update"]["sessionUpdate"] == "_lembas_turn"
-            && p["update"]["running"] == false
-    })
-    .await;
+    turn_running(&mut front, &session, false).await;
     assert_eq!(std::fs::read_to_string(l.work.join("d.txt")).unwrap(), "d");
 
     // A scheduled turn in the shared chat: nobody is at the chat, so its card is never patient.
@@ -330,17 +285,7 @@ async fn a_plan_approved_at_the_front_end_sets_the_mode_and_takes_the_links_card
         json!({ "text": "# Plan\n1. do it" }),
     ));
     l.model().push(reply_text("Planned."));
-    front
-        .ask(
-            call::ChatPrompt,
-            PromptParams {
-                session_id: session.clone(),
-                text: "plan it".into(),
-                turn_id: None,
-            },
-        )
-        .await
-        .unwrap();
+    prompt(&mut front, &session, "plan it").await;
     let card = pushed(&mut front, "card", |p| p["session_id"] == session.as_str()).await;
     assert_eq!(card["card"]["text"], "# Plan\n1. do it", "{card}");
     let asked = l.link.recv_request("_lembas/plan", WAIT).await.unwrap();

@@ -10,7 +10,8 @@ mod sharing;
 mod working;
 
 use super::*;
-use lembas_device::control::chat::params::OpenParams;
+use lembas_device::control::calls::call;
+use lembas_device::control::chat::params::{OpenParams, PromptParams};
 use lembas_device::control::params::Streams;
 use lembas_device::control::{CallError, Client, Subscription};
 use std::time::Instant;
@@ -45,6 +46,31 @@ pub(super) async fn pushed(
             return params;
         }
     }
+}
+
+/// Waits for the session's turn to start (`running`) or end, as the front end hears it.
+pub(super) async fn turn_running(front: &mut Subscription, session: &str, running: bool) {
+    pushed(front, "session/update", |p| {
+        p["session_id"] == session
+            && p["update"]["sessionUpdate"] == "_lembas_turn"
+            && p["update"]["running"] == running
+    })
+    .await;
+}
+
+/// Prompts the chat from the front end, as typed (no turn id of its own).
+pub(super) async fn prompt(front: &mut Subscription, session: &str, text: &str) {
+    front
+        .ask(
+            call::ChatPrompt,
+            PromptParams {
+                session_id: session.to_string(),
+                text: text.into(),
+                turn_id: None,
+            },
+        )
+        .await
+        .expect("the prompt is taken");
 }
 
 pub(super) fn open_in(cwd: &Path, share: Option<bool>) -> OpenParams {

@@ -92,12 +92,7 @@ async fn a_shared_chat_is_announced_runs_the_instances_prompt_and_is_left() {
         .await
         .unwrap();
     assert_eq!(prompted.turn_id, "t-front");
-    pushed(&mut front, "session/update", |p| {
-        p["session_id"] == session.as_str()
-            && p["update"]["sessionUpdate"] == "_lembas_turn"
-            && p["update"]["running"] == false
-    })
-    .await;
+    turn_running(&mut front, &session, false).await;
     let seen = updates(&l.link);
     assert!(
         seen.iter()
@@ -215,28 +210,13 @@ async fn the_front_end_going_away_lets_go_and_a_chat_it_does_not_share_never_rea
     assert!(!local.sharing.shared && local.sharing.refused.is_none());
 
     l.model().push(reply_text("Only here."));
-    front
-        .ask(
-            call::ChatPrompt,
-            PromptParams {
-                session_id: local.session_id.clone(),
-                text: "stay here".into(),
-                turn_id: None,
-            },
-        )
-        .await
-        .unwrap();
+    prompt(&mut front, &local.session_id, "stay here").await;
     let chunk = pushed(&mut front, "session/update", |p| {
         p["session_id"] == local.session_id.as_str() && p["update"]["sessionUpdate"] == "agent_message_chunk"
     })
     .await;
     assert!(chunk["update"]["content"]["text"].is_string());
-    pushed(&mut front, "session/update", |p| {
-        p["session_id"] == local.session_id.as_str()
-            && p["update"]["sessionUpdate"] == "_lembas_turn"
-            && p["update"]["running"] == false
-    })
-    .await;
+    turn_running(&mut front, &local.session_id, false).await;
     // Held here and not shared: the instance's status says terminal and nothing more, its prompt
     // is refused, and no message on the link named it.
     let status = status_of(&mut l, &local.session_id).await;

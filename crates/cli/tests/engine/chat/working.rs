@@ -158,23 +158,8 @@ async fn latest_continues_the_last_chat_in_the_folder_with_its_timeline_and_comp
         opened.commands
     );
     l.model().push(reply_text("First answer."));
-    front
-        .ask(
-            call::ChatPrompt,
-            PromptParams {
-                session_id: opened.session_id.clone(),
-                text: "first".into(),
-                turn_id: None,
-            },
-        )
-        .await
-        .unwrap();
-    pushed(&mut front, "session/update", |p| {
-        p["session_id"] == opened.session_id.as_str()
-            && p["update"]["sessionUpdate"] == "_lembas_turn"
-            && p["update"]["running"] == false
-    })
-    .await;
+    prompt(&mut front, &opened.session_id, "first").await;
+    turn_running(&mut front, &opened.session_id, false).await;
     let found = front
         .ask(
             call::ChatFiles,
@@ -277,23 +262,8 @@ async fn a_local_chat_outside_the_roots_works_in_its_folder_under_the_ceiling_an
         json!({ "path": "made.txt", "content": "made here\n" }),
     ));
     l.model().push(reply_text("Written."));
-    front
-        .ask(
-            call::ChatPrompt,
-            PromptParams {
-                session_id: session.clone(),
-                text: "write made.txt".into(),
-                turn_id: None,
-            },
-        )
-        .await
-        .unwrap();
-    pushed(&mut front, "session/update", |p| {
-        p["session_id"] == session.as_str()
-            && p["update"]["sessionUpdate"] == "_lembas_turn"
-            && p["update"]["running"] == false
-    })
-    .await;
+    prompt(&mut front, &session, "write made.txt").await;
+    turn_running(&mut front, &session, false).await;
     assert_eq!(
         std::fs::read_to_string(other.join("made.txt")).unwrap(),
         "made here\n"
@@ -346,12 +316,7 @@ async fn a_steer_from_the_front_end_reaches_the_running_turns_next_step_and_esc_
         )
         .await
         .unwrap();
-    pushed(&mut front, "session/update", |p| {
-        p["session_id"] == session.as_str()
-            && p["update"]["sessionUpdate"] == "_lembas_turn"
-            && p["update"]["running"] == true
-    })
-    .await;
+    turn_running(&mut front, &session, true).await;
     let steered = front
         .ask(
             call::ChatSteer,
@@ -388,11 +353,6 @@ async fn a_steer_from_the_front_end_reaches_the_running_turns_next_step_and_esc_
         )
         .await
         .unwrap();
-    pushed(&mut front, "session/update", |p| {
-        p["session_id"] == session.as_str()
-            && p["update"]["sessionUpdate"] == "_lembas_turn"
-            && p["update"]["running"] == false
-    })
-    .await;
+    turn_running(&mut front, &session, false).await;
     l.model().release();
 }
