@@ -224,6 +224,16 @@ impl Linked {
 }
 
 /// Every session/update the device sent on this link, each checked against the ACP schema.
+/// `_lembas/session/status`'s result for `session`, asked over the test's link.
+pub async fn session_status(l: &mut Linked, session: &str) -> Value {
+    let answer = l
+        .link
+        .request("_lembas/session/status", json!({ "sessionId": session }), WAIT)
+        .await
+        .unwrap();
+    answer["result"].clone()
+}
+
 pub fn updates(link: &LinkHandle) -> Vec<Value> {
     link.received()
         .into_iter()

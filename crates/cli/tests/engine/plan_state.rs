@@ -42,15 +42,6 @@ fn told(l: &Linked, session: &str) -> (Vec<Value>, Vec<Value>) {
     (plans, events)
 }
 
-async fn status(l: &mut Linked, session: &str) -> Value {
-    let answer = l
-        .link
-        .request("_lembas/session/status", json!({ "sessionId": session }), WAIT)
-        .await
-        .unwrap();
-    answer["result"].clone()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_plan_is_kept_told_after_every_change_and_back_after_a_restart() {
     let mut l = linked("").await;
@@ -109,7 +100,7 @@ async fn the_plan_is_kept_told_after_every_change_and_back_after_a_restart() {
         .map(|u| u["kind"].clone())
         .collect();
     assert_eq!(kinds, [json!("think")]);
-    assert_eq!(&status(&mut l, &session).await["plan"], last);
+    assert_eq!(&session_status(&mut l, &session).await["plan"], last);
 
     // The device restarts: the plan is in the session file, in the status before it is opened,
     // and told again when the session is opened from the store.
@@ -118,7 +109,7 @@ async fn the_plan_is_kept_told_after_every_change_and_back_after_a_restart() {
     let service = l.home.service();
     let _old = std::mem::replace(&mut l.service, service);
     l.link = relink(&l.peer).await;
-    let stored = status(&mut l, &session).await;
+    let stored = session_status(&mut l, &session).await;
     assert_eq!(stored["held"], "none");
     assert_eq!(&stored["plan"], last);
     l.model()
@@ -134,7 +125,7 @@ async fn the_plan_is_kept_told_after_every_change_and_back_after_a_restart() {
         json!({ "sessionUpdate": "plan", "entries": [], "_meta": { "lembas": { "plan": null } } })
     );
     assert_eq!(events[1], Value::Null);
-    assert_eq!(status(&mut l, &session).await["plan"], Value::Null);
+    assert_eq!(session_status(&mut l, &session).await["plan"], Value::Null);
 }
 
 #[tokio::test(flavor = "multi_thread")]

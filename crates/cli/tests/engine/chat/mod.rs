@@ -103,12 +103,3 @@ pub(super) fn about(link: &LinkHandle, session: &str) -> Vec<Value> {
         .filter(|m| m.to_string().contains(session))
         .collect()
 }
-
-pub(super) async fn status_of(l: &mut Linked, session: &str) -> Value {
-    let answer = l
-        .link
-        .request("_lembas/session/status", json!({ "sessionId": session }), WAIT)
-        .await
-        .unwrap();
-    answer["result"].clone()
-}

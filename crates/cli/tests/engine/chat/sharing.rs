@@ -57,7 +57,7 @@ async fn a_shared_chat_is_announced_runs_the_instances_prompt_and_is_left() {
         ),
         (Some("edit"), Some("default"), Some(false))
     );
-    let status = status_of(&mut l, &session).await;
+    let status = session_status(&mut l, &session).await;
     assert_eq!(
         (status["held"].as_str(), status["exists"].as_bool()),
         (Some("terminal"), Some(true)),
@@ -182,7 +182,7 @@ async fn a_shared_chat_is_announced_runs_the_instances_prompt_and_is_left() {
         .await
         .unwrap();
     assert_eq!(left["params"], json!({ "sessionId": session, "available": true }));
-    let status = status_of(&mut l, &session).await;
+    let status = session_status(&mut l, &session).await;
     assert_ne!(status["held"], "terminal", "{status}");
     assert_eq!(l.link.announced().len(), 2, "{:?}", l.link.announced());
     assert_eq!(l.link.left().len(), 2);
@@ -219,7 +219,7 @@ async fn the_front_end_going_away_lets_go_and_a_chat_it_does_not_share_never_rea
     turn_running(&mut front, &local.session_id, false).await;
     // Held here and not shared: the instance's status says terminal and nothing more, its prompt
     // is refused, and no message on the link named it.
-    let status = status_of(&mut l, &local.session_id).await;
+    let status = session_status(&mut l, &local.session_id).await;
     assert_eq!(status["held"], "terminal", "{status}");
     assert_eq!(status["title"], "", "{status}");
     let refused = l.prompt(&local.session_id, "let me in", "t-x").await;

@@ -273,7 +273,7 @@ async fn a_local_chat_outside_the_roots_works_in_its_folder_under_the_ceiling_an
         .filter(|m| m.get("method").is_some())
         .collect();
     assert_eq!(named, Vec::<Value>::new());
-    let status = status_of(&mut l, &session).await;
+    let status = session_status(&mut l, &session).await;
     assert_eq!(status["held"], "terminal");
 }
 
