@@ -1,6 +1,7 @@
 //! `lembas-bench`: the device's figures, each beside a baseline measured in the same run, as one
 //! table. Run it through `scripts/bench` (a real keychain; the `lembas` binary built beside it).
-//! `--quick` shortens every benchmark for a smoke test; its figures are not the goals' figures.
+//! `--quick` shortens every benchmark (its figures are not the goals' figures); `--smoke` runs each at
+//! its smallest, for the smoke test.
 
 mod agent;
 mod bash_judge;
@@ -127,6 +128,37 @@ impl Plan {
             chat_tokens: 30,
         }
     }
+
+    /// Every benchmark once, at its smallest: the smoke test's check that each row still runs
+    /// (`--quick` took it 45 s in a debug build). Its figures say nothing.
+    fn smoke() -> Self {
+        Plan {
+            idle_window: Duration::from_secs(1),
+            round_trips: 20,
+            starts: 1,
+            terminal: terminal::Sizes {
+                output_bytes: 1 << 20,
+                echo_rounds: 10,
+                ctrl_c_trials: 1,
+            },
+            monitor_bytes: 1 << 20,
+            relayed_chunks: 20,
+            turns: 3,
+            grep_files: 200,
+            judged_lines: 10,
+            search_files: 200,
+            searches: 5,
+            reopens: 1,
+            sandboxed_runs: 5,
+            memory_sessions: 1,
+            flood: Duration::from_secs(1),
+            mcp_calls: 3,
+            loads: 1,
+            cards: 1,
+            chat_keys: 10,
+            chat_tokens: 5,
+        }
+    }
 }
 
 fn main() -> std::process::ExitCode {
@@ -136,11 +168,12 @@ fn main() -> std::process::ExitCode {
         Some(round_trip::ECHO_FLAG) => round_trip::echo_server(),
         Some(sandbox::IN_PROCESS_FLAG) => sandbox::measure_in_process(&args[1..]),
         Some("--quick") if args.len() == 1 => run(Plan::quick()),
+        Some("--smoke") if args.len() == 1 => run(Plan::smoke()),
         Some("--sandbox") if args.len() == 1 => sandbox_only(Plan::full().sandboxed_runs),
         Some("--chat") if args.len() == 1 => chat_only(&Plan::full()),
         None => run(Plan::full()),
         _ => {
-            eprintln!("usage: lembas-bench [--quick | --sandbox | --chat]");
+            eprintln!("usage: lembas-bench [--quick | --smoke | --sandbox | --chat]");
             return std::process::ExitCode::from(2);
         }
     };

@@ -1,4 +1,4 @@
-//! The bench runs end to end with `--quick` and prints a table with every row. Timing is the
+//! The bench runs end to end with `--smoke` (every benchmark at its smallest) and prints a table with every row. Timing is the
 //! bench's business, not the tests': only the table's shape is checked. Needs a keychain and the
 //! `lembas` binary built beside the bench (scripts/test does both).
 
@@ -34,9 +34,9 @@ const ROWS: [&str; 26] = [
 ];
 
 #[test]
-fn quick_run_prints_every_row() {
+fn smoke_run_prints_every_row() {
     let output = Command::new(env!("CARGO_BIN_EXE_lembas-bench"))
-        .arg("--quick")
+        .arg("--smoke")
         .output()
         .expect("the bench binary runs");
     let table = String::from_utf8_lossy(&output.stdout);
