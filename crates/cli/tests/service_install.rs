@@ -14,12 +14,12 @@ fn unit_file(home: &Home) -> PathBuf {
 /// `exe` (the built lembas, or a copy of it) run in `home`, with no session bus: no user manager
 /// answers, whatever the machine has.
 fn run(exe: &Path, home: &Home, args: &[&str]) -> Output {
-    Command::new(exe)
-        .args(args)
-        .envs(home.env())
-        .env_remove("DBUS_SESSION_BUS_ADDRESS")
-        .output()
-        .unwrap()
+    lembas_testkit::output_of_fresh_copy(
+        Command::new(exe)
+            .args(args)
+            .envs(home.env())
+            .env_remove("DBUS_SESSION_BUS_ADDRESS"),
+    )
 }
 
 fn lembas(home: &Home, args: &[&str]) -> Output {

@@ -75,6 +75,22 @@ pub async fn linked_runtime(
     })
 }
 
+/// `command`'s output, where its program is a copy the test has just written. A test on another
+/// thread that forks while the copy is still open for writing holds it open in its child until
+/// that child's exec, and starting the copy in that moment fails with "Text file busy" (ETXTBSY):
+/// that, and only that, is tried again, for at most a second.
+pub fn output_of_fresh_copy(command: &mut std::process::Command) -> std::process::Output {
+    for _ in 0..100 {
+        match command.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            started => return started.expect("the copied program starts"),
+        }
+    }
+    panic!("the copied program stayed busy (ETXTBSY) for a second: {command:?}")
+}
+
 /// Polls until `f` is true, at most `within`; whether it became true.
 pub fn eventually(within: Duration, mut f: impl FnMut() -> bool) -> bool {
     let end = Instant::now() + within;

@@ -145,7 +145,7 @@ fn run_child(tree: &Tree, account: Option<(u32, u32)>, exe: &Path) {
         use std::os::unix::process::CommandExt;
         command.uid(uid).gid(gid);
     }
-    let output = command.output().unwrap();
+    let output = lembas_testkit::output_of_fresh_copy(&mut command);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{account:?}\n{stdout}\n{stderr}");
