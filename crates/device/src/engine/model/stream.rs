@@ -85,7 +85,7 @@ pub enum Streamed {
 pub struct ModelStream {
     model: String,
     body: futures_util::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
-    buffer: Vec<u8>,
+    pending: Pending,
     output: StepOutput,
     calls: BTreeMap<u64, ToolCall>,
     /// Deltas read from one network chunk, not handed out yet.
@@ -98,7 +98,7 @@ impl ModelStream {
         Self {
             model,
             body: response.bytes_stream().boxed(),
-            buffer: Vec::new(),
+            pending: Pending::default(),
             output: StepOutput::default(),
             calls: BTreeMap::new(),
             ready: Default::default(),
@@ -113,7 +113,7 @@ impl ModelStream {
         Self {
             model,
             body: body.boxed(),
-            buffer: Vec::new(),
+            pending: Pending::default(),
             output: StepOutput::default(),
             calls: BTreeMap::new(),
             ready: Default::default(),
@@ -145,10 +145,8 @@ impl ModelStream {
                 Ok(Some(Err(e))) => return Err(self.broken(format!("the connection failed ({e})"))),
                 Ok(Some(Ok(bytes))) => bytes,
             };
-            self.buffer.extend_from_slice(&chunk);
-            while let Some((end, gap)) = event_end(&self.buffer) {
-                let event: Vec<u8> = self.buffer.drain(..end + gap).collect();
-                self.read_event(&event[..end])?;
+            for event in self.pending.events_with(&chunk) {
+                self.read_event(&event)?;
             }
         }
     }
@@ -230,14 +228,46 @@ impl ModelStream {
     }
 }
 
+/// Bytes read but not yet split into events. The first `searched` of them are known to hold no
+/// event's end, so an event arriving in many chunks (a tool call's megabytes of arguments) is
+/// searched once, not once a chunk.
+#[derive(Default)]
+struct Pending {
+    bytes: Vec<u8>,
+    searched: usize,
+}
+
+impl Pending {
+    /// `chunk` added; the events now complete, in order, each without the blank line after it.
+    fn events_with(&mut self, chunk: &[u8]) -> Vec<Vec<u8>> {
+        self.bytes.extend_from_slice(chunk);
+        let mut events = Vec::new();
+        let mut start = 0;
+        // A blank line may straddle the last chunk's end: "\r\n\r\n" is four bytes.
+        let mut from = self.searched.saturating_sub(3);
+        while let Some((end, gap)) = event_end(&self.bytes[from..]) {
+            events.push(self.bytes[start..from + end].to_vec());
+            start = from + end + gap;
+            from = start;
+        }
+        self.bytes.drain(..start);
+        self.searched = self.bytes.len();
+        events
+    }
+}
+
 /// Where the first event in `buffer` ends, and the length of the blank line after it.
 fn event_end(buffer: &[u8]) -> Option<(usize, usize)> {
-    let lf = buffer.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2));
-    let crlf = buffer.windows(4).position(|w| w == b"\r\n\r\n").map(|i| (i, 4));
-    match (lf, crlf) {
-        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
-        (a, b) => a.or(b),
-    }
+    (0..buffer.len()).find_map(|i| {
+        let rest = &buffer[i..];
+        if rest.starts_with(b"\n\n") {
+            Some((i, 2))
+        } else if rest.starts_with(b"\r\n\r\n") {
+            Some((i, 4))
+        } else {
+            None
+        }
+    })
 }
 
 #[cfg(test)]
@@ -249,5 +279,41 @@ mod tests {
         assert_eq!(event_end(b"data: a\n\ndata: b"), Some((7, 2)));
         assert_eq!(event_end(b"data: a\r\n\r\n"), Some((7, 4)));
         assert_eq!(event_end(b"data: a\n"), None);
+        assert_eq!(event_end(b"data: a\r\n\ndata: b"), Some((8, 2)));
+    }
+
+    /// Every way of cutting a stream of events into two or three chunks gives the same events,
+    /// the cuts inside a blank line included.
+    #[test]
+    fn events_are_the_same_however_the_bytes_are_cut() {
+        let stream: &[u8] = b"data: one\n\ndata: two\r\n\r\n: note\n\ndata: four\n\ndata: par";
+        let whole = Pending::default().events_with(stream);
+        assert_eq!(whole, [&b"data: one"[..], b"data: two", b": note", b"data: four"]);
+        for i in 0..=stream.len() {
+            for j in i..=stream.len() {
+                let mut pending = Pending::default();
+                let mut events = pending.events_with(&stream[..i]);
+                events.extend(pending.events_with(&stream[i..j]));
+                events.extend(pending.events_with(&stream[j..]));
+                assert_eq!(events, whole, "cut at {i} and {j}");
+                assert_eq!(pending.bytes, b"data: par", "cut at {i} and {j}");
+            }
+        }
+    }
+
+    /// A megabyte-long event in 1,000-byte chunks is searched about once: the bytes looked at stay
+    /// near the event's length, where searching the whole buffer at every chunk looked at 500 times
+    /// as many.
+    #[test]
+    fn a_long_event_in_many_chunks_is_searched_once() {
+        let mut pending = Pending::default();
+        let mut looked_at = 0;
+        let event = vec![b'x'; 1 << 20];
+        for chunk in event.chunks(1000) {
+            looked_at += pending.bytes.len() + chunk.len() - pending.searched.saturating_sub(3);
+            assert!(pending.events_with(chunk).is_empty());
+        }
+        assert!(looked_at < 2 * event.len(), "{looked_at}");
+        assert_eq!(pending.events_with(b"\n\n"), [event]);
     }
 }
