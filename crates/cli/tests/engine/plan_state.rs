@@ -131,7 +131,9 @@ async fn the_plan_is_kept_told_after_every_change_and_back_after_a_restart() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_plan_card_carries_the_plan_and_a_flooded_plan_is_refused() {
     let mut l = linked("").await;
-    // The flood is megabytes of arguments: a window that holds it, so no compaction comes between.
+    // The flood is a third of a megabyte of arguments (the scripted model sends them seven bytes an
+    // event): a window that holds it, so no compaction comes between. The title is 32 times the
+    // limit (2,000 characters); the unit tests try a megabyte.
     l.peer
         .set_config(|c| c.models["data"][0]["context_length"] = json!(10_000_000));
     let session = l.new_session("edit").await;
@@ -146,7 +148,7 @@ async fn the_plan_card_carries_the_plan_and_a_flooded_plan_is_refused() {
     l.model().push(ModelReply::tool_call(
         "call_long",
         "plan_write",
-        json!({ "plan": { "title": "x".repeat(1 << 20), "phases": [] } }),
+        json!({ "plan": { "title": "x".repeat(1 << 16), "phases": [] } }),
     ));
     l.model().push(ModelReply::tool_call(
         "call_none",
@@ -176,7 +178,7 @@ async fn the_plan_card_carries_the_plan_and_a_flooded_plan_is_refused() {
         "{}",
         tool_text(&l, "call_flood")
     );
-    assert!(tool_text(&l, "call_long").contains("1048576 characters"));
+    assert!(tool_text(&l, "call_long").contains("65536 characters"));
     assert!(tool_text(&l, "call_none").contains("no plan yet"));
     // Only the plan that was kept was told.
     let (plans, _) = told(&l, &session);
