@@ -1,6 +1,7 @@
-//! The bench runs end to end with `--smoke` (every benchmark at its smallest) and prints a table with every row. Timing is the
-//! bench's business, not the tests': only the table's shape is checked. Needs a keychain and the
-//! `lembas` binary built beside the bench (scripts/test does both).
+//! The bench runs end to end with `--smoke` (every benchmark at its smallest) and prints a table
+//! with every row. Timing is the bench's business, not the tests': only the table's shape is
+//! checked. Needs a keychain and the `lembas` binary built beside the bench (scripts/test does
+//! both).
 
 use std::process::Command;
 
