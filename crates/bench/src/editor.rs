@@ -145,22 +145,33 @@ async fn mcp_call(peer: &Peer, home: &DeviceHome, server: &Path, calls: usize) -
         .as_str()
         .context(format!("session/new failed: {opened}"))?
         .to_string();
-    for n in 0..calls {
-        peer.model().push(ModelReply::tool_call(
-            &format!("call_{n}"),
-            "example__echo",
-            json!({ "text": format!("echo {n}") }),
-        ));
-    }
-    peer.model().push(ModelReply::text("Echoed."));
-    let (answer, _, seen) = agent
-        .request(
-            "session/prompt",
-            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "echo" }] }),
-        )
-        .await?;
-    if answer["result"]["stopReason"] != "end_turn" {
-        bail!("the turn did not end: {answer}");
+    // As many turns as the calls need: a turn makes at most `max_turn_requests` model requests,
+    // one a call and one for its closing text.
+    let per_turn = lembas_device::decisions::Decisions::built_in()
+        .engine
+        .max_turn_requests
+        .saturating_sub(1)
+        .max(1);
+    let mut seen = Vec::new();
+    for first in (0..calls).step_by(per_turn) {
+        for n in first..(first + per_turn).min(calls) {
+            peer.model().push(ModelReply::tool_call(
+                &format!("call_{n}"),
+                "example__echo",
+                json!({ "text": format!("echo {n}") }),
+            ));
+        }
+        peer.model().push(ModelReply::text("Echoed."));
+        let (answer, _, turn_seen) = agent
+            .request(
+                "session/prompt",
+                json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "echo" }] }),
+            )
+            .await?;
+        if answer["result"]["stopReason"] != "end_turn" {
+            bail!("the turn did not end: {answer}");
+        }
+        seen.extend(turn_seen);
     }
     let mut through = Vec::new();
     for n in 0..calls {
