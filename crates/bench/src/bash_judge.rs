@@ -2,12 +2,15 @@
 //! a time limit) against the same judge in the bench's own process: what the containment costs a
 //! bash call. Interleaved, so load hits both alike. Then the lines the fuzz target found to blow
 //! brush-parser up, contained: the slowest of them against an everyday line (the judge's tests
-//! check only that each is read, not cut by the limits: timing belongs here).
+//! check only that each is read, not cut by the limits: timing belongs here). Measured in a child
+//! of the bench started for it: the contained judge forks the process that calls it, and a fork
+//! costs with the caller's memory, which in the bench itself has grown with every benchmark before
+//! (a device's is about 11 MB).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail};
+use anyhow::bail;
 use lembas_device::policy::Mode;
 use lembas_device::policy::bash_judge::{self, JudgeContext, Judgement};
 use lembas_device::policy::protected::Protected;
@@ -17,6 +20,8 @@ use crate::report::{Row, ms};
 use crate::stats::percentile;
 
 pub const ROWS: [&str; 2] = ["Bash judge, one line", "Bash judge, lines the fuzzer found"];
+/// The bench run as the judge benchmark's child: `lembas-bench --judge-in-process <rounds>`.
+pub const IN_PROCESS_FLAG: &str = "--judge-in-process";
 const LINES: [&str; 6] = [
     "ls -la src",
     "cargo test -p lembas-device 2>&1 | tail -20",
@@ -29,13 +34,44 @@ const GOAL: Duration = Duration::from_millis(5);
 /// The slowest hostile line, contained: well under the child's one second of CPU time.
 const FUZZ_GOAL: Duration = Duration::from_millis(300);
 
-pub async fn run(rounds: usize) -> anyhow::Result<Vec<Row>> {
-    tokio::task::spawn_blocking(move || measure(rounds))
-        .await
-        .map_err(|e| anyhow!("the judge benchmark stopped: {e}"))?
+/// What the child measured, in nanoseconds: each line contained and in process, and the slowest
+/// of the lines the fuzzer found, contained.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Samples {
+    contained_ns: Vec<u64>,
+    here_ns: Vec<u64>,
+    slowest_ns: u64,
+    slowest_line: String,
 }
 
-fn measure(rounds: usize) -> anyhow::Result<Vec<Row>> {
+pub async fn run(rounds: usize) -> anyhow::Result<Vec<Row>> {
+    let output = tokio::process::Command::new(std::env::current_exe()?)
+        .arg(IN_PROCESS_FLAG)
+        .arg(rounds.to_string())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await?;
+    if !output.status.success() {
+        bail!(
+            "the judge benchmark's child failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let samples: Samples = serde_json::from_slice(&output.stdout)?;
+    Ok(rows(rounds, &samples))
+}
+
+/// The child's side: measures and prints [`Samples`] as JSON.
+pub fn measure_in_process(args: &[String]) -> anyhow::Result<()> {
+    let [rounds] = args else {
+        bail!("usage: lembas-bench {IN_PROCESS_FLAG} <rounds>");
+    };
+    let samples = measure(rounds.parse()?)?;
+    println!("{}", serde_json::to_string(&samples)?);
+    Ok(())
+}
+
+fn measure(rounds: usize) -> anyhow::Result<Samples> {
     let rules = BashRules::default();
     let roots = [PathBuf::from("/work/project")];
     let ctx = JudgeContext {
@@ -62,15 +98,29 @@ fn measure(rounds: usize) -> anyhow::Result<Vec<Row>> {
         contained.push(took);
         here.push(took_here);
     }
-    let (p50, p99) = (percentile(&contained, 50.0), percentile(&contained, 99.0));
-    let baseline = percentile(&here, 50.0);
     let (slowest, line) = bash_judge::fuzz_found::FUZZ_FOUND
         .iter()
         .map(|(line, _)| (timed(|| bash_judge::judge(line, &ctx)).0, *line))
         .max()
         .unwrap_or_default();
+    let nanos = |d: &Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    Ok(Samples {
+        contained_ns: contained.iter().map(nanos).collect(),
+        here_ns: here.iter().map(nanos).collect(),
+        slowest_ns: nanos(&slowest),
+        slowest_line: line.to_string(),
+    })
+}
+
+fn rows(rounds: usize, samples: &Samples) -> Vec<Row> {
+    let durations = |ns: &[u64]| -> Vec<Duration> { ns.iter().copied().map(Duration::from_nanos).collect() };
+    let (contained, here) = (durations(&samples.contained_ns), durations(&samples.here_ns));
+    let slowest = Duration::from_nanos(samples.slowest_ns);
+    let line = &samples.slowest_line;
+    let (p50, p99) = (percentile(&contained, 50.0), percentile(&contained, 99.0));
+    let baseline = percentile(&here, 50.0);
     let shown: String = line.chars().take(24).collect();
-    Ok(vec![
+    vec![
         Row::new(ROWS[0], ms(p50), format!("in process {}", ms(baseline)))
             .ratio(p50.as_secs_f64() / baseline.as_secs_f64().max(1e-9))
             .goal(format!("<= {}", ms(GOAL)), p99 <= GOAL)
@@ -86,7 +136,7 @@ fn measure(rounds: usize) -> anyhow::Result<Vec<Row>> {
                 "the slowest of {} lines, contained: {shown:?}",
                 bash_judge::fuzz_found::FUZZ_FOUND.len()
             )),
-    ])
+    ]
 }
 
 fn timed(judge: impl FnOnce() -> Judgement) -> (Duration, Judgement) {

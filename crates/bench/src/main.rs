@@ -167,6 +167,7 @@ fn main() -> std::process::ExitCode {
         Some(monitor::IN_PROCESS_FLAG) => monitor::watch_in_process(&args[1..]),
         Some(round_trip::ECHO_FLAG) => round_trip::echo_server(),
         Some(sandbox::IN_PROCESS_FLAG) => sandbox::measure_in_process(&args[1..]),
+        Some(bash_judge::IN_PROCESS_FLAG) => bash_judge::measure_in_process(&args[1..]),
         Some("--quick") if args.len() == 1 => run(Plan::quick()),
         Some("--smoke") if args.len() == 1 => run(Plan::smoke()),
         Some("--sandbox") if args.len() == 1 => sandbox_only(Plan::full().sandboxed_runs),
