@@ -16,6 +16,7 @@ use lembas_device::policy::bash_judge::{self, JudgeContext, Judgement};
 use lembas_device::policy::protected::Protected;
 use lembas_device::settings::BashRules;
 
+use crate::child;
 use crate::report::{Row, ms};
 use crate::stats::percentile;
 
@@ -45,19 +46,9 @@ struct Samples {
 }
 
 pub async fn run(rounds: usize) -> anyhow::Result<Vec<Row>> {
-    let output = tokio::process::Command::new(std::env::current_exe()?)
-        .arg(IN_PROCESS_FLAG)
-        .arg(rounds.to_string())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await?;
-    if !output.status.success() {
-        bail!(
-            "the judge benchmark's child failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let samples: Samples = serde_json::from_slice(&output.stdout)?;
+    let mut command = child::command(IN_PROCESS_FLAG)?;
+    command.arg(rounds.to_string());
+    let samples: Samples = child::answer(command, "the judge benchmark's child").await?;
     Ok(rows(rounds, &samples))
 }
 

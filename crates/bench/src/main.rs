@@ -7,6 +7,7 @@ mod agent;
 mod bash_judge;
 mod card_latency;
 mod chat_screen;
+mod child;
 mod compaction;
 mod device;
 mod editor;

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Value, json};
 
+use crate::child;
 use crate::device::DeviceHome;
 use crate::instance::LeanInstance;
 use crate::procfs::peak_rss;
@@ -110,21 +111,9 @@ fn watched_from(result: &Value, peak_rss: u64) -> anyhow::Result<Watched> {
 /// Runs the watch with the device's monitor runner in a fresh bench process, so its peak memory
 /// is the runner's and not the rest of the bench's.
 async fn in_child_process(cwd: &Path, command: &str) -> anyhow::Result<Watched> {
-    let me = std::env::current_exe().context("cannot find the bench's own binary")?;
-    let output = tokio::process::Command::new(me)
-        .arg(IN_PROCESS_FLAG)
-        .arg(cwd)
-        .arg(command)
-        .stdin(Stdio::null())
-        .output()
-        .await?;
-    if !output.status.success() {
-        bail!(
-            "the in-process watch failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let result: Value = serde_json::from_slice(&output.stdout).context("the in-process watch's answer")?;
+    let mut child = child::command(IN_PROCESS_FLAG)?;
+    child.arg(cwd).arg(command);
+    let result: Value = child::answer(child, "the in-process watch").await?;
     let peak = result["peak_rss"]
         .as_u64()
         .ok_or_else(|| anyhow!("no peak_rss in {result}"))?;

@@ -6,7 +6,6 @@
 //! process: the runs happen in a child of the bench with a made-up home.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
@@ -16,6 +15,7 @@ use lembas_device::sandbox::{Kernel, Sandbox};
 use lembas_device::settings::Remote;
 use serde_json::{Value, json};
 
+use crate::child;
 use crate::report::{Row, ms, ms_added};
 use crate::stats::percentile;
 
@@ -60,23 +60,14 @@ pub async fn run(rounds: usize) -> anyhow::Result<Vec<Row>> {
     // while the folders it listed are unchanged, but never one listed from a folder changed in the
     // last 2 s (its times tick too coarsely to show the next change).
     tokio::time::sleep(SETTLE).await;
-    let output = tokio::process::Command::new(&exe)
-        .arg(IN_PROCESS_FLAG)
+    let mut child = child::command(IN_PROCESS_FLAG)?;
+    child
         .arg(&work)
         .arg(rounds.to_string())
         .env("HOME", &home)
         .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .stdin(Stdio::null())
-        .output()
-        .await?;
-    if !output.status.success() {
-        bail!(
-            "the sandbox benchmark's child failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let result: Value = serde_json::from_slice(&output.stdout).context("the sandbox benchmark's answer")?;
+        .env_remove("XDG_STATE_HOME");
+    let result: Value = child::answer(child, "the sandbox benchmark's child").await?;
     let samples = |key: &str| -> anyhow::Result<Vec<Duration>> {
         let list = result[key]
             .as_array()
