@@ -339,13 +339,9 @@ async fn bad_attachments_are_refused_with_a_sentence_and_nothing_is_kept() {
     assert!(prompt_events(&l.link, &session).is_empty());
     let history = l.history(&session).await;
     assert_eq!(history["turns"], json!([]));
-    let status = l
-        .link
-        .request("_lembas/session/status", json!({ "sessionId": session }), WAIT)
-        .await
-        .unwrap();
-    assert_eq!(status["result"]["busy"], false);
-    assert!(status["result"].get("lastTurnId").is_none(), "{status}");
+    let status = session_status(&mut l, &session).await;
+    assert_eq!(status["busy"], false);
+    assert!(status.get("lastTurnId").is_none(), "{status}");
 
     // The session takes a good prompt after them, and keeps just its file.
     l.model().push(reply_text("Fine."));

@@ -223,7 +223,6 @@ impl Linked {
     }
 }
 
-/// Every session/update the device sent on this link, each checked against the ACP schema.
 /// `_lembas/session/status`'s result for `session`, asked over the test's link.
 pub async fn session_status(l: &mut Linked, session: &str) -> Value {
     let answer = l
@@ -234,6 +233,7 @@ pub async fn session_status(l: &mut Linked, session: &str) -> Value {
     answer["result"].clone()
 }
 
+/// Every session/update the device sent on this link, each checked against the ACP schema.
 pub fn updates(link: &LinkHandle) -> Vec<Value> {
     link.received()
         .into_iter()

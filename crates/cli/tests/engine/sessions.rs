@@ -82,15 +82,11 @@ async fn a_killed_device_reopens_the_session_from_the_store() {
     let service = l.home.service();
     let _old = std::mem::replace(&mut l.service, service);
     l.link = relink(&l.peer).await;
-    let status = l
-        .link
-        .request("_lembas/session/status", json!({ "sessionId": session }), WAIT)
-        .await
-        .unwrap();
-    assert_eq!(status["result"]["exists"], true);
-    assert_eq!(status["result"]["held"], "none");
-    assert_eq!(status["result"]["busy"], false);
-    assert_eq!(status["result"]["lastTurnId"], "turn-1", "{status}");
+    let status = session_status(&mut l, &session).await;
+    assert_eq!(status["exists"], true);
+    assert_eq!(status["held"], "none");
+    assert_eq!(status["busy"], false);
+    assert_eq!(status["lastTurnId"], "turn-1", "{status}");
     // The first turn's answer is kept; the interrupted one runs again when sent again.
     let again = l.prompt(&session, "first", "turn-1").await;
     assert_eq!(again["result"]["stopReason"], "end_turn");
@@ -160,12 +156,7 @@ async fn title_and_delete_and_deletes_from_a_shell_reach_the_client() {
         .await
         .unwrap();
     assert_eq!(told["params"], json!({ "sessionId": other }));
-    let status = l
-        .link
-        .request("_lembas/session/status", json!({ "sessionId": other }), WAIT)
-        .await
-        .unwrap();
-    assert_eq!(status["result"]["exists"], false);
+    assert_eq!(session_status(&mut l, &other).await["exists"], false);
 }
 
 #[tokio::test(flavor = "multi_thread")]
