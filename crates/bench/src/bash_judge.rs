@@ -49,7 +49,7 @@ pub async fn run(rounds: usize) -> anyhow::Result<Vec<Row>> {
     let mut command = child::command(IN_PROCESS_FLAG)?;
     command.arg(rounds.to_string());
     let samples: Samples = child::answer(command, "the judge benchmark's child").await?;
-    Ok(rows(rounds, &samples))
+    Ok(rows(&samples))
 }
 
 /// The child's side: measures and prints [`Samples`] as JSON.
@@ -103,7 +103,8 @@ fn measure(rounds: usize) -> anyhow::Result<Samples> {
     })
 }
 
-fn rows(rounds: usize, samples: &Samples) -> Vec<Row> {
+fn rows(samples: &Samples) -> Vec<Row> {
+    let rounds = samples.contained_ns.len();
     let durations = |ns: &[u64]| -> Vec<Duration> { ns.iter().copied().map(Duration::from_nanos).collect() };
     let (contained, here) = (durations(&samples.contained_ns), durations(&samples.here_ns));
     let slowest = Duration::from_nanos(samples.slowest_ns);
